@@ -1,0 +1,498 @@
+// kccl/emulation/hal.hpp — kccl::emu::Hal, the emulation backend of the device contract.
+//
+// One Hal per running core, created by the Launcher and passed to the kernel as `H&`. It models
+// include/hal/contract.hpp exactly:
+//
+// Normal mode (the default): every operation takes effect before it returns, which is one legal
+// schedule of the contract.
+//   * data (noc_write, noc_read, eth_send payload) moves with plain memcpy;
+//   * semaphores are 32-bit atomics: sem_inc = fetch_add(release), sem_set = store(release),
+//     sem_wait / sem_read = load(acquire);
+//   * the LAST 16-byte word of every eth_send is stored as one 16-byte atomic (release), after
+//     the payload — so a receiver that polls its sync word (acquire) sees the payload, and a
+//     correct protocol is data-race free under ThreadSanitizer while an incorrect one is not.
+//   * every write into another core's memory bumps that core's eventcount (see wait.hpp).
+//
+// Adversarial mode (RunOptions::adversary.enabled, seeded): deliveries are delayed and split as
+// far as the contract allows, so a protocol that relies on an ordering the contract does not
+// promise fails:
+//   * NoC writes are queued; they land (reading their source at landing time) only when a later
+//     ordered operation to the SAME destination is issued (sem_inc / inline write: N1), at a
+//     barrier (N2), or at random moments, oldest first per destination. `noc_writes_flushed()`
+//     snapshots the sources but does not land the writes.
+//   * NoC reads are queued and land at `noc_read_barrier()` (N4) or at random moments.
+//   * Ethernet sends are queued per tx queue and delivered 16-byte word by word in address order
+//     (E3), interleaving the two queues at random (E2), reading the source at delivery time (E1);
+//     `eth_txq_busy` reports busy at random while a queue holds commands.
+//   * The issuing core's thread performs deliveries whenever it calls into the backend, and
+//     drains them all before it sleeps and when its kernel returns, so nothing is ever lost.
+//   The random choices come from a per-core xorshift seeded by (seed, core): a failing seed is
+//   reported and can be replayed (thread interleaving itself is still up to the OS).
+//
+// Bad input (address out of range, unaligned or link-less eth_send, a NoC address of another
+// chip or of no core, runtime-arg index out of range) throws EmulationError naming the core, the
+// operation and the bound. The launcher turns it into a failed run.
+#pragma once
+
+#include "cluster.hpp"
+
+#include <hal/contract.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace kccl::emu {
+
+/// Thrown inside a core's thread when the run was aborted (another core failed, or the watchdog
+/// fired). Kernels need not catch it; the launcher does.
+struct RunAborted : std::exception {
+    const char* what() const noexcept override { return "kccl emulation run aborted"; }
+};
+
+struct AdversaryOptions {
+    bool enabled = false;
+    uint64_t seed = 1;
+    /// Chance, per backend call, that the calling core performs one pending delivery step.
+    uint32_t deliver_percent = 30;
+    /// Largest number of Ethernet words delivered in one step.
+    uint32_t max_words_per_step = 4;
+};
+
+namespace detail {
+
+/// Shared state of one Launcher::run, read by every core's Hal.
+struct RunContext {
+    std::atomic<bool> aborted{false};
+    WaitPolicy wait{};
+    AdversaryOptions adversary{};
+};
+
+inline uint64_t splitmix64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/// Stores one 16-byte Ethernet word as a single atomic release store.
+inline void store_word16_release(uint8_t* dst, const uint8_t* src) noexcept {
+    unsigned __int128 v;
+    std::memcpy(&v, src, 16);
+    __atomic_store_n(reinterpret_cast<unsigned __int128*>(dst), v, __ATOMIC_RELEASE);
+}
+
+inline std::string hex(uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+}  // namespace detail
+
+class Hal {
+public:
+    using noc_addr_t = hal::noc_addr_t;
+
+    Hal(detail::RunContext& run, detail::CoreState& me, const Cluster& cluster,
+        std::span<const uint32_t> args)
+        : run_(&run), me_(&me), cluster_(&cluster), args_(args), adv_(run.adversary.enabled) {
+        if (adv_) rng_ = detail::splitmix64(run.adversary.seed ^ (uint64_t(me.coord.chip) << 40) ^
+                                           (uint64_t(me.coord.x) << 20) ^ me.coord.y);
+        seen_epoch_ = me.events.current();
+    }
+    Hal(const Hal&) = delete;
+    Hal& operator=(const Hal&) = delete;
+
+    // ---- identity -------------------------------------------------------------------------
+    uint32_t core_x() const { return me_->coord.x; }
+    uint32_t core_y() const { return me_->coord.y; }
+    /// Emulation extension (not in the contract): which chip this core is on.
+    uint32_t chip_id() const { return me_->coord.chip; }
+    CoreCoord coord() const { return me_->coord; }
+
+    // ---- addresses --------------------------------------------------------------------------
+    // Encoding (opaque to device code): bits 0-31 L1 address, 32-39 y, 40-47 x, 48-55 chip,
+    // bit 63 set. Adding a byte offset to a NoC address moves within the same core, as on hardware.
+    noc_addr_t noc_addr(uint32_t x, uint32_t y, uint32_t l1) const {
+        return encode(me_->coord.chip, x, y, l1);
+    }
+    static noc_addr_t encode(uint32_t chip, uint32_t x, uint32_t y, uint32_t l1) {
+        return (uint64_t(1) << 63) | (uint64_t(chip & 0xff) << 48) | (uint64_t(x & 0xff) << 40) |
+               (uint64_t(y & 0xff) << 32) | l1;
+    }
+    uint8_t* l1_ptr(uint32_t l1, uint32_t bytes) {
+        check_local(l1, bytes, "l1_ptr");
+        return me_->mem + l1;
+    }
+
+    // ---- NoC -------------------------------------------------------------------------------
+    void noc_write(uint32_t src_l1, noc_addr_t dst, uint32_t bytes) {
+        step();
+        check_local(src_l1, bytes, "noc_write (source)");
+        auto [d, off] = resolve(dst, bytes, "noc_write");
+        if (adv_) {
+            writes_.push_back({src_l1, d, off, bytes, {}});
+        } else {
+            std::memcpy(d->mem + off, me_->mem + src_l1, bytes);
+            d->events.notify();
+        }
+        me_->bump_progress();
+    }
+    void noc_read(noc_addr_t src, uint32_t dst_l1, uint32_t bytes) {
+        step();
+        check_local(dst_l1, bytes, "noc_read (destination)");
+        auto [s, off] = resolve(src, bytes, "noc_read");
+        if (adv_) reads_.push_back({s, off, dst_l1, bytes});
+        else std::memcpy(me_->mem + dst_l1, s->mem + off, bytes);
+        me_->bump_progress();
+    }
+    void noc_write_barrier() {
+        step();
+        land_writes(nullptr);
+    }
+    void noc_read_barrier() {
+        step();
+        while (!reads_.empty()) land_read();
+    }
+    void noc_writes_flushed() {
+        step();
+        for (auto& w : writes_)
+            if (w.snapshot.empty())
+                w.snapshot.assign(me_->mem + w.src, me_->mem + w.src + w.bytes);
+    }
+    void noc_inline_write32(noc_addr_t dst, uint32_t value) {
+        step();
+        auto [d, off] = resolve(dst, 4, "noc_inline_write32");
+        check_word_aligned(off, "noc_inline_write32");
+        if (adv_) land_writes(d);
+        std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off))
+            .store(value, std::memory_order_release);
+        d->events.notify();
+        me_->bump_progress();
+    }
+
+    // ---- semaphores ----------------------------------------------------------------------------
+    void sem_inc(noc_addr_t dst, uint32_t n) {
+        step();
+        auto [d, off] = resolve(dst, 4, "sem_inc");
+        check_word_aligned(off, "sem_inc");
+        if (adv_) land_writes(d);
+        std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off))
+            .fetch_add(n, std::memory_order_release);
+        d->events.notify();
+        me_->bump_progress();
+    }
+    void sem_set(uint32_t local_l1, uint32_t value) {
+        step();
+        word(local_l1, "sem_set").store(value, std::memory_order_release);
+        me_->bump_progress();
+    }
+    uint32_t sem_read(uint32_t local_l1) {
+        me_->last_poll_addr.store(local_l1, std::memory_order_relaxed);
+        return word(local_l1, "sem_read").load(std::memory_order_acquire);
+    }
+    void sem_wait(uint32_t local_l1, uint32_t value) {
+        auto w = word(local_l1, "sem_wait");
+        block_until(detail::WaitKind::sem_eq, local_l1, value,
+                    [&] { return w.load(std::memory_order_acquire) == value; });
+    }
+    void sem_wait_min(uint32_t local_l1, uint32_t value) {
+        auto w = word(local_l1, "sem_wait_min");
+        block_until(detail::WaitKind::sem_min, local_l1, value,
+                    [&] { return w.load(std::memory_order_acquire) >= value; });
+    }
+
+    // ---- Ethernet ------------------------------------------------------------------------------
+    void eth_send(uint32_t queue, uint32_t src_l1, uint32_t dst_l1, uint32_t bytes) {
+        step();
+        detail::CoreState* peer = check_eth_send(queue, src_l1, dst_l1, bytes);
+        if (adv_) {
+            // A busy queue makes the sender wait (E2); here: deliver until it has room.
+            while (eth_[queue].size() >= kAdvQueueDepth) deliver_eth_step(queue);
+            eth_[queue].push_back({src_l1, dst_l1, bytes, 0, peer});
+        } else {
+            if (bytes > 16) std::memcpy(peer->mem + dst_l1, me_->mem + src_l1, bytes - 16);
+            detail::store_word16_release(peer->mem + dst_l1 + bytes - 16, me_->mem + src_l1 + bytes - 16);
+            peer->events.notify();
+        }
+        me_->bump_progress();
+    }
+    bool eth_txq_busy(uint32_t queue) {
+        check_queue(queue, "eth_txq_busy");
+        if (!adv_) return false;
+        step();
+        return !eth_[queue].empty() && coin(50);
+    }
+    void context_switch() {
+        step();
+        ++context_switches_;
+        std::this_thread::yield();
+    }
+
+    // ---- runtime args / back-off --------------------------------------------------------------
+    uint32_t arg(uint32_t index) const {
+        if (index >= args_.size())
+            fail("arg", "runtime argument index " + std::to_string(index) + " is out of range; this core was given " +
+                            std::to_string(args_.size()) + " argument(s) (valid indices 0.." +
+                            (args_.empty() ? std::string("none") : std::to_string(args_.size() - 1)) + ")");
+        return args_[index];
+    }
+
+    /// W1: called by poll loops that found nothing to do. Returns at once when something was
+    /// written into this core's memory since the previous call; otherwise spins, then yields,
+    /// then sleeps until something is.
+    void idle() {
+        if (adv_ && has_pending()) {
+            deliver_one();
+            std::this_thread::yield();
+            return;
+        }
+        const uint32_t e = me_->events.current();
+        if (e != seen_epoch_) {
+            seen_epoch_ = e;
+            idle_streak_ = 0;
+            return;
+        }
+        check_abort();
+        const WaitPolicy& p = run_->wait;
+        ++idle_streak_;
+        if (idle_streak_ <= p.spin_polls) {
+            cpu_relax();
+            return;
+        }
+        if (idle_streak_ <= p.spin_polls + p.yield_polls) {
+            std::this_thread::yield();
+            return;
+        }
+        me_->wait_kind.store(detail::WaitKind::idle, std::memory_order_relaxed);
+        me_->events.sleep_unless(e, [&] { return run_->aborted.load(std::memory_order_relaxed); },
+                                 p.max_sleep);
+        me_->wait_kind.store(detail::WaitKind::none, std::memory_order_relaxed);
+        check_abort();
+    }
+
+    // ---- emulation extensions (not part of the contract) ---------------------------------------
+    /// Number of context_switch() calls so far (tests check idle-count policies with it).
+    uint64_t context_switches() const { return context_switches_; }
+    /// Delivers everything this core still has in flight (called by the launcher at kernel end).
+    void drain() {
+        while (has_pending()) deliver_one();
+    }
+
+private:
+    static constexpr size_t kAdvQueueDepth = 4;
+
+    struct PendingWrite {
+        uint32_t src;
+        detail::CoreState* dst;
+        uint32_t dst_off;
+        uint32_t bytes;
+        std::vector<uint8_t> snapshot;  // set by noc_writes_flushed
+    };
+    struct PendingRead {
+        detail::CoreState* src;
+        uint32_t src_off;
+        uint32_t dst;
+        uint32_t bytes;
+    };
+    struct PendingEth {
+        uint32_t src, dst, bytes, done;
+        detail::CoreState* peer;
+    };
+
+    [[noreturn]] void fail(const char* op, const std::string& what) const {
+        throw EmulationError(me_->name() + ": " + op + ": " + what);
+    }
+
+    void check_abort() const {
+        if (run_->aborted.load(std::memory_order_relaxed)) throw RunAborted{};
+    }
+
+    void check_local(uint32_t l1, uint32_t bytes, const char* op) const {
+        if (uint64_t(l1) + bytes > me_->mem_size)
+            fail(op, "L1 range [" + detail::hex(l1) + ", " + detail::hex(uint64_t(l1) + bytes) +
+                         ") exceeds this core's L1 of " + std::to_string(me_->mem_size) +
+                         " bytes (allowed: addr + bytes <= " + std::to_string(me_->mem_size) + ")");
+    }
+    void check_word_aligned(uint32_t off, const char* op) const {
+        if (off % 4) fail(op, "semaphore address " + detail::hex(off) + " is not 4-byte aligned");
+    }
+    std::atomic_ref<uint32_t> word(uint32_t l1, const char* op) {
+        check_local(l1, 4, op);
+        check_word_aligned(l1, op);
+        return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(me_->mem + l1));
+    }
+
+    struct Resolved {
+        detail::CoreState* core;
+        uint32_t off;
+    };
+    Resolved resolve(noc_addr_t a, uint32_t bytes, const char* op) const {
+        if (!(a >> 63))
+            fail(op, "NoC address " + detail::hex(a) + " was not made by noc_addr() (tag bit missing)");
+        const uint32_t chip = uint32_t(a >> 48) & 0xff, x = uint32_t(a >> 40) & 0xff,
+                       y = uint32_t(a >> 32) & 0xff, off = uint32_t(a);
+        if (chip != me_->coord.chip)
+            fail(op, "NoC address names chip " + std::to_string(chip) + " core (" + std::to_string(x) +
+                         "," + std::to_string(y) + ") but this core is on chip " +
+                         std::to_string(me_->coord.chip) +
+                         "; the NoC reaches only the same chip, other chips only over Ethernet links");
+        const Chip& c = cluster_->chip(chip);
+        detail::CoreState* d = c.find(x, y);
+        if (!d)
+            fail(op, "NoC address names core (" + std::to_string(x) + "," + std::to_string(y) +
+                         ") which does not exist on chip " + std::to_string(chip) + "; " + c.describe_grid());
+        if (uint64_t(off) + bytes > d->mem_size)
+            fail(op, "range [" + detail::hex(off) + ", " + detail::hex(uint64_t(off) + bytes) + ") on " +
+                         d->name() + " exceeds its memory of " + std::to_string(d->mem_size) +
+                         " bytes (allowed: addr + bytes <= " + std::to_string(d->mem_size) + ")");
+        return {d, off};
+    }
+    void check_queue(uint32_t q, const char* op) const {
+        if (q >= hal::eth_tx_queues)
+            fail(op, "tx queue " + std::to_string(q) + " does not exist (queues are 0 and 1)");
+    }
+    detail::CoreState* check_eth_send(uint32_t q, uint32_t src, uint32_t dst, uint32_t bytes) const {
+        check_queue(q, "eth_send");
+        if (me_->kind != CoreKind::ethernet)
+            fail("eth_send", "only Ethernet cores can send over Ethernet; this is a " +
+                                 std::string(to_string(me_->kind)) + " core");
+        if (!me_->link_peer)
+            fail("eth_send", "this Ethernet core has no link (see Cluster::links_between for linked cores)");
+        if (bytes == 0 || bytes % 16 || src % 16 || dst % 16)
+            fail("eth_send", "src " + detail::hex(src) + ", dst " + detail::hex(dst) + " and bytes " +
+                                 std::to_string(bytes) +
+                                 " must all be multiples of 16 (one Ethernet word), bytes > 0");
+        check_local(src, bytes, "eth_send (source)");
+        if (uint64_t(dst) + bytes > me_->link_peer->mem_size)
+            fail("eth_send", "destination range [" + detail::hex(dst) + ", " + detail::hex(uint64_t(dst) + bytes) +
+                                 ") exceeds the L1 of " + me_->link_peer->name() + " (" +
+                                 std::to_string(me_->link_peer->mem_size) + " bytes)");
+        return me_->link_peer;
+    }
+
+    // ---- waiting ---------------------------------------------------------------------------------
+    template <class Ready>
+    void block_until(detail::WaitKind kind, uint32_t addr, uint32_t value, Ready ready) {
+        if (ready()) {
+            if (adv_) step();
+            return;
+        }
+        me_->wait_addr.store(addr, std::memory_order_relaxed);
+        me_->wait_value.store(value, std::memory_order_relaxed);
+        me_->wait_kind.store(kind, std::memory_order_relaxed);
+        const WaitPolicy& p = run_->wait;
+        for (uint32_t i = 0;; ++i) {
+            if (adv_ && has_pending()) {
+                deliver_one();
+                std::this_thread::yield();
+            } else if (i < p.spin_polls) {
+                cpu_relax();
+            } else if (i < p.spin_polls + p.yield_polls) {
+                check_abort();
+                std::this_thread::yield();
+            } else {
+                check_abort();
+                const uint32_t e = me_->events.current();
+                if (me_->events.sleep_unless(e, [&] { return ready() || run_->aborted.load(std::memory_order_relaxed); },
+                                             p.max_sleep) &&
+                    ready())
+                    break;
+            }
+            if (ready()) break;
+        }
+        me_->wait_kind.store(detail::WaitKind::none, std::memory_order_relaxed);
+        me_->bump_progress();
+    }
+
+    // ---- adversary -------------------------------------------------------------------------------
+    bool coin(uint32_t percent) {
+        rng_ ^= rng_ << 13;
+        rng_ ^= rng_ >> 7;
+        rng_ ^= rng_ << 17;
+        return (rng_ % 100) < percent;
+    }
+    uint32_t pick(uint32_t n) {
+        coin(0);
+        return uint32_t(rng_ % n);
+    }
+    bool has_pending() const { return !writes_.empty() || !reads_.empty() || !eth_[0].empty() || !eth_[1].empty(); }
+
+    /// Entry of every operation: in adversarial mode, maybe make one delivery step.
+    void step() {
+        if (adv_ && has_pending() && coin(run_->adversary.deliver_percent)) deliver_one();
+    }
+    void deliver_one() {
+        uint32_t kinds[3];
+        uint32_t n = 0;
+        if (!writes_.empty()) kinds[n++] = 0;
+        if (!reads_.empty()) kinds[n++] = 1;
+        if (!eth_[0].empty() || !eth_[1].empty()) kinds[n++] = 2;
+        if (n == 0) return;
+        switch (kinds[pick(n)]) {
+            case 0: land_writes(writes_[pick(uint32_t(writes_.size()))].dst, /*only_first=*/true); break;
+            case 1: land_read(); break;
+            default: {
+                uint32_t q = eth_[0].empty() ? 1 : eth_[1].empty() ? 0 : pick(2);
+                deliver_eth_step(q);
+            }
+        }
+        me_->bump_progress();
+    }
+    /// Lands pending writes in issue order: all of them (dst == nullptr), all to `dst`, or the
+    /// oldest one to `dst`.
+    void land_writes(detail::CoreState* dst, bool only_first = false) {
+        for (auto it = writes_.begin(); it != writes_.end();) {
+            if (dst && it->dst != dst) {
+                ++it;
+                continue;
+            }
+            const uint8_t* src = it->snapshot.empty() ? me_->mem + it->src : it->snapshot.data();
+            std::memcpy(it->dst->mem + it->dst_off, src, it->bytes);
+            it->dst->events.notify();
+            it = writes_.erase(it);
+            if (only_first) return;
+        }
+    }
+    void land_read() {
+        PendingRead r = reads_.front();
+        reads_.pop_front();
+        std::memcpy(me_->mem + r.dst, r.src->mem + r.src_off, r.bytes);
+    }
+    void deliver_eth_step(uint32_t q) {
+        PendingEth& c = eth_[q].front();
+        uint32_t words = 1 + pick(run_->adversary.max_words_per_step);
+        for (; words && c.done < c.bytes; --words, c.done += 16) {
+            uint8_t* d = c.peer->mem + c.dst + c.done;
+            const uint8_t* s = me_->mem + c.src + c.done;
+            if (c.done + 16 == c.bytes) detail::store_word16_release(d, s);
+            else std::memcpy(d, s, 16);
+        }
+        c.peer->events.notify();
+        if (c.done == c.bytes) eth_[q].pop_front();
+    }
+
+    detail::RunContext* run_;
+    detail::CoreState* me_;
+    const Cluster* cluster_;
+    std::span<const uint32_t> args_;
+    bool adv_;
+    uint32_t seen_epoch_ = 0;
+    uint32_t idle_streak_ = 0;
+    uint64_t context_switches_ = 0;
+    uint64_t rng_ = 0x853c49e6748fea9bull;
+    std::vector<PendingWrite> writes_;
+    std::deque<PendingRead> reads_;
+    std::deque<PendingEth> eth_[hal::eth_tx_queues];
+};
+
+static_assert(hal::is_backend_v<Hal>, "kccl::emu::Hal must model the device contract.");
+
+}  // namespace kccl::emu

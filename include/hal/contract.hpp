@@ -1,0 +1,200 @@
+// kccl/hal/contract.hpp — the device contract every backend provides.
+//
+// WHAT IT IS
+//   Device code in kccl (EDM, IPCQ, collectives, user kernels) is written once, as templates over
+//   a backend type H, and calls only the operations named here on an `H& hal` handle it is given.
+//   Two backends model this contract: kccl::hal::TtMetal (include/hal/tt_metal.hpp, maps by name
+//   onto the tt-metal dataflow API) and kccl::emu::Hal (emulation/, threads + atomics).
+//   `kccl::hal::is_backend_v<H>` (C++17) / `kccl::hal::Backend<H>` (C++20) check a type models it;
+//   `kccl::hal::check_backend<H>()` names every missing operation in a static_assert.
+//
+// ADDRESSES
+//   * An L1 address is a 32-bit byte offset in the *calling core's* local memory.
+//   * A NoC address (`noc_addr_t`, 64-bit) names (core x, core y, L1 address) on the calling
+//     core's own chip, made by `hal.noc_addr(x, y, l1)`. There is no address space across chips;
+//     bytes reach another chip only through `eth_send` on an Ethernet core with a link.
+//   * `hal.l1_ptr(addr, bytes)` gives a pointer to local L1 for plain loads/stores of data the
+//     core owns (after the synchronisation that made it visible). Words that another core or the
+//     Ethernet link may write concurrently (semaphores, sync words) are read with `sem_read`.
+//
+// OPERATIONS (member functions of H; all may be called from any core unless noted)
+//   identity       uint32_t core_x(), core_y()                  this core's NoC coordinates
+//   addresses      noc_addr_t noc_addr(x, y, l1)                 NoC address on this chip
+//                  uint8_t* l1_ptr(l1, bytes)                    local L1 as bytes
+//   NoC            void noc_write(src_l1, dst_noc, bytes)        async write, local -> remote
+//                  void noc_read(src_noc, dst_l1, bytes)         async read, remote -> local
+//                  void noc_write_barrier()                      all my writes have landed
+//                  void noc_read_barrier()                       all my reads have landed
+//                  void noc_writes_flushed()                     all my writes have left my L1
+//                  void noc_inline_write32(dst_noc, value)       one 32-bit word, ordered like a write
+//   semaphores     void sem_inc(dst_noc, n)                      remote atomic add
+//                  void sem_set(local_l1, value)                 local store
+//                  void sem_wait(local_l1, value)                block until word == value
+//                  void sem_wait_min(local_l1, value)            block until word >= value
+//                  uint32_t sem_read(local_l1)                   non-blocking load
+//   Ethernet       void eth_send(queue, src_l1, dst_l1, bytes)   ERISC only: into the linked peer's L1
+//                  bool eth_txq_busy(queue)                      queue cannot take a command now
+//                  void context_switch()                         give the link firmware a turn
+//   runtime args   uint32_t arg(i)                               i-th 32-bit runtime argument
+//   back-off       void idle()                                   call once per poll-loop iteration
+//                                                                that made no progress
+//
+// ORDERING GUARANTEES (what device code may rely on — and nothing more)
+//   N1  NoC writes, inline writes and semaphore increments issued by one core to the SAME
+//       destination core land there in issue order. So `noc_write(d); sem_inc(d)` needs no
+//       barrier: a peer that observes the increment observes the data. (tt-metal: same NoC,
+//       same VC, same path.) Across DIFFERENT destination cores there is no ordering: writing
+//       data to core A and then incrementing a semaphore on core B does not make the data
+//       visible to whoever sees B's semaphore; put a `noc_write_barrier()` between them.
+//   N2  `noc_write_barrier()` returns when every earlier write/inc/inline write of this core
+//       has landed at its destination. `noc_writes_flushed()` only promises the source bytes
+//       have been read out of local L1 (the source buffer may be reused), not that they landed.
+//   N3  A NoC write reads its source L1 at some time before the next `noc_writes_flushed()` or
+//       `noc_write_barrier()`: do not modify the source buffer before one of them.
+//   N4  `noc_read` data is valid in local L1 only after `noc_read_barrier()`.
+//   N5  `sem_inc` is an atomic add at the destination: concurrent increments are never lost.
+//       A `sem_wait*` that returns, or a `sem_read` that observes a value, makes visible every
+//       write ordered (by N1/N2/E3) before the operation that produced that value.
+//   N6  There is no ordering between NoC traffic issued by different cores.
+//   E1  `eth_send` requires src_l1, dst_l1 and bytes to be multiples of 16 (one Ethernet word)
+//       and bytes > 0. It is asynchronous: the command is queued and executes later; the sender
+//       gets NO completion signal (acknowledgements are software's job) and must not modify the
+//       source range until the receiver has said (by a later message) that it has the data.
+//   E2  Two tx queues (0 and 1). Commands complete in order within one queue; there is no
+//       ordering across queues. Calling `eth_send` on a busy queue waits until it is not busy;
+//       poll `eth_txq_busy(q)` first to do other work meanwhile.
+//   E3  The 16-byte words of one send become visible at the receiver in increasing address
+//       order, each 16-byte word at once. Hence a sync word placed LAST in the packet, polled by
+//       the receiver, guarantees the whole payload before it has arrived. A flag placed first
+//       guarantees nothing about the bytes after it.
+//   E4  `context_switch()` must be called periodically by long-running Ethernet-core loops (link
+//       retraining on hardware); calling it on every iteration costs throughput.
+//   W1  Every blocking poll loop must call `idle()` on each iteration that found nothing to do.
+//       A backend may back off there (the emulation yields and then sleeps until something is
+//       written into this core's L1); it never makes a loop wrong, only slower or faster.
+//
+// All member functions are inline-able and allocation-free on device backends.
+#pragma once
+
+#include "config.hpp"
+
+#include <stdint.h>
+#include <type_traits>
+#include <utility>
+
+namespace kccl::hal {
+
+using noc_addr_t = uint64_t;
+
+/// Size in bytes of one Ethernet word: the unit of alignment and visibility of `eth_send`.
+inline constexpr uint32_t eth_word_bytes = 16;
+/// Number of Ethernet tx command queues a backend provides.
+inline constexpr uint32_t eth_tx_queues = 2;
+
+namespace detail {
+
+template <class...>
+using void_t = void;
+
+// One detector per operation so a failure names the operation.
+// `args` is the parenthesised argument list, e.g. `()` or `(uint32_t{})`: a variadic macro
+// called with no variadic arguments is ill-formed before C++20 (-pedantic rejects it).
+#define KCCL_HAL_DETECT(name, ret, args)                                                           \
+    template <class H, class = void>                                                               \
+    struct has_##name : std::false_type {};                                                        \
+    template <class H>                                                                             \
+    struct has_##name<H, void_t<decltype(std::declval<H&>().name args)>>                           \
+        : std::is_convertible<decltype(std::declval<H&>().name args), ret> {};
+
+KCCL_HAL_DETECT(core_x, uint32_t, ())
+KCCL_HAL_DETECT(core_y, uint32_t, ())
+KCCL_HAL_DETECT(noc_addr, noc_addr_t, (uint32_t{}, uint32_t{}, uint32_t{}))
+KCCL_HAL_DETECT(l1_ptr, uint8_t*, (uint32_t{}, uint32_t{}))
+KCCL_HAL_DETECT(noc_write, void, (uint32_t{}, noc_addr_t{}, uint32_t{}))
+KCCL_HAL_DETECT(noc_read, void, (noc_addr_t{}, uint32_t{}, uint32_t{}))
+KCCL_HAL_DETECT(noc_write_barrier, void, ())
+KCCL_HAL_DETECT(noc_read_barrier, void, ())
+KCCL_HAL_DETECT(noc_writes_flushed, void, ())
+KCCL_HAL_DETECT(noc_inline_write32, void, (noc_addr_t{}, uint32_t{}))
+KCCL_HAL_DETECT(sem_inc, void, (noc_addr_t{}, uint32_t{}))
+KCCL_HAL_DETECT(sem_set, void, (uint32_t{}, uint32_t{}))
+KCCL_HAL_DETECT(sem_wait, void, (uint32_t{}, uint32_t{}))
+KCCL_HAL_DETECT(sem_wait_min, void, (uint32_t{}, uint32_t{}))
+KCCL_HAL_DETECT(sem_read, uint32_t, (uint32_t{}))
+KCCL_HAL_DETECT(eth_send, void, (uint32_t{}, uint32_t{}, uint32_t{}, uint32_t{}))
+KCCL_HAL_DETECT(eth_txq_busy, bool, (uint32_t{}))
+KCCL_HAL_DETECT(context_switch, void, ())
+KCCL_HAL_DETECT(arg, uint32_t, (uint32_t{}))
+KCCL_HAL_DETECT(idle, void, ())
+
+#undef KCCL_HAL_DETECT
+
+}  // namespace detail
+
+/// True when H provides every operation of the device contract with a compatible signature.
+template <class H>
+inline constexpr bool is_backend_v =
+    detail::has_core_x<H>::value && detail::has_core_y<H>::value &&
+    detail::has_noc_addr<H>::value && detail::has_l1_ptr<H>::value &&
+    detail::has_noc_write<H>::value && detail::has_noc_read<H>::value &&
+    detail::has_noc_write_barrier<H>::value && detail::has_noc_read_barrier<H>::value &&
+    detail::has_noc_writes_flushed<H>::value && detail::has_noc_inline_write32<H>::value &&
+    detail::has_sem_inc<H>::value && detail::has_sem_set<H>::value &&
+    detail::has_sem_wait<H>::value && detail::has_sem_wait_min<H>::value &&
+    detail::has_sem_read<H>::value && detail::has_eth_send<H>::value &&
+    detail::has_eth_txq_busy<H>::value && detail::has_context_switch<H>::value &&
+    detail::has_arg<H>::value && detail::has_idle<H>::value;
+
+template <class H>
+struct is_backend : std::bool_constant<is_backend_v<H>> {};
+
+/// Instantiate in device code (`static_assert(kccl::hal::check_backend<H>())`) to get one
+/// readable message per missing or mistyped operation instead of a wall of template errors.
+template <class H>
+constexpr bool check_backend() {
+    static_assert(detail::has_core_x<H>::value, "kccl backend is missing: uint32_t core_x()");
+    static_assert(detail::has_core_y<H>::value, "kccl backend is missing: uint32_t core_y()");
+    static_assert(detail::has_noc_addr<H>::value,
+                  "kccl backend is missing: noc_addr_t noc_addr(uint32_t x, uint32_t y, uint32_t l1)");
+    static_assert(detail::has_l1_ptr<H>::value,
+                  "kccl backend is missing: uint8_t* l1_ptr(uint32_t l1, uint32_t bytes)");
+    static_assert(detail::has_noc_write<H>::value,
+                  "kccl backend is missing: void noc_write(uint32_t src_l1, noc_addr_t dst, uint32_t bytes)");
+    static_assert(detail::has_noc_read<H>::value,
+                  "kccl backend is missing: void noc_read(noc_addr_t src, uint32_t dst_l1, uint32_t bytes)");
+    static_assert(detail::has_noc_write_barrier<H>::value,
+                  "kccl backend is missing: void noc_write_barrier()");
+    static_assert(detail::has_noc_read_barrier<H>::value,
+                  "kccl backend is missing: void noc_read_barrier()");
+    static_assert(detail::has_noc_writes_flushed<H>::value,
+                  "kccl backend is missing: void noc_writes_flushed()");
+    static_assert(detail::has_noc_inline_write32<H>::value,
+                  "kccl backend is missing: void noc_inline_write32(noc_addr_t dst, uint32_t value)");
+    static_assert(detail::has_sem_inc<H>::value,
+                  "kccl backend is missing: void sem_inc(noc_addr_t dst, uint32_t n)");
+    static_assert(detail::has_sem_set<H>::value,
+                  "kccl backend is missing: void sem_set(uint32_t local_l1, uint32_t value)");
+    static_assert(detail::has_sem_wait<H>::value,
+                  "kccl backend is missing: void sem_wait(uint32_t local_l1, uint32_t value)");
+    static_assert(detail::has_sem_wait_min<H>::value,
+                  "kccl backend is missing: void sem_wait_min(uint32_t local_l1, uint32_t value)");
+    static_assert(detail::has_sem_read<H>::value,
+                  "kccl backend is missing: uint32_t sem_read(uint32_t local_l1)");
+    static_assert(detail::has_eth_send<H>::value,
+                  "kccl backend is missing: void eth_send(uint32_t queue, uint32_t src_l1, uint32_t dst_l1, uint32_t bytes)");
+    static_assert(detail::has_eth_txq_busy<H>::value,
+                  "kccl backend is missing: bool eth_txq_busy(uint32_t queue)");
+    static_assert(detail::has_context_switch<H>::value,
+                  "kccl backend is missing: void context_switch()");
+    static_assert(detail::has_arg<H>::value, "kccl backend is missing: uint32_t arg(uint32_t index)");
+    static_assert(detail::has_idle<H>::value, "kccl backend is missing: void idle()");
+    return is_backend_v<H>;
+}
+
+#if KCCL_HAS_CONCEPTS
+/// C++20 spelling of is_backend_v, for `template <kccl::hal::Backend H>`.
+template <class H>
+concept Backend = is_backend_v<H>;
+#endif
+
+}  // namespace kccl::hal
