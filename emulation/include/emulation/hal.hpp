@@ -63,6 +63,9 @@ struct AdversaryOptions {
     uint32_t deliver_percent = 30;
     /// Largest number of Ethernet words delivered in one step.
     uint32_t max_words_per_step = 4;
+    /// Chance, per backend call, that the calling core is delayed before the operation (a short
+    /// spin or a yield): widens the windows in which an unpromised ordering shows.
+    uint32_t delay_percent = 5;
 };
 
 namespace detail {
@@ -249,12 +252,17 @@ public:
     /// written into this core's memory since the previous call; otherwise spins, then yields,
     /// then sleeps until something is.
     void idle() {
-        if (adv_ && has_pending()) {
+        if (adv_ && has_pending() && (idle_streak_ >= run_->wait.spin_polls || coin(kWaitDeliverPercent))) {
             deliver_one();
             std::this_thread::yield();
             return;
         }
         const uint32_t e = me_->events.current();
+        if (adv_ && has_pending() && e == seen_epoch_) {
+            ++idle_streak_;
+            cpu_relax();
+            return;
+        }
         if (e != seen_epoch_) {
             seen_epoch_ = e;
             idle_streak_ = 0;
@@ -288,6 +296,9 @@ public:
 
 private:
     static constexpr size_t kAdvQueueDepth = 4;
+    /// Adversary: chance per spin iteration of a blocked core to deliver one of its own pending
+    /// operations (low, so that other cores run while this core's writes are still in flight).
+    static constexpr uint32_t kWaitDeliverPercent = 3;
 
     struct PendingWrite {
         uint32_t src;
@@ -390,7 +401,10 @@ private:
         me_->wait_kind.store(kind, std::memory_order_relaxed);
         const WaitPolicy& p = run_->wait;
         for (uint32_t i = 0;; ++i) {
-            if (adv_ && has_pending()) {
+            // Adversary: while spinning, deliver only now and then (keeps reorder windows open);
+            // past the spin phase deliver everything before yielding or sleeping, so nothing
+            // this core has in flight is held back while it blocks.
+            if (adv_ && has_pending() && (i >= p.spin_polls || coin(kWaitDeliverPercent))) {
                 deliver_one();
                 std::this_thread::yield();
             } else if (i < p.spin_polls) {
@@ -427,7 +441,12 @@ private:
 
     /// Entry of every operation: in adversarial mode, maybe make one delivery step.
     void step() {
-        if (adv_ && has_pending() && coin(run_->adversary.deliver_percent)) deliver_one();
+        if (!adv_) return;
+        if (coin(run_->adversary.delay_percent)) {
+            if (coin(50)) std::this_thread::yield();
+            else for (uint32_t i = pick(2000); i; --i) cpu_relax();
+        }
+        if (has_pending() && coin(run_->adversary.deliver_percent)) deliver_one();
     }
     void deliver_one() {
         uint32_t kinds[3];

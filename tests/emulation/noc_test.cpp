@@ -1,0 +1,260 @@
+// NoC semantics, one by one, in normal and adversarial mode: per-destination write ordering (N1),
+// barriers and flush (N2, N3), read barrier (N4), semaphore operations (N5).
+#include "util.hpp"
+
+#include <vector>
+
+using namespace kccl::test;
+namespace topo = kccl::emu::topology;
+
+namespace {
+constexpr uint32_t kSem = 0x100;   // semaphore word
+constexpr uint32_t kSem2 = 0x104;
+constexpr uint32_t kSrc = 0x1000;  // local staging
+constexpr uint32_t kDst = 0x4000;  // landing area
+constexpr uint32_t kWords = 64;    // 256-byte messages
+}  // namespace
+
+TEST_CASE("write then sem_inc to the same core: the data is visible when the increment is (N1)",
+          "[noc][adversarial]") {
+    const uint32_t kMsgs = 300;
+    for (uint64_t seed : {1ull, 2ull, 3ull}) {
+        Cluster c(topo::single_chip(small_chip()));
+        Launcher L(c);
+        auto a = c.chip(0).worker(0, 0), b = c.chip(0).worker(1, 0);
+        // A streams messages to B: each message = kWords copies of its sequence number, written
+        // into one slot, then B's counter is incremented. B acknowledges each on A's counter.
+        L.add(a, [&](auto& h) {
+            for (uint32_t m = 1; m <= kMsgs; ++m) {
+                h.sem_wait_min(kSem, m - 1);  // B has consumed message m-1
+                for (uint32_t w = 0; w < kWords; ++w) put(h, kSrc + 4 * w, m);
+                h.noc_write(kSrc, h.noc_addr(1, 0, kDst), kWords * 4);
+                h.sem_inc(h.noc_addr(1, 0, kSem), 1);
+                h.noc_writes_flushed();  // kSrc is rewritten next iteration (N3)
+            }
+        });
+        L.add(b, [&](auto& h) {
+            uint32_t bad = 0;
+            for (uint32_t m = 1; m <= kMsgs; ++m) {
+                h.sem_wait_min(kSem, m);
+                for (uint32_t w = 0; w < kWords; ++w) bad += get<uint32_t>(h, kDst + 4 * w) != m;
+                h.sem_inc(h.noc_addr(0, 0, kSem), 1);
+            }
+            return bad;
+        });
+        auto r = L.run(seed == 1 ? normal() : adversarial(seed));
+        KCCL_REQUIRE_OK(r);
+        REQUIRE(r.at(b).value == 0);
+    }
+}
+
+TEST_CASE("writes to one destination land in issue order (N1)", "[noc][adversarial]") {
+    Cluster c(topo::single_chip(small_chip()));
+    Launcher L(c);
+    auto a = c.chip(0).worker(0, 0), b = c.chip(0).worker(1, 0);
+    // A overwrites the same word with 1..N, then increments B's semaphore. Whatever B sees at
+    // any time is non-decreasing, and after the increment it is exactly N.
+    const uint32_t N = 2000;
+    L.add(a, [&](auto& h) {
+        for (uint32_t i = 1; i <= N; ++i) {
+            put(h, kSrc + 16 * (i % 8), i);
+            h.noc_write(kSrc + 16 * (i % 8), h.noc_addr(1, 0, kDst), 4);
+            if (i % 8 == 7) h.noc_writes_flushed();
+        }
+        h.sem_inc(h.noc_addr(1, 0, kSem), 1);
+    });
+    L.add(b, [&](auto& h) {
+        h.sem_wait(kSem, 1);
+        return h.sem_read(kDst);
+    });
+    auto r = L.run(adversarial(11));
+    KCCL_REQUIRE_OK(r);
+    REQUIRE(r.at(b).value == N);
+}
+
+TEST_CASE("the adversary really defers writes: no ordering across destinations (N1, N6)",
+          "[noc][adversarial]") {
+    // A writes data to B, then increments C's semaphore without a barrier. C reads B's memory
+    // over the NoC. The contract does not promise C sees the data; the adversary must show it
+    // (otherwise the adversary would let protocols that rely on it pass).
+    uint64_t stale = 0;
+    const uint32_t kRounds = 200;
+    for (uint64_t seed = 1; seed <= 5 && stale == 0; ++seed) {
+        Cluster c(topo::single_chip(small_chip()));
+        Launcher L(c);
+        auto a = c.chip(0).worker(0, 0), b = c.chip(0).worker(1, 0), cc = c.chip(0).worker(2, 0);
+        L.add(a, [&](auto& h) {
+            for (uint32_t r = 1; r <= kRounds; ++r) {
+                put(h, kSrc, r);
+                h.noc_write(kSrc, h.noc_addr(1, 0, kDst), 4);
+                h.sem_inc(h.noc_addr(2, 0, kSem), 1);
+                h.sem_wait(kSem2, r);  // C has looked
+                h.noc_write_barrier();  // (so kSrc may be rewritten)
+            }
+        });
+        L.add(b, [](auto&) {});
+        L.add(cc, [&](auto& h) {
+            uint64_t stale_rounds = 0;
+            for (uint32_t r = 1; r <= kRounds; ++r) {
+                h.sem_wait(kSem, r);
+                h.noc_read(h.noc_addr(1, 0, kDst), kSrc, 4);
+                h.noc_read_barrier();
+                stale_rounds += get<uint32_t>(h, kSrc) != r;
+                h.sem_inc(h.noc_addr(0, 0, kSem2), 1);
+            }
+            return stale_rounds;
+        });
+        auto r = L.run(adversarial(seed));
+        KCCL_REQUIRE_OK(r);
+        stale += r.at(cc).value;
+    }
+    REQUIRE(stale > 0);
+}
+
+TEST_CASE("a write barrier before signalling another core makes the data visible there (N2)",
+          "[noc][adversarial]") {
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
+        Cluster c(topo::single_chip(small_chip()));
+        Launcher L(c);
+        auto a = c.chip(0).worker(0, 0), b = c.chip(0).worker(1, 0), cc = c.chip(0).worker(2, 0);
+        L.add(a, [&](auto& h) {
+            put(h, kSrc, 0xC0FFEEu);
+            h.noc_write(kSrc, h.noc_addr(1, 0, kDst), 4);
+            h.noc_write_barrier();
+            h.sem_inc(h.noc_addr(2, 0, kSem), 1);
+        });
+        L.add(b, [](auto&) {});
+        L.add(cc, [&](auto& h) {
+            h.sem_wait(kSem, 1);
+            h.noc_read(h.noc_addr(1, 0, kDst), kSrc, 4);
+            h.noc_read_barrier();
+            return get<uint32_t>(h, kSrc);
+        });
+        auto r = L.run(adversarial(seed));
+        KCCL_REQUIRE_OK(r);
+        REQUIRE(r.at(cc).value == 0xC0FFEEu);
+    }
+}
+
+TEST_CASE("noc_writes_flushed lets the source be reused without changing what lands (N2, N3)",
+          "[noc][adversarial]") {
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
+        Cluster c(topo::single_chip(small_chip()));
+        Launcher L(c);
+        auto a = c.chip(0).worker(0, 0), b = c.chip(0).worker(1, 0);
+        L.add(a, [&](auto& h) {
+            put(h, kSrc, 111u);
+            h.noc_write(kSrc, h.noc_addr(1, 0, kDst), 4);
+            h.noc_writes_flushed();
+            put(h, kSrc, 222u);  // reuse: must not affect the write already flushed
+            h.noc_write(kSrc, h.noc_addr(1, 0, kDst + 4), 4);
+            h.sem_inc(h.noc_addr(1, 0, kSem), 1);
+        });
+        L.add(b, [&](auto& h) {
+            h.sem_wait(kSem, 1);
+            return uint64_t(get<uint32_t>(h, kDst)) << 32 | get<uint32_t>(h, kDst + 4);
+        });
+        auto r = L.run(adversarial(seed));
+        KCCL_REQUIRE_OK(r);
+        REQUIRE(r.at(b).value == ((uint64_t(111) << 32) | 222));
+    }
+}
+
+TEST_CASE("reusing a write's source before a flush is caught by the adversary (N3)",
+          "[noc][adversarial]") {
+    uint32_t corrupted = 0;
+    for (uint64_t seed = 1; seed <= 40 && corrupted == 0; ++seed) {
+        Cluster c(topo::single_chip(small_chip()));
+        Launcher L(c);
+        auto a = c.chip(0).worker(0, 0), b = c.chip(0).worker(1, 0);
+        L.add(a, [&](auto& h) {
+            put(h, kSrc, 111u);
+            h.noc_write(kSrc, h.noc_addr(1, 0, kDst), 4);
+            put(h, kSrc, 222u);  // BUG: no flush before reuse
+            h.sem_inc(h.noc_addr(1, 0, kSem), 1);
+        });
+        L.add(b, [&](auto& h) {
+            h.sem_wait(kSem, 1);
+            return get<uint32_t>(h, kDst);
+        });
+        auto r = L.run(adversarial(seed));
+        KCCL_REQUIRE_OK(r);
+        corrupted += r.at(b).value != 111u;
+    }
+    REQUIRE(corrupted > 0);
+}
+
+TEST_CASE("noc_read data is valid after the read barrier (N4), and not promised before it",
+          "[noc][adversarial]") {
+    uint32_t early_stale = 0;
+    for (uint64_t seed = 1; seed <= 30; ++seed) {
+        Cluster c(topo::single_chip(small_chip()));
+        c.write32(c.chip(0).worker(1, 0), kDst, 0xBEEF);
+        Launcher L(c);
+        auto a = c.chip(0).worker(0, 0);
+        L.add(a, [&](auto& h) {
+            h.noc_read(h.noc_addr(1, 0, kDst), kSrc, 4);
+            uint32_t before = h.sem_read(kSrc);
+            h.noc_read_barrier();
+            uint32_t after = h.sem_read(kSrc);
+            return uint64_t(before) << 32 | after;
+        });
+        auto r = L.run(adversarial(seed));
+        KCCL_REQUIRE_OK(r);
+        REQUIRE((r.at(a).value & 0xffffffff) == 0xBEEF);
+        early_stale += (r.at(a).value >> 32) != 0xBEEF;
+    }
+    REQUIRE(early_stale > 0);  // the adversary does defer reads
+}
+
+TEST_CASE("semaphore operations: inc from many cores, set, wait ==, wait >=, inline write (N5)",
+          "[noc][sem]") {
+    for (bool adv : {false, true}) {
+        Cluster c(topo::single_chip(small_chip()));
+        Launcher L(c);
+        const uint32_t kIncs = 500;
+        auto target = c.chip(0).worker(0, 0);
+        // 7 cores each increment the target's counter kIncs times by 1 and once by 3.
+        for (uint32_t i = 1; i < 8; ++i)
+            L.add(c.chip(0).worker(i % 4, i / 4), [&](auto& h) {
+                for (uint32_t k = 0; k < kIncs; ++k) h.sem_inc(h.noc_addr(0, 0, kSem), 1);
+                h.sem_inc(h.noc_addr(0, 0, kSem), 3);
+                h.sem_wait(kSem2, 42);  // released by the target's inline write
+            });
+        L.add(target, [&](auto& h) {
+            h.sem_wait_min(kSem, 7 * kIncs);  // >= : returns once all plain increments may be in
+            h.sem_wait(kSem, 7 * (kIncs + 3));  // == : exact total, no increment lost
+            const uint32_t total = h.sem_read(kSem);
+            h.sem_set(kSem, 0);
+            for (uint32_t i = 1; i < 8; ++i) h.noc_inline_write32(h.noc_addr(i % 4, i / 4, kSem2), 42);
+            return uint64_t(total) << 32 | h.sem_read(kSem);
+        });
+        auto r = L.run(adv ? adversarial(7) : normal());
+        KCCL_REQUIRE_OK(r);
+        REQUIRE(r.at(target).value >> 32 == 7 * (kIncs + 3));
+        REQUIRE((r.at(target).value & 0xffffffff) == 0);
+    }
+}
+
+TEST_CASE("DRAM endpoint is a NoC target", "[noc]") {
+    auto chip = small_chip();
+    chip.dram_bytes = 1 << 20;
+    Cluster c(topo::single_chip(chip));
+    Launcher L(c);
+    auto a = c.chip(0).worker(0, 0);
+    const auto dram = c.chip(0).dram();
+    L.add(a, [&](auto& h) {
+        put(h, kSrc, 0x5151u);
+        h.noc_write(kSrc, h.noc_addr(dram.x, dram.y, 0x80000), 4);
+        h.noc_write_barrier();
+        h.noc_read(h.noc_addr(dram.x, dram.y, 0x80000), kSrc + 16, 4);
+        h.noc_read_barrier();
+        return get<uint32_t>(h, kSrc + 16);
+    });
+    auto r = L.run();
+    KCCL_REQUIRE_OK(r);
+    REQUIRE(r.at(a).value == 0x5151u);
+    REQUIRE(c.read32(dram, 0x80000) == 0x5151u);
+    Launcher L2(c);
+    REQUIRE_THROWS_WITH(L2.add(dram, [](auto&) {}), Catch::Contains("DRAM endpoint"));
+}
