@@ -1,0 +1,50 @@
+# cmake/gates.cmake — ctest registrations for kccl's build gates (label `gate`).
+# Included from tests/CMakeLists.txt:  include(${PROJECT_SOURCE_DIR}/cmake/gates.cmake)
+#
+#   gate.shim_rv32               scripts/shim_gate.sh: include/ + example kernels compiled for rv32
+#                                against the tt-metal stub; no heap/exceptions/RTTI/static init
+#   gate.shim_rv32_rejects_bad   scripts/shim_gate.sh --self-test: the checker rejects
+#                                tests/gate/bad/*.cpp (proves it can fail)
+#   gate.headers_alone           scripts/check_headers.sh with this build's C++ compiler
+#   consumer.find_package        scripts/consumer_test.sh find_package (install + find_package)
+#   consumer.add_subdirectory    scripts/consumer_test.sh add_subdirectory
+#
+# Run just these:  ctest -L gate    (consumer tests also carry the label `consumer`)
+# The rv32 gate needs riscv64-unknown-elf-g++, picolibc and libstdc++-arm-none-eabi-dev; with
+# -DKCCL_GATE_REQUIRE_RV32=OFF the two rv32 tests are reported as skipped when they are missing.
+option(KCCL_GATE_REQUIRE_RV32 "Fail (rather than skip) the rv32 shim gate when its toolchain is missing" ON)
+
+find_program(KCCL_BASH bash REQUIRED)
+set(_kccl_src "${CMAKE_CURRENT_LIST_DIR}/..")
+set(_kccl_gate_dir "${CMAKE_CURRENT_BINARY_DIR}/gate")
+if(KCCL_GATE_REQUIRE_RV32)
+  set(_kccl_rv32_env "")
+else()
+  set(_kccl_rv32_env "KCCL_GATE_SKIP_MISSING_TOOLCHAIN=1")
+endif()
+
+add_test(NAME gate.shim_rv32
+         COMMAND "${KCCL_BASH}" "${_kccl_src}/scripts/shim_gate.sh" --out "${_kccl_gate_dir}/shim")
+add_test(NAME gate.shim_rv32_rejects_bad
+         COMMAND "${KCCL_BASH}" "${_kccl_src}/scripts/shim_gate.sh" --self-test --out "${_kccl_gate_dir}/self-test")
+set_tests_properties(gate.shim_rv32 gate.shim_rv32_rejects_bad PROPERTIES
+  LABELS "gate" TIMEOUT 120 SKIP_RETURN_CODE 77 ENVIRONMENT "${_kccl_rv32_env}")
+
+add_test(NAME gate.headers_alone
+         COMMAND "${KCCL_BASH}" "${_kccl_src}/scripts/check_headers.sh")
+set_tests_properties(gate.headers_alone PROPERTIES
+  LABELS "gate" TIMEOUT 300 ENVIRONMENT "CXX=${CMAKE_CXX_COMPILER}")
+
+foreach(_mode find_package add_subdirectory)
+  add_test(NAME consumer.${_mode}
+           COMMAND "${KCCL_BASH}" "${_kccl_src}/scripts/consumer_test.sh" ${_mode}
+                   --work "${_kccl_gate_dir}/consumer-${_mode}")
+  set_tests_properties(consumer.${_mode} PROPERTIES
+    LABELS "gate;consumer" TIMEOUT 600
+    ENVIRONMENT "CMAKE=${CMAKE_COMMAND};CXX=${CMAKE_CXX_COMPILER};CMAKE_GENERATOR=${CMAKE_GENERATOR}")
+endforeach()
+
+unset(_mode)
+unset(_kccl_src)
+unset(_kccl_gate_dir)
+unset(_kccl_rv32_env)

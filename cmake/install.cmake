@@ -1,0 +1,45 @@
+# cmake/install.cmake — install rules and the CMake package for kccl (included by the root
+# CMakeLists.txt when KCCL_INSTALL is ON).
+#
+# Layout under the prefix:
+#   include/kccl/hal/contract.hpp ...        device headers (include/)
+#   include/kccl/emulation/...               emulation headers (emulation/include/)
+#   share/cmake/kccl/kcclConfig.cmake        find_package(kccl) -> kccl::kccl, kccl::emulation
+#   share/cmake/kccl/kcclConfigVersion.cmake SameMinorVersion, architecture-independent
+#   share/cmake/kccl/kcclTargets.cmake
+# Both targets are INTERFACE (header-only), so the package lives under share/ rather than lib/.
+include(CMakePackageConfigHelpers)
+
+set(_kccl_root "${CMAKE_CURRENT_LIST_DIR}/..")
+set(KCCL_INSTALL_CMAKEDIR "${CMAKE_INSTALL_DATADIR}/cmake/kccl"
+    CACHE STRING "Where kcclConfig.cmake is installed, relative to the prefix")
+
+install(DIRECTORY "${_kccl_root}/include/"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/kccl"
+        FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
+if(EXISTS "${_kccl_root}/emulation/include")
+  install(DIRECTORY "${_kccl_root}/emulation/include/"
+          DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/kccl"
+          FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
+endif()
+
+install(TARGETS kccl kccl_emulation EXPORT kcclTargets)
+install(EXPORT kcclTargets
+        NAMESPACE kccl::
+        FILE kcclTargets.cmake
+        DESTINATION "${KCCL_INSTALL_CMAKEDIR}")
+
+configure_package_config_file(
+  "${CMAKE_CURRENT_LIST_DIR}/kcclConfig.cmake.in"
+  "${CMAKE_CURRENT_BINARY_DIR}/kcclConfig.cmake"
+  INSTALL_DESTINATION "${KCCL_INSTALL_CMAKEDIR}")
+write_basic_package_version_file(
+  "${CMAKE_CURRENT_BINARY_DIR}/kcclConfigVersion.cmake"
+  VERSION "${kccl_VERSION}"
+  COMPATIBILITY SameMinorVersion
+  ARCH_INDEPENDENT)
+install(FILES "${CMAKE_CURRENT_BINARY_DIR}/kcclConfig.cmake"
+              "${CMAKE_CURRENT_BINARY_DIR}/kcclConfigVersion.cmake"
+        DESTINATION "${KCCL_INSTALL_CMAKEDIR}")
+
+unset(_kccl_root)
