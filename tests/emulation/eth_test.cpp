@@ -68,7 +68,10 @@ TEST_CASE("sends on different tx queues are not ordered (E2): the adversary reor
 
 TEST_CASE("the words of one send become visible in address order; the last word guards all (E3)",
           "[eth][adversarial]") {
-    for (uint64_t seed : {0ull, 21ull, 22ull, 23ull}) {
+    // Adversarial mode only: it delivers word by word with one release store per word, so
+    // sampling words of a packet in flight is race-free there (normal mode copies the payload at
+    // once and guarantees only the last word; see hal.hpp).
+    for (uint64_t seed : {21ull, 22ull, 23ull, 24ull}) {
         Cluster c(topo::n300(small_chip()));
         auto [tx, rx] = c.links_between(0, 1)[0];
         Launcher L(c);
@@ -94,7 +97,7 @@ TEST_CASE("the words of one send become visible in address order; the last word 
                 for (uint32_t k = 0; k < 4; ++k) violations += h.sem_read(kRx + 16 * w + 4 * k) != w + 1;
             return violations;
         });
-        auto r = L.run(seed ? adversarial(seed) : normal());
+        auto r = L.run(adversarial(seed));
         KCCL_REQUIRE_OK(r);
         REQUIRE(r.at(rx).value == 0);
     }

@@ -73,7 +73,7 @@ TEST_CASE("writes to one destination land in issue order (N1)", "[noc][adversari
 }
 
 TEST_CASE("the adversary really defers writes: no ordering across destinations (N1, N6)",
-          "[noc][adversarial]") {
+          "[noc][adversarial][mutation]") {
     // A writes data to B, then increments C's semaphore without a barrier. C reads B's memory
     // over the NoC. The contract does not promise C sees the data; the adversary must show it
     // (otherwise the adversary would let protocols that rely on it pass).

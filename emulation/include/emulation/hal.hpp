@@ -11,6 +11,8 @@
 //   * the LAST 16-byte word of every eth_send is stored as one 16-byte atomic (release), after
 //     the payload — so a receiver that polls its sync word (acquire) sees the payload, and a
 //     correct protocol is data-race free under ThreadSanitizer while an incorrect one is not.
+//     (Polling an earlier word of a packet in flight is legal on hardware — E3 — and exact in
+//     adversarial mode, but in normal mode it races with the payload copy: poll the last word.)
 //   * every write into another core's memory bumps that core's eventcount (see wait.hpp).
 //
 // Adversarial mode (RunOptions::adversary.enabled, seeded): deliveries are delayed and split as
@@ -21,8 +23,9 @@
 //     barrier (N2), or at random moments, oldest first per destination. `noc_writes_flushed()`
 //     snapshots the sources but does not land the writes.
 //   * NoC reads are queued and land at `noc_read_barrier()` (N4) or at random moments.
-//   * Ethernet sends are queued per tx queue and delivered 16-byte word by word in address order
-//     (E3), interleaving the two queues at random (E2), reading the source at delivery time (E1);
+//   * Ethernet sends are queued per tx queue and delivered 16-byte word by word in address order,
+//     each word one 16-byte release store (E3), interleaving the two queues at random (E2),
+//     reading the source at delivery time (E1);
 //     `eth_txq_busy` reports busy at random while a queue holds commands.
 //   * The issuing core's thread performs deliveries whenever it calls into the backend, and
 //     drains them all before it sleeps and when its kernel returns, so nothing is ever lost.
@@ -491,8 +494,9 @@ private:
         for (; words && c.done < c.bytes; --words, c.done += 16) {
             uint8_t* d = c.peer->mem + c.dst + c.done;
             const uint8_t* s = me_->mem + c.src + c.done;
-            if (c.done + 16 == c.bytes) detail::store_word16_release(d, s);
-            else std::memcpy(d, s, 16);
+            // Every word is one 16-byte release store, in address order: a receiver polling
+            // ANY word of a packet in flight sees all words before it (E3), race-free.
+            detail::store_word16_release(d, s);
         }
         c.peer->events.notify();
         if (c.done == c.bytes) eth_[q].pop_front();
