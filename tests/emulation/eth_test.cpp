@@ -48,16 +48,22 @@ TEST_CASE("sends on different tx queues are not ordered (E2): the adversary reor
         auto [tx, rx] = c.links_between(0, 1)[0];
         Launcher L(c);
         // 64 words on queue 0 first, then one word on queue 1. A receiver that sees queue 1's word
-        // before queue 0's last one has observed the reordering.
+        // before queue 0's last one has observed the reordering. The sender then waits for the
+        // receiver's verdict, so its deliveries happen while the receiver watches.
         L.add(tx, [&](auto& h) {
             for (uint32_t i = 0; i < 64; ++i) put(h, kBuf + 16 * i, 1u);
             h.eth_send(0, kBuf, kRx, 64 * 16);
             put(h, kBuf + 0x800, 1u);
             h.eth_send(1, kBuf + 0x800, kRx + 0x800, 16);
+            h.sem_wait(kRx + 0x900, 1);
         });
         L.add(rx, [&](auto& h) {
             h.sem_wait(kRx + 0x800, 1);
-            return h.sem_read(kRx + 63 * 16);  // 0 if queue 0's packet is not complete yet
+            const uint32_t last = h.sem_read(kRx + 63 * 16);  // 0 if queue 0's packet is incomplete
+            h.sem_wait(kRx + 63 * 16, 1);
+            put(h, kBuf, 1u);
+            h.eth_send(0, kBuf, kRx + 0x900, 16);
+            return last;
         });
         auto r = L.run(adversarial(seed));
         KCCL_REQUIRE_OK(r);
@@ -66,7 +72,7 @@ TEST_CASE("sends on different tx queues are not ordered (E2): the adversary reor
     REQUIRE(reordered > 0);
 }
 
-TEST_CASE("the words of one send become visible in address order; the last word guards all (E3)",
+TEST_CASE("the words of one send become visible in address order - the last word guards all (E3)",
           "[eth][adversarial]") {
     // Adversarial mode only: it delivers word by word with one release store per word, so
     // sampling words of a packet in flight is race-free there (normal mode copies the payload at
@@ -103,7 +109,7 @@ TEST_CASE("the words of one send become visible in address order; the last word 
     }
 }
 
-TEST_CASE("a send's source is read when the command executes, not when it is queued (E1)",
+TEST_CASE("a send's source is read when the command executes / not when it is queued (E1)",
           "[eth][adversarial]") {
     // Modifying the source before the receiver has acknowledged is a bug the adversary shows.
     uint32_t corrupted = 0;
@@ -129,7 +135,7 @@ TEST_CASE("a send's source is read when the command executes, not when it is que
     REQUIRE(corrupted > 0);
 }
 
-TEST_CASE("both directions of a link at once, many packets, credit-based", "[eth]") {
+TEST_CASE("both directions of a link at once / many packets / credit-based", "[eth]") {
     for (bool adv : {false, true}) {
         Cluster c(topo::n300(small_chip()));
         auto [e0, e1] = c.links_between(0, 1)[0];

@@ -24,7 +24,7 @@ TEST_CASE("kernels get their runtime args and report their return values", "[lau
     REQUIRE_THROWS_WITH(L.add(c.chip(0).worker(0, 1), [](auto&) {}), Catch::Contains("already has a kernel"));
 }
 
-TEST_CASE("start skew delays a chip's kernels; a handshake makes the protocol indifferent", "[launcher]") {
+TEST_CASE("start skew delays a chip's kernels - a handshake makes the protocol indifferent", "[launcher]") {
     Cluster c(topo::n300(small_chip()));
     auto [e0, e1] = c.links_between(0, 1)[0];
     std::atomic<int64_t> start0{0}, start1{0};
@@ -115,7 +115,7 @@ std::string error_of(Cluster& c, CoreCoord core, K k, std::vector<uint32_t> args
 }
 }  // namespace
 
-TEST_CASE("bad input fails the run with an error naming core, operation and bound", "[launcher][errors]") {
+TEST_CASE("bad input fails the run with an error naming core / operation and bound", "[launcher][errors]") {
     Cluster c(topo::n300(small_chip()));
     const auto w = c.chip(0).worker(1, 1);
     const auto [e0, e1] = c.links_between(0, 1)[0];

@@ -72,7 +72,7 @@ TEST_CASE("writes to one destination land in issue order (N1)", "[noc][adversari
     REQUIRE(r.at(b).value == N);
 }
 
-TEST_CASE("the adversary really defers writes: no ordering across destinations (N1, N6)",
+TEST_CASE("the adversary really defers writes: no ordering across destinations (N1 / N6)",
           "[noc][adversarial][mutation]") {
     // A writes data to B, then increments C's semaphore without a barrier. C reads B's memory
     // over the NoC. The contract does not promise C sees the data; the adversary must show it
@@ -136,7 +136,7 @@ TEST_CASE("a write barrier before signalling another core makes the data visible
     }
 }
 
-TEST_CASE("noc_writes_flushed lets the source be reused without changing what lands (N2, N3)",
+TEST_CASE("noc_writes_flushed lets the source be reused without changing what lands (N2 / N3)",
           "[noc][adversarial]") {
     for (uint64_t seed = 1; seed <= 20; ++seed) {
         Cluster c(topo::single_chip(small_chip()));
@@ -184,7 +184,7 @@ TEST_CASE("reusing a write's source before a flush is caught by the adversary (N
     REQUIRE(corrupted > 0);
 }
 
-TEST_CASE("noc_read data is valid after the read barrier (N4), and not promised before it",
+TEST_CASE("noc_read data is valid after the read barrier (N4) / and not promised before it",
           "[noc][adversarial]") {
     uint32_t early_stale = 0;
     for (uint64_t seed = 1; seed <= 30; ++seed) {
@@ -207,7 +207,7 @@ TEST_CASE("noc_read data is valid after the read barrier (N4), and not promised 
     REQUIRE(early_stale > 0);  // the adversary does defer reads
 }
 
-TEST_CASE("semaphore operations: inc from many cores, set, wait ==, wait >=, inline write (N5)",
+TEST_CASE("semaphore operations: inc from many cores / set / wait == / wait >= / inline write (N5)",
           "[noc][sem]") {
     for (bool adv : {false, true}) {
         Cluster c(topo::single_chip(small_chip()));

@@ -101,7 +101,7 @@ TEST_CASE("custom topology and its errors", "[topology][errors]") {
     REQUIRE_THROWS_WITH(topo::ring(1), Catch::Contains("at least 2 chips"));
 }
 
-TEST_CASE("cores, coordinates and memory sizes", "[topology]") {
+TEST_CASE("cores / coordinates and memory sizes", "[topology]") {
     auto chip = small_chip();
     chip.dram_bytes = 1 << 20;
     Cluster c(topo::n300(chip));

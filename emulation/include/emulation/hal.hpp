@@ -42,6 +42,7 @@
 #include <hal/contract.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <atomic>
 #include <cstring>
@@ -69,6 +70,11 @@ struct AdversaryOptions {
     /// Chance, per backend call, that the calling core is delayed before the operation (a short
     /// spin or a yield): widens the windows in which an unpromised ordering shows.
     uint32_t delay_percent = 5;
+    /// Chance, per blocking wait (or idle streak) that begins with operations still in flight,
+    /// that those operations are held back for a random time up to `max_hold` before the core
+    /// delivers them — long enough for other cores to run and observe the in-between state.
+    uint32_t hold_percent = 25;
+    std::chrono::microseconds max_hold{200};
 };
 
 namespace detail {
@@ -255,17 +261,19 @@ public:
     /// written into this core's memory since the previous call; otherwise spins, then yields,
     /// then sleeps until something is.
     void idle() {
-        if (adv_ && has_pending() && (idle_streak_ >= run_->wait.spin_polls || coin(kWaitDeliverPercent))) {
-            deliver_one();
-            std::this_thread::yield();
+        if (adv_ && has_pending()) {
+            if (idle_streak_ == 0) start_hold();
+            ++idle_streak_;
+            if (!holding() && (idle_streak_ >= run_->wait.spin_polls || coin(kWaitDeliverPercent))) {
+                deliver_one();
+                std::this_thread::yield();
+            } else {
+                check_abort();
+                cpu_relax();
+            }
             return;
         }
         const uint32_t e = me_->events.current();
-        if (adv_ && has_pending() && e == seen_epoch_) {
-            ++idle_streak_;
-            cpu_relax();
-            return;
-        }
         if (e != seen_epoch_) {
             seen_epoch_ = e;
             idle_streak_ = 0;
@@ -403,13 +411,17 @@ private:
         me_->wait_value.store(value, std::memory_order_relaxed);
         me_->wait_kind.store(kind, std::memory_order_relaxed);
         const WaitPolicy& p = run_->wait;
+        if (adv_) start_hold();
         for (uint32_t i = 0;; ++i) {
-            // Adversary: while spinning, deliver only now and then (keeps reorder windows open);
-            // past the spin phase deliver everything before yielding or sleeping, so nothing
-            // this core has in flight is held back while it blocks.
-            if (adv_ && has_pending() && (i >= p.spin_polls || coin(kWaitDeliverPercent))) {
+            // Adversary: hold in-flight operations back for a while (start_hold), then deliver
+            // them step by step, yielding in between; never sleep with anything in flight.
+            if (adv_ && has_pending() && !holding() && (i >= p.spin_polls || coin(kWaitDeliverPercent))) {
                 deliver_one();
                 std::this_thread::yield();
+            } else if (adv_ && has_pending() && holding()) {
+                check_abort();
+                if (i % 16 == 0) std::this_thread::yield();
+                else cpu_relax();
             } else if (i < p.spin_polls) {
                 cpu_relax();
             } else if (i < p.spin_polls + p.yield_polls) {
@@ -439,6 +451,17 @@ private:
     uint32_t pick(uint32_t n) {
         coin(0);
         return uint32_t(rng_ % n);
+    }
+    void start_hold() {
+        const AdversaryOptions& a = run_->adversary;
+        hold_until_ = {};
+        if (has_pending() && a.max_hold.count() > 0 && coin(a.hold_percent))
+            hold_until_ = std::chrono::steady_clock::now() +
+                          std::chrono::microseconds(1 + pick(uint32_t(a.max_hold.count())));
+    }
+    bool holding() const {
+        return hold_until_ != std::chrono::steady_clock::time_point{} &&
+               std::chrono::steady_clock::now() < hold_until_;
     }
     bool has_pending() const { return !writes_.empty() || !reads_.empty() || !eth_[0].empty() || !eth_[1].empty(); }
 
@@ -511,6 +534,7 @@ private:
     uint32_t idle_streak_ = 0;
     uint64_t context_switches_ = 0;
     uint64_t rng_ = 0x853c49e6748fea9bull;
+    std::chrono::steady_clock::time_point hold_until_{};
     std::vector<PendingWrite> writes_;
     std::deque<PendingRead> reads_;
     std::deque<PendingEth> eth_[hal::eth_tx_queues];
