@@ -41,6 +41,20 @@
 
 #include <hal/contract.hpp>
 
+#if defined(__SANITIZE_THREAD__)
+#define KCCL_EMU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KCCL_EMU_TSAN 1
+#endif
+#endif
+#ifndef KCCL_EMU_TSAN
+#define KCCL_EMU_TSAN 0
+#endif
+#if KCCL_EMU_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -95,9 +109,17 @@ inline uint64_t splitmix64(uint64_t x) {
 
 /// Stores one 16-byte Ethernet word as a single atomic release store.
 inline void store_word16_release(uint8_t* dst, const uint8_t* src) noexcept {
-    unsigned __int128 v;
+#if KCCL_EMU_TSAN
+    // ThreadSanitizer keys release/acquire by exact address: a 4-byte acquire load of a field
+    // at dst+4/8/12 would not synchronise with a 16-byte store at dst. Publish this thread's
+    // history at each field address first, so a reader that sees the new value of any field
+    // also sees everything written before this store (the semantics the hardware gives).
+    for (int f = 1; f < 4; ++f) __tsan_release(dst + 4 * f);
+#endif
+    __extension__ typedef unsigned __int128 word16;
+    word16 v;
     std::memcpy(&v, src, 16);
-    __atomic_store_n(reinterpret_cast<unsigned __int128*>(dst), v, __ATOMIC_RELEASE);
+    __atomic_store_n(reinterpret_cast<word16*>(dst), v, __ATOMIC_RELEASE);
 }
 
 inline std::string hex(uint64_t v) {
