@@ -9,6 +9,8 @@
 #                                   concept spellings), -fno-exceptions -fno-rtti,
 #                                   -I include -I tests/gate/stub (the declaration-only tt-metal
 #                                   API, so hal/tt_metal.hpp resolves "dataflow_api.h")
+#   include/**/host/*.{hpp,h}       host-side builders (may allocate and throw): -std=c++17,
+#                                   -pedantic, exceptions on; not part of the rv32 shim gate
 #   emulation/include/**/*.{hpp,h}  -std=c++20, -I include -I emulation/include
 # all with -fsyntax-only -Wall -Wextra -Werror, plus -pedantic for include/ (portable device code;
 # the emulation is a GCC/Clang-on-Linux backend and may use extensions such as __int128 and
@@ -31,6 +33,9 @@ if [ "${1:-}" = --one ]; then
             rel=${header#include/}
             flags=(-std="$std" "${COMMON[@]}" -pedantic -fno-exceptions -fno-rtti -I include
                    -I tests/gate/stub) ;;
+        host)
+            rel=${header#include/}
+            flags=(-std="$std" "${COMMON[@]}" -pedantic -I include) ;;
         emulation)
             rel=${header#emulation/include/}
             flags=(-std="$std" "${COMMON[@]}" -I include -I emulation/include) ;;
@@ -62,11 +67,16 @@ list_headers() {
 
 jobs=()
 n=0
-mapfile -t device < <(list_headers include)
+mapfile -t device < <(list_headers include | grep -v '/host/' || true)
+mapfile -t host < <(list_headers include | grep '/host/' || true)
 mapfile -t emulation < <(list_headers emulation/include)
 for h in "${device[@]}"; do
     jobs+=("$n device c++17 $h"); n=$((n + 1))
     jobs+=("$n device c++20 $h"); n=$((n + 1))
+done
+for h in "${host[@]}"; do
+    [ -n "$h" ] || continue
+    jobs+=("$n host c++17 $h"); n=$((n + 1))
 done
 for h in "${emulation[@]}"; do
     jobs+=("$n emulation c++20 $h"); n=$((n + 1))
