@@ -1,0 +1,318 @@
+// kccl/edm/channel.hpp — the EDM's per-channel state machines, as small steppable value types.
+//
+// Each channel is stepped by the EDM main loop, round robin with the others; `step()` never
+// blocks: it advances every part of the channel that can advance now and returns whether
+// anything did (the loop counts idle iterations from that). A test can step one channel alone
+// against a scripted backend.
+//
+// A channel has n buffers (slots); message m uses slot m mod n. Four cursors per channel, all
+// monotonic message counts, make multi-buffering explicit:
+//   sender:   filled  >= sent >= acked >= completed
+//             worker may fill slot of message m   when m - acked     < n  (my copy is free)
+//             EDM may send message m              when m - completed < n  (remote copy is free)
+//   receiver: received >= acked >= consumed >= completed
+// The worker side is serialised: at most one notification is outstanding in each direction, so
+// both semaphores only ever hold 0 or the expected count, and clear-before-notify is exact.
+#pragma once
+
+#include "types.hpp"
+
+#include <hal/contract.hpp>
+
+#include <stdint.h>
+
+namespace kccl::edm {
+
+/// Where a channel's pieces are, read from the EDM's runtime args.
+struct ChannelInfo {
+    bool is_sender = false;
+    Sharing sharing = Sharing::not_shared;
+    uint32_t buffers = 0;
+    uint32_t packet_bytes = 0;
+    uint32_t slot_bytes = 0;
+    uint32_t buffers_base = 0;
+    uint32_t edm_sem = 0;
+    uint32_t signal_base = 0;
+    uint32_t ack_src = 0;
+    uint32_t completion_src = 0;
+    uint32_t message_count = 0;
+    uint32_t num_workers = 0;
+
+    uint32_t slot(uint32_t message) const { return buffers_base + (message % buffers) * slot_bytes; }
+};
+
+/// What a channel's worker side is doing. The closing phases exist for WORKER_INITIATED
+/// receivers shared round robin: only the worker given the last message learns that the
+/// channel ends, so the EDM then tells each of the others `terminate` and waits for them.
+enum class WorkerPhase : uint8_t { signal_worker, wait_worker, closing_signal, closing_wait, finished };
+
+/// Per-worker NoC coordinates and semaphore, read from the EDM's runtime args.
+template <uint32_t MaxWorkers>
+struct WorkerTable {
+    uint32_t x[MaxWorkers] = {};
+    uint32_t y[MaxWorkers] = {};
+    uint32_t sem[MaxWorkers] = {};
+};
+
+namespace detail {
+
+template <class H>
+KCCL_FORCEINLINE void put_word(H& hal, uint32_t addr, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+    volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(addr, 16));
+    w[0] = a;
+    w[1] = b;
+    w[2] = c;
+    w[3] = d;
+}
+
+/// Notifies the workers of message m (clear-before-notify is the caller's job).
+template <class H, uint32_t MaxWorkers>
+void notify_workers(H& hal, const ChannelInfo& ch, const WorkerTable<MaxWorkers>& w, uint32_t m,
+                    uint32_t value) {
+    if (ch.sharing == Sharing::round_robin) {
+        const uint32_t k = m % ch.num_workers;
+        hal.sem_inc(hal.noc_addr(w.x[k], w.y[k], w.sem[k]), value);
+    } else {
+        for (uint32_t k = 0; k < ch.num_workers; ++k) hal.sem_inc(hal.noc_addr(w.x[k], w.y[k], w.sem[k]), value);
+    }
+}
+
+inline uint32_t expected_acks(const ChannelInfo& ch) {
+    return ch.sharing == Sharing::round_robin ? 1u : ch.num_workers;
+}
+
+}  // namespace detail
+
+/// Sender channel: worker payload -> Ethernet -> first-level ack -> completion.
+template <class Config>
+class SenderChannel {
+public:
+    static constexpr uint32_t max_workers = Config::max_workers_per_channel;
+
+    ChannelInfo info{};
+    WorkerTable<max_workers> workers{};
+    WorkerPhase phase = WorkerPhase::signal_worker;
+    uint32_t filled = 0, sent = 0, acked = 0, completed = 0;
+    /// Message index of the last message (WORKER_INITIATED), once a worker has said so.
+    uint32_t end_at = UINT32_MAX;
+    /// Signal of each slot's current message (last / terminate), sent in the sync word flags.
+    uint32_t slot_flags[Config::max_buffers_per_channel] = {};
+
+    /// Prepares the channel before the handshake: the EDM's semaphore starts at 0.
+    template <class H>
+    void init(H& hal) {
+        hal.sem_set(info.edm_sem, 0);
+        if (Config::termination == Termination::message_count_reached) end_at = info.message_count;
+        if (end_at == 0) phase = WorkerPhase::finished;
+    }
+
+    /// All messages sent and (unless the teardown mutation is on) completed by the receiver.
+    bool done() const {
+        if (phase != WorkerPhase::finished) return false;
+        if (Config::mutation_teardown_without_wait) return sent == filled;
+        return completed == filled;
+    }
+
+    template <class H>
+    bool step(H& hal) {
+        bool progress = false;
+        progress |= step_worker(hal);
+        progress |= step_send(hal);
+        progress |= step_acks(hal);
+        return progress;
+    }
+
+    /// Worker side: hand the next free slot to the worker(s), then wait for them to fill it.
+    template <class H>
+    bool step_worker(H& hal) {
+        if (phase == WorkerPhase::signal_worker) {
+            if (filled - acked >= info.buffers) return false;  // my copy of the slot is busy
+            if (Config::mutation_notify_before_clear) {
+                detail::notify_workers(hal, info, workers, filled, 1);
+                hal.sem_set(info.edm_sem, 0);
+            } else {
+                hal.sem_set(info.edm_sem, 0);
+                detail::notify_workers(hal, info, workers, filled, 1);
+            }
+            phase = WorkerPhase::wait_worker;
+            return true;
+        }
+        if (phase == WorkerPhase::wait_worker) {
+            if (hal.sem_read(info.edm_sem) != detail::expected_acks(info)) return false;
+            uint32_t signal = uint32_t(Signal::next);
+            if (Config::termination == Termination::worker_initiated) {
+                const uint32_t k = info.sharing == Sharing::round_robin ? filled % info.num_workers : 0;
+                signal = hal.sem_read(info.signal_base + 4 * k);
+                if (signal == uint32_t(Signal::last) || signal == uint32_t(Signal::terminate))
+                    end_at = filled + 1;
+            }
+            slot_flags[filled % info.buffers] = signal;
+            ++filled;
+            phase = filled >= end_at ? WorkerPhase::finished : WorkerPhase::signal_worker;
+            return true;
+        }
+        return false;
+    }
+
+    /// Ethernet side: send a filled slot once the receiver's copy is free and the queue is.
+    template <class H>
+    bool step_send(H& hal) {
+        if (sent == filled || sent - completed >= info.buffers) return false;
+        if (hal.eth_txq_busy(0)) return false;
+        const uint32_t slot = info.slot(sent);
+        const uint32_t sync = slot + sync_offset<Config>(info.packet_bytes);
+        const uint32_t flags = slot_flags[sent % info.buffers];
+        detail::put_word(hal, sync, info.packet_bytes, 0, sent, flags);
+        if (flags == uint32_t(Signal::terminate)) hal.eth_send(0, sync, sync, sync_word_bytes);
+        else hal.eth_send(0, slot, slot, info.packet_bytes + sync_word_bytes);
+        ++sent;
+        return true;
+    }
+
+    /// Acknowledgements: first-level ack frees my copy; completion frees the receiver's.
+    template <class H>
+    bool step_acks(H& hal) {
+        bool progress = false;
+        if (acked < sent) {
+            const uint32_t sync = info.slot(acked) + sync_offset<Config>(info.packet_bytes);
+            if (hal.sem_read(sync + sync_receiver_ack) != 0 || hal.sem_read(sync + sync_bytes_sent) == 0) {
+                ++acked;
+                progress = true;
+            }
+        }
+        if (completed < acked) {
+            const uint32_t sync = info.slot(completed) + sync_offset<Config>(info.packet_bytes);
+            if (hal.sem_read(sync + sync_bytes_sent) == 0) {
+                ++completed;
+                progress = true;
+            }
+        }
+        return progress;
+    }
+};
+
+/// Receiver channel: Ethernet payload -> first-level ack -> worker(s) -> completion.
+template <class Config>
+class ReceiverChannel {
+public:
+    static constexpr uint32_t max_workers = Config::max_workers_per_channel;
+
+    ChannelInfo info{};
+    WorkerTable<max_workers> workers{};
+    WorkerPhase phase = WorkerPhase::signal_worker;
+    uint32_t received = 0, acked = 0, consumed = 0, completed = 0;
+    uint32_t end_at = UINT32_MAX;
+    uint32_t slot_flags[Config::max_buffers_per_channel] = {};
+
+    template <class H>
+    void init(H& hal) {
+        hal.sem_set(info.edm_sem, 0);
+        // Source words: the ack says "received" (non-zero ack field), the completion says "slot
+        // free" (all zero). Their contents never change, so each may be re-sent while an earlier
+        // send of it is still queued.
+        detail::put_word(hal, info.ack_src, info.packet_bytes, 1, 0, 0);
+        if (!Config::mutation_shared_ack_source) detail::put_word(hal, info.completion_src, 0, 0, 0, 0);
+        if (Config::termination == Termination::message_count_reached) end_at = info.message_count;
+        if (end_at == 0) phase = WorkerPhase::finished;
+    }
+
+    bool done() const { return completed >= end_at && phase == WorkerPhase::finished; }
+
+    template <class H>
+    bool step(H& hal) {
+        bool progress = false;
+        progress |= step_receive(hal);
+        progress |= step_ack(hal);
+        progress |= step_worker(hal);
+        progress |= step_complete(hal);
+        return progress;
+    }
+
+    /// A packet has arrived when its sync word (the last word of the send) shows bytes.
+    template <class H>
+    bool step_receive(H& hal) {
+        if (received >= end_at || received - completed >= info.buffers) return false;
+        const uint32_t sync = info.slot(received) + sync_offset<Config>(info.packet_bytes);
+        if (hal.sem_read(sync + sync_bytes_sent) == 0) return false;
+        uint32_t flags = hal.sem_read(sync + sync_flags);
+        slot_flags[received % info.buffers] = flags;
+        if (Config::termination == Termination::worker_initiated &&
+            (flags == uint32_t(Signal::last) || flags == uint32_t(Signal::terminate)))
+            end_at = received + 1;
+        ++received;
+        return true;
+    }
+
+    template <class H>
+    bool step_ack(H& hal) {
+        if (acked == received || hal.eth_txq_busy(0)) return false;
+        const uint32_t sync = info.slot(acked) + sync_offset<Config>(info.packet_bytes);
+        if (Config::mutation_shared_ack_source) detail::put_word(hal, info.ack_src, info.packet_bytes, 1, 0, 0);
+        hal.eth_send(0, info.ack_src, sync, sync_word_bytes);
+        ++acked;
+        return true;
+    }
+
+    template <class H>
+    bool step_worker(H& hal) {
+        if (phase == WorkerPhase::signal_worker) {
+            if (consumed == acked) return false;
+            const uint32_t flags = slot_flags[consumed % info.buffers];
+            const uint32_t value = Config::termination == Termination::worker_initiated && flags != 0 ? flags : 1u;
+            if (Config::mutation_notify_before_clear) {
+                detail::notify_workers(hal, info, workers, consumed, value);
+                hal.sem_set(info.edm_sem, 0);
+            } else {
+                hal.sem_set(info.edm_sem, 0);
+                detail::notify_workers(hal, info, workers, consumed, value);
+            }
+            phase = WorkerPhase::wait_worker;
+            return true;
+        }
+        if (phase == WorkerPhase::wait_worker) {
+            if (hal.sem_read(info.edm_sem) != detail::expected_acks(info)) return false;
+            ++consumed;
+            if (consumed < end_at) phase = WorkerPhase::signal_worker;
+            else if (Config::termination == Termination::worker_initiated &&
+                     info.sharing == Sharing::round_robin && info.num_workers > 1)
+                phase = WorkerPhase::closing_signal;
+            else phase = WorkerPhase::finished;
+            return true;
+        }
+        if (phase == WorkerPhase::closing_signal) {
+            hal.sem_set(info.edm_sem, 0);
+            const uint32_t told = (end_at - 1) % info.num_workers;
+            for (uint32_t k = 0; k < info.num_workers; ++k)
+                if (k != told)
+                    hal.sem_inc(hal.noc_addr(workers.x[k], workers.y[k], workers.sem[k]), uint32_t(Signal::terminate));
+            phase = WorkerPhase::closing_wait;
+            return true;
+        }
+        if (phase == WorkerPhase::closing_wait) {
+            if (hal.sem_read(info.edm_sem) != info.num_workers - 1) return false;
+            phase = WorkerPhase::finished;
+            return true;
+        }
+        return false;
+    }
+
+    /// Completion: clear my slot's sync word first (the next packet for this slot can only come
+    /// after the completion), then tell the sender the slot is free.
+    template <class H>
+    bool step_complete(H& hal) {
+        if (completed == consumed || hal.eth_txq_busy(0)) return false;
+        const uint32_t sync = info.slot(completed) + sync_offset<Config>(info.packet_bytes);
+        hal.sem_set(sync + sync_bytes_sent, 0);
+        hal.sem_set(sync + sync_receiver_ack, 0);
+        uint32_t src = info.completion_src;
+        if (Config::mutation_shared_ack_source) {
+            src = info.ack_src;
+            detail::put_word(hal, src, 0, 0, 0, 0);
+        }
+        hal.eth_send(0, src, sync, sync_word_bytes);
+        ++completed;
+        return true;
+    }
+};
+
+}  // namespace kccl::edm

@@ -1,0 +1,152 @@
+// kccl/edm/types.hpp — vocabulary of the ERISC Data Mover: modes, the sync word, the
+// compile-time configuration, and the runtime-argument layouts shared by the EDM kernel, its
+// worker adapters and the host builder.
+//
+// Protocol summary (docs/edm.md has the state diagrams):
+//   * A channel is a sender on one end of a link and a receiver on the other, with n buffers at
+//     the SAME L1 addresses on both Ethernet cores. A buffer slot is [packet | 16-byte sync word].
+//   * Sender EDM: sends packet + sync word in ONE eth_send, sync word last (contract E3).
+//     Receiver EDM: sees the sync word, sends a first-level ACK (the sender's copy of the slot
+//     may be refilled), hands the packet to its workers, and when they are done clears its slot
+//     and sends a COMPLETION (the receiver's slot may be written again). ACK and COMPLETION go
+//     out from two distinct source words (FACTS invariant 7).
+//   * Worker <-> EDM: two semaphores per channel (one on the worker, one on the EDM); each side
+//     clears its own semaphore before notifying the other; a payload write and the semaphore
+//     increment that announces it go to the same core back to back (contract N1).
+#pragma once
+
+#include <hal/config.hpp>
+
+#include <stdint.h>
+
+namespace kccl::edm {
+
+/// When the EDM stops (seed 000 "Termination Mode"); shared by all channels of an EDM.
+enum class Termination : uint32_t {
+    message_count_reached = 0,  ///< each channel moves a fixed number of messages
+    worker_initiated = 1,       ///< each channel runs until its sender worker says last/terminate
+};
+
+/// How several workers share a channel's buffers (seed 000 / FACTS "Buffer sharing").
+enum class Sharing : uint32_t {
+    not_shared = 0,   ///< every message involves every worker (each fills / reads its part);
+                      ///< the EDM notifies all of them and waits for all of them
+    round_robin = 1,  ///< message m involves worker m mod W only
+};
+
+/// Worker signals (WORKER_INITIATED): what the sender worker says with each message, and what
+/// the receiver EDM tells its workers.
+enum class Signal : uint32_t {
+    none = 0,
+    next = 1,       ///< a payload, more follow
+    last = 2,       ///< a payload, the last one
+    terminate = 3,  ///< no payload: the channel ends
+};
+
+/// The 16-byte word after every packet (legacy `eth_channel_sync_t`).
+struct SyncWord {
+    uint32_t bytes_sent;    ///< non-zero: a packet is in the slot (sender sets, receiver clears)
+    uint32_t receiver_ack;  ///< non-zero: first-level ack (receiver -> sender)
+    uint32_t src_id;        ///< sequence number of the message (diagnostics)
+    uint32_t flags;         ///< Signal of the message (last / terminate)
+};
+static_assert(sizeof(SyncWord) == 16, "The sync word is exactly one 16-byte Ethernet word.");
+
+inline constexpr uint32_t sync_word_bytes = 16;
+/// Field offsets inside the sync word.
+inline constexpr uint32_t sync_bytes_sent = 0;
+inline constexpr uint32_t sync_receiver_ack = 4;
+inline constexpr uint32_t sync_src_id = 8;
+inline constexpr uint32_t sync_flags = 12;
+
+/// Default compile-time configuration. Derive and override to change:
+///   struct MyEdm : kccl::edm::DefaultConfig {
+///       static constexpr auto termination = kccl::edm::Termination::worker_initiated; };
+struct DefaultConfig {
+    /// Channels per EDM (legacy EDM: 8).
+    static constexpr uint32_t max_channels = 8;
+    /// Workers per channel.
+    static constexpr uint32_t max_workers_per_channel = 8;
+    /// Buffers (slots) per channel (legacy EDM: typically 2).
+    static constexpr uint32_t max_buffers_per_channel = 16;
+    static constexpr Termination termination = Termination::message_count_reached;
+    /// Main-loop iterations without progress between two context_switch() calls. FACTS
+    /// invariant 10: a too-eager switch once halved all-gather throughput; seed 004 asks for "a
+    /// large number of idle loop iterations". Counted, not timed, so it costs no timer read.
+    static constexpr uint32_t idle_iterations_per_context_switch = 4096;
+
+    // Protocol mutations the seeds warn about. Test-only: each must make a test fail.
+    static constexpr bool mutation_sync_word_first = false;     ///< sync word before the payload
+    static constexpr bool mutation_notify_before_clear = false; ///< EDM notifies, then clears
+    static constexpr bool mutation_shared_ack_source = false;   ///< ack and completion share a source word
+    static constexpr bool mutation_teardown_without_wait = false;  ///< sender exits before completions
+};
+
+template <class Config>
+constexpr bool check_config() {
+    static_assert(Config::max_channels >= 1 && Config::max_channels <= 32,
+                  "EDM Config::max_channels must be between 1 and 32.");
+    static_assert(Config::max_workers_per_channel >= 1 && Config::max_workers_per_channel <= 32,
+                  "EDM Config::max_workers_per_channel must be between 1 and 32.");
+    static_assert(Config::max_buffers_per_channel >= 1 && Config::max_buffers_per_channel <= 64,
+                  "EDM Config::max_buffers_per_channel must be between 1 and 64.");
+    static_assert(Config::idle_iterations_per_context_switch >= 1,
+                  "EDM Config::idle_iterations_per_context_switch must be at least 1.");
+    return true;
+}
+
+// ---- runtime argument layouts --------------------------------------------------------------
+//
+// EDM kernel args (written by edm::host::LinkPlan::edm_args):
+//   [0] num_channels   [1] handshake_addr (48 bytes: word, ack word, source word)
+//   [2] is_handshake_master
+//   then per channel: kChannelArgs values, then 2 per worker: (x | y << 16), worker_sem_addr
+namespace args {
+inline constexpr uint32_t num_channels = 0;
+inline constexpr uint32_t handshake_addr = 1;
+inline constexpr uint32_t is_handshake_master = 2;
+inline constexpr uint32_t first_channel = 3;
+
+// Offsets within one channel's block.
+inline constexpr uint32_t ch_is_sender = 0;
+inline constexpr uint32_t ch_sharing = 1;
+inline constexpr uint32_t ch_buffers = 2;
+inline constexpr uint32_t ch_packet_bytes = 3;   ///< bytes sent per message (sync word at this offset)
+inline constexpr uint32_t ch_slot_bytes = 4;     ///< stride between slots (packet capacity + 16)
+inline constexpr uint32_t ch_buffers_base = 5;
+inline constexpr uint32_t ch_edm_sem = 6;
+inline constexpr uint32_t ch_signal_base = 7;    ///< one 4-byte signal slot per worker
+inline constexpr uint32_t ch_ack_src = 8;
+inline constexpr uint32_t ch_completion_src = 9;
+inline constexpr uint32_t ch_message_count = 10;
+inline constexpr uint32_t ch_num_workers = 11;
+inline constexpr uint32_t ch_fixed = 12;  ///< fixed args per channel, before the worker pairs
+inline constexpr uint32_t per_worker = 2;
+
+// Worker adapter args (LinkPlan::worker_args), at an offset the kernel author chooses.
+inline constexpr uint32_t w_edm_xy = 0;
+inline constexpr uint32_t w_buffers_base = 1;
+inline constexpr uint32_t w_buffers = 2;
+inline constexpr uint32_t w_packet_bytes = 3;
+inline constexpr uint32_t w_slot_bytes = 4;
+inline constexpr uint32_t w_edm_sem = 5;
+inline constexpr uint32_t w_signal_addr = 6;  ///< this worker's own signal slot
+inline constexpr uint32_t w_worker_sem = 7;
+inline constexpr uint32_t w_worker_index = 8;
+inline constexpr uint32_t w_num_workers = 9;
+inline constexpr uint32_t w_sharing = 10;
+inline constexpr uint32_t w_count = 11;
+}  // namespace args
+
+/// Address of the sync word of a slot (the mutation moves it to the front).
+template <class Config>
+constexpr uint32_t sync_offset(uint32_t packet_bytes) {
+    return Config::mutation_sync_word_first ? 0 : packet_bytes;
+}
+/// Offset of the payload inside a slot.
+template <class Config>
+constexpr uint32_t payload_offset() {
+    return Config::mutation_sync_word_first ? sync_word_bytes : 0;
+}
+
+}  // namespace kccl::edm

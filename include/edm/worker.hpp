@@ -1,0 +1,193 @@
+// kccl/edm/worker.hpp — worker-side adapters of an EDM channel (seed 000 "Worker - Sender Side
+// EDM Interface" and "Receiver Side EDM - Worker Interface").
+//
+//   kccl::edm::WorkerChannel ch = kccl::edm::load_worker_channel(hal, /*arg_base=*/4);
+//   kccl::edm::SenderAdapter<> tx(ch);
+//   for (...) tx.send(hal, src_l1, bytes);          // blocking; try_send() is the non-blocking form
+//   tx.send_last(hal, src_l1, bytes);               // WORKER_INITIATED: the channel's last message
+//   tx.close(hal);                                  // everything written has landed
+//
+//   kccl::edm::ReceiverAdapter<> rx(ch);
+//   while (rx.recv(hal, dst_l1, bytes) != kccl::edm::Signal::terminate) {...}
+//
+// Sender, per message: wait for my semaphore (the EDM granted me a slot) -> clear it -> write the
+// payload into the slot -> [WORKER_INITIATED: write my signal word] -> increment the EDM's
+// semaphore. All three writes go to the EDM core back to back, so they land in order (N1).
+// Receiver, per message: wait for my semaphore -> read its value (next / last / terminate) ->
+// clear it -> read the slot into L1 -> read barrier -> increment the EDM's semaphore.
+//
+// Slots: message m of the channel uses slot m mod buffers. With NOT_SHARED every worker takes
+// part in every message (each writes / reads its own part: `offset`); with ROUND_ROBIN worker k
+// takes messages k, k+W, k+2W, ...
+#pragma once
+
+#include "types.hpp"
+
+#include <hal/contract.hpp>
+
+#include <stdint.h>
+
+namespace kccl::edm {
+
+/// A worker's view of one EDM channel, from edm::host::LinkPlan::worker_args.
+struct WorkerChannel {
+    uint32_t edm_x = 0, edm_y = 0;
+    uint32_t buffers_base = 0, buffers = 1, packet_bytes = 0, slot_bytes = 0;
+    uint32_t edm_sem = 0, signal_addr = 0, worker_sem = 0;
+    uint32_t worker_index = 0, num_workers = 1;
+    Sharing sharing = Sharing::not_shared;
+};
+
+template <class H>
+WorkerChannel load_worker_channel(H& hal, uint32_t base) {
+    WorkerChannel c;
+    const uint32_t xy = hal.arg(base + args::w_edm_xy);
+    c.edm_x = xy & 0xffff;
+    c.edm_y = xy >> 16;
+    c.buffers_base = hal.arg(base + args::w_buffers_base);
+    c.buffers = hal.arg(base + args::w_buffers);
+    c.packet_bytes = hal.arg(base + args::w_packet_bytes);
+    c.slot_bytes = hal.arg(base + args::w_slot_bytes);
+    c.edm_sem = hal.arg(base + args::w_edm_sem);
+    c.signal_addr = hal.arg(base + args::w_signal_addr);
+    c.worker_sem = hal.arg(base + args::w_worker_sem);
+    c.worker_index = hal.arg(base + args::w_worker_index);
+    c.num_workers = hal.arg(base + args::w_num_workers);
+    c.sharing = Sharing(hal.arg(base + args::w_sharing));
+    return c;
+}
+
+namespace detail {
+/// The message sequence of one worker: all messages (NOT_SHARED) or every W-th (ROUND_ROBIN).
+struct WorkerCursor {
+    uint32_t next = 0, step = 1;
+    explicit WorkerCursor(const WorkerChannel& c)
+        : next(c.sharing == Sharing::round_robin ? c.worker_index : 0),
+          step(c.sharing == Sharing::round_robin ? c.num_workers : 1) {}
+};
+}  // namespace detail
+
+template <class Config = DefaultConfig>
+class SenderAdapter {
+public:
+    explicit SenderAdapter(const WorkerChannel& c) : ch_(c), cur_(c) {}
+
+    /// True when the EDM has granted this worker a slot (the next send will not block).
+    template <class H>
+    bool ready(H& hal) {
+        return hal.sem_read(ch_.worker_sem) != 0;
+    }
+
+    /// Blocking send of `bytes` from local `src_l1` into the slot at `offset` (bytes and offset
+    /// multiples of 16, offset + bytes <= packet size).
+    template <class H>
+    void send(H& hal, uint32_t src_l1, uint32_t bytes, uint32_t offset = 0, Signal signal = Signal::next) {
+        hal.sem_wait(ch_.worker_sem, 1);
+        emit(hal, src_l1, bytes, offset, signal);
+    }
+    /// Non-blocking form: returns false (and does nothing) when no slot is granted yet.
+    template <class H>
+    bool try_send(H& hal, uint32_t src_l1, uint32_t bytes, uint32_t offset = 0, Signal signal = Signal::next) {
+        if (!ready(hal)) return false;
+        emit(hal, src_l1, bytes, offset, signal);
+        return true;
+    }
+    /// WORKER_INITIATED: the last payload of the channel.
+    template <class H>
+    void send_last(H& hal, uint32_t src_l1, uint32_t bytes, uint32_t offset = 0) {
+        send(hal, src_l1, bytes, offset, Signal::last);
+    }
+    /// WORKER_INITIATED: end the channel without a payload.
+    template <class H>
+    void terminate(H& hal) {
+        hal.sem_wait(ch_.worker_sem, 1);
+        emit(hal, 0, 0, 0, Signal::terminate);
+    }
+    /// Ends this worker's use of the channel: makes sure everything it wrote has landed. It
+    /// does not end the channel: under WORKER_INITIATED that is send_last() or terminate() by
+    /// the worker whose message is the last one (with ROUND_ROBIN the others cannot know).
+    template <class H>
+    void close(H& hal) {
+        hal.noc_write_barrier();
+    }
+    /// True after this worker sent last or terminate.
+    bool ended() const { return ended_; }
+
+    uint32_t messages_sent() const { return sent_; }
+
+private:
+    template <class H>
+    void emit(H& hal, uint32_t src_l1, uint32_t bytes, uint32_t offset, Signal signal) {
+        hal.sem_set(ch_.worker_sem, 0);  // clear before notifying the EDM
+        const uint32_t slot = ch_.buffers_base + (cur_.next % ch_.buffers) * ch_.slot_bytes;
+        if (signal != Signal::terminate && bytes)
+            hal.noc_write(src_l1, hal.noc_addr(ch_.edm_x, ch_.edm_y, slot + payload_offset<Config>() + offset), bytes);
+        if (Config::termination == Termination::worker_initiated)
+            hal.noc_inline_write32(hal.noc_addr(ch_.edm_x, ch_.edm_y, ch_.signal_addr), uint32_t(signal));
+        hal.sem_inc(hal.noc_addr(ch_.edm_x, ch_.edm_y, ch_.edm_sem), 1);
+        hal.noc_writes_flushed();  // src_l1 may be reused when send returns (contract N3)
+        cur_.next += cur_.step;
+        ++sent_;
+        if (signal == Signal::last || signal == Signal::terminate) ended_ = true;
+    }
+
+    WorkerChannel ch_;
+    detail::WorkerCursor cur_;
+    uint32_t sent_ = 0;
+    bool ended_ = false;
+};
+
+template <class Config = DefaultConfig>
+class ReceiverAdapter {
+public:
+    explicit ReceiverAdapter(const WorkerChannel& c) : ch_(c), cur_(c) {}
+
+    template <class H>
+    bool ready(H& hal) {
+        return hal.sem_read(ch_.worker_sem) != 0;
+    }
+
+    /// Blocking receive of `bytes` at `offset` of the next message into local `dst_l1`.
+    /// Returns the message's signal: next, last, or terminate (no payload, nothing copied).
+    template <class H>
+    Signal recv(H& hal, uint32_t dst_l1, uint32_t bytes, uint32_t offset = 0) {
+        hal.sem_wait_min(ch_.worker_sem, 1);
+        return take(hal, dst_l1, bytes, offset);
+    }
+    /// Non-blocking form: Signal::none when nothing has arrived yet.
+    template <class H>
+    Signal try_recv(H& hal, uint32_t dst_l1, uint32_t bytes, uint32_t offset = 0) {
+        if (!ready(hal)) return Signal::none;
+        return take(hal, dst_l1, bytes, offset);
+    }
+    /// Nothing is outstanding after the last recv returned: every payload was acknowledged.
+    template <class H>
+    void close(H& hal) {
+        hal.noc_write_barrier();
+    }
+
+    uint32_t messages_received() const { return received_; }
+
+private:
+    template <class H>
+    Signal take(H& hal, uint32_t dst_l1, uint32_t bytes, uint32_t offset) {
+        const uint32_t value = hal.sem_read(ch_.worker_sem);
+        hal.sem_set(ch_.worker_sem, 0);  // clear before notifying the EDM
+        const Signal s = Signal(value);
+        if (s != Signal::terminate && bytes) {
+            const uint32_t slot = ch_.buffers_base + (cur_.next % ch_.buffers) * ch_.slot_bytes;
+            hal.noc_read(hal.noc_addr(ch_.edm_x, ch_.edm_y, slot + payload_offset<Config>() + offset), dst_l1, bytes);
+            hal.noc_read_barrier();
+        }
+        hal.sem_inc(hal.noc_addr(ch_.edm_x, ch_.edm_y, ch_.edm_sem), 1);
+        cur_.next += cur_.step;
+        ++received_;
+        return s == Signal::none ? Signal::next : s;
+    }
+
+    WorkerChannel ch_;
+    detail::WorkerCursor cur_;
+    uint32_t received_ = 0;
+};
+
+}  // namespace kccl::edm
