@@ -1,0 +1,67 @@
+// kccl/ipcq/directions.hpp — the direction sets an IPCQ core can own queue pairs in.
+//
+// WHAT IT IS
+//   A direction set is a type naming the logical ports of a core (ADR-0023 D3: the kernel knows
+//   directions, never the topology). It is the `Dirs` template parameter of kccl::ipcq::Queues
+//   and of the host builders. Requirements on a direction set D:
+//     static constexpr uint32_t count;                    number of directions (<= kMaxDirs)
+//     static constexpr const char* name(uint32_t d);      short printable name, "?" if d >= count
+//     static constexpr bool has_reverse;                  every direction has a fixed reverse
+//     static constexpr uint32_t reverse(uint32_t d);      (only if has_reverse) the direction on
+//                                                         the peer that points back (N<->S ...)
+//   Direction values are plain uint32_t indices 0..count-1 so that kernels can loop over them.
+//
+// Who uses it: device code (C++17, freestanding) and host builders.
+#pragma once
+
+#include <hal/config.hpp>
+
+#include <stdint.h>
+
+namespace kccl::ipcq {
+
+/// Largest direction count a set may have (bounds the per-core queue block).
+inline constexpr uint32_t kMaxDirs = 8;
+
+/// 2D mesh / ring ports: north, south, east, west. ring_1d uses E and W only.
+struct Nsew {
+    enum : uint32_t { N = 0, S = 1, E = 2, W = 3 };
+    static constexpr uint32_t count = 4;
+    static constexpr bool has_reverse = true;
+    static constexpr uint32_t reverse(uint32_t d) { return d ^ 1u; }
+    static constexpr const char* name(uint32_t d) {
+        return d == N ? "N" : d == S ? "S" : d == E ? "E" : d == W ? "W" : "?";
+    }
+};
+
+/// 3D mesh ports: Nsew plus up and down.
+struct Nsewud {
+    enum : uint32_t { N = 0, S = 1, E = 2, W = 3, U = 4, D = 5 };
+    static constexpr uint32_t count = 6;
+    static constexpr bool has_reverse = true;
+    static constexpr uint32_t reverse(uint32_t d) { return d ^ 1u; }
+    static constexpr const char* name(uint32_t d) {
+        return d == N ? "N" : d == S ? "S" : d == E ? "E" : d == W ? "W" : d == U ? "U" : d == D ? "D" : "?";
+    }
+};
+
+/// Binary-tree ports. The reverse of `parent` is `left` or `right` depending on the child, so
+/// there is no fixed reverse: topologies over this set name each link's peer direction.
+struct Tree {
+    enum : uint32_t { parent = 0, left = 1, right = 2 };
+    static constexpr uint32_t count = 3;
+    static constexpr bool has_reverse = false;
+    static constexpr uint32_t reverse(uint32_t) { return 0; }
+    static constexpr const char* name(uint32_t d) {
+        return d == parent ? "parent" : d == left ? "left" : d == right ? "right" : "?";
+    }
+};
+
+template <class Dirs>
+constexpr bool check_direction_set() {
+    static_assert(Dirs::count >= 1 && Dirs::count <= kMaxDirs,
+                  "An IPCQ direction set must have between 1 and kccl::ipcq::kMaxDirs (8) directions.");
+    return true;
+}
+
+}  // namespace kccl::ipcq

@@ -1,0 +1,88 @@
+// kccl/ipcq/layout.hpp — the L1 layout of one core's IPCQ block, shared by device and host.
+//
+// WHAT IT IS
+//   The host builder (ipcq/host/plan.hpp) writes a block at an L1 address of every member core
+//   and passes that address as a runtime argument; the device (ipcq/queues.hpp) reads its
+//   configuration from there and keeps its live pointers there. Offsets only, no code.
+//
+//   block + 0                 BlockHeader (64 B)
+//   block + 64 + d * 320      Record of direction d, for d < n_dirs:
+//       + 0    RecordConfig (128 B, host-written, read-only for the device)
+//       + 128  head mailbox   (64 B line) the peer's my_head, written by the PEER after the data
+//       + 192  credit mailbox (64 B line) the peer's my_tail, written by the PEER after consuming
+//       + 256  mirror         (64 B line) my_head, my_tail, peer_head_cache, peer_tail_cache,
+//                             taken — written by this core only, read by the pointer dump
+//   then (host-placed, addresses in RecordConfig): per rx direction the descriptor array
+//   (n_slots x 16 B), per tx direction the descriptor shadow (n_slots x 16 B), the rx rings
+//   (L1 placement) or one staging slot (DRAM placement), and optionally the tx rings.
+//
+//   Each 32-bit word written by another core sits on its own 64-byte line: one line per writer.
+#pragma once
+
+#include <hal/config.hpp>
+
+#include <stdint.h>
+
+namespace kccl::ipcq {
+
+/// Where a core's rx slots live. The same kernel code runs with either (ADR-0023 D6).
+enum class Placement : uint32_t { l1 = 0, dram = 1 };
+/// How a blocked send/recv waits (ADR-0023 D7): re-check + idle() per poll, or the backend's
+/// blocking semaphore wait. Both give identical results.
+enum class Backpressure : uint32_t { poll = 0, sleep = 1 };
+
+namespace layout {
+
+inline constexpr uint32_t kMagic = 0x51435049u;  // "IPCQ"
+inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kHeaderBytes = 64;
+inline constexpr uint32_t kRecordBytes = 320;
+inline constexpr uint32_t kDescBytes = 16;
+/// NoC transfers and slots are kept 16-byte aligned (L1/NoC alignment on Wormhole).
+inline constexpr uint32_t kAlign = 16;
+
+// BlockHeader words (byte offsets from the block).
+inline constexpr uint32_t kHdrMagic = 0, kHdrVersion = 4, kHdrDirs = 8, kHdrRank = 12, kHdrMode = 16,
+                          kHdrStrict = 20, kHdrWorld = 24, kHdrMetaBytes = 28;
+
+// Record layout (byte offsets from the record).
+inline constexpr uint32_t kConfig = 0, kHeadMailbox = 128, kCreditMailbox = 192, kMirror = 256;
+
+// RecordConfig words (byte offsets from the record).
+inline constexpr uint32_t kCfgFlags = 0;        // kInstalled | kTx | kRx
+inline constexpr uint32_t kCfgPeerX = 4, kCfgPeerY = 8, kCfgPeerDir = 12, kCfgPeerRank = 16;
+inline constexpr uint32_t kCfgPeerRecord = 20;  // L1 address of the peer's record for peer_dir
+inline constexpr uint32_t kCfgPeerDesc = 24;    // L1 address of the peer's rx descriptor array
+inline constexpr uint32_t kCfgPeerRxX = 28, kCfgPeerRxY = 32, kCfgPeerRxBase = 36;  // peer's rx slots
+inline constexpr uint32_t kCfgRxX = 40, kCfgRxY = 44, kCfgRxBase = 48;  // my rx slots (L1 or DRAM)
+inline constexpr uint32_t kCfgSlots = 52, kCfgSlotBytes = 56, kCfgPlacement = 60;
+inline constexpr uint32_t kCfgDesc = 64;    // my rx descriptor array (L1)
+inline constexpr uint32_t kCfgShadow = 68;  // my tx descriptor shadow (L1)
+inline constexpr uint32_t kCfgStage = 72;   // DRAM placement: my one-slot staging buffer (L1)
+inline constexpr uint32_t kCfgTxRing = 76;  // optional tx ring (L1), 0 = none
+
+inline constexpr uint32_t kInstalled = 1u, kTx = 2u, kRx = 4u;
+
+// Mirror words (byte offsets from the record).
+inline constexpr uint32_t kMyHead = kMirror + 0, kMyTail = kMirror + 4, kPeerHeadCache = kMirror + 8,
+                          kPeerTailCache = kMirror + 12, kTaken = kMirror + 16;
+
+/// Byte offset of direction d's record from the block.
+constexpr uint32_t record(uint32_t d) { return kHeaderBytes + d * kRecordBytes; }
+/// Bytes of header + records for n directions.
+constexpr uint32_t records_end(uint32_t n_dirs) { return kHeaderBytes + n_dirs * kRecordBytes; }
+constexpr uint32_t align_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace layout
+
+/// The 16-byte descriptor of one message, stored per rx slot: nbytes, data type code, shape.
+/// dtype and shape are opaque to IPCQ; strict mode compares them (ADR-0023 F2).
+struct MsgInfo {
+    uint32_t nbytes = 0;
+    uint16_t dtype = 0;
+    uint16_t rank = 0;      ///< number of dims used in `dims` (0..4)
+    uint16_t dims[4] = {0, 0, 0, 0};
+};
+static_assert(sizeof(MsgInfo) == layout::kDescBytes, "MsgInfo must be exactly one 16-byte descriptor.");
+
+}  // namespace kccl::ipcq

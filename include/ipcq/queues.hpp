@@ -1,0 +1,520 @@
+// kccl/ipcq/queues.hpp — PE-level inter-process communication queues (ADR-0023), device side.
+//
+// WHAT IT IS
+//   kccl::ipcq::Queues<H, Dirs, Policy, Tracer> is one core's set of direction-addressed queue
+//   pairs. For every installed direction d the core owns an rx ring (n_slots x slot_size, in its
+//   L1 or in DRAM) that ONE peer core writes into, and it writes into that peer's rx ring. The
+//   peer, its ring addresses and sizes come from the block the host builder installed in L1
+//   (ipcq/host/plan.hpp, layout in ipcq/layout.hpp); the kernel only names directions.
+//
+//     kccl::ipcq::Queues<H> q(hal, hal.arg(0));       // block address from the runtime args
+//     q.send(Nsew::E, src_l1, 64);                      // blocks while the peer's ring is full
+//     auto s = q.recv(Nsew::W);                         // zero copy: s.l1 is the rx slot
+//     ... use hal.l1_ptr(s.l1, s.info.nbytes) ...
+//     q.release(s);                                     // credit return (frees the slot)
+//
+// POINTERS (ADR-0023 D2; all monotonic 32-bit sequence counters, slot = counter mod n_slots)
+//   my_head          messages this core has sent on d
+//   my_tail          messages this core has consumed (released) from d's rx ring
+//   peer_head_cache  last seen value of the peer's my_head (from the head mailbox)
+//   peer_tail_cache  last seen value of the peer's my_tail (from the credit mailbox)
+//   taken            messages handed to the kernel by recv (taken - my_tail are held slots)
+//
+// PROTOCOL (what makes it correct under the contract, include/hal/contract.hpp)
+//   send   (1) if my_head - peer_tail_cache == n_slots, re-read the credit mailbox (only then),
+//              and wait (poll + idle(), or sem_wait_min) until a slot is free;
+//          (2) if the slot's descriptor {nbytes, dtype, shape} differs from what the peer's
+//              descriptor array holds for that slot (tracked in a local shadow), noc_write it;
+//          (3) noc_write the payload from src into the peer's rx slot (one write);
+//          (4) L1 placement: nothing — the head goes to the same core as (2) and (3), so N1 lands
+//              it after them. DRAM placement: noc_write_barrier(), because the payload went to
+//              the DRAM endpoint and the head goes to the peer core: different destinations, no
+//              ordering without a barrier (N1/N2);
+//          (5) noc_inline_write32(peer's head mailbox, my_head + 1): the ADR's piggyback — the
+//              head becomes visible only after the data (I6/I7);
+//          (6) noc_writes_flushed(): src may be reused when send returns (N3).
+//   recv   waits until taken != peer_head_cache (re-reading the head mailbox — a word in this
+//          core's OWN L1 — only when the cache says empty); reads the descriptor; L1 placement
+//          returns the slot in place, DRAM placement noc_reads it into a one-slot L1 staging
+//          buffer (+ noc_read_barrier).
+//   release  my_tail += 1, then noc_inline_write32(peer's credit mailbox, my_tail): the peer may
+//          reuse the slot only after this core has finished reading it.
+//   Every wait polls only this core's own L1 (the emulation wakes a sleeper on writes into its
+//   own memory) and calls hal.idle() on every empty poll (W1).
+//
+// RECV WITHOUT A DIRECTION (recv_any) is round robin over installed rx directions, starting
+//   after the direction served last. Fairness is weak (ADR-0023 D4): a direction that always has
+//   data is served at least once every count directions, but nothing more is promised.
+//
+// ERRORS (device side, no exceptions): a call on an uninstalled direction, a send on a
+//   receive-only direction (ring_1d_unidir), a message larger than the slot, a release out of
+//   order, a strict-mode mismatch, a block that was never installed — each formats one message
+//   naming the rank, core, direction and what is allowed, and calls kccl's assert handler
+//   (kccl::set_assert_handler; the emulation tests install one that throws). Without a handler
+//   the core traps.
+//
+// LIMITS: 32-bit counters; poll mode is wrap-safe, sleep mode (sem_wait_min) supports 2^32 - n
+//   messages per link per install. DRAM placement stages one slot: release a slot from a DRAM
+//   direction before receiving the next one from it.
+//
+// C++17, freestanding, no heap/exceptions/RTTI; every cross-core word goes through the contract.
+#pragma once
+
+#include "directions.hpp"
+#include "layout.hpp"
+#include "trace.hpp"
+
+#include <hal/contract.hpp>
+
+#include <stdint.h>
+#include <string.h>
+#include <type_traits>
+
+namespace kccl::ipcq {
+
+/// Compile-time switches. The two "mutation" members exist only so that tests can prove the
+/// protocol's ordering steps are necessary (a test must catch each mutation); never set them.
+struct DefaultPolicy {
+    /// Mutation: publish the head BEFORE writing descriptor and payload (violates I6).
+    static constexpr bool head_before_data = false;
+    /// Mutation: omit the write barrier between a DRAM payload and the head (violates N1/N2 use).
+    static constexpr bool skip_dram_barrier = false;
+};
+
+/// A received message: its slot stays owned by the kernel until release().
+struct Slot {
+    uint32_t dir = 0;
+    uint32_t seq = 0;   ///< 0-based sequence number of the message on this link
+    uint32_t l1 = 0;    ///< L1 address of the payload (the rx slot, or the DRAM staging slot)
+    MsgInfo info{};     ///< nbytes, dtype, shape as given to send
+};
+
+/// Handle returned by recv_async; redeem with wait() (or poll ready()).
+struct RecvFuture {
+    uint32_t dir = 0;
+    uint32_t seq = 0;
+};
+
+namespace detail {
+
+/// Fixed-size message formatting without heap or stdio (for error reports).
+struct Msg {
+    char buf[256];
+    uint32_t n = 0;
+    Msg() { buf[0] = 0; }
+    Msg& s(const char* t) {
+        while (t && *t && n + 1 < sizeof buf) buf[n++] = *t++;
+        buf[n] = 0;
+        return *this;
+    }
+    Msg& u(uint32_t v) {
+        char tmp[11];
+        uint32_t k = 0;
+        do {
+            tmp[k++] = char('0' + v % 10);
+            v /= 10;
+        } while (v);
+        while (k && n + 1 < sizeof buf) buf[n++] = tmp[--k];
+        buf[n] = 0;
+        return *this;
+    }
+    Msg& hex(uint32_t v) {
+        s("0x");
+        char tmp[8];
+        uint32_t k = 0;
+        do {
+            tmp[k++] = "0123456789abcdef"[v & 15];
+            v >>= 4;
+        } while (v);
+        while (k && n + 1 < sizeof buf) buf[n++] = tmp[--k];
+        buf[n] = 0;
+        return *this;
+    }
+};
+
+}  // namespace detail
+
+template <class H, class Dirs = Nsew, class Policy = DefaultPolicy, class Tracer = NoTrace>
+class Queues {
+    static_assert(hal::is_backend_v<H>, "kccl::ipcq::Queues<H>: H must model the kccl device contract "
+                                        "(see include/hal/contract.hpp; kccl::hal::check_backend<H>() names what is missing).");
+    static_assert(check_direction_set<Dirs>(), "");
+
+public:
+    static constexpr uint32_t kDirs = Dirs::count;
+
+    /// Reads the block the host installed at `block_l1` (see ipcq/host/plan.hpp).
+    Queues(H& hal, uint32_t block_l1, Tracer* tracer = nullptr) : hal_(hal), tracer_(tracer) {
+        if (rd(block_l1 + layout::kHdrMagic) != layout::kMagic || rd(block_l1 + layout::kHdrVersion) != layout::kVersion) {
+            detail::Msg m;
+            m.s("ipcq: core (").u(hal.core_x()).s(",").u(hal.core_y()).s("): no IPCQ block at L1 ").hex(block_l1)
+                .s(" (magic/version mismatch); install the host plan (kccl::ipcq::host::install) before the launch and pass its block address");
+            die(m);
+        }
+        if (rd(block_l1 + layout::kHdrDirs) != kDirs) {
+            detail::Msg m;
+            m.s("ipcq: core (").u(hal.core_x()).s(",").u(hal.core_y()).s("): the installed block has ")
+                .u(rd(block_l1 + layout::kHdrDirs)).s(" directions but the kernel's direction set has ").u(kDirs);
+            die(m);
+        }
+        rank_ = rd(block_l1 + layout::kHdrRank);
+        sleep_ = rd(block_l1 + layout::kHdrMode) == uint32_t(Backpressure::sleep);
+        strict_ = rd(block_l1 + layout::kHdrStrict) != 0;
+        for (uint32_t d = 0; d < kDirs; ++d) {
+            Q& q = q_[d];
+            const uint32_t r = block_l1 + layout::record(d);
+            q.rec = r;
+            q.flags = rd(r + layout::kCfgFlags);
+            if (!(q.flags & layout::kInstalled)) continue;
+            q.n_slots = rd(r + layout::kCfgSlots);
+            q.slot_bytes = rd(r + layout::kCfgSlotBytes);
+            q.dram = rd(r + layout::kCfgPlacement) == uint32_t(Placement::dram);
+            const uint32_t px = rd(r + layout::kCfgPeerX), py = rd(r + layout::kCfgPeerY);
+            const uint32_t peer_rec = rd(r + layout::kCfgPeerRecord);
+            q.peer_head_mb = hal.noc_addr(px, py, peer_rec + layout::kHeadMailbox);
+            q.peer_credit_mb = hal.noc_addr(px, py, peer_rec + layout::kCreditMailbox);
+            q.peer_desc = hal.noc_addr(px, py, rd(r + layout::kCfgPeerDesc));
+            q.peer_rx = hal.noc_addr(rd(r + layout::kCfgPeerRxX), rd(r + layout::kCfgPeerRxY), rd(r + layout::kCfgPeerRxBase));
+            q.rx_base = rd(r + layout::kCfgRxBase);
+            q.rx_noc = hal.noc_addr(rd(r + layout::kCfgRxX), rd(r + layout::kCfgRxY), q.rx_base);
+            q.stage = rd(r + layout::kCfgStage);
+            q.tx_ring = rd(r + layout::kCfgTxRing);
+            if (q.flags & layout::kRx) q.desc = hal.l1_ptr(rd(r + layout::kCfgDesc), q.n_slots * layout::kDescBytes);
+            q.shadow_l1 = rd(r + layout::kCfgShadow);
+            if (q.flags & layout::kTx) q.shadow = hal.l1_ptr(q.shadow_l1, q.n_slots * layout::kDescBytes);
+            // Resume from the mirrors (0 after install): a later kernel on the same block continues.
+            q.my_head = hal.sem_read(r + layout::kMyHead);
+            q.my_tail = hal.sem_read(r + layout::kMyTail);
+            q.taken = q.my_tail;
+            q.peer_head_cache = hal.sem_read(r + layout::kPeerHeadCache);
+            q.peer_tail_cache = hal.sem_read(r + layout::kPeerTailCache);
+        }
+    }
+
+    Queues(const Queues&) = delete;
+    Queues& operator=(const Queues&) = delete;
+
+    // ---- queries ------------------------------------------------------------------------------
+    uint32_t rank() const { return rank_; }
+    bool installed(uint32_t d) const { return d < kDirs && (q_[d].flags & layout::kInstalled); }
+    bool can_send(uint32_t d) const { return installed(d) && (q_[d].flags & layout::kTx); }
+    bool can_recv(uint32_t d) const { return installed(d) && (q_[d].flags & layout::kRx); }
+    uint32_t n_slots(uint32_t d) const { return q_[check(d, "n_slots", 0)].n_slots; }
+    uint32_t slot_bytes(uint32_t d) const { return q_[check(d, "slot_bytes", 0)].slot_bytes; }
+    bool sleep_mode() const { return sleep_; }
+    bool strict() const { return strict_; }
+    /// Pointer of a direction, for tests and diagnostics.
+    uint32_t my_head(uint32_t d) const { return q_[check(d, "my_head", 0)].my_head; }
+    uint32_t my_tail(uint32_t d) const { return q_[check(d, "my_tail", 0)].my_tail; }
+    uint32_t peer_tail_cache(uint32_t d) const { return q_[check(d, "peer_tail_cache", 0)].peer_tail_cache; }
+    uint32_t peer_head_cache(uint32_t d) const { return q_[check(d, "peer_head_cache", 0)].peer_head_cache; }
+    /// Local pointer to a received slot's payload.
+    uint8_t* data(const Slot& s) { return hal_.l1_ptr(s.l1, s.info.nbytes); }
+
+    // ---- send ---------------------------------------------------------------------------------
+    /// Sends nbytes from local L1 `src_l1` to direction d; blocks while the peer's ring is full.
+    /// `info.nbytes` is ignored (nbytes wins); dtype/shape travel in the descriptor.
+    void send(uint32_t d, uint32_t src_l1, uint32_t nbytes, MsgInfo info = {}) {
+        Q& q = q_[check(d, "send", layout::kTx)];
+        if (KCCL_UNLIKELY(nbytes > q.slot_bytes)) {
+            detail::Msg m;
+            where(m, "send", d).s(": message of ").u(nbytes).s(" bytes does not fit a slot of ").u(q.slot_bytes)
+                .s(" bytes (allowed: nbytes <= slot_size)");
+            die(m);
+        }
+        wait_space(q, d);
+        info.nbytes = nbytes;
+        const uint32_t slot = q.my_head % q.n_slots;
+        const uint32_t next = q.my_head + 1;
+        if constexpr (Policy::head_before_data) hal_.noc_inline_write32(q.peer_head_mb, next);
+        // (2) descriptor, only when it changes for this slot. The shadow entry was last the source
+        // of a write one lap ago; that write landed before the head of that lap (N1) and the
+        // peer has consumed that lap (the credit says so), so rewriting the entry now is safe (N3).
+        uint8_t* sh = q.shadow + slot * layout::kDescBytes;
+        if (memcmp(sh, &info, layout::kDescBytes) != 0) {
+            memcpy(sh, &info, layout::kDescBytes);
+            hal_.noc_write(q.shadow_l1 + slot * layout::kDescBytes, q.peer_desc + slot * layout::kDescBytes,
+                           layout::kDescBytes);
+        }
+        // (3) payload: one NoC write into the peer's rx slot (or its DRAM region).
+        if (nbytes) hal_.noc_write(src_l1, q.peer_rx + uint64_t(slot) * q.slot_bytes, nbytes);
+        // (4) a DRAM payload and the head go to different destinations: order them explicitly.
+        if constexpr (!Policy::skip_dram_barrier)
+            if (q.dram) hal_.noc_write_barrier();
+        // (5) the head, after the data on the same ordered path.
+        if constexpr (!Policy::head_before_data) hal_.noc_inline_write32(q.peer_head_mb, next);
+        q.my_head = next;
+        hal_.sem_set(q.rec + layout::kMyHead, next);
+        // (6) src may be reused once send returns.
+        hal_.noc_writes_flushed();
+        trace(TraceOp::send, d, nbytes, next - 1);
+    }
+
+    /// L1 address of the tx ring slot the next send on d will use, after waiting for space: the
+    /// kernel may compose the message there and pass it to send(). Needs a plan with tx rings.
+    uint32_t tx_slot(uint32_t d) {
+        Q& q = q_[check(d, "tx_slot", layout::kTx)];
+        if (KCCL_UNLIKELY(q.tx_ring == 0)) {
+            detail::Msg m;
+            where(m, "tx_slot", d).s(": the plan has no tx rings (QueueConfig::tx_ring = true to allocate them)");
+            die(m);
+        }
+        wait_space(q, d);
+        return q.tx_ring + (q.my_head % q.n_slots) * q.slot_bytes;
+    }
+
+    /// Blocks until every message sent on every tx direction has been consumed by its receiver
+    /// (teardown: no credit is left in flight when the kernel returns).
+    void quiesce() {
+        for (uint32_t d = 0; d < kDirs; ++d) {
+            Q& q = q_[d];
+            if (!(q.flags & layout::kTx)) continue;
+            while (q.peer_tail_cache != q.my_head) {
+                refresh_tail(q);
+                if (q.peer_tail_cache == q.my_head) break;
+                if (sleep_) hal_.sem_wait_min(q.rec + layout::kCreditMailbox, q.my_head);
+                else hal_.idle();
+            }
+        }
+    }
+
+    // ---- recv ---------------------------------------------------------------------------------
+    /// Blocks until a message arrives from d; returns its slot (zero copy). Call release(slot).
+    Slot recv(uint32_t d) {
+        Q& q = q_[check(d, "recv", layout::kRx)];
+        wait_data(q, d);
+        return take(q, d);
+    }
+    /// As recv(d); in strict mode also checks nbytes, dtype and shape against `expect`.
+    Slot recv(uint32_t d, const MsgInfo& expect) {
+        Slot s = recv(d);
+        if (strict_) validate(s, expect);
+        return s;
+    }
+    /// Copy mode: waits for a message from d, copies it to local `dst_l1` (at most `capacity`
+    /// bytes, else an error), releases the slot, returns nbytes.
+    uint32_t recv(uint32_t d, uint32_t dst_l1, uint32_t capacity) {
+        Q& q = q_[check(d, "recv", layout::kRx)];
+        wait_data(q, d);
+        const Slot s = take(q, d, dst_l1, capacity);
+        release(s);
+        return s.info.nbytes;
+    }
+    /// Non-blocking: true and the slot if a message from d is there.
+    bool try_recv(uint32_t d, Slot& out) {
+        Q& q = q_[check(d, "try_recv", layout::kRx)];
+        if (!available(q)) return false;
+        out = take(q, d);
+        return true;
+    }
+    /// Blocks until a message arrives from any installed rx direction; round robin, starting
+    /// after the direction served last (weak fairness).
+    Slot recv_any() {
+        for (;;) {
+            for (uint32_t i = 1; i <= kDirs; ++i) {
+                const uint32_t d = (rr_ + i) % kDirs;
+                Q& q = q_[d];
+                if (!(q.flags & layout::kRx)) continue;
+                if (available(q)) {
+                    rr_ = d;
+                    return take(q, d);
+                }
+            }
+            if (KCCL_UNLIKELY(!any_rx_)) any_rx_check();
+            hal_.idle();  // sem_wait watches one word: several directions are waited on by polling
+        }
+    }
+    /// Starts a receive from d; the message is the next one on d when the future was made.
+    RecvFuture recv_async(uint32_t d) {
+        Q& q = q_[check(d, "recv_async", layout::kRx)];
+        return RecvFuture{d, q.taken};
+    }
+    bool ready(const RecvFuture& f) {
+        Q& q = q_[check(f.dir, "ready", layout::kRx)];
+        return available(q);
+    }
+    Slot wait(const RecvFuture& f) {
+        Q& q = q_[check(f.dir, "wait", layout::kRx)];
+        if (KCCL_UNLIKELY(f.seq != q.taken)) {
+            detail::Msg m;
+            where(m, "wait", f.dir).s(": future for message ").u(f.seq).s(" but the next message on this direction is ")
+                .u(q.taken).s(" (another recv on the direction ran between recv_async and wait)");
+            die(m);
+        }
+        wait_data(q, f.dir);
+        return take(q, f.dir);
+    }
+
+    /// Frees a received slot and returns the credit to the sender. Slots of one direction are
+    /// released in the order they were received.
+    void release(const Slot& s) {
+        Q& q = q_[check(s.dir, "release", layout::kRx)];
+        if (KCCL_UNLIKELY(s.seq != q.my_tail || q.taken == q.my_tail)) {
+            detail::Msg m;
+            where(m, "release", s.dir).s(": slot of message ").u(s.seq).s(" released, but the oldest held message is ")
+                .u(q.my_tail).s(" (held: ").u(q.taken - q.my_tail).s("); release in receive order");
+            die(m);
+        }
+        q.my_tail += 1;
+        hal_.sem_set(q.rec + layout::kMyTail, q.my_tail);
+        hal_.noc_inline_write32(q.peer_credit_mb, q.my_tail);
+    }
+
+private:
+    struct Q {
+        uint32_t flags = 0, n_slots = 0, slot_bytes = 0, rec = 0;
+        bool dram = false;
+        hal::noc_addr_t peer_head_mb = 0, peer_credit_mb = 0, peer_desc = 0, peer_rx = 0, rx_noc = 0;
+        uint32_t rx_base = 0, stage = 0, tx_ring = 0, shadow_l1 = 0;
+        uint8_t* desc = nullptr;    // my rx descriptor array
+        uint8_t* shadow = nullptr;  // my tx descriptor shadow
+        uint32_t my_head = 0, my_tail = 0, peer_head_cache = 0, peer_tail_cache = 0, taken = 0;
+    };
+
+    uint32_t rd(uint32_t l1) {
+        uint32_t v;
+        memcpy(&v, hal_.l1_ptr(l1, 4), 4);
+        return v;
+    }
+
+    [[noreturn]] static void die(const detail::Msg& m) { kccl::detail::assert_fail("ipcq", m.buf, __FILE__, __LINE__); }
+
+    detail::Msg& where(detail::Msg& m, const char* op, uint32_t d) const {
+        m.s("ipcq: rank ").u(rank_).s(" core (").u(hal_.core_x()).s(",").u(hal_.core_y()).s("): ").s(op)
+            .s(" on direction ");
+        m.s(Dirs::name(d)).s(" (").u(d).s(")");
+        return m;
+    }
+    void list_dirs(detail::Msg& m, uint32_t role) const {
+        bool any = false;
+        for (uint32_t i = 0; i < kDirs; ++i)
+            if ((q_[i].flags & layout::kInstalled) && (q_[i].flags & role)) {
+                m.s(any ? ", " : "").s(Dirs::name(i));
+                any = true;
+            }
+        if (!any) m.s("none");
+    }
+    /// Checks d is installed with `role` (0 = any role); returns d.
+    uint32_t check(uint32_t d, const char* op, uint32_t role) const {
+        if (KCCL_LIKELY(d < kDirs && (q_[d].flags & layout::kInstalled) && (role == 0 || (q_[d].flags & role))))
+            return d;
+        detail::Msg m;
+        where(m, op, d);
+        if (d >= kDirs) m.s(": no such direction (the direction set has ").u(kDirs).s(")");
+        else if (!(q_[d].flags & layout::kInstalled)) m.s(": not installed on this core");
+        else m.s(role == layout::kTx ? ": installed receive-only" : ": installed send-only");
+        m.s("; installed for ").s(role == layout::kRx ? "recv: " : "send: ");
+        list_dirs(m, role ? role : layout::kInstalled);
+        die(m);
+    }
+    void any_rx_check() {
+        for (uint32_t d = 0; d < kDirs; ++d) any_rx_ = any_rx_ || (q_[d].flags & layout::kRx);
+        if (!any_rx_) {
+            detail::Msg m;
+            m.s("ipcq: rank ").u(rank_).s(" core (").u(hal_.core_x()).s(",").u(hal_.core_y())
+                .s("): recv_any with no receive direction installed");
+            die(m);
+        }
+    }
+
+    KCCL_FORCEINLINE void refresh_tail(Q& q) {
+        const uint32_t t = hal_.sem_read(q.rec + layout::kCreditMailbox);
+        if (t == q.peer_tail_cache) return;
+        // Mirror only changes: a store counts as progress for a watchdog, and an empty poll
+        // loop must not look like progress (or a hang would never be reported).
+        q.peer_tail_cache = t;
+        hal_.sem_set(q.rec + layout::kPeerTailCache, t);
+    }
+    KCCL_FORCEINLINE void wait_space(Q& q, uint32_t) {
+        if (KCCL_LIKELY(q.my_head - q.peer_tail_cache < q.n_slots)) return;
+        // The cache says full: only now re-read the peer's credit.
+        refresh_tail(q);
+        while (q.my_head - q.peer_tail_cache >= q.n_slots) {
+            if (sleep_) hal_.sem_wait_min(q.rec + layout::kCreditMailbox, q.my_head - q.n_slots + 1);
+            else hal_.idle();
+            refresh_tail(q);
+        }
+    }
+    KCCL_FORCEINLINE bool available(Q& q) {
+        if (q.taken != q.peer_head_cache) return true;
+        // The cache says empty: only now re-read the head mailbox (acquire: the data is visible).
+        const uint32_t h = hal_.sem_read(q.rec + layout::kHeadMailbox);
+        if (h == q.peer_head_cache) return false;
+        q.peer_head_cache = h;
+        hal_.sem_set(q.rec + layout::kPeerHeadCache, h);
+        return true;
+    }
+    KCCL_FORCEINLINE void wait_data(Q& q, uint32_t) {
+        while (!available(q)) {
+            if (sleep_) hal_.sem_wait_min(q.rec + layout::kHeadMailbox, q.taken + 1);
+            else hal_.idle();
+        }
+    }
+    /// Hands out the next message of q (available() was true). With dst_l1 != 0 (copy mode) the
+    /// payload goes straight to dst_l1.
+    Slot take(Q& q, uint32_t d, uint32_t dst_l1 = 0, uint32_t capacity = 0) {
+        const uint32_t seq = q.taken;
+        const uint32_t slot = seq % q.n_slots;
+        Slot s;
+        s.dir = d;
+        s.seq = seq;
+        memcpy(&s.info, q.desc + slot * layout::kDescBytes, layout::kDescBytes);
+        const uint32_t n = s.info.nbytes;
+        if (KCCL_UNLIKELY(n > q.slot_bytes || (dst_l1 && n > capacity))) {
+            detail::Msg m;
+            where(m, "recv", d).s(": message ").u(seq).s(" has ").u(n).s(" bytes; ");
+            if (n > q.slot_bytes) m.s("slot is ").u(q.slot_bytes).s(" bytes (corrupt descriptor)");
+            else m.s("destination capacity is ").u(capacity).s(" bytes (allowed: nbytes <= capacity)");
+            die(m);
+        }
+        if (q.dram) {
+            if (KCCL_UNLIKELY(!dst_l1 && q.taken != q.my_tail)) {
+                detail::Msg m;
+                where(m, "recv", d).s(": DRAM placement stages one slot; release message ").u(q.my_tail)
+                    .s(" before receiving the next one from this direction");
+                die(m);
+            }
+            s.l1 = dst_l1 ? dst_l1 : q.stage;
+            if (n) {
+                hal_.noc_read(q.rx_noc + uint64_t(slot) * q.slot_bytes, s.l1, n);
+                hal_.noc_read_barrier();
+            }
+        } else {
+            s.l1 = q.rx_base + slot * q.slot_bytes;
+            if (dst_l1 && n) memcpy(hal_.l1_ptr(dst_l1, n), hal_.l1_ptr(s.l1, n), n);
+            if (dst_l1) s.l1 = dst_l1;
+        }
+        q.taken = seq + 1;
+        hal_.sem_set(q.rec + layout::kTaken, q.taken);
+        trace(TraceOp::recv, d, n, seq);
+        return s;
+    }
+    void validate(const Slot& s, const MsgInfo& e) const {
+        const MsgInfo& g = s.info;
+        bool same = g.nbytes == e.nbytes && g.dtype == e.dtype && g.rank == e.rank;
+        for (uint32_t i = 0; i < 4 && i < e.rank && same; ++i) same = g.dims[i] == e.dims[i];
+        if (same) return;
+        detail::Msg m;
+        where(m, "recv", s.dir).s(": strict mode: message ").u(s.seq).s(" was sent with nbytes ").u(g.nbytes)
+            .s(" dtype ").u(g.dtype).s(" shape [");
+        for (uint32_t i = 0; i < g.rank && i < 4; ++i) m.s(i ? "," : "").u(g.dims[i]);
+        m.s("] but recv expects nbytes ").u(e.nbytes).s(" dtype ").u(e.dtype).s(" shape [");
+        for (uint32_t i = 0; i < e.rank && i < 4; ++i) m.s(i ? "," : "").u(e.dims[i]);
+        m.s("]");
+        die(m);
+    }
+    void trace(TraceOp op, uint32_t d, uint32_t nbytes, uint32_t seq) {
+        if constexpr (!std::is_same_v<Tracer, NoTrace>)
+            if (tracer_) (*tracer_)(TraceEvent{op, rank_, d, nbytes, seq});
+        (void)op, (void)d, (void)nbytes, (void)seq;
+    }
+
+    H& hal_;
+    Tracer* tracer_;
+    uint32_t rank_ = 0;
+    bool sleep_ = false, strict_ = false, any_rx_ = false;
+    uint32_t rr_ = kDirs - 1;
+    Q q_[kDirs];
+};
+
+}  // namespace kccl::ipcq
