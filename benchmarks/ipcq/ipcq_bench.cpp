@@ -8,6 +8,9 @@
 //       sleep at 64 B and 4 KiB; DRAM at 64 B and 4 KiB (poll and sleep)
 //   ipcq/round_trip/<size>/n<slots>/<mode>/<placement>   send + recv ping-pong, one message each way
 //       8 B, 64 B, 4 KiB, 16 KiB at n8/poll/l1; 64 B sleep; 64 B DRAM
+//   ipcq/raw_noc_stream/64B/n8    the smallest 8-slot ring over the hal contract without IPCQ
+//                                  (noc_write + inline head; inline credit back): the emulated
+//                                  floor for a message rate
 //   ipcq/raw_noc_ping_pong/64B    the same round trip without IPCQ: noc_write 64 B + sem_inc each
 //                                  way (the emulated NoC floor at 64 B)
 //   baseline/spsc_ring/64B/n8     a minimal cached-index SPSC ring (two std::threads, std::atomic,
@@ -265,6 +268,68 @@ void raw_noc_ping_pong_64(benchmark::State& state) {
     kccl::bench::set_latency_counters(state, t, kRoundTrips);
 }
 
+/// The emulation's floor for a message rate: the smallest ring a kernel can write over the hal
+/// contract (no IPCQ): 64-byte noc_write into the peer's slot + inline head write; the consumer
+/// polls its head word, reads the first word, writes its tail into the producer's credit word.
+void raw_noc_stream_64(benchmark::State& state) {
+    constexpr uint32_t kSlots = 8, kBytes = 64, kRing = 0x4000, kHead = 0x3000, kCredit = 0x3040;
+    const uint32_t n = messages_for(kBytes), warm = n / 10;
+    kccl::emu::Cluster cl(kccl::emu::topology::single_chip(chip()));
+    kccl::emu::Launcher launch(cl);
+    const auto a = cl.chip(0).worker(0, 0), b = cl.chip(0).worker(1, 0);
+    launch.add(a, [&](auto& hal) -> uint64_t {
+        const auto ring = hal.noc_addr(1, 0, kRing), head = hal.noc_addr(1, 0, kHead);
+        auto* w = reinterpret_cast<uint32_t*>(hal.l1_ptr(kSrc, 4));
+        uint32_t credit = 0;
+        kccl::bench::RegionClock clock;
+        for (uint32_t m = 0; m < warm + n; ++m) {
+            if (m == warm) clock.start();
+            while (m - credit == kSlots) {
+                credit = hal.sem_read(kCredit);
+                if (m - credit == kSlots) hal.idle();
+            }
+            *w = m;
+            hal.noc_write(kSrc, ring + (m % kSlots) * kBytes, kBytes);
+            hal.noc_inline_write32(head, m + 1);
+            hal.noc_writes_flushed();
+        }
+        clock.stop();
+        return 0;
+    });
+    launch.add(b, [&](auto& hal) -> uint64_t {
+        const auto credit = hal.noc_addr(0, 0, kCredit);
+        uint32_t head = 0;
+        uint64_t bad = 0;
+        kccl::bench::RegionClock clock;
+        for (uint32_t m = 0; m < warm + n; ++m) {
+            if (m == warm) clock.start();
+            while (m == head) {
+                head = hal.sem_read(kHead);
+                if (m == head) hal.idle();
+            }
+            uint32_t w;
+            std::memcpy(&w, hal.l1_ptr(kRing + (m % kSlots) * kBytes, 4), 4);
+            bad += w != m;
+            hal.noc_inline_write32(credit, m + 1);
+        }
+        const uint64_t ns = clock.stop();
+        if (bad) throw kccl::emu::EmulationError("raw_noc_stream: messages out of sequence");
+        return ns;
+    });
+    const auto t = kccl::bench::run_timed(
+        state, launch, b,
+        [&] {
+            cl.write32(a, kCredit, 0);
+            cl.write32(b, kHead, 0);
+        },
+        [&] { return spsc_msgs_per_second(kBytes, kSlots, n); });
+    if (!t.ok || t.runs == 0) return;
+    state.SetItemsProcessed(int64_t(t.runs) * n);
+    state.SetBytesProcessed(int64_t(t.runs) * n * kBytes);
+    state.counters["spsc_msgs_per_second"] = t.paired_mean();
+    state.counters["vs_spsc"] = double(t.runs) * n * 1e9 / t.measured_ns / t.paired_mean();
+}
+
 const int registered = [] {
     using B = iq::Backpressure;
     using P = iq::Placement;
@@ -283,6 +348,9 @@ const int registered = [] {
         benchmark::RegisterBenchmark(label("round_trip", k).c_str(), ipcq_round_trip, k)
             ->UseManualTime()
             ->Iterations(kccl::bench::kEmulatedRuns);
+    benchmark::RegisterBenchmark("ipcq/raw_noc_stream/64B/n8", raw_noc_stream_64)
+        ->UseManualTime()
+        ->Iterations(kccl::bench::kEmulatedRuns);
     benchmark::RegisterBenchmark("ipcq/raw_noc_ping_pong/64B", raw_noc_ping_pong_64)
         ->UseManualTime()
         ->Iterations(kccl::bench::kEmulatedRuns);
