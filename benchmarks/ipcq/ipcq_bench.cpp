@@ -5,7 +5,8 @@
 // point 64 B / 8 slots / poll / L1):
 //   ipcq/rate/<size>/n<slots>/<mode>/<placement>   message rate, rank 0 -> rank 1
 //       size 8 B, 64 B, 512 B, 4 KiB, 16 KiB at n8/poll/l1; n_slots 2, 8, 64 at 64 B;
-//       sleep at 64 B and 4 KiB; DRAM at 64 B and 4 KiB (poll and sleep)
+//       sleep at 64 B and 4 KiB; DRAM at 64 B and 4 KiB (poll and sleep);
+//       credit batching (QueueConfig::credit_batch, suffix /cb<b>) at 64 B: n8/cb4, n64/cb32
 //   ipcq/round_trip/<size>/n<slots>/<mode>/<placement>   send + recv ping-pong, one message each way
 //       8 B, 64 B, 4 KiB, 16 KiB at n8/poll/l1; 64 B sleep; 64 B DRAM
 //   ipcq/raw_noc_stream/64B/n8    the smallest 8-slot ring over the hal contract without IPCQ
@@ -112,6 +113,7 @@ struct Knobs {
     uint32_t bytes, slots;
     iq::Backpressure mode;
     iq::Placement placement;
+    uint32_t credit_batch = 1;
 };
 
 std::string size_label(uint32_t bytes) {
@@ -120,7 +122,8 @@ std::string size_label(uint32_t bytes) {
 
 std::string label(const char* what, const Knobs& k) {
     return std::string("ipcq/") + what + "/" + size_label(k.bytes) + "/n" + std::to_string(k.slots) + "/" +
-           (k.mode == iq::Backpressure::sleep ? "sleep" : "poll") + "/" + (k.placement == iq::Placement::dram ? "dram" : "l1");
+           (k.mode == iq::Backpressure::sleep ? "sleep" : "poll") + "/" + (k.placement == iq::Placement::dram ? "dram" : "l1") +
+           (k.credit_batch > 1 ? "/cb" + std::to_string(k.credit_batch) : "");
 }
 
 kccl::emu::ChipSpec chip() {
@@ -137,6 +140,7 @@ template <class Topo>
 ih::Plan<iq::Nsew> plan_for(kccl::emu::Cluster& cl, const Topo& topo, const Knobs& k) {
     ih::QueueConfig qc;
     qc.n_slots = k.slots, qc.slot_size = k.bytes, qc.mode = k.mode, qc.placement = k.placement;
+    qc.credit_batch = k.credit_batch;
     ih::MemoryConfig mem;
     mem.block_l1 = kBlock;
     mem.l1_bytes = cl.chip(0).spec().worker_l1_bytes;
@@ -181,6 +185,7 @@ void ipcq_rate(benchmark::State& state, Knobs k) {
             q.release(s);
         }
         const uint64_t ns = clock.stop();
+        q.quiesce();  // batched credits
         if (bad) throw kccl::emu::EmulationError("ipcq_rate: " + std::to_string(bad) + " messages out of sequence");
         return ns;
     }, plan.runtime_args(1));
@@ -337,7 +342,8 @@ const int registered = [] {
         {8, 8, B::poll, P::l1},      {64, 8, B::poll, P::l1},     {512, 8, B::poll, P::l1},
         {4096, 8, B::poll, P::l1},   {16384, 8, B::poll, P::l1},  {64, 2, B::poll, P::l1},
         {64, 64, B::poll, P::l1},    {64, 8, B::sleep, P::l1},    {4096, 8, B::sleep, P::l1},
-        {64, 8, B::poll, P::dram},   {4096, 8, B::poll, P::dram}, {64, 8, B::sleep, P::dram}};
+        {64, 8, B::poll, P::dram},   {4096, 8, B::poll, P::dram}, {64, 8, B::sleep, P::dram},
+        {64, 8, B::poll, P::l1, 4},  {64, 64, B::poll, P::l1, 32}};
     for (const Knobs& k : rates)
         benchmark::RegisterBenchmark(label("rate", k).c_str(), ipcq_rate, k)
             ->UseManualTime()

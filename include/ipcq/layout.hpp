@@ -60,6 +60,7 @@ inline constexpr uint32_t kCfgDesc = 64;    // my rx descriptor array (L1)
 inline constexpr uint32_t kCfgShadow = 68;  // my tx descriptor shadow (L1)
 inline constexpr uint32_t kCfgStage = 72;   // DRAM placement: my one-slot staging buffer (L1)
 inline constexpr uint32_t kCfgTxRing = 76;  // optional tx ring (L1), 0 = none
+inline constexpr uint32_t kCfgCreditBatch = 80;  // return credit every this many releases (>= 1)
 
 inline constexpr uint32_t kInstalled = 1u, kTx = 2u, kRx = 4u;
 

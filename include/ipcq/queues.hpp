@@ -38,7 +38,11 @@
 //          returns the slot in place, DRAM placement noc_reads it into a one-slot L1 staging
 //          buffer (+ noc_read_barrier).
 //   release  my_tail += 1, then noc_inline_write32(peer's credit mailbox, my_tail): the peer may
-//          reuse the slot only after this core has finished reading it.
+//          reuse the slot only after this core has finished reading it. With a credit batch b > 1
+//          (QueueConfig::credit_batch, default 1) the credit is written once b releases are
+//          pending, and every pending credit of every direction is written before this core
+//          blocks anywhere (send, recv, quiesce): a blocked sender then always has at least
+//          n_slots - b + 1 ... n_slots free slots coming, so batching cannot deadlock (b <= n_slots).
 //   Every wait polls only this core's own L1 (the emulation wakes a sleeper on writes into its
 //   own memory) and calls hal.idle() on every empty poll (W1).
 //
@@ -179,6 +183,8 @@ public:
             q.rx_noc = hal.noc_addr(rd(r + layout::kCfgRxX), rd(r + layout::kCfgRxY), q.rx_base);
             q.stage = rd(r + layout::kCfgStage);
             q.tx_ring = rd(r + layout::kCfgTxRing);
+            q.credit_batch = rd(r + layout::kCfgCreditBatch);
+            if (q.credit_batch == 0) q.credit_batch = 1;
             if (q.flags & layout::kRx) q.desc = hal.l1_ptr(rd(r + layout::kCfgDesc), q.n_slots * layout::kDescBytes);
             q.shadow_l1 = rd(r + layout::kCfgShadow);
             if (q.flags & layout::kTx) q.shadow = hal.l1_ptr(q.shadow_l1, q.n_slots * layout::kDescBytes);
@@ -186,6 +192,7 @@ public:
             q.my_head = hal.sem_read(r + layout::kMyHead);
             q.my_tail = hal.sem_read(r + layout::kMyTail);
             q.taken = q.my_tail;
+            q.credited = q.my_tail;
             q.peer_head_cache = hal.sem_read(r + layout::kPeerHeadCache);
             q.peer_tail_cache = hal.sem_read(r + layout::kPeerTailCache);
         }
@@ -263,9 +270,11 @@ public:
         return q.tx_ring + (q.my_head % q.n_slots) * q.slot_bytes;
     }
 
-    /// Blocks until every message sent on every tx direction has been consumed by its receiver
-    /// (teardown: no credit is left in flight when the kernel returns).
+    /// Returns every pending (batched) credit, then blocks until every message sent on every tx
+    /// direction has been consumed by its receiver (teardown: nothing left in flight when the
+    /// kernel returns). Call it at the end of every kernel.
     void quiesce() {
+        flush_credits();
         for (uint32_t d = 0; d < kDirs; ++d) {
             Q& q = q_[d];
             if (!(q.flags & layout::kTx)) continue;
@@ -303,7 +312,10 @@ public:
     /// Non-blocking: true and the slot if a message from d is there.
     bool try_recv(uint32_t d, Slot& out) {
         Q& q = q_[check(d, "try_recv", layout::kRx)];
-        if (!available(q)) return false;
+        if (!available(q)) {
+            flush_credits();  // the caller may be about to poll: never sit on credits
+            return false;
+        }
         out = take(q, d);
         return true;
     }
@@ -321,6 +333,7 @@ public:
                 }
             }
             if (KCCL_UNLIKELY(!any_rx_)) any_rx_check();
+            flush_credits();
             hal_.idle();  // sem_wait watches one word: several directions are waited on by polling
         }
     }
@@ -331,7 +344,9 @@ public:
     }
     bool ready(const RecvFuture& f) {
         Q& q = q_[check(f.dir, "ready", layout::kRx)];
-        return available(q);
+        if (available(q)) return true;
+        flush_credits();
+        return false;
     }
     Slot wait(const RecvFuture& f) {
         Q& q = q_[check(f.dir, "wait", layout::kRx)];
@@ -357,7 +372,13 @@ public:
         }
         q.my_tail += 1;
         hal_.sem_set(q.rec + layout::kMyTail, q.my_tail);
-        hal_.noc_inline_write32(q.peer_credit_mb, q.my_tail);
+        if (q.my_tail - q.credited >= q.credit_batch) return_credit(q);
+    }
+
+    /// Writes every pending (batched) credit now. Called before any blocking wait.
+    void flush_credits() {
+        for (uint32_t d = 0; d < kDirs; ++d)
+            if (q_[d].credited != q_[d].my_tail) return_credit(q_[d]);
     }
 
 private:
@@ -369,7 +390,13 @@ private:
         uint8_t* desc = nullptr;    // my rx descriptor array
         uint8_t* shadow = nullptr;  // my tx descriptor shadow
         uint32_t my_head = 0, my_tail = 0, peer_head_cache = 0, peer_tail_cache = 0, taken = 0;
+        uint32_t credit_batch = 1, credited = 0;  // credited: last my_tail written to the peer
     };
+
+    KCCL_FORCEINLINE void return_credit(Q& q) {
+        q.credited = q.my_tail;
+        hal_.noc_inline_write32(q.peer_credit_mb, q.my_tail);
+    }
 
     uint32_t rd(uint32_t l1) {
         uint32_t v;
@@ -429,6 +456,7 @@ private:
         if (KCCL_LIKELY(q.my_head - q.peer_tail_cache < q.n_slots)) return;
         // The cache says full: only now re-read the peer's credit.
         refresh_tail(q);
+        if (q.my_head - q.peer_tail_cache >= q.n_slots) flush_credits();
         while (q.my_head - q.peer_tail_cache >= q.n_slots) {
             if (sleep_) hal_.sem_wait_min(q.rec + layout::kCreditMailbox, q.my_head - q.n_slots + 1);
             else hal_.idle();
@@ -445,6 +473,8 @@ private:
         return true;
     }
     KCCL_FORCEINLINE void wait_data(Q& q, uint32_t) {
+        if (available(q)) return;
+        flush_credits();
         while (!available(q)) {
             if (sleep_) hal_.sem_wait_min(q.rec + layout::kHeadMailbox, q.taken + 1);
             else hal_.idle();

@@ -61,6 +61,7 @@ StreamResult stream(uint32_t n, const ih::QueueConfig& qc, const RunOptions& opt
             bad += mismatches(q.data(slot), w, 0, 1, m);
             q.release(slot);
         }
+        q.quiesce();  // returns batched credits (credit_batch > 1); the sender's quiesce waits for them
         put(hal, kAcc, bad);
         put(hal, kAcc + 8, hdr);
         return sum;
@@ -213,6 +214,52 @@ TEST_CASE("ipcq adversarial streams in DRAM placement and sleep mode", "[ipcq][e
     require_clean(20000, cfg(4, 64, iq::Backpressure::sleep, iq::Placement::dram), adversarial(12, std::chrono::milliseconds(20000)));
     require_clean(20000, cfg(2, 64, iq::Backpressure::sleep), adversarial(13, std::chrono::milliseconds(20000)));
     require_clean(20000, cfg(3, 64, iq::Backpressure::poll, iq::Placement::dram), adversarial(14, std::chrono::milliseconds(20000)));
+}
+
+TEST_CASE("ipcq batched credits: adversarial streams and a bidirectional ring with credit_batch up to n_slots", "[ipcq][e2e][adversarial][credit]") {
+    for (uint32_t batch : {2u, 4u, 8u}) {
+        INFO("credit_batch " << batch);
+        auto c = cfg(8, 64);
+        c.credit_batch = batch;
+        require_clean(50000, c, adversarial(30 + batch, std::chrono::milliseconds(20000)));
+        c.mode = iq::Backpressure::sleep;
+        c.placement = iq::Placement::dram;
+        require_clean(10000, c, adversarial(40 + batch, std::chrono::milliseconds(20000)));
+    }
+    // Every rank both sends and receives on two directions: pending credits must be flushed
+    // before a rank blocks on a full ring, or the ring deadlocks.
+    for (auto mode : {iq::Backpressure::poll, iq::Backpressure::sleep}) {
+        auto c = cfg(2, 64, mode);
+        c.credit_batch = 2;
+        Setup<Nsew> s(ih::ring_1d(4), c);
+        constexpr uint32_t kMsgs = 500;
+        s.add_all([&](auto& hal, uint32_t r) -> uint64_t {
+            Q<std::decay_t<decltype(hal)>> q(hal, hal.arg(0));
+            const uint32_t east = (r + 1) % 4, west = (r + 3) % 4;
+            uint64_t bad = 0;
+            for (uint32_t m = 0; m < kMsgs; ++m) {
+                fill(hal, kSrc, 16, r, east, m);
+                q.send(Nsew::E, kSrc, 64);
+                if (m % 3 == 0) {  // uneven: sometimes two sends before the receives
+                    fill(hal, kSrc, 16, r, west, m);
+                    q.send(Nsew::W, kSrc, 64);
+                }
+                auto a = q.recv(Nsew::W);
+                bad += mismatches(q.data(a), 16, west, r, m);
+                q.release(a);
+                if (m % 3 == 0) {
+                    auto b = q.recv(Nsew::E);
+                    bad += mismatches(q.data(b), 16, east, r, m);
+                    q.release(b);
+                }
+            }
+            q.quiesce();
+            return bad;
+        });
+        auto rep = s.run(adversarial(50, std::chrono::milliseconds(10000)));
+        KCCL_REQUIRE_OK(rep);
+        for (uint32_t r = 0; r < 4; ++r) REQUIRE(rep.at(s.core(r)).value == 0);
+    }
 }
 
 TEST_CASE("ipcq stream of 10^6 messages in DRAM placement and sleep mode under the adversarial mode", "[ipcq][e2e][adversarial][long]") {

@@ -158,6 +158,10 @@ TEST_CASE("ipcq plan: validation of placement (I4) sizes and cores", "[ipcq][top
     dram_huge.n_slots = 1024, dram_huge.slot_size = 4096;
     REQUIRE_THAT(error_of([&] { ih::build_plan(t, cores_for(4), dram_huge, mem); }), Catch::Contains("DRAM rings need"));
     REQUIRE_NOTHROW(ih::build_plan(t, cores_for(4), dram, mem));
+    auto batch = l1;
+    batch.credit_batch = 5;
+    REQUIRE_THAT(error_of([&] { ih::build_plan(t, cores_for(4), batch, mem); }),
+                 Catch::Contains("credit_batch 5 is out of range (allowed 1..n_slots = 4)"));
 }
 
 TEST_CASE("ipcq plan: endpoint records agree at both ends and rings do not overlap", "[ipcq][topology][plan]") {

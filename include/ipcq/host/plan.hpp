@@ -46,6 +46,9 @@ struct QueueConfig {
     Backpressure mode = Backpressure::poll;
     bool strict = false;        ///< recv(dir, expect) checks nbytes/dtype/shape (ADR F2)
     bool tx_ring = false;       ///< also allocate an L1 tx ring per send direction (Queues::tx_slot)
+    /// Return the credit every this many releases (1 = after each, the ADR's behaviour); pending
+    /// credits are always written before the receiver blocks. 1 <= credit_batch <= n_slots.
+    uint32_t credit_batch = 1;
 };
 
 struct MemoryConfig {
@@ -129,6 +132,9 @@ Plan<Dirs> build_plan(const Topology<Dirs>& topo, const std::vector<CoreXY>& cor
         if (c.n_slots == 0 || c.n_slots > 65535)
             throw PlanError(pfx + "rank " + std::to_string(r) + ": n_slots " + std::to_string(c.n_slots) +
                             " is out of range (allowed 1..65535)");
+        if (c.credit_batch == 0 || c.credit_batch > c.n_slots)
+            throw PlanError(pfx + "rank " + std::to_string(r) + ": credit_batch " + std::to_string(c.credit_batch) +
+                            " is out of range (allowed 1..n_slots = " + std::to_string(c.n_slots) + ")");
         for (uint32_t d = 0; d < Dirs::count; ++d) {
             const Link& l = topo.links[r][d];
             if (!l.installed()) continue;
@@ -244,6 +250,7 @@ Plan<Dirs> build_plan(const Topology<Dirs>& topo, const std::vector<CoreXY>& cor
             detail::put32(img, o + layout::kCfgShadow, me.shadow);
             detail::put32(img, o + layout::kCfgStage, me.stage);
             detail::put32(img, o + layout::kCfgTxRing, me.tx_ring);
+            detail::put32(img, o + layout::kCfgCreditBatch, c.credit_batch);
         }
     }
     return plan;
