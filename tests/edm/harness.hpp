@@ -11,6 +11,7 @@
 #include <edm/host/builder.hpp>
 #include <edm/worker.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -76,8 +77,13 @@ struct Result {
 /// Runs the scenario on `cluster` (a 2-chip cluster with a link between chips 0 and 1). The
 /// kernel on each core can be wrapped by `programs` consecutive programs (back to back on the
 /// same cores, as a following op would be).
+/// Runs on each Ethernet core after its EDM program(s) returned: models the next op on that
+/// core. Its return value counts as errors.
+using AfterEdm = std::function<uint64_t(emu::Hal&, int side)>;
+
 template <class Config>
-Result<Config> run(Cluster& cluster, const Scenario& s, const RunOptions& opt, uint32_t programs = 1) {
+Result<Config> run(Cluster& cluster, const Scenario& s, const RunOptions& opt, uint32_t programs = 1,
+                   AfterEdm after_edm = {}) {
     const auto [eth_a, eth_b] = cluster.links_between(0, 1).at(0);
     const auto& chip = cluster.chip(0).spec();
     const uint32_t need = 2 * s.channels * s.workers;
@@ -124,7 +130,7 @@ Result<Config> run(Cluster& cluster, const Scenario& s, const RunOptions& opt, u
     for (int side = 0; side < 2; ++side) {
         const CoreCoord eth = side == 0 ? eth_a : eth_b;
         auto args = plan.edm_args(side == 0 ? edm::host::Side::a : edm::host::Side::b);
-        L.add(eth, [programs](auto& hal) {
+        L.add(eth, [programs, after_edm, side](auto& hal) {
             uint64_t cs = 0;
             for (uint32_t p = 0; p < programs; ++p) {
                 edm::Edm<Config> edm;
@@ -132,6 +138,7 @@ Result<Config> run(Cluster& cluster, const Scenario& s, const RunOptions& opt, u
                 if (st != edm::Status::ok) return uint64_t(1000000 + uint32_t(st));
                 cs += edm.context_switches();
             }
+            if (after_edm) cs += uint64_t(after_edm(hal, side)) << 32;
             return cs;
         }, args);
     }
@@ -186,8 +193,9 @@ Result<Config> run(Cluster& cluster, const Scenario& s, const RunOptions& opt, u
     if (!res.report.ok()) return res;
     for (int side = 0; side < 2; ++side) {
         const uint64_t v = res.report.at(side == 0 ? eth_a : eth_b).value;
-        if (v >= 1000000) res.errors += 1000000;  // EDM rejected its args
+        if ((v & 0xffffffff) >= 1000000) res.errors += 1000000;  // EDM rejected its args
         else res.context_switches += uint32_t(v);
+        res.errors += v >> 32;  // what the following op found corrupted
     }
     for (uint32_t c = 0; c < s.channels; ++c)
         for (uint32_t k = 0; k < s.workers; ++k) {
