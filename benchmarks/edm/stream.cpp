@@ -1,0 +1,52 @@
+// benchmarks/edm/stream.cpp — worker-to-worker streaming throughput through one EDM pair: the
+// path every inter-chip collective's payload takes (issue 3's goal: >= 0.30x memcpy 16 KiB).
+//
+// Swept: buffers per channel = 1, 2, 3, 4 at 16 KiB packets; one channel, chip 0 -> chip 1 of
+//        line(2); 1 sender worker -> EDM -> link -> EDM -> 1 receiver worker: 4 threads (on
+//        this 2-core machine: 2 per core). Per run 32 warm-up and 2048 measured messages
+//        (32 MiB), kEmulatedRuns runs.
+//   Each message: the sender worker noc_writes 16 KiB into the EDM's slot and increments the
+//   EDM's semaphore; the EDM sends slot + sync word in one eth_send; the peer EDM acks, signals
+//   its worker, which noc_reads the slot into its L1 and increments back; the EDM completes.
+//   So every payload byte is copied three times (worker -> EDM L1 -> peer L1 -> worker L1).
+// Reports: bytes_per_second (payload, at the receiver worker), the paired memcpy 16 KiB
+//          (memcpy_bytes_per_second, vs_memcpy), busy_cores.
+#include "edm/edm_bench.hpp"
+
+namespace {
+
+namespace eb = kccl::bench::edm_bench;
+
+constexpr uint32_t kPacket = 16384;
+constexpr uint32_t kWarmup = 32;
+constexpr uint32_t kMeasured = 2048;
+
+void edm_stream(benchmark::State& state) {
+    eb::StreamSpec spec;
+    spec.channels = 1;
+    spec.split = false;
+    spec.buffers = static_cast<uint32_t>(state.range(0));
+    spec.packet_bytes = kPacket;
+    spec.warmup = kWarmup;
+    spec.measured = kMeasured;
+
+    kccl::emu::Cluster cluster(eb::two_chips());
+    kccl::emu::Launcher launch(cluster);
+    const auto link = eb::add_stream_link(cluster, launch, spec);
+    const auto t = eb::run_measured(
+        state, launch, [&] { link->reset(cluster); },
+        [&](const kccl::emu::RunReport&) { return static_cast<double>(link->window(0).ns()); },
+        [&] { return kccl::bench::memcpy_bytes_per_second(kPacket, link->measured_bytes(0)); },
+        [&] { return eb::busy_cores(link->stamps); });
+    if (!t.ok) return;
+    kccl::bench::set_bandwidth_counters(state, t, link->measured_bytes(0));
+    state.counters["fits_wormhole_l1"] = link->fits_wormhole_l1 ? 1 : 0;
+}
+
+}  // namespace
+
+BENCHMARK(edm_stream)
+    ->Name("edm/stream_16k/buffers")
+    ->DenseRange(1, 4)
+    ->UseManualTime()
+    ->Iterations(kccl::bench::kEmulatedRuns);
