@@ -139,7 +139,8 @@ kccl::emu::ChipSpec chip() {
 template <class Topo>
 ih::Plan<iq::Nsew> plan_for(kccl::emu::Cluster& cl, const Topo& topo, const Knobs& k) {
     ih::QueueConfig qc;
-    qc.n_slots = k.slots, qc.slot_size = k.bytes, qc.mode = k.mode, qc.placement = k.placement;
+    // Slots are multiples of 16 bytes: an 8-byte message travels in a 16-byte slot.
+    qc.n_slots = k.slots, qc.slot_size = (k.bytes + 15) / 16 * 16, qc.mode = k.mode, qc.placement = k.placement;
     qc.credit_batch = k.credit_batch;
     ih::MemoryConfig mem;
     mem.block_l1 = kBlock;
