@@ -56,6 +56,9 @@
 #endif
 
 #include <algorithm>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 #include <chrono>
 #include <cstdio>
 #include <atomic>
@@ -115,6 +118,17 @@ inline void store_word16_release(uint8_t* dst, const uint8_t* src) noexcept {
     // history at each field address first, so a reader that sees the new value of any field
     // also sees everything written before this store (the semantics the hardware gives).
     for (int f = 1; f < 4; ++f) __tsan_release(dst + 4 * f);
+#endif
+#if !KCCL_EMU_TSAN && (defined(__x86_64__) || defined(__i386__))
+    // On x86 CPUs with AVX, an aligned 16-byte SSE store is single-copy atomic (Intel SDM 8.1.1,
+    // AMD APM 7.3.2), and x86 stores are release stores. libatomic's __atomic_store_16 is a
+    // lock cmpxchg16b loop between two full fences on CPUs it does not whitelist (AMD here).
+    static const bool avx = __builtin_cpu_supports("avx");
+    if (avx) {
+        std::atomic_signal_fence(std::memory_order_release);
+        _mm_store_si128(reinterpret_cast<__m128i*>(dst), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
+        return;
+    }
 #endif
     __extension__ typedef unsigned __int128 word16;
     word16 v;
@@ -295,17 +309,21 @@ public:
             }
             return;
         }
-        const uint32_t e = me_->events.current();
-        if (e != seen_epoch_) {
-            seen_epoch_ = e;
-            idle_streak_ = 0;
-            return;
-        }
         check_abort();
         const WaitPolicy& p = run_->wait;
         ++idle_streak_;
         if (idle_streak_ <= p.spin_polls) {
+            // Spin without reading the eventcount: every read pulls its line away from the
+            // writers, whose next notify() then waits for it (one extra line transfer per write).
             cpu_relax();
+            return;
+        }
+        // End of a spin phase: if anything was written into this core's memory since the last
+        // look, the loop is making progress: spin again rather than yield.
+        const uint32_t e = me_->events.current();
+        if (e != seen_epoch_) {
+            seen_epoch_ = e;
+            idle_streak_ = 0;
             return;
         }
         if (idle_streak_ <= p.spin_polls + p.yield_polls) {

@@ -143,6 +143,12 @@ public:
         ctx.adversary = opt.adversary;
 
         const uint32_t n = uint32_t(entries_.size());
+        // Adversarial runs keep the full spin phase: the adversary times its deliveries by it.
+        if (ctx.wait.adapt_to_oversubscription && !opt.adversary.enabled &&
+            n > std::max(1u, std::thread::hardware_concurrency())) {
+            ctx.wait.spin_polls = ctx.wait.oversubscribed_spin_polls;
+            ctx.wait.yield_polls = ctx.wait.oversubscribed_yield_polls;
+        }
         RunReport report;
         report.cores.resize(n);
         std::vector<detail::CoreState*> states(n);
@@ -201,7 +207,7 @@ public:
                 res.context_switches = hal.context_switches();
                 st.wait_kind.store(detail::WaitKind::finished, std::memory_order_relaxed);
                 st.bump_progress();
-                finished.fetch_add(1, std::memory_order_release);
+                if (finished.fetch_add(1, std::memory_order_release) + 1 == n) futex_wake_all(finished);
             });
         }
 
@@ -210,8 +216,9 @@ public:
                                                                 std::chrono::milliseconds(50));
         uint64_t last_sum = ~0ull;
         auto last_change = std::chrono::steady_clock::now();
-        while (finished.load(std::memory_order_acquire) < n) {
-            std::this_thread::sleep_for(tick);
+        for (uint32_t done; (done = finished.load(std::memory_order_acquire)) < n;) {
+            // Sleep one tick, or until the last kernel returns (it wakes this futex).
+            futex_wait(finished, done, tick);
             uint64_t sum = 0;
             for (auto* s : states) sum += s->progress.load(std::memory_order_relaxed);
             const auto now = std::chrono::steady_clock::now();

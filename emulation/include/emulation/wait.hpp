@@ -40,6 +40,14 @@ struct WaitPolicy {
     /// sched_yield calls before sleeping. With more runnable threads than cores, yielding lets
     /// the producer run; sleeping too early costs a futex wake (~2-5 us) per handoff.
     uint32_t yield_polls = 32;
+    /// When a run has more kernel threads than the machine has hardware threads, spinning
+    /// and yielding mostly steal the CPU from the thread that would make progress. Measured
+    /// here (2 vCPUs, 8-chip EDM ring, 24 threads): per hop 74-77 us with 128/32, 31-32 us with
+    /// 0/4; sleeping at once (0/0) is worse again (a futex wake costs more than a yield). With
+    /// `adapt_to_oversubscription` the launcher uses these counts for such runs.
+    bool adapt_to_oversubscription = true;
+    uint32_t oversubscribed_spin_polls = 0;
+    uint32_t oversubscribed_yield_polls = 4;
     /// Longest single futex sleep. Sleeps are woken by writers; the bound only limits how late a
     /// waiter notices an abort or a change nobody announced (e.g. a poll of remote memory).
     std::chrono::microseconds max_sleep{2000};
