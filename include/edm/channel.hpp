@@ -77,6 +77,17 @@ void notify_workers(H& hal, const ChannelInfo& ch, const WorkerTable<MaxWorkers>
     }
 }
 
+/// Clears the EDM's semaphore, then notifies the workers of message m (seed 000: clear before
+/// notify, or a fast worker's answer lands before the clear and is erased). The test-only
+/// mutation swaps the two.
+template <class Config, class H, uint32_t MaxWorkers>
+void clear_then_notify(H& hal, const ChannelInfo& ch, const WorkerTable<MaxWorkers>& w, uint32_t m,
+                       uint32_t value) {
+    if (!Config::mutation_notify_before_clear) hal.sem_set(ch.edm_sem, 0);
+    notify_workers(hal, ch, w, m, value);
+    if (Config::mutation_notify_before_clear) hal.sem_set(ch.edm_sem, 0);
+}
+
 inline uint32_t expected_acks(const ChannelInfo& ch) {
     return ch.sharing == Sharing::round_robin ? 1u : ch.num_workers;
 }
@@ -127,13 +138,7 @@ public:
     bool step_worker(H& hal) {
         if (phase == WorkerPhase::signal_worker) {
             if (filled - acked >= info.buffers) return false;  // my copy of the slot is busy
-            if (Config::mutation_notify_before_clear) {
-                detail::notify_workers(hal, info, workers, filled, 1);
-                hal.sem_set(info.edm_sem, 0);
-            } else {
-                hal.sem_set(info.edm_sem, 0);
-                detail::notify_workers(hal, info, workers, filled, 1);
-            }
+            detail::clear_then_notify<Config>(hal, info, workers, filled, 1);
             phase = WorkerPhase::wait_worker;
             return true;
         }
@@ -259,13 +264,7 @@ public:
             if (consumed == acked) return false;
             const uint32_t flags = slot_flags[consumed % info.buffers];
             const uint32_t value = Config::termination == Termination::worker_initiated && flags != 0 ? flags : 1u;
-            if (Config::mutation_notify_before_clear) {
-                detail::notify_workers(hal, info, workers, consumed, value);
-                hal.sem_set(info.edm_sem, 0);
-            } else {
-                hal.sem_set(info.edm_sem, 0);
-                detail::notify_workers(hal, info, workers, consumed, value);
-            }
+            detail::clear_then_notify<Config>(hal, info, workers, consumed, value);
             phase = WorkerPhase::wait_worker;
             return true;
         }
