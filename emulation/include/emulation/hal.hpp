@@ -293,9 +293,10 @@ public:
         return args_[index];
     }
 
-    /// W1: called by poll loops that found nothing to do. Returns at once when something was
-    /// written into this core's memory since the previous call; otherwise spins, then yields,
-    /// then sleeps until something is.
+    /// W1: called by poll loops that found nothing to do. Spins (the caller re-polls between
+    /// calls); at the end of the spin phase, if something was written into this core's memory
+    /// since the last look, starts spinning again; otherwise yields, then sleeps until
+    /// something is written (or max_sleep).
     void idle() {
         if (adv_ && has_pending()) {
             if (idle_streak_ == 0) start_hold();
