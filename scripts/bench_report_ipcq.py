@@ -16,8 +16,7 @@ Prints, from the median aggregates (or the median of the repetitions):
 Standard library only.
 """
 import argparse
-import json
-import statistics
+import os
 import sys
 
 RATE = "ipcq/rate/64B/n8/poll/l1"
@@ -29,31 +28,12 @@ GOAL_RATE = 0.8
 GOAL_RT = 2.0
 
 
-def base_name(run_name):
-    parts = [p for p in run_name.split("/") if ":" not in p and p not in ("manual_time", "real_time")]
-    return "/".join(parts)
-
-
 def load(path):
-    with open(path) as f:
-        doc = json.load(f)
-    medians, samples = {}, {}
-    for b in doc.get("benchmarks", []):
-        name = base_name(b.get("run_name", b["name"]))
-        if b.get("error_occurred"):
-            medians[name] = {"error": b.get("error_message", "error")}
-            continue
-        if b.get("run_type") == "aggregate":
-            if b.get("aggregate_name") == "median":
-                medians[name] = b
-        else:
-            samples.setdefault(name, []).append(b)
-    for name, runs in samples.items():
-        if name in medians:
-            continue
-        keys = set.intersection(*(set(k for k, v in r.items() if isinstance(v, (int, float))) for r in runs))
-        medians[name] = {k: statistics.median(r[k] for r in runs) for k in keys}
-    return medians
+    """Median per benchmark, parsed by bench_report.load (the one JSON reader of the reports)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import bench_report
+
+    return bench_report.load(path)[1]
 
 
 def get(m, name, key):
