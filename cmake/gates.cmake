@@ -1,17 +1,22 @@
 # cmake/gates.cmake — ctest registrations for kccl's build gates (label `gate`).
 # Included from tests/CMakeLists.txt:  include(${PROJECT_SOURCE_DIR}/cmake/gates.cmake)
 #
-#   gate.shim_rv32               scripts/shim_gate.sh: include/ + example kernels compiled for rv32
-#                                against the tt-metal stub; no heap/exceptions/RTTI/static init
-#   gate.shim_rv32_rejects_bad   scripts/shim_gate.sh --self-test: the checker rejects
+#   gate.shim_rv32               scripts/shim_gate.sh: include/, the EDM/worker kernels and the
+#                                example kernels compiled as tt-metal's JIT compiles ERISC and
+#                                Tensix kernels, for both tt-metal header layouts, against the stub;
+#                                only expected undefined symbols; no heap/exceptions/RTTI/static init
+#   gate.shim_rv32_rejects_bad   scripts/shim_gate.sh --self-test: the symbol checker rejects
 #                                tests/gate/bad/*.cpp (proves it can fail)
+#   gate.shim_stub_rejects_mismatch  scripts/shim_gate.sh --stub-self-test: the stub rejects what
+#                                the real tt-metal API rejects (tests/gate/reject/, by the compiler's
+#                                error text) and accepts its real spellings (tests/gate/accept/)
 #   gate.headers_alone           scripts/check_headers.sh with this build's C++ compiler
 #   consumer.find_package        scripts/consumer_test.sh find_package (install + find_package)
 #   consumer.add_subdirectory    scripts/consumer_test.sh add_subdirectory
 #
 # Run just these:  ctest -L gate    (consumer tests also carry the label `consumer`)
 # The rv32 gate needs riscv64-unknown-elf-g++, picolibc and libstdc++-arm-none-eabi-dev; with
-# -DKCCL_GATE_REQUIRE_RV32=OFF the two rv32 tests are reported as skipped when they are missing.
+# -DKCCL_GATE_REQUIRE_RV32=OFF the three rv32 tests are reported as skipped when they are missing.
 option(KCCL_GATE_REQUIRE_RV32 "Fail (rather than skip) the rv32 shim gate when its toolchain is missing" ON)
 
 find_program(KCCL_BASH bash REQUIRED)
@@ -27,7 +32,9 @@ add_test(NAME gate.shim_rv32
          COMMAND "${KCCL_BASH}" "${_kccl_src}/scripts/shim_gate.sh" --out "${_kccl_gate_dir}/shim")
 add_test(NAME gate.shim_rv32_rejects_bad
          COMMAND "${KCCL_BASH}" "${_kccl_src}/scripts/shim_gate.sh" --self-test --out "${_kccl_gate_dir}/self-test")
-set_tests_properties(gate.shim_rv32 gate.shim_rv32_rejects_bad PROPERTIES
+add_test(NAME gate.shim_stub_rejects_mismatch
+         COMMAND "${KCCL_BASH}" "${_kccl_src}/scripts/shim_gate.sh" --stub-self-test --out "${_kccl_gate_dir}/stub-self-test")
+set_tests_properties(gate.shim_rv32 gate.shim_rv32_rejects_bad gate.shim_stub_rejects_mismatch PROPERTIES
   LABELS "gate" TIMEOUT 120 SKIP_RETURN_CODE 77 ENVIRONMENT "${_kccl_rv32_env}")
 
 add_test(NAME gate.headers_alone

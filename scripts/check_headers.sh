@@ -7,8 +7,11 @@
 # missing #pragma once / include guard also fails) with the host compiler ${CXX:-c++}:
 #   include/**/*.{hpp,h}            -std=c++17 AND -std=c++20 (the C++20 pass compiles the
 #                                   concept spellings), -fno-exceptions -fno-rtti,
-#                                   -I include -I tests/gate/stub (the declaration-only tt-metal
-#                                   API, so hal/tt_metal.hpp resolves "dataflow_api.h")
+#                                   -I include -I tests/gate/stub/current -Wno-attributes (the
+#                                   declaration-only tt-metal API in its current layout, so
+#                                   hal/tt_metal.hpp resolves api/dataflow/dataflow_api.h; the stub's
+#                                   tt_l1_ptr is an attribute only tt-metal's GCC knows; -DNOC_INDEX=0
+#                                   -DKERNEL_BUILD as tt-metal's JIT always defines them)
 #   include/**/host/*.{hpp,h}       host-side builders (may allocate and throw): -std=c++17,
 #                                   -pedantic, exceptions on; not part of the rv32 shim gate
 #   emulation/include/**/*.{hpp,h}  -std=c++20, -I include -I emulation/include
@@ -32,7 +35,7 @@ if [ "${1:-}" = --one ]; then
         device)
             rel=${header#include/}
             flags=(-std="$std" "${COMMON[@]}" -pedantic -fno-exceptions -fno-rtti -I include
-                   -I tests/gate/stub) ;;
+                   -I tests/gate/stub/current -Wno-attributes -DNOC_INDEX=0 -DKERNEL_BUILD) ;;
         host)
             rel=${header#include/}
             flags=(-std="$std" "${COMMON[@]}" -pedantic -I include) ;;

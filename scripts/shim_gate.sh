@@ -1,26 +1,53 @@
 #!/usr/bin/env bash
-# scripts/shim_gate.sh — compile kccl's device code for the tt-metal RISC-V cores and reject
-# anything a kernel cannot have. See docs/hardware-shim.md.
+# scripts/shim_gate.sh — compile kccl's device code the way tt-metal's JIT build compiles kernels,
+# for every core kind and both tt-metal header layouts, and reject anything a kernel cannot have.
+# See docs/hardware-shim.md.
 #
-#   scripts/shim_gate.sh [--out DIR] [-v]         run the gate
-#   scripts/shim_gate.sh --self-test [--out DIR]  prove the checker rejects known-bad code
+#   scripts/shim_gate.sh [--out DIR] [-j N] [-v]          run the gate
+#   scripts/shim_gate.sh --self-test [--out DIR]          prove the symbol checker rejects known-bad code
+#   scripts/shim_gate.sh --stub-self-test [--out DIR]     prove the tt-metal stub rejects what the real
+#                                                         API rejects (tests/gate/reject/) and accepts
+#                                                         the real API's spellings (tests/gate/accept/)
 #
-# The gate compiles, for rv32im/ilp32 with freestanding flags (-fno-exceptions -fno-rtti
-# -fno-use-cxa-atexit -Os, picolibc, libstdc++ headers only), against the declaration-only
-# tt-metal stub in tests/gate/stub/:
-#   * tests/gate/gate.cpp, which includes hal/tt_metal.hpp, a generated header that #includes
-#     EVERY header under include/ (globbed now, so new headers are picked up), and instantiates a
-#     kernel calling every contract operation on kccl::hal::TtMetal;
-#   * every examples/*/*_kernels.hpp, each in its own generated TU that calls the header's
-#     optional `template <class H> void kccl_gate_instantiate(H&)` with a TtMetal.
-# Each object must then be free of heap (operator new/delete, malloc & co), exception, RTTI and
-# static-initialisation symbols, with empty .init_array/.fini_array/.ctors/.dtors sections; and
-# gate.o must reference every tt-metal function the shim maps to (proof each member compiled).
+# Core kinds (defines of tt-metal's JIT build, Wormhole; all with -DTENSIX_FIRMWARE -DKERNEL_BUILD
+# -DARCH_WORMHOLE -DNOC_MODE=0 -DLOCAL_MEM_EN=0):
+#   erisc   active Ethernet: -DCOMPILE_FOR_ERISC -DERISC -DRISC_B0_HW -DCOOPERATIVE_ERISC
+#           -DNOC_INDEX=0 -DPROCESSOR_INDEX=0, -Os -fno-delete-null-pointer-checks
+#   brisc   Tensix reader (RISCV_0): -DCOMPILE_FOR_BRISC -DNOC_INDEX=0 -DPROCESSOR_INDEX=0, -Os
+#   ncrisc  Tensix writer (RISCV_1): -DCOMPILE_FOR_NCRISC -DNOC_INDEX=1 -DPROCESSOR_INDEX=1, -Os
+# Layouts (tests/gate/stub/<layout> stands for tt_metal/hw/inc):
+#   legacy  before the late-2025 move: dataflow_api.h, ethernet/{dataflow_api,tunneling}.h; ERISC
+#           builds also get -I .../ethernet, as tt-metal's ERISC JIT build did then
+#   current after it: api/dataflow/dataflow_api.h, internal/ethernet/{dataflow_api,tunneling}.h
+# Every unit is a tt-metal kernel source file defining `void kernel_main()`. The gate compiles it
+# inside a generated firmware-wrapper TU that, like tt-metal's brisck.cc / ncrisck.cc / erisck.cc,
+# includes the device API (for ERISC also the Ethernet API) and then the kernel source. Units:
+#   tests/gate/gate.cpp             every device header under include/ + every contract operation:
+#                                   erisc, brisc, ncrisc (+ erisc and brisc with
+#                                   -DKCCL_TT_METAL_NO_INCLUDE on the current layout)
+#   tests/gate/kernels/edm_erisc.cpp      the EDM (Ethernet only): erisc
+#   tests/gate/kernels/worker_tensix.cpp  a worker over the EDM adapters: brisc, ncrisc
+#   examples/*/*_kernels.hpp        through their kccl_gate_instantiate entry, for the kinds named
+#                                   in tests/gate/examples.kinds (erisc = erisc; tensix = brisc +
+#                                   ncrisc; unlisted = all three)
+# each for both layouts. Flags: rv32im/ilp32, -std=c++17 -Os -ffast-math -fno-exceptions -fno-rtti
+# -fno-use-cxa-atexit -fno-tree-loop-distribute-patterns (tt-metal's data-movement flag: loops are
+# not turned into memcpy/memset calls), -Wall -Wextra -Werror -Wno-attributes (a plain GCC does not
+# know the SFPI-GCC attribute behind tt_l1_ptr), picolibc, libstdc++ headers only.
+# Each object must then
+#   * have only expected undefined symbols: tt-metal's device API (inline functions in tt-metal's
+#     headers, declared-only in the stub), firmware variables, or memcpy/memset/memmove/memcmp (tt-metal
+#     links kernels without -nostdlib, so the toolchain's C library provides them); the Ethernet API
+#     only in ERISC objects. The list is written to DIR/undefined-symbols.txt and summarised;
+#   * be free of heap, exception, RTTI and static-initialisation symbols and sections;
+#   * define kernel_main; and gate.cpp's objects must reference every tt-metal function the shim
+#     maps to on that kind (proof each member compiled and forwards where the docs say).
 #
 # Environment:
 #   KCCL_GATE_TOOLPREFIX   toolchain prefix (default riscv64-unknown-elf-)
 #   KCCL_GATE_LIBSTDCXX    libstdc++ header directory (default: newest
 #                          /usr/lib/arm-none-eabi/include/c++/<version>)
+#   KCCL_GATE_JOBS         parallel compilations (default 2; -j overrides)
 #   KCCL_GATE_SKIP_MISSING_TOOLCHAIN=1   exit 77 (ctest: skipped) instead of failing when the
 #                          toolchain is not installed
 set -euo pipefail
@@ -31,16 +58,21 @@ cd "$ROOT"
 MODE=gate
 OUT=""
 VERBOSE=0
+JOBS=${KCCL_GATE_JOBS:-2}
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) OUT=${2:?--out needs a directory}; shift 2 ;;
         --out=*) OUT=${1#--out=}; shift ;;
         --self-test) MODE=selftest; shift ;;
+        --stub-self-test) MODE=stubtest; shift ;;
+        -j) JOBS=${2:?-j needs a number}; shift 2 ;;
+        -j*) JOBS=${1#-j}; shift ;;
         -v | --verbose) VERBOSE=1; shift ;;
         -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "shim_gate: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
 done
+case "$JOBS" in '' | *[!0-9]* | 0) echo "shim_gate: -j needs a positive number" >&2; exit 2 ;; esac
 
 if [ -z "$OUT" ]; then
     OUT=$(mktemp -d "${TMPDIR:-/tmp}/kccl-shim-gate.XXXXXX")
@@ -52,12 +84,14 @@ else
 fi
 
 fail() { echo "shim_gate: FAIL: $*" >&2; exit 1; }
+elapsed() { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }'; }
 
 # --- toolchain ---------------------------------------------------------------------------------
 PREFIX=${KCCL_GATE_TOOLPREFIX:-riscv64-unknown-elf-}
 RV_CXX=${PREFIX}g++
 RV_NM=${PREFIX}nm
 RV_OBJDUMP=${PREFIX}objdump
+RV_FILT=${PREFIX}c++filt
 INSTALL_HINT="install it with: sudo apt-get install gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libstdc++-arm-none-eabi-dev"
 
 missing_toolchain() {
@@ -71,7 +105,7 @@ missing_toolchain() {
     exit 1
 }
 
-for tool in "$RV_CXX" "$RV_NM" "$RV_OBJDUMP"; do
+for tool in "$RV_CXX" "$RV_NM" "$RV_OBJDUMP" "$RV_FILT"; do
     command -v "$tool" >/dev/null 2>&1 || missing_toolchain "'$tool' not found"
 done
 specs=$("$RV_CXX" -print-file-name=picolibc.specs)
@@ -90,17 +124,97 @@ fi
 [ -f "$LIBSTDCXX/arm-none-eabi/bits/c++config.h" ] ||
     missing_toolchain "$LIBSTDCXX/arm-none-eabi/bits/c++config.h not found"
 
+# Flags every device compilation shares (the bad/ TUs of --self-test use only these).
 FLAGS=(-march=rv32im -mabi=ilp32 --specs=picolibc.specs -std=c++17
-       -fno-exceptions -fno-rtti -fno-use-cxa-atexit -Os -ffast-math
+       -fno-exceptions -fno-rtti -fno-use-cxa-atexit -Os -ffast-math -fno-tree-loop-distribute-patterns
        -nostdinc++ -isystem "$LIBSTDCXX" -isystem "$LIBSTDCXX/arm-none-eabi"
-       -Werror -Wall -Wextra -I "$ROOT/include" -I "$ROOT/tests/gate/stub")
+       -Werror -Wall -Wextra -Wno-attributes -I "$ROOT/include")
 
-# compile SRC OBJ [extra flags...]
+# tt-metal's JIT defines (Wormhole) per core kind.
+COMMON_DEFINES=(-DTENSIX_FIRMWARE -DKERNEL_BUILD -DARCH_WORMHOLE -DNOC_MODE=0 -DLOCAL_MEM_EN=0)
+kind_flags() {
+    case "$1" in
+        erisc) echo "-DCOMPILE_FOR_ERISC -DERISC -DRISC_B0_HW -DCOOPERATIVE_ERISC -DNOC_INDEX=0 -DPROCESSOR_INDEX=0 -fno-delete-null-pointer-checks" ;;
+        brisc) echo "-DCOMPILE_FOR_BRISC -DNOC_INDEX=0 -DPROCESSOR_INDEX=0" ;;
+        ncrisc) echo "-DCOMPILE_FOR_NCRISC -DNOC_INDEX=1 -DPROCESSOR_INDEX=1" ;;
+        *) fail "unknown core kind '$1'" ;;
+    esac
+}
+# The include path tt-metal's JIT build gives a kernel of this kind, with the stub standing for
+# tt_metal/hw/inc.
+layout_flags() {  # LAYOUT KIND
+    local dir="$ROOT/tests/gate/stub/$1"
+    [ -d "$dir" ] || fail "unknown layout '$1'"
+    if [ "$1" = legacy ] && [ "$2" = erisc ]; then
+        echo "-I $dir -I $dir/ethernet"
+    else
+        echo "-I $dir"
+    fi
+}
+
+# compile SRC OBJ [extra flags...]: the shared flags only (no tt-metal API on the path).
 compile() {
     local src=$1 obj=$2
     shift 2
     if [ "$VERBOSE" = 1 ]; then echo "+ $RV_CXX ${FLAGS[*]} $* -c $src -o $obj"; fi
     "$RV_CXX" "${FLAGS[@]}" "$@" -c "$src" -o "$obj"
+}
+
+# compile_kernel KIND LAYOUT SRC OBJ LOG [extra flags...]: as tt-metal's JIT compiles a kernel of
+# KIND against the stub in LAYOUT. Diagnostics go to LOG; returns the compiler's status.
+compile_kernel() {
+    local kind=$1 layout=$2 src=$3 obj=$4 log=$5
+    shift 5
+    local -a cmd
+    read -ra kf <<<"$(kind_flags "$kind")"
+    read -ra lf <<<"$(layout_flags "$layout" "$kind")"
+    cmd=("$RV_CXX" "${FLAGS[@]}" "${COMMON_DEFINES[@]}" "${kf[@]}" "${lf[@]}" "$@" -c "$src" -o "$obj")
+    if [ "$VERBOSE" = 1 ]; then echo "+ ${cmd[*]}"; fi
+    "${cmd[@]}" >"$log" 2>&1
+}
+
+# The API header(s) a firmware wrapper of KIND includes before the kernel, in LAYOUT.
+wrapper_includes() {  # LAYOUT KIND
+    case "$1" in
+        legacy) echo '#include "dataflow_api.h"'
+                [ "$2" = erisc ] && printf '%s\n' '#include "ethernet/dataflow_api.h"' '#include "ethernet/tunneling.h"' ;;
+        current) echo '#include "api/dataflow/dataflow_api.h"'
+                 [ "$2" = erisc ] && printf '%s\n' '#include "internal/ethernet/dataflow_api.h"' '#include "internal/ethernet/tunneling.h"' ;;
+    esac
+    return 0
+}
+
+# run_jobs FILE: each line "ID KIND LAYOUT SRC [extra flags...]"; compiles them JOBS at a time as
+# wrapped kernels into $OUT/obj/ID.o (diagnostics ID.log, status ID.rc).
+run_jobs() {
+    local file=$1 running=0 id kind layout src rest
+    mkdir -p "$OUT/obj" "$OUT/wrap"
+    while read -r id kind layout src rest; do
+        [ -n "$id" ] || continue
+        {
+            echo "// Generated by scripts/shim_gate.sh: what tt-metal's JIT build compiles for a $kind kernel"
+            echo "// ($layout layout). Like the firmware wrappers (brisck.cc / ncrisck.cc / erisck.cc), it"
+            echo "// includes the device API, then the kernel source (kernel_includes.hpp), and calls kernel_main."
+            wrapper_includes "$layout" "$kind"
+            echo "#include \"$src\""
+            echo "void kernel_launch() { kernel_main(); }"
+        } >"$OUT/wrap/$id.cpp"
+        read -ra extra <<<"$rest"
+        (
+            if compile_kernel "$kind" "$layout" "$OUT/wrap/$id.cpp" "$OUT/obj/$id.o" "$OUT/obj/$id.log" \
+                   -I "$OUT" "${extra[@]}"; then
+                echo 0 >"$OUT/obj/$id.rc"
+            else
+                echo 1 >"$OUT/obj/$id.rc"
+            fi
+        ) &
+        running=$((running + 1))
+        if [ "$running" -ge "$JOBS" ]; then
+            wait -n || true
+            running=$((running - 1))
+        fi
+    done <"$file"
+    wait || true
 }
 
 # --- the checker -------------------------------------------------------------------------------
@@ -167,52 +281,122 @@ scan_object() {
     done < <("$RV_OBJDUMP" -h "$obj" | awk '$1 ~ /^[0-9]+$/ { print $2, $3 }')
 }
 
-# tt-metal functions (and variables) each TtMetal member forwards to; gate.o must reference all.
-REQUIRED_REFS=(my_x my_y get_noc_addr noc_async_write noc_async_read noc_async_write_barrier
-               noc_async_atomic_barrier noc_async_read_barrier noc_async_writes_flushed
-               noc_inline_dw_write noc_semaphore_inc noc_semaphore_set noc_semaphore_wait
-               noc_semaphore_wait_min eth_send_packet internal_::eth_txq_is_busy run_routing
-               get_arg_val)
+# --- undefined symbols -------------------------------------------------------------------------
+# Names are compared without namespace-free decoration: `void internal_::eth_send_packet<true>(...)`
+# is `internal_::eth_send_packet`.
+API_ANY_CORE=(get_noc_addr noc_async_write noc_async_read noc_async_write_barrier noc_async_read_barrier
+              noc_async_writes_flushed noc_async_atomic_barrier noc_inline_dw_write noc_semaphore_inc
+              noc_semaphore_set noc_semaphore_wait noc_semaphore_wait_min get_semaphore get_arg_val
+              get_common_arg_val invalidate_l1_cache)
+API_ERISC=(internal_::eth_send_packet internal_::eth_txq_is_busy run_routing eth_txq_is_busy
+           eth_noc_semaphore_wait eth_noc_semaphore_wait_min eth_send_bytes eth_wait_for_bytes
+           eth_wait_for_receiver_done eth_receiver_channel_done eth_bytes_are_available_on_channel)
+FIRMWARE_VARS=(my_x my_y noc_index)
+LIBC_FUNCS=(memcpy memset memmove memcmp)
 
-check_required_refs() {
-    local obj=$1 undefined ref missing=0
-    undefined=$("$RV_NM" -C -u "$obj" | sed -E 's/^[[:space:]]*U[[:space:]]+//')
-    for ref in "${REQUIRED_REFS[@]}"; do
-        if ! grep -Eq "(^|[[:space:]])${ref}([(<]|$)" <<<"$undefined"; then
-            echo "shim_gate: FAIL: $(basename "$obj") does not reference '$ref': the kccl::hal::TtMetal member mapping onto it was not compiled (or no longer calls it)" >&2
-            missing=1
+in_list() {  # NAME LIST...
+    local n=$1 x
+    shift
+    for x in "$@"; do [ "$x" = "$n" ] && return 0; done
+    return 1
+}
+
+# why_undefined NAME KIND -> why an undefined reference to NAME is fine in a KIND object; nothing
+# if it is not.
+why_undefined() {
+    local name=$1 kind=$2
+    if in_list "$name" "${API_ANY_CORE[@]}"; then
+        echo "tt-metal device API (inline in tt-metal's headers; declared-only in the stub)"
+    elif in_list "$name" "${API_ERISC[@]}"; then
+        [ "$kind" = erisc ] && echo "tt-metal Ethernet API, ERISC only (inline in tt-metal's headers; declared-only in the stub)"
+    elif in_list "$name" "${FIRMWARE_VARS[@]}"; then
+        echo "firmware variable (defined by the core's firmware; kernels link with --just-symbols=<firmware>_weakened.elf)"
+    elif in_list "$name" "${LIBC_FUNCS[@]}"; then
+        echo "C library (tt-metal links kernels without -nostdlib, so the toolchain's libc provides it)"
+    fi
+    return 0
+}
+
+# undefined_names OBJ -> "base-name<TAB>demangled" per undefined symbol.
+undefined_names() {
+    "$RV_NM" -u "$1" | awk '{ print $NF }' | "$RV_FILT" |
+        while IFS= read -r dem; do
+            local base
+            base=$(sed -E ':a; s/<[^<>]*>//g; ta; s/\(.*$//; s/.* //' <<<"$dem")
+            printf '%s\t%s\n' "$base" "$dem"
+        done
+}
+
+# tt-metal functions each TtMetal member forwards to; gate.cpp's objects must reference all of the
+# list for their kind.
+REQUIRED_ANY_CORE=(my_x my_y get_noc_addr noc_async_write noc_async_read noc_async_write_barrier
+                   noc_async_atomic_barrier noc_async_read_barrier noc_async_writes_flushed
+                   noc_inline_dw_write noc_semaphore_inc noc_semaphore_set get_arg_val invalidate_l1_cache)
+REQUIRED_ERISC=(eth_noc_semaphore_wait eth_noc_semaphore_wait_min internal_::eth_send_packet
+                internal_::eth_txq_is_busy run_routing)
+REQUIRED_TENSIX=(noc_semaphore_wait noc_semaphore_wait_min)
+
+# --- docs/hardware-shim.md shows the gate's kernel files verbatim ------------------------------
+# A line `<!-- kccl-gate-kernel: PATH -->` must be followed by a fenced block equal to PATH.
+check_doc_kernels() {
+    local doc=docs/hardware-shim.md path n=0 bad=0
+    [ -f "$doc" ] || { echo "shim_gate: FAIL: $doc is missing" >&2; return 1; }
+    while read -r path; do
+        n=$((n + 1))
+        if ! diff -u "$path" <(awk -v p="$path" '
+                $0 ~ "<!-- kccl-gate-kernel: " p " -->" { want = 1; next }
+                want == 1 && /^```/ { want = 2; next }
+                want == 2 && /^```/ { exit }
+                want == 2 { print }' "$doc") >"$OUT/doc-$n.diff"; then
+            echo "shim_gate: FAIL: $doc's copy of $path differs from the file (diff in $OUT/doc-$n.diff):" >&2
+            sed 's/^/    /' "$OUT/doc-$n.diff" | head -n 20 >&2
+            bad=1
         fi
-    done
-    return $missing
+    done < <(sed -nE 's/^<!-- kccl-gate-kernel: ([^ ]+) -->$/\1/p' "$doc")
+    [ "$n" -ge 2 ] || { echo "shim_gate: FAIL: $doc must show the ERISC and the Tensix kernel (kccl-gate-kernel markers)" >&2; bad=1; }
+    return $bad
 }
 
 # --- gate --------------------------------------------------------------------------------------
 run_gate() {
-    local start headers kernels h n=0 id findings bad=0 obj expect
+    local start headers kernels h id kinds kind layout obj bad=0 line findings
     start=$(date +%s%N)
 
     # Host-side builders (include/**/host/) allocate and throw by design: not device code.
     mapfile -t headers < <(find include -type f \( -name '*.hpp' -o -name '*.h' \) -not -path '*/host/*' | LC_ALL=C sort)
     [ ${#headers[@]} -gt 0 ] || fail "no headers under include/"
     {
-        echo "// Generated by scripts/shim_gate.sh: every header under include/. Do not edit."
+        echo "// Generated by scripts/shim_gate.sh: every device header under include/. Do not edit."
         echo "#pragma once"
         for h in "${headers[@]}"; do echo "#include \"${h#include/}\""; done
     } >"$OUT/kccl_gate_all_headers.hpp"
 
-    local objects=("$OUT/gate.o")
-    compile tests/gate/gate.cpp "$OUT/gate.o" -I "$OUT" ||
-        fail "tests/gate/gate.cpp (with ${#headers[@]} headers from include/) does not compile for rv32 (errors above)"
-    local missing_refs=0
-    check_required_refs "$OUT/gate.o" || missing_refs=1
-    "$RV_NM" -P "$OUT/gate.o" | grep -Eq '^kernel_main T ' || fail "gate.o does not define kernel_main"
-
+    # Example kernel headers, each wrapped into a kernel source file.
     mapfile -t kernels < <(find examples -mindepth 2 -maxdepth 2 -type f -name '*_kernels.hpp' 2>/dev/null | LC_ALL=C sort)
     mkdir -p "$OUT/kernels"
+    local jobs="$OUT/jobs.txt"
+    : >"$jobs"
+    for layout in legacy current; do
+        for kind in erisc brisc ncrisc; do
+            echo "gate.$kind.$layout $kind $layout $ROOT/tests/gate/gate.cpp" >>"$jobs"
+        done
+        echo "edm_erisc.erisc.$layout erisc $layout $ROOT/tests/gate/kernels/edm_erisc.cpp" >>"$jobs"
+        for kind in brisc ncrisc; do
+            echo "worker_tensix.$kind.$layout $kind $layout $ROOT/tests/gate/kernels/worker_tensix.cpp" >>"$jobs"
+        done
+    done
+    # The no-include mode: the firmware wrapper has already included the API.
+    echo "gate_noinclude.erisc.current erisc current $ROOT/tests/gate/gate.cpp -DKCCL_TT_METAL_NO_INCLUDE" >>"$jobs"
+    echo "gate_noinclude.brisc.current brisc current $ROOT/tests/gate/gate.cpp -DKCCL_TT_METAL_NO_INCLUDE" >>"$jobs"
+
+    local -A example_kinds=()
     for h in "${kernels[@]}"; do
-        n=$((n + 1))
         id=$(echo "${h#examples/}" | sed -E 's/\.hpp$//; s/[^A-Za-z0-9]+/_/g')
-        expect=0
+        kinds=$(awk -v h="$h" '$1 == h { $1 = ""; print }' tests/gate/examples.kinds)
+        [ -n "${kinds// /}" ] || kinds="erisc tensix"
+        kinds=${kinds//tensix/brisc ncrisc}
+        example_kinds[$h]=$(echo $kinds)
+        local expect=0
         grep -q 'kccl_gate_instantiate' "$h" && expect=1
         {
             echo "// Generated by scripts/shim_gate.sh from $h. Do not edit."
@@ -220,34 +404,151 @@ run_gate() {
             echo "#include \"$ROOT/$h\""
             echo "#define KCCL_GATE_EXPECT_ENTRY $expect"
             echo "#include \"$ROOT/tests/gate/gate_entry.hpp\""
-            echo "extern \"C\" void kccl_gate_$id() {"
+            echo "void kernel_main() {"
             echo "    kccl::hal::TtMetal hal;"
             echo "    kccl_gate::run_entry(hal);"
             echo "}"
         } >"$OUT/kernels/$id.cpp"
-        compile "$OUT/kernels/$id.cpp" "$OUT/kernels/$id.o" ||
-            fail "$h does not compile for rv32 against kccl::hal::TtMetal (errors above; generated TU kernels/$id.cpp, kept with --out DIR)"
-        objects+=("$OUT/kernels/$id.o")
-        if [ "$expect" = 1 ]; then
-            echo "shim_gate: $h: kccl_gate_instantiate<TtMetal> instantiated"
-        else
-            echo "shim_gate: $h: compiled (no kccl_gate_instantiate entry)"
-        fi
+        for layout in legacy current; do
+            for kind in ${example_kinds[$h]}; do
+                case "$kind" in erisc | brisc | ncrisc) ;; *) fail "tests/gate/examples.kinds: unknown kind '$kind' for $h" ;; esac
+                echo "$id.$kind.$layout $kind $layout $OUT/kernels/$id.cpp" >>"$jobs"
+            done
+        done
     done
 
-    for obj in "${objects[@]}"; do
+    run_jobs "$jobs"
+
+    # Compile results.
+    local -a objects=()
+    while read -r id kind layout _; do
+        if [ "$(cat "$OUT/obj/$id.rc" 2>/dev/null)" != 0 ]; then
+            echo "shim_gate: FAIL: $id: does not compile as a $kind kernel ($layout layout); errors (wrapper $OUT/wrap/$id.cpp, kept with --out DIR):" >&2
+            sed 's/^/    /' "$OUT/obj/$id.log" | head -n 40 >&2
+            bad=1
+        else
+            objects+=("$id")
+        fi
+    done <"$jobs"
+    [ "$bad" = 0 ] || fail "device code does not compile for every core kind and layout (see above)"
+
+    # Symbol checks.
+    local report="$OUT/undefined-symbols.txt" base dem why
+    : >"$report"
+    for id in "${objects[@]}"; do
+        kind=$(cut -d. -f2 <<<"$id")
+        obj="$OUT/obj/$id.o"
         findings=$(scan_object "$obj")
         if [ -n "$findings" ]; then
             bad=1
-            while IFS= read -r line; do echo "shim_gate: FAIL: ${obj#"$OUT"/}: $line" >&2; done <<<"$findings"
+            while IFS= read -r line; do echo "shim_gate: FAIL: $id: $line" >&2; done <<<"$findings"
         fi
+        "$RV_NM" -P "$obj" | grep -Eq '^_Z11kernel_mainv T ' || { echo "shim_gate: FAIL: $id does not define kernel_main()" >&2; bad=1; }
+        while IFS=$'\t' read -r base dem; do
+            [ -n "$base" ] || continue
+            why=$(why_undefined "$base" "$kind")
+            if [ -z "$why" ]; then
+                echo "shim_gate: FAIL: $id: unexpected undefined symbol '$dem' — neither tt-metal's API for a $kind kernel, nor firmware-provided, nor a C library function tt-metal links (memcpy/memset/memmove/memcmp)" >&2
+                bad=1
+                why="UNEXPECTED"
+            fi
+            printf '%s\t%s\t%s\t%s\n' "$id" "$base" "$dem" "$why" >>"$report"
+        done < <(undefined_names "$obj")
+        case "$id" in
+            gate.* | gate_noinclude.*)
+                local -a required=("${REQUIRED_ANY_CORE[@]}")
+                if [ "$kind" = erisc ]; then required+=("${REQUIRED_ERISC[@]}"); else required+=("${REQUIRED_TENSIX[@]}"); fi
+                local ref
+                for ref in "${required[@]}"; do
+                    if ! awk -F'\t' -v id="$id" -v r="$ref" '$1 == id && $2 == r { found = 1 } END { exit !found }' "$report"; then
+                        echo "shim_gate: FAIL: $id does not reference '$ref': the kccl::hal::TtMetal member mapping onto it was not compiled (or no longer calls it)" >&2
+                        bad=1
+                    fi
+                done ;;
+        esac
     done
-    [ "$bad" = 0 ] || fail "device code needs runtime support kernels do not have (see above)"
-    [ "$missing_refs" = 0 ] || fail "the shim no longer maps every contract operation onto tt-metal (see above)"
+    check_doc_kernels || bad=1
+    [ "$bad" = 0 ] || fail "see above"
 
-    printf 'shim_gate: PASS: %d headers under include/ + %d example kernel headers compiled for rv32 (%s); no heap/exceptions/RTTI/static-init; all %d tt-metal entry points referenced (%.1fs)\n' \
-        "${#headers[@]}" "$n" "$("$RV_CXX" -dumpversion), libstdc++ ${LIBSTDCXX##*/}" "${#REQUIRED_REFS[@]}" \
-        "$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { print (b - a) / 1e9 }')"
+    # Summary: every undefined symbol, by core kind, and why it is fine.
+    echo "shim_gate: undefined symbols of the objects (all in $report when --out is given):"
+    local group
+    for group in erisc tensix; do
+        echo "  $group objects:"
+        awk -F'\t' -v g="$group" '{ split($1, p, "."); k = p[2]; if ((g == "erisc") != (k == "erisc")) next;
+                                    if (!($2 in seen)) { seen[$2] = $4; order[++n] = $2 } }
+                                  END { for (i = 1; i <= n; i++) printf "    %-36s %s\n", order[i], seen[order[i]] }' "$report"
+    done
+    for h in "${kernels[@]}"; do echo "shim_gate: $h: built for ${example_kinds[$h]}"; done
+    printf 'shim_gate: PASS: %d objects (%d device headers, the EDM and worker kernels, %d example headers) as erisc/brisc/ncrisc kernels for the legacy and current tt-metal layouts (%s, -j %s); no heap/exceptions/RTTI/static-init; only expected undefined symbols (%ss)\n' \
+        "${#objects[@]}" "${#headers[@]}" "${#kernels[@]}" "$("$RV_CXX" -dumpversion), libstdc++ ${LIBSTDCXX##*/}" "$JOBS" "$(elapsed "$start")"
+}
+
+# --- stub self-test ----------------------------------------------------------------------------
+# tests/gate/reject/*.cpp must FAIL to compile with every `// gate-expect-error: TEXT` in the
+# compiler's output; tests/gate/accept/*.cpp must compile. Each names its `// gate-kind:`, its
+# `// gate-layouts:` and optional `// gate-flags:`.
+run_stubtest() {
+    local start src kind layouts layout flags id errors=0 n=0 jobs="$OUT/jobs.txt" want
+    start=$(date +%s%N)
+    : >"$jobs"
+    for src in tests/gate/reject/*.cpp tests/gate/accept/*.cpp; do
+        [ -e "$src" ] || continue
+        kind=$(sed -nE 's@^//[[:space:]]*gate-kind:[[:space:]]*([a-z]+).*@\1@p' "$src" | head -n 1)
+        layouts=$(sed -nE 's@^//[[:space:]]*gate-layouts:[[:space:]]*(.*)$@\1@p' "$src" | head -n 1)
+        flags=$(sed -nE 's@^//[[:space:]]*gate-flags:[[:space:]]*(.*)$@\1@p' "$src" | head -n 1)
+        if [ -z "$kind" ] || [ -z "$layouts" ]; then
+            echo "shim_gate: stub self-test FAIL: $src needs '// gate-kind:' and '// gate-layouts:' lines" >&2
+            errors=$((errors + 1))
+            continue
+        fi
+        for layout in $layouts; do
+            id="$(basename "$(dirname "$src")").$(basename "${src%.cpp}").$layout"
+            echo "$id $kind $layout $ROOT/$src $flags" >>"$jobs"
+        done
+    done
+    run_jobs "$jobs"
+    while read -r id kind layout src _; do
+        n=$((n + 1))
+        local rc log="$OUT/obj/$id.log"
+        rc=$(cat "$OUT/obj/$id.rc" 2>/dev/null || echo missing)
+        case "$id" in
+            accept.*)
+                if [ "$rc" != 0 ]; then
+                    echo "shim_gate: stub self-test FAIL: ${src#"$ROOT"/} ($kind, $layout) must compile against the stub, but:" >&2
+                    sed 's/^/    /' "$log" | head -n 30 >&2
+                    errors=$((errors + 1))
+                else
+                    echo "shim_gate: stub self-test: accepted as it must be: ${src#"$ROOT"/} ($kind, $layout)"
+                fi ;;
+            reject.*)
+                if [ "$rc" = 0 ]; then
+                    echo "shim_gate: stub self-test FAIL: ${src#"$ROOT"/} ($kind, $layout) COMPILED; the stub must reject it" >&2
+                    errors=$((errors + 1))
+                    continue
+                fi
+                local -a expect
+                mapfile -t expect < <(sed -nE 's@^//[[:space:]]*gate-expect-error:[[:space:]]*(.*[^[:space:]])[[:space:]]*$@\1@p' "$src")
+                if [ ${#expect[@]} -eq 0 ]; then
+                    echo "shim_gate: stub self-test FAIL: ${src#"$ROOT"/} has no '// gate-expect-error:' line" >&2
+                    errors=$((errors + 1))
+                fi
+                for want in "${expect[@]}"; do
+                    local hit
+                    hit=$(grep -F -m 1 -- "$want" "$log" || true)
+                    if [ -z "$hit" ]; then
+                        echo "shim_gate: stub self-test FAIL: ${src#"$ROOT"/} ($kind, $layout) failed, but not with '$want'; compiler said:" >&2
+                        sed 's/^/    /' "$log" | head -n 30 >&2
+                        errors=$((errors + 1))
+                    else
+                        echo "shim_gate: stub self-test: rejected as it must be: ${src#"$ROOT"/} ($kind, $layout): ${hit#"$ROOT"/}" | cut -c1-260
+                    fi
+                done ;;
+        esac
+    done <"$jobs"
+    [ "$n" -gt 0 ] || { echo "shim_gate: stub self-test FAIL: no tests/gate/{reject,accept}/*.cpp" >&2; errors=$((errors + 1)); }
+    [ "$errors" = 0 ] || fail "stub self-test: $errors problem(s); the stub does not have the real API's shape"
+    echo "shim_gate: stub self-test PASS: $n compilations; every mismatch rejected with its expected error, every real spelling accepted ($(elapsed "$start")s)"
 }
 
 # --- self-test ---------------------------------------------------------------------------------
@@ -340,4 +641,5 @@ run_selftest() {
 case "$MODE" in
     gate) run_gate ;;
     selftest) run_selftest ;;
+    stubtest) run_stubtest ;;
 esac
