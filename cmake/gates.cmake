@@ -35,7 +35,7 @@ add_test(NAME gate.shim_rv32_rejects_bad
 add_test(NAME gate.shim_stub_rejects_mismatch
          COMMAND "${KCCL_BASH}" "${_kccl_src}/scripts/shim_gate.sh" --stub-self-test --out "${_kccl_gate_dir}/stub-self-test")
 set_tests_properties(gate.shim_rv32 gate.shim_rv32_rejects_bad gate.shim_stub_rejects_mismatch PROPERTIES
-  LABELS "gate" TIMEOUT 120 SKIP_RETURN_CODE 77 ENVIRONMENT "${_kccl_rv32_env}")
+  LABELS "gate" TIMEOUT 300 SKIP_RETURN_CODE 77 ENVIRONMENT "${_kccl_rv32_env}")
 
 add_test(NAME gate.headers_alone
          COMMAND "${KCCL_BASH}" "${_kccl_src}/scripts/check_headers.sh")

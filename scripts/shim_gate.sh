@@ -38,7 +38,8 @@
 #   * have only expected undefined symbols: tt-metal's device API (inline functions in tt-metal's
 #     headers, declared-only in the stub), firmware variables, or memcpy/memset/memmove/memcmp (tt-metal
 #     links kernels without -nostdlib, so the toolchain's C library provides them); the Ethernet API
-#     only in ERISC objects. The list is written to DIR/undefined-symbols.txt and summarised;
+#     only in ERISC objects, and no noc_semaphore_wait* there (ERISC waits must run the link
+#     firmware: eth_noc_semaphore_wait*). The list is written to DIR/undefined-symbols.txt and summarised;
 #   * be free of heap, exception, RTTI and static-initialisation symbols and sections;
 #   * define kernel_main; and gate.cpp's objects must reference every tt-metal function the shim
 #     maps to on that kind (proof each member compiled and forwards where the docs say).
@@ -305,7 +306,11 @@ in_list() {  # NAME LIST...
 # if it is not.
 why_undefined() {
     local name=$1 kind=$2
-    if in_list "$name" "${API_ANY_CORE[@]}"; then
+    if [ "$kind" = erisc ] && in_list "$name" noc_semaphore_wait noc_semaphore_wait_min; then
+        # A blocking wait that never gives the link firmware a turn: ERISC waits must be
+        # eth_noc_semaphore_wait* (kccl::hal::TtMetal::sem_wait* are, on ERISC).
+        return 0
+    elif in_list "$name" "${API_ANY_CORE[@]}"; then
         echo "tt-metal device API (inline in tt-metal's headers; declared-only in the stub)"
     elif in_list "$name" "${API_ERISC[@]}"; then
         [ "$kind" = erisc ] && echo "tt-metal Ethernet API, ERISC only (inline in tt-metal's headers; declared-only in the stub)"
@@ -317,14 +322,16 @@ why_undefined() {
     return 0
 }
 
+# base_names: demangled names on stdin -> base names (no return type, template arguments or
+# parameters): `void internal_::eth_send_packet<true>(unsigned long, ...)` -> internal_::eth_send_packet.
+base_names() { sed -E ':a; s/<[^<>]*>//g; ta; s/\(.*$//; s/.* //'; }
+
 # undefined_names OBJ -> "base-name<TAB>demangled" per undefined symbol.
 undefined_names() {
-    "$RV_NM" -u "$1" | awk '{ print $NF }' | "$RV_FILT" |
-        while IFS= read -r dem; do
-            local base
-            base=$(sed -E ':a; s/<[^<>]*>//g; ta; s/\(.*$//; s/.* //' <<<"$dem")
-            printf '%s\t%s\n' "$base" "$dem"
-        done
+    local dem
+    dem=$("$RV_NM" -u "$1" | awk '{ print $NF }' | "$RV_FILT")
+    [ -n "$dem" ] || return 0
+    paste <(base_names <<<"$dem") <(printf '%s\n' "$dem")
 }
 
 # tt-metal functions each TtMetal member forwards to; gate.cpp's objects must reference all of the
@@ -448,7 +455,7 @@ run_gate() {
             [ -n "$base" ] || continue
             why=$(why_undefined "$base" "$kind")
             if [ -z "$why" ]; then
-                echo "shim_gate: FAIL: $id: unexpected undefined symbol '$dem' — neither tt-metal's API for a $kind kernel, nor firmware-provided, nor a C library function tt-metal links (memcpy/memset/memmove/memcmp)" >&2
+                echo "shim_gate: FAIL: $id: unexpected undefined symbol '$dem' — neither tt-metal's API for a $kind kernel, nor firmware-provided, nor a C library function tt-metal links (memcpy/memset/memmove/memcmp)$([ "$kind" = erisc ] && in_list "$base" noc_semaphore_wait noc_semaphore_wait_min && echo "; on ERISC a blocking wait must give the link firmware a turn: use eth_noc_semaphore_wait*")" >&2
                 bad=1
                 why="UNEXPECTED"
             fi
@@ -597,6 +604,36 @@ run_selftest() {
         fi
     done
     echo "shim_gate: self-test: classifier: ${#forbidden[@]} forbidden symbols, ${#allowed[@]} allowed symbols, 7 sections checked"
+
+    # 1b. The undefined-symbol rules: which references each core kind may keep, by base name.
+    local -a undef_cases=(
+        "get_noc_addr brisc ok" "noc_semaphore_wait brisc ok" "noc_semaphore_wait erisc bad"
+        "noc_semaphore_wait_min erisc bad" "eth_noc_semaphore_wait erisc ok" "eth_noc_semaphore_wait ncrisc bad"
+        "internal_::eth_send_packet erisc ok" "internal_::eth_send_packet brisc bad" "run_routing ncrisc bad"
+        "run_routing erisc ok" "my_x ncrisc ok" "memcpy brisc ok" "memcmp erisc ok" "malloc erisc bad"
+        "eth_send_packet erisc bad" "puts brisc bad")
+    local c name kind want_ok got_why
+    for c in "${undef_cases[@]}"; do
+        read -r name kind want_ok <<<"$c"
+        got_why=$(why_undefined "$name" "$kind")
+        if { [ "$want_ok" = ok ] && [ -z "$got_why" ]; } || { [ "$want_ok" = bad ] && [ -n "$got_why" ]; }; then
+            echo "shim_gate: self-test FAIL: undefined '$name' in a $kind object: expected $want_ok, got '${got_why:-rejected}'" >&2
+            errors=$((errors + 1))
+        fi
+    done
+    # Base names of demangled references.
+    local -a demangled=("void internal_::eth_send_packet<true>(unsigned long, unsigned long, unsigned long, unsigned long)|internal_::eth_send_packet"
+                        "void noc_inline_dw_write<(InlineWriteDst)0, false, true>(unsigned long long, unsigned long, unsigned char, unsigned char, unsigned char, unsigned long)|noc_inline_dw_write"
+                        "unsigned long get_arg_val<unsigned long>(int)|get_arg_val" "my_x|my_x"
+                        "eth_noc_semaphore_wait(unsigned long volatile*, unsigned long, unsigned long)|eth_noc_semaphore_wait")
+    for c in "${demangled[@]}"; do
+        got_why=$(base_names <<<"${c%%|*}")
+        if [ "$got_why" != "${c##*|}" ]; then
+            echo "shim_gate: self-test FAIL: base name of '${c%%|*}' is '$got_why', expected '${c##*|}'" >&2
+            errors=$((errors + 1))
+        fi
+    done
+    echo "shim_gate: self-test: undefined-symbol rules: ${#undef_cases[@]} cases, ${#demangled[@]} demangled names"
 
     # 2. End to end: each tests/gate/bad/*.cpp compiles under the gate's flags and is rejected
     #    with (at least) the findings its `// gate-expect:` lines name.
