@@ -1,9 +1,10 @@
 // tests/gate/gate_entry.hpp — calls an example kernel header's optional gate entry point.
 //
-// scripts/shim_gate.sh compiles every examples/*/*_kernels.hpp in its own generated translation
-// unit: hal/tt_metal.hpp, then the kernels header, then this file, then an extern "C" function
-// calling kccl_gate::run_entry(hal) with a kccl::hal::TtMetal. The convention (see
-// docs/hardware-shim.md): a kernels header MAY define, in the global namespace,
+// scripts/shim_gate.sh wraps every examples/*/*_kernels.hpp into a generated tt-metal kernel
+// source: hal/tt_metal.hpp, then the kernels header, then this file, then
+// `void kernel_main() { kccl::hal::TtMetal hal; kccl_gate::run_entry(hal); }` — and compiles it
+// for the core kinds tests/gate/examples.kinds names. The convention (see docs/hardware-shim.md):
+// a kernels header MAY define, in the global namespace,
 //
 //     template <class H> void kccl_gate_instantiate(H& hal);
 //
