@@ -450,7 +450,9 @@ run_gate() {
             bad=1
             while IFS= read -r line; do echo "shim_gate: FAIL: $id: $line" >&2; done <<<"$findings"
         fi
-        "$RV_NM" -P "$obj" | grep -Eq '^_Z11kernel_mainv T ' || { echo "shim_gate: FAIL: $id does not define kernel_main()" >&2; bad=1; }
+        local defined
+        defined=$("$RV_NM" -P --defined-only "$obj")
+        grep -Eq '^_Z11kernel_mainv T ' <<<"$defined" || { echo "shim_gate: FAIL: $id does not define kernel_main()" >&2; bad=1; }
         while IFS=$'\t' read -r base dem; do
             [ -n "$base" ] || continue
             why=$(why_undefined "$base" "$kind")
