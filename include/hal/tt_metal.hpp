@@ -34,8 +34,8 @@
 // HOW THE CONTRACT'S GUARANTEES MAP (see contract.hpp)
 //   N1  noc_async_write, noc_inline_dw_write and noc_semaphore_inc are called with their default
 //       NoC (noc_index) and VC (NOC_UNICAST_WRITE_VC), non-posted: one path per destination,
-//       landing in issue order (seed 000: "safe to send a semaphore_inc immediately following the
-//       noc_async_write").
+//       landing in issue order (tt-metal's own EDM and workers increment a semaphore right after
+//       the write it guards, with no barrier between).
 //   N2  noc_write_barrier -> noc_async_write_barrier (acks received) and noc_async_atomic_barrier,
 //       so semaphore increments count as landed writes; noc_writes_flushed ->
 //       noc_async_writes_flushed.
@@ -46,9 +46,9 @@
 //       semaphore guards are not hoisted above the load that observed it.
 //   E1-E3 eth_send -> internal_::eth_send_packet (the ctx_switch = true default) in 16-byte
 //       words; the Ethernet subsystem sends words in address order and writes the receiver's L1
-//       in that order. While the tx queue is busy, eth_send_packet itself waits and calls the
-//       link firmware (run_routing) on every wait iteration; poll eth_txq_busy first to do other
-//       work instead (E2).
+//       in that order. While the tx queue is busy, eth_send_packet itself waits and context-
+//       switches to the link firmware on every wait iteration; poll eth_txq_busy first to do
+//       other work instead (E2).
 //   E4  context_switch -> run_routing. On ERISC, sem_wait / sem_wait_min are tt-metal's
 //       eth_noc_semaphore_wait / eth_noc_semaphore_wait_min, which call run_routing while they
 //       wait (every poll with the default wait_min = 0), so a blocked Ethernet core keeps
