@@ -88,7 +88,7 @@ void eth_part(H& hal) {
 void kernel_main() {
     kccl::hal::TtMetal hal;
     kccl_gate::noc_part(hal);
-#if defined(COMPILE_FOR_ERISC)
+#if KCCL_TT_METAL_ERISC
     kccl_gate::eth_part(hal);
 #endif
 }
