@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# scripts/demo.sh [ring_ping options] — builds and runs the main demo: seed 004's ring round-trip
-# ping on an emulated ring of 8 chips (see examples/ring_ping). Installs cmake/g++ if missing.
+# scripts/demo.sh [ring_ping options] — builds and runs the main demo: a ring round-trip ping (after
+# tt-metal's tech_reports/EthernetMultichip/BasicEthernetGuide.md) on an emulated ring of 8 chips
+# (see examples/ring_ping; --help explains it). Installs cmake/g++ if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh demo
