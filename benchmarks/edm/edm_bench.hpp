@@ -249,11 +249,11 @@ inline std::unique_ptr<Stream> add_stream_link(emu::Cluster& cluster, emu::Launc
             b.add_sender(tx);
         }
     }
-    const auto plan = edm::host::build_link(a, b, {kEdmBase, chip.eth_l1_bytes - kEdmBase});
-    st->layout_begin = plan.handshake_addr;
+    const auto plan = edm::host::build_link(a, b, {kEdmBase + 0x100, chip.eth_l1_bytes - kEdmBase - 0x100, kEdmBase});
+    st->layout_begin = plan.reserved_addr;
     st->layout_end = plan.end_addr;
     try {
-        (void)edm::host::build_link(a, b, {kEdmBase, kWormholeEthL1 - kEdmBase});
+        (void)edm::host::build_link(a, b, {kEdmBase + 0x100, kWormholeEthL1 - kEdmBase - 0x100, kEdmBase});
         st->fits_wormhole_l1 = true;
     } catch (const edm::host::ConfigError&) {
         st->fits_wormhole_l1 = false;

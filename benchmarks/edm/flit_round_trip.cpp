@@ -72,7 +72,7 @@ void edm_flit_round_trip(benchmark::State& state) {
     };
     a.add_sender(with(wa, kTxSem)).add_receiver(with(wa, kRxSem));
     b.add_receiver(with(wb, kRxSem)).add_sender(with(wb, kTxSem));
-    const auto plan = edm::host::build_link(a, b, {eb::kEdmBase, cluster.chip(0).spec().eth_l1_bytes - eb::kEdmBase});
+    const auto plan = edm::host::build_link(a, b, {eb::kEdmBase + 0x100, cluster.chip(0).spec().eth_l1_bytes - eb::kEdmBase - 0x100, eb::kEdmBase});
 
     std::vector<eb::Stamp> stamps(4);
     kccl::emu::Launcher launch(cluster);
@@ -97,7 +97,7 @@ void edm_flit_round_trip(benchmark::State& state) {
         state, launch,
         [&, eth_a = eth_a, eth_b = eth_b] {
             for (auto e : {eth_a, eth_b})
-                std::memset(cluster.l1(e).data() + plan.handshake_addr, 0, plan.end_addr - plan.handshake_addr);
+                std::memset(cluster.l1(e).data() + plan.reserved_addr, 0, plan.end_addr - plan.reserved_addr);
         },
         [&](const kccl::emu::RunReport& r) { return static_cast<double>(r.at(wa).value); },
         [] { return kccl::bench::raw_one_way_ns(20000); }, [&] { return eb::busy_cores(stamps); });

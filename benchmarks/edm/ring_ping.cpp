@@ -80,7 +80,7 @@ void edm_ring_ping(benchmark::State& state) {
         edm::host::EdmEnd a, b;
         a.add_sender(tx);
         b.add_receiver(rx);
-        plans.push_back(edm::host::build_link(a, b, {eb::kEdmBase, eth_l1 - eb::kEdmBase}));
+        plans.push_back(edm::host::build_link(a, b, {eb::kEdmBase + 0x100, eth_l1 - eb::kEdmBase - 0x100, eb::kEdmBase}));
     }
 
     std::vector<eb::Stamp> stamps(3 * kChips);
@@ -105,8 +105,8 @@ void edm_ring_ping(benchmark::State& state) {
         [&] {
             for (uint32_t i = 0; i < kChips; ++i)
                 for (auto e : {links[i].first, links[i].second})
-                    std::memset(cluster.l1(e).data() + plans[i].handshake_addr, 0,
-                                plans[i].end_addr - plans[i].handshake_addr);
+                    std::memset(cluster.l1(e).data() + plans[i].reserved_addr, 0,
+                                plans[i].end_addr - plans[i].reserved_addr);
         },
         [&](const kccl::emu::RunReport& r) { return static_cast<double>(r.at(worker[0]).value); },
         [] { return kccl::bench::raw_one_way_ns(20000); }, [&] { return eb::busy_cores(stamps); });

@@ -33,8 +33,8 @@ struct ChannelInfo {
     uint32_t buffers_base = 0;
     uint32_t edm_sem = 0;
     uint32_t signal_base = 0;
-    uint32_t ack_src = 0;
-    uint32_t completion_src = 0;
+    uint32_t ack_src = 0;         ///< in the reserved area (constant content)
+    uint32_t completion_src = 0;  ///< in the reserved area (constant content)
     uint32_t message_count = 0;
     uint32_t num_workers = 0;
 
@@ -144,14 +144,23 @@ public:
         }
         if (phase == WorkerPhase::wait_worker) {
             if (hal.sem_read(info.edm_sem) != detail::expected_acks(info)) return false;
-            uint32_t signal = uint32_t(Signal::next);
+            // The workers' notes (written before their increments, same destination: N1).
+            const bool rr = info.sharing == Sharing::round_robin;
+            const uint32_t first = rr ? filled % info.num_workers : 0;
+            uint32_t note = hal.sem_read(info.signal_base + 4 * first);
+            Signal signal = note_signal(note);
+            uint32_t length = note_length(note);
+            if (!rr)
+                for (uint32_t k = 1; k < info.num_workers; ++k) {
+                    const uint32_t l = note_length(hal.sem_read(info.signal_base + 4 * k));
+                    length = l > length ? l : length;
+                }
             if (Config::termination == Termination::worker_initiated) {
-                const uint32_t k = info.sharing == Sharing::round_robin ? filled % info.num_workers : 0;
-                signal = hal.sem_read(info.signal_base + 4 * k);
-                if (signal == uint32_t(Signal::last) || signal == uint32_t(Signal::terminate))
-                    end_at = filled + 1;
+                if (signal == Signal::last || signal == Signal::terminate) end_at = filled + 1;
+            } else {
+                signal = Signal::next;  // MESSAGE_COUNT_REACHED: the count ends the channel
             }
-            slot_flags[filled % info.buffers] = signal;
+            slot_flags[filled % info.buffers] = make_note(signal, length);
             ++filled;
             phase = filled >= end_at ? WorkerPhase::finished : WorkerPhase::signal_worker;
             return true;
@@ -166,9 +175,9 @@ public:
         if (hal.eth_txq_busy(0)) return false;
         const uint32_t slot = info.slot(sent);
         const uint32_t sync = slot + sync_offset<Config>(info.packet_bytes);
-        const uint32_t flags = slot_flags[sent % info.buffers];
-        detail::put_word(hal, sync, info.packet_bytes, 0, sent, flags);
-        if (flags == uint32_t(Signal::terminate)) hal.eth_send(0, sync, sync, sync_word_bytes);
+        const uint32_t note = slot_flags[sent % info.buffers];
+        detail::put_word(hal, sync, info.packet_bytes, 0, sent, note);
+        if (note_signal(note) == Signal::terminate) hal.eth_send(0, sync, sync, sync_word_bytes);
         else hal.eth_send(0, slot, slot, info.packet_bytes + sync_word_bytes);
         ++sent;
         return true;
@@ -209,13 +218,20 @@ public:
     uint32_t end_at = UINT32_MAX;
     uint32_t slot_flags[Config::max_buffers_per_channel] = {};
 
+    /// Prepares the channel before the handshake. L1 is never zeroed and the previous program
+    /// on this core may have left anything in the region: every slot's sync word is cleared
+    /// here, before the handshake lets the sender send (a stale non-zero `bytes_sent` would be
+    /// taken for a packet).
     template <class H>
     void init(H& hal) {
         hal.sem_set(info.edm_sem, 0);
-        // Source words: the ack says "received" (non-zero ack field), the completion says "slot
-        // free" (all zero). Their contents never change, so each may be re-sent while an earlier
-        // send of it is still queued.
-        detail::put_word(hal, info.ack_src, info.packet_bytes, 1, 0, 0);
+        for (uint32_t b = 0; b < info.buffers; ++b)
+            detail::put_word(hal, info.slot(b) + sync_offset<Config>(info.packet_bytes), 0, 0, 0, 0);
+        // Source words (reserved area): the ack says "received" (non-zero ack field), the
+        // completion says "slot free" (all zero). Their contents are the same in every program,
+        // so a send of them still queued when a program returns reads the right bytes whenever
+        // it executes (E1), and each may be re-sent while an earlier send of it is queued.
+        detail::put_word(hal, info.ack_src, 1, 1, 0, 0);
         if (!Config::mutation_shared_ack_source) detail::put_word(hal, info.completion_src, 0, 0, 0, 0);
         if (Config::termination == Termination::message_count_reached) end_at = info.message_count;
         if (end_at == 0) phase = WorkerPhase::finished;
@@ -239,10 +255,11 @@ public:
         if (received >= end_at || received - completed >= info.buffers) return false;
         const uint32_t sync = info.slot(received) + sync_offset<Config>(info.packet_bytes);
         if (hal.sem_read(sync + sync_bytes_sent) == 0) return false;
-        uint32_t flags = hal.sem_read(sync + sync_flags);
-        slot_flags[received % info.buffers] = flags;
+        const uint32_t note = hal.sem_read(sync + sync_flags);
+        slot_flags[received % info.buffers] = note;
+        const Signal signal = note_signal(note);
         if (Config::termination == Termination::worker_initiated &&
-            (flags == uint32_t(Signal::last) || flags == uint32_t(Signal::terminate)))
+            (signal == Signal::last || signal == Signal::terminate))
             end_at = received + 1;
         ++received;
         return true;
@@ -252,7 +269,7 @@ public:
     bool step_ack(H& hal) {
         if (acked == received || hal.eth_txq_busy(0)) return false;
         const uint32_t sync = info.slot(acked) + sync_offset<Config>(info.packet_bytes);
-        if (Config::mutation_shared_ack_source) detail::put_word(hal, info.ack_src, info.packet_bytes, 1, 0, 0);
+        if (Config::mutation_shared_ack_source) detail::put_word(hal, info.ack_src, 1, 1, 0, 0);
         hal.eth_send(0, info.ack_src, sync, sync_word_bytes);
         ++acked;
         return true;
@@ -262,9 +279,9 @@ public:
     bool step_worker(H& hal) {
         if (phase == WorkerPhase::signal_worker) {
             if (consumed == acked) return false;
-            const uint32_t flags = slot_flags[consumed % info.buffers];
-            const uint32_t value = Config::termination == Termination::worker_initiated && flags != 0 ? flags : 1u;
-            detail::clear_then_notify<Config>(hal, info, workers, consumed, value);
+            // The worker's semaphore (cleared by the worker before it answered) becomes the note.
+            const uint32_t note = slot_flags[consumed % info.buffers];
+            detail::clear_then_notify<Config>(hal, info, workers, consumed, note & 3u ? note : note | 1u);
             phase = WorkerPhase::wait_worker;
             return true;
         }

@@ -48,7 +48,7 @@ struct SyncWord {
     uint32_t bytes_sent;    ///< non-zero: a packet is in the slot (sender sets, receiver clears)
     uint32_t receiver_ack;  ///< non-zero: first-level ack (receiver -> sender)
     uint32_t src_id;        ///< sequence number of the message (diagnostics)
-    uint32_t flags;         ///< Signal of the message (last / terminate)
+    uint32_t flags;         ///< the message's note: signal and length (see make_note)
 };
 static_assert(sizeof(SyncWord) == 16, "The sync word is exactly one 16-byte Ethernet word.");
 
@@ -58,6 +58,44 @@ inline constexpr uint32_t sync_bytes_sent = 0;
 inline constexpr uint32_t sync_receiver_ack = 4;
 inline constexpr uint32_t sync_src_id = 8;
 inline constexpr uint32_t sync_flags = 12;
+
+// ---- message notes -------------------------------------------------------------------------
+// A note is one 32-bit word that travels with a message: bits 0-1 the Signal (next / last /
+// terminate; never 0), bits 2-31 the message length in bytes (what the sender worker wrote:
+// offset + bytes, the largest over the workers of a NOT_SHARED message). The sender worker writes
+// it into its signal slot, the sender EDM into the sync word's flags, the receiver EDM adds it to
+// the receiver worker's semaphore (which the worker cleared before, so the semaphore then holds
+// exactly the note).
+inline constexpr uint32_t max_message_bytes = (1u << 30) - 1;
+constexpr uint32_t make_note(Signal s, uint32_t length) { return (length << 2) | (uint32_t(s) & 3u); }
+constexpr Signal note_signal(uint32_t note) { return (note & 3u) ? Signal(note & 3u) : Signal::next; }
+constexpr uint32_t note_length(uint32_t note) { return note >> 2; }
+
+// ---- the reserved area ---------------------------------------------------------------------
+// Every kccl Ethernet kernel (the EDM and anything written with it) shares ONE reserved area at
+// the same L1 address on every Ethernet core, outside every program's channel region. Programs
+// run back to back and chips start them at different times, so a handshake must land where no
+// other program keeps live data, and a send that is still queued when its program returns must
+// read a source whose content no later program changes (contract E1). The area holds:
+//   +0   handshake inbox of the slave    (the master's handshake word lands here)
+//   +16  handshake inbox of the master   (the slave's answer lands here)
+//   +32  source of the master's handshake word   (constant: handshake_magic)
+//   +48  source of the slave's answer            (constant: answer_magic)
+//   +64  source of every first-level ACK         (constant: {1, 1, 0, 0})
+//   +80  source of every COMPLETION              (constant: all zero)
+// The two inboxes are consumed (cleared) by the handshake. L1 is never zeroed by hardware, so an
+// inbox is only taken to hold a handshake when all 16 bytes equal the magic word; garbage (or an
+// earlier program's data) matches with probability 2^-128.
+inline constexpr uint32_t reserved_bytes = 96;
+inline constexpr uint32_t reserved_slave_inbox = 0;
+inline constexpr uint32_t reserved_master_inbox = 16;
+inline constexpr uint32_t reserved_handshake_src = 32;
+inline constexpr uint32_t reserved_answer_src = 48;
+inline constexpr uint32_t reserved_ack_src = 64;
+inline constexpr uint32_t reserved_completion_src = 80;
+/// "kccl" "edm " "hand" "shk1" / "kccl" "edm " "answ" "er 1" as little-endian words.
+inline constexpr uint32_t handshake_magic[4] = {0x6C63636Bu, 0x206D6465u, 0x646E6168u, 0x316B6873u};
+inline constexpr uint32_t answer_magic[4] = {0x6C63636Bu, 0x206D6465u, 0x77736E61u, 0x31207265u};
 
 /// Default compile-time configuration. Derive and override to change:
 ///   struct MyEdm : kccl::edm::DefaultConfig {
@@ -98,12 +136,12 @@ constexpr bool check_config() {
 // ---- runtime argument layouts --------------------------------------------------------------
 //
 // EDM kernel args (written by edm::host::LinkPlan::edm_args):
-//   [0] num_channels   [1] handshake_addr (48 bytes: word, ack word, source word)
+//   [0] num_channels   [1] reserved_addr (the shared reserved area, reserved_bytes)
 //   [2] is_handshake_master
 //   then per channel: kChannelArgs values, then 2 per worker: (x | y << 16), worker_sem_addr
 namespace args {
 inline constexpr uint32_t num_channels = 0;
-inline constexpr uint32_t handshake_addr = 1;
+inline constexpr uint32_t reserved_addr = 1;
 inline constexpr uint32_t is_handshake_master = 2;
 inline constexpr uint32_t first_channel = 3;
 
@@ -115,12 +153,10 @@ inline constexpr uint32_t ch_packet_bytes = 3;   ///< bytes sent per message (sy
 inline constexpr uint32_t ch_slot_bytes = 4;     ///< stride between slots (packet capacity + 16)
 inline constexpr uint32_t ch_buffers_base = 5;
 inline constexpr uint32_t ch_edm_sem = 6;
-inline constexpr uint32_t ch_signal_base = 7;    ///< one 4-byte signal slot per worker
-inline constexpr uint32_t ch_ack_src = 8;
-inline constexpr uint32_t ch_completion_src = 9;
-inline constexpr uint32_t ch_message_count = 10;
-inline constexpr uint32_t ch_num_workers = 11;
-inline constexpr uint32_t ch_fixed = 12;  ///< fixed args per channel, before the worker pairs
+inline constexpr uint32_t ch_signal_base = 7;    ///< one 4-byte note slot per worker
+inline constexpr uint32_t ch_message_count = 8;
+inline constexpr uint32_t ch_num_workers = 9;
+inline constexpr uint32_t ch_fixed = 10;  ///< fixed args per channel, before the worker pairs
 inline constexpr uint32_t per_worker = 2;
 
 // Worker adapter args (LinkPlan::worker_args), at an offset the kernel author chooses.

@@ -8,13 +8,23 @@
 //   tx.close(hal);                                  // everything written has landed
 //
 //   kccl::edm::ReceiverAdapter<> rx(ch);
-//   while (rx.recv(hal, dst_l1, bytes) != kccl::edm::Signal::terminate) {...}
+//   for (;;) { kccl::edm::Received m = rx.recv(hal, dst_l1, capacity);   // m.bytes: message length
+//              if (m.signal == kccl::edm::Signal::terminate) break; ... }
 //
 // Sender, per message: wait for my semaphore (the EDM granted me a slot) -> clear it -> write the
-// payload into the slot -> [WORKER_INITIATED: write my signal word] -> increment the EDM's
+// payload into the slot -> write my note (signal and length, types.hpp) -> increment the EDM's
 // semaphore. All three writes go to the EDM core back to back, so they land in order (N1).
-// Receiver, per message: wait for my semaphore -> read its value (next / last / terminate) ->
-// clear it -> read the slot into L1 -> read barrier -> increment the EDM's semaphore.
+// Receiver, per message: wait for my semaphore -> read its value (the note: signal and length)
+// -> clear it -> read min(capacity, length - offset) bytes of the slot into L1 -> read barrier
+// -> increment the EDM's semaphore.
+//
+// Sizes are checked (device error path, KCCL_ASSERT): a send with offset + bytes beyond the
+// packet would overwrite the slot's sync word. A receive may ask for more than the message
+// holds: it copies what the message has and returns the message's length (like POSIX recv).
+//
+// Semaphores: the worker's semaphore must hold 0 when the program starts (tt-metal:
+// CreateSemaphore with initial value 0; emulation: Launcher::init_word). The adapters cannot
+// clear it themselves: the EDM may already have granted a slot by the time the worker starts.
 //
 // Slots: message m of the channel uses slot m mod buffers. With NOT_SHARED every worker takes
 // part in every message (each writes / reads its own part: `offset`); with ROUND_ROBIN worker k
@@ -56,6 +66,17 @@ WorkerChannel load_worker_channel(H& hal, uint32_t base) {
     c.sharing = Sharing(hal.arg(base + args::w_sharing));
     return c;
 }
+
+/// What a receive got: the message's signal and its length in bytes (for NOT_SHARED messages,
+/// the largest offset + bytes any sender worker wrote).
+struct Received {
+    Signal signal = Signal::none;
+    uint32_t bytes = 0;
+    friend constexpr bool operator==(const Received& r, Signal s) { return r.signal == s; }
+    friend constexpr bool operator!=(const Received& r, Signal s) { return r.signal != s; }
+    friend constexpr bool operator==(Signal s, const Received& r) { return r.signal == s; }
+    friend constexpr bool operator!=(Signal s, const Received& r) { return r.signal != s; }
+};
 
 namespace detail {
 /// The message sequence of one worker: all messages (NOT_SHARED) or every W-th (ROUND_ROBIN).
@@ -118,12 +139,16 @@ public:
 private:
     template <class H>
     void emit(H& hal, uint32_t src_l1, uint32_t bytes, uint32_t offset, Signal signal) {
+        if (signal == Signal::terminate) bytes = offset = 0;
+        KCCL_ASSERT(uint64_t(offset) + bytes <= ch_.packet_bytes,
+                    "edm::SenderAdapter: offset + bytes exceed the channel's packet size (they would overwrite the "
+                    "slot's sync word); allowed: offset + bytes <= packet_bytes");
         hal.sem_set(ch_.worker_sem, 0);  // clear before notifying the EDM
         const uint32_t slot = ch_.buffers_base + (cur_.next % ch_.buffers) * ch_.slot_bytes;
-        if (signal != Signal::terminate && bytes)
+        if (bytes)
             hal.noc_write(src_l1, hal.noc_addr(ch_.edm_x, ch_.edm_y, slot + payload_offset<Config>() + offset), bytes);
-        if (Config::termination == Termination::worker_initiated)
-            hal.noc_inline_write32(hal.noc_addr(ch_.edm_x, ch_.edm_y, ch_.signal_addr), uint32_t(signal));
+        hal.noc_inline_write32(hal.noc_addr(ch_.edm_x, ch_.edm_y, ch_.signal_addr),
+                               make_note(signal, bytes ? offset + bytes : 0));
         hal.sem_inc(hal.noc_addr(ch_.edm_x, ch_.edm_y, ch_.edm_sem), 1);
         hal.noc_writes_flushed();  // src_l1 may be reused when send returns (contract N3)
         cur_.next += cur_.step;
@@ -147,18 +172,19 @@ public:
         return hal.sem_read(ch_.worker_sem) != 0;
     }
 
-    /// Blocking receive of `bytes` at `offset` of the next message into local `dst_l1`.
-    /// Returns the message's signal: next, last, or terminate (no payload, nothing copied).
+    /// Blocking receive of the next message: copies the part [offset, offset + capacity) of it
+    /// that exists (the message may be shorter) into local `dst_l1`. Returns the message's
+    /// signal (next, last, or terminate: no payload, nothing copied) and its length in bytes.
     template <class H>
-    Signal recv(H& hal, uint32_t dst_l1, uint32_t bytes, uint32_t offset = 0) {
+    Received recv(H& hal, uint32_t dst_l1, uint32_t capacity, uint32_t offset = 0) {
         hal.sem_wait_min(ch_.worker_sem, 1);
-        return take(hal, dst_l1, bytes, offset);
+        return take(hal, dst_l1, capacity, offset);
     }
-    /// Non-blocking form: Signal::none when nothing has arrived yet.
+    /// Non-blocking form: {Signal::none, 0} when nothing has arrived yet.
     template <class H>
-    Signal try_recv(H& hal, uint32_t dst_l1, uint32_t bytes, uint32_t offset = 0) {
-        if (!ready(hal)) return Signal::none;
-        return take(hal, dst_l1, bytes, offset);
+    Received try_recv(H& hal, uint32_t dst_l1, uint32_t capacity, uint32_t offset = 0) {
+        if (!ready(hal)) return {};
+        return take(hal, dst_l1, capacity, offset);
     }
     /// Nothing is outstanding after the last recv returned: every payload was acknowledged.
     template <class H>
@@ -170,10 +196,14 @@ public:
 
 private:
     template <class H>
-    Signal take(H& hal, uint32_t dst_l1, uint32_t bytes, uint32_t offset) {
-        const uint32_t value = hal.sem_read(ch_.worker_sem);
+    Received take(H& hal, uint32_t dst_l1, uint32_t capacity, uint32_t offset) {
+        const uint32_t note = hal.sem_read(ch_.worker_sem);
         hal.sem_set(ch_.worker_sem, 0);  // clear before notifying the EDM
-        const Signal s = Signal(value);
+        const Signal s = note_signal(note);
+        const uint32_t length = note_length(note);
+        KCCL_ASSERT(length <= ch_.packet_bytes, "edm::ReceiverAdapter: the message is longer than the channel's packet; "
+                                                "the semaphore held something other than an EDM note");
+        const uint32_t bytes = offset >= length ? 0 : (length - offset < capacity ? length - offset : capacity);
         if (s != Signal::terminate && bytes) {
             const uint32_t slot = ch_.buffers_base + (cur_.next % ch_.buffers) * ch_.slot_bytes;
             hal.noc_read(hal.noc_addr(ch_.edm_x, ch_.edm_y, slot + payload_offset<Config>() + offset), dst_l1, bytes);
@@ -182,7 +212,7 @@ private:
         hal.sem_inc(hal.noc_addr(ch_.edm_x, ch_.edm_y, ch_.edm_sem), 1);
         cur_.next += cur_.step;
         ++received_;
-        return s == Signal::none ? Signal::next : s;
+        return {s, s == Signal::terminate ? 0u : length};
     }
 
     WorkerChannel ch_;

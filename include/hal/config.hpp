@@ -29,15 +29,38 @@
 #define KCCL_HAS_CONCEPTS 0
 #endif
 
-// Device assertions. Off by default on device builds (code size); a backend or test may define
-// KCCL_ENABLE_ASSERTS=1 and install a handler. The handler must not return normally on device;
-// on the host emulation it throws (the emulation is compiled with exceptions).
+// Device errors: ONE path for every check in device code (EDM, IPCQ, collectives, user kernels).
+//
+//   KCCL_ASSERT(expr, msg)  checks `expr`; on failure calls kccl::detail::assert_fail.
+//   kccl::detail::assert_fail(expr, msg, file, line)  calls the installed handler
+//                           (kccl::set_assert_handler), then traps (__builtin_trap) if the handler
+//                           returns. It never returns.
+//
+// KCCL_ENABLE_ASSERTS chooses whether KCCL_ASSERT is compiled in:
+//   * default 1 on host builds (the emulation, host tests): checks cost little there and a failed
+//     check must be a clear error, never silent corruption;
+//   * default 0 on device builds (tt-metal's JIT defines KERNEL_BUILD / TENSIX_FIRMWARE, or
+//     COMPILE_FOR_ERISC / COMPILE_FOR_BRISC / COMPILE_FOR_NCRISC / COMPILE_FOR_TRISC): code size;
+//   * define it to 0 or 1 yourself (before any kccl include, e.g. -DKCCL_ENABLE_ASSERTS=1) to choose.
+// Checks that a protocol needs to stay correct are not asserts: they return a status (e.g.
+// edm::Status) or are selected by a runtime mode (IPCQ strict mode) and report through the same
+// assert_fail path, so the handler sees every device error.
+//
+// Handlers: on device, install one that records the message where the host can read it and
+// halts (it must not return normally). The emulation installs its own for every run: a failed
+// check fails that core with the message (Launcher::run reports it); a kernel never traps there.
 #ifndef KCCL_ENABLE_ASSERTS
+#if defined(KERNEL_BUILD) || defined(TENSIX_FIRMWARE) || defined(COMPILE_FOR_ERISC) || \
+    defined(COMPILE_FOR_BRISC) || defined(COMPILE_FOR_NCRISC) || defined(COMPILE_FOR_TRISC)
 #define KCCL_ENABLE_ASSERTS 0
+#else
+#define KCCL_ENABLE_ASSERTS 1
+#endif
 #endif
 
 namespace kccl {
 
+/// Called with the failed expression (or a short tag), the message, and where it failed.
 using assert_handler_t = void (*)(const char* expr, const char* msg, const char* file, int line);
 
 namespace detail {
@@ -49,15 +72,17 @@ inline assert_handler_t& assert_handler_slot() noexcept {
 }
 }  // namespace detail
 
-/// Installs the handler called when a KCCL_ASSERT fails. Returns the previous one.
+/// Installs the handler called when a device check fails. Returns the previous one.
 inline assert_handler_t set_assert_handler(assert_handler_t h) noexcept {
     assert_handler_t prev = detail::assert_handler_slot();
     detail::assert_handler_slot() = h;
     return prev;
 }
+/// The handler installed now (nullptr: none; a failed check then traps).
+inline assert_handler_t assert_handler() noexcept { return detail::assert_handler_slot(); }
 
 namespace detail {
-[[noreturn]] inline void assert_fail(const char* expr, const char* msg, const char* file, int line) {
+[[noreturn]] KCCL_NOINLINE inline void assert_fail(const char* expr, const char* msg, const char* file, int line) {
     if (assert_handler_t h = assert_handler_slot()) h(expr, msg, file, line);
     __builtin_trap();
 }

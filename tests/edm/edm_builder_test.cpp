@@ -27,25 +27,26 @@ ChannelSpec spec(uint32_t buffers = 2, uint32_t bytes = 1024, uint32_t messages 
 TEST_CASE("builder lays out L1 aligned and without overlap", "[edm][builder]") {
     EdmEnd a, b;
     for (uint32_t c = 0; c < 8; ++c) {
-        if (c % 2) a.add_receiver(spec(3, 2048)), b.add_sender(spec(3, 2048));
-        else a.add_sender(spec(3, 2048)), b.add_receiver(spec(3, 2048));
+        ChannelSpec x = spec(3, 2048);
+        x.workers[0].sem_addr = 0x100 + 16 * c;  // one semaphore per channel on the shared worker core
+        if (c % 2) a.add_receiver(x), b.add_sender(x);
+        else a.add_sender(x), b.add_receiver(x);
     }
-    const auto plan = build_link(a, b, {0x4000, 150 * 1024});
-    REQUIRE(plan.handshake_addr == 0x4000);
+    const auto plan = build_link(a, b, {0x4000, 150 * 1024, 0x3000});
+    REQUIRE(plan.reserved_addr == 0x3000);
+    REQUIRE(plan.begin_addr == 0x4000);
     REQUIRE(plan.a_is_master());  // channel 0 is a sender on end a
-    std::vector<std::pair<uint32_t, uint32_t>> ranges{{plan.handshake_addr, plan.handshake_addr + 48}};
+    std::vector<std::pair<uint32_t, uint32_t>> ranges{{plan.reserved_addr, plan.reserved_addr + edm::reserved_bytes}};
     for (const auto& l : plan.layout) {
-        for (uint32_t addr : {l.edm_sem, l.signal_base, l.ack_src, l.completion_src, l.buffers_base, l.slot_bytes})
-            REQUIRE(addr % 16 == 0);
+        for (uint32_t addr : {l.edm_sem, l.signal_base, l.buffers_base, l.slot_bytes}) REQUIRE(addr % 16 == 0);
         REQUIRE(l.slot_bytes == 2048 + 16);
         ranges.push_back({l.edm_sem, l.edm_sem + 16});
         ranges.push_back({l.signal_base, l.signal_base + 32});
-        ranges.push_back({l.ack_src, l.ack_src + 16});
-        ranges.push_back({l.completion_src, l.completion_src + 16});
         ranges.push_back({l.buffers_base, l.buffers_base + 3 * l.slot_bytes});
     }
     std::sort(ranges.begin(), ranges.end());
     for (size_t i = 1; i < ranges.size(); ++i) REQUIRE(ranges[i].first >= ranges[i - 1].second);
+    REQUIRE(ranges[1].first == plan.begin_addr);  // the region starts after the reserved area here
     REQUIRE(ranges.back().second == plan.end_addr);
     REQUIRE(plan.end_addr <= 0x4000 + 150 * 1024);
 
@@ -71,9 +72,9 @@ TEST_CASE("builder rejects invalid configurations with a named error", "[edm][bu
         return build_link(a, b, r);
     };
     SECTION("does not fit L1") {
-        // 48 (handshake) + 80 (channel control) + 4 x (65536 + 16) = 262336
+        // 48 (channel control: semaphore + 8 note slots) + 4 x (65536 + 16) = 262256
         REQUIRE_THROWS_WITH(link(spec(4, 65536), spec(4, 65536)),
-                            Contains("needs 262336 bytes of L1 but the region has 204800"));
+                            Contains("needs 262256 bytes of L1 but the region has 204800"));
     }
     SECTION("misaligned") {
         REQUIRE_THROWS_WITH(link(spec(2, 1000), spec(2, 1000)), Contains("packet size 1000 must be a non-zero multiple of 16"));
@@ -114,4 +115,38 @@ TEST_CASE("builder rejects invalid configurations with a named error", "[edm][bu
         d.add_receiver(spec());
         REQUIRE_THROWS_WITH(build_link(c, d, {0x1000, 100000}), Contains("have 2 and 1 channels"));
     }
+}
+
+TEST_CASE("builder rejects ends that disagree, duplicate workers or semaphores, wide coordinates, a misplaced reserved area",
+          "[edm][builder][errors]") {
+    auto two = [](ChannelSpec sa, ChannelSpec sb, edm::host::L1Region r = {0x1000, 200 * 1024, 0x800}) {
+        EdmEnd a, b;
+        a.add_sender(std::move(sa));
+        b.add_receiver(std::move(sb));
+        return build_link(a, b, r);
+    };
+    ChannelSpec rr = spec();
+    rr.sharing = edm::Sharing::round_robin;
+    REQUIRE_THROWS_WITH(two(spec(), rr), Contains("sharing mode 0 on end a and 1 on end b; both ends of a channel must use the same"));
+    ChannelSpec bad_sharing = spec();
+    bad_sharing.sharing = edm::Sharing(7);
+    REQUIRE_THROWS_WITH(two(bad_sharing, bad_sharing), Contains("has sharing mode 7; allowed: Sharing::not_shared (0) or Sharing::round_robin (1)"));
+    ChannelSpec dup = spec(2, 256, 10, 2);
+    dup.workers[1] = dup.workers[0];
+    REQUIRE_THROWS_WITH(two(dup, spec(2, 256, 10, 2)), Contains("worker (0,0) is listed twice on this channel end"));
+    ChannelSpec wide = spec();
+    wide.workers[0].x = 65536;
+    REQUIRE_THROWS_WITH(two(wide, spec()), Contains("must be at most 65535"));
+    REQUIRE_THROWS_WITH(two(spec(), spec(), {0x1000, 4096, 0xFC0}), Contains("overlaps the channel region"));
+    REQUIRE_THROWS_WITH(two(spec(), spec(), {0x1000, 4096, 0x808}), Contains("must be multiples of 16"));
+    {
+        EdmEnd a, b;  // two channels of end a name the same worker semaphore
+        a.add_sender(spec()).add_sender(spec());
+        b.add_receiver(spec()).add_receiver(spec());
+        REQUIRE_THROWS_WITH(build_link(a, b, {0x1000, 100000, 0x800}),
+                            Contains("semaphore 256 is already used by another channel of this end"));
+    }
+    const auto plan = two(spec(), spec());
+    REQUIRE_THROWS_WITH(plan.worker_args(edm::host::Side::a, 0, 0, 70000, 1), Contains("at most 65535"));
+    REQUIRE(plan.worker_semaphores(edm::host::Side::b).size() == 1);
 }

@@ -104,7 +104,7 @@ uint64_t next_op_corruption(uint64_t seed) {
     auto r = run<Config>(cluster, s, o, 1, after);
     INFO(r.report.summary());
     REQUIRE(r.report.ok());
-    return r.errors;
+    return r.errors + r.next_op_errors;
 }
 }  // namespace
 

@@ -47,13 +47,17 @@ RingResult ring_forward(uint32_t n, uint32_t messages, uint32_t packet, uint32_t
             edm::host::EdmEnd a, b;
             a.add_sender(tx);
             b.add_receiver(rx);
-            links.push_back({mine, theirs, edm::host::build_link(a, b, {0x1000, 200 * 1024})});
+            links.push_back({mine, theirs, edm::host::build_link(a, b, {0x1100, 200 * 1024, 0x1000})});
             break;
         }
     }
     REQUIRE(links.size() == n);
     Launcher L(cluster);
     for (const auto& l : links) {
+        for (auto side : {edm::host::Side::a, edm::host::Side::b})
+            for (const auto& w : l.plan.worker_semaphores(side))
+                L.init_word(cluster.chip(side == edm::host::Side::a ? l.tx_eth.chip : l.rx_eth.chip).worker(w.x, w.y),
+                            w.sem_addr, 0);
         L.add(l.tx_eth, [](auto& hal) { edm::Edm<> e; return uint64_t(e.run(hal)); }, l.plan.edm_args(edm::host::Side::a));
         L.add(l.rx_eth, [](auto& hal) { edm::Edm<> e; return uint64_t(e.run(hal)); }, l.plan.edm_args(edm::host::Side::b));
     }

@@ -206,7 +206,8 @@ TEST_CASE("receiver channel: every transition in order / distinct ack and comple
     auto ch = e.receiver(0);
     const auto& L = p.layout[0];
     const uint32_t sync = L.buffers_base + 64;
-    REQUIRE(L.ack_src != L.completion_src);
+    const uint32_t ack_src = p.reserved_addr + edm::reserved_ack_src, completion_src = p.reserved_addr + edm::reserved_completion_src;
+    REQUIRE(ack_src != completion_src);
 
     REQUIRE_FALSE(ch.step(h));  // nothing arrived
     h.put(sync, 64);            // the sync word lands (bytes_sent)
@@ -219,7 +220,7 @@ TEST_CASE("receiver channel: every transition in order / distinct ack and comple
     h.ops.clear();
     REQUIRE(ch.step_ack(h));
     REQUIRE(h.ops[0].what == "eth_send");
-    REQUIRE(h.ops[0].b == L.ack_src);
+    REQUIRE(h.ops[0].b == ack_src);
     REQUIRE(h.ops[0].c == sync);
     REQUIRE(h.sent_words.back()[1] != 0);  // receiver_ack set
     // workers: clear, then notify
@@ -241,7 +242,7 @@ TEST_CASE("receiver channel: every transition in order / distinct ack and comple
     REQUIRE(ch.step_complete(h));
     REQUIRE(h.get(sync) == 0);
     REQUIRE(h.ops.back().what == "eth_send");
-    REQUIRE(h.ops.back().b == L.completion_src);
+    REQUIRE(h.ops.back().b == completion_src);
     REQUIRE(h.sent_words.back() == std::vector<uint32_t>{0, 0, 0, 0});
     REQUIRE(ch.completed == 1);
     REQUIRE_FALSE(ch.done());  // 2 messages expected
@@ -326,8 +327,31 @@ TEST_CASE("the EDM rejects args its Config cannot hold", "[edm][state][errors]")
     h.args = edm::host::build_link(a, b, {0x1000, 0x10000}).edm_args(edm::host::Side::a);
     edm::Edm<Small> e;
     REQUIRE(e.load(h) == edm::Status::too_many_workers);
+    c.workers = {{1, 1, 0x200}, {2, 1, 0x200}};
     a.add_sender(c);
     b.add_receiver(c);
     h.args = edm::host::build_link(a, b, {0x1000, 0x10000}).edm_args(edm::host::Side::a);
     REQUIRE(e.load(h) == edm::Status::too_many_channels);
+}
+
+TEST_CASE("the EDM rejects zero channels and a sharing mode that does not exist", "[edm][state][errors]") {
+    FakeHal h;
+    edm::host::ChannelSpec c;
+    c.message_count = 1;
+    c.packet_bytes = 64;
+    c.workers = {{1, 1, 0x100}};
+    edm::host::EdmEnd a, b;
+    a.add_sender(c);
+    b.add_receiver(c);
+    const auto good = edm::host::build_link(a, b, {0x1000, 0x10000}).edm_args(edm::host::Side::a);
+    edm::Edm<> e;
+    h.args = good;
+    REQUIRE(e.load(h) == edm::Status::ok);
+    h.args = good;
+    h.args[edm::args::num_channels] = 0;
+    REQUIRE(e.load(h) == edm::Status::bad_layout);
+    h.args = good;
+    h.args[edm::args::first_channel + edm::args::ch_sharing] = 2;
+    REQUIRE(e.load(h) == edm::Status::bad_layout);
+    REQUIRE(std::string(edm::status_message(edm::Status::bad_layout)).find("sharing mode other than 0/1") != std::string::npos);
 }

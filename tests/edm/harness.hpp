@@ -27,11 +27,14 @@ struct Scenario {
     edm::Sharing sharing = edm::Sharing::not_shared;
     uint32_t messages = 100;
     bool end_with_terminate = false;  // WORKER_INITIATED: terminate after the messages instead of send_last
+    bool flip = false;                // channel c is sent by end a when c is even (odd when flipped)
+    uint32_t region_base = 0x1000;    // start of the channel region on both Ethernet cores
     std::string describe() const {
         return "channels=" + std::to_string(channels) + " buffers=" + std::to_string(buffers) +
                " packet=" + std::to_string(packet_bytes) + " workers=" + std::to_string(workers) +
                " sharing=" + (sharing == edm::Sharing::round_robin ? "rr" : "ns") +
-               " messages=" + std::to_string(messages) + (end_with_terminate ? " terminate" : "");
+               " messages=" + std::to_string(messages) + (end_with_terminate ? " terminate" : "") +
+               (flip ? " flipped" : "") + " region=" + std::to_string(region_base);
     }
 };
 
@@ -56,6 +59,8 @@ inline uint32_t content(uint32_t c, uint32_t m, uint32_t i, uint32_t words) {
 // L1 addresses on worker cores.
 inline constexpr uint32_t kWorkerSem = 0x100;
 inline constexpr uint32_t kStage = 0x1000;
+/// The reserved area on the Ethernet cores (the same in every program), below every region.
+inline constexpr uint32_t kReserved = 0x800;
 
 /// The part [off, off + bytes) of the packet that worker k of W writes (NOT_SHARED splits the
 /// packet in 16-byte-aligned slices; the last worker takes the rest).
@@ -68,145 +73,162 @@ inline void slice(uint32_t packet, uint32_t W, uint32_t k, uint32_t& off, uint32
 template <class Config>
 struct Result {
     RunReport report;
-    uint64_t errors = 0;
+    uint64_t errors = 0;             ///< words that differ from content(), over all programs
+    uint64_t length_errors = 0;      ///< receives whose reported message length was not the packet size
     uint64_t received = 0;
     uint64_t expected_received = 0;
+    uint64_t next_op_errors = 0;     ///< what the `next_op` program found corrupted
     uint32_t context_switches = 0;
 };
 
-/// Runs the scenario on `cluster` (a 2-chip cluster with a link between chips 0 and 1). The
-/// kernel on each core can be wrapped by `programs` consecutive programs (back to back on the
-/// same cores, as a following op would be).
-/// Runs on each Ethernet core after its EDM program(s) returned: models the next op on that
-/// core. Its return value counts as errors.
+/// Runs on each Ethernet core as one more program after the EDM programs (the next op on that
+/// core). Its return value counts as next_op_errors.
 using AfterEdm = std::function<uint64_t(emu::Hal&, int side)>;
 
+/// Runs the scenarios as consecutive programs of one launch on `cluster` (a 2-chip cluster with a
+/// link between chips 0 and 1): each chip starts program p+1 as soon as its own kernels of
+/// program p have returned, independently of the other chip, as on hardware. Layouts may change
+/// from one program to the next (packet size, direction, channel count, region base).
 template <class Config>
-Result<Config> run(Cluster& cluster, const Scenario& s, const RunOptions& opt, uint32_t programs = 1,
-                   AfterEdm after_edm = {}) {
+Result<Config> run_programs(Cluster& cluster, const std::vector<Scenario>& programs, const RunOptions& opt,
+                            AfterEdm next_op = {}) {
     const auto [eth_a, eth_b] = cluster.links_between(0, 1).at(0);
     const auto& chip = cluster.chip(0).spec();
-    const uint32_t need = 2 * s.channels * s.workers;
-    REQUIRE(need <= chip.grid_w * chip.grid_h);
-
-    // Channel c: even -> a sends, odd -> b sends. Worker cores are assigned in order per chip.
-    edm::host::EdmEnd a, b;
-    std::vector<std::vector<CoreCoord>> send_workers(s.channels), recv_workers(s.channels);
-    uint32_t next_core[2] = {0, 0};
-    auto take = [&](uint32_t chip_i) {
-        const uint32_t n = next_core[chip_i]++;
-        return cluster.chip(chip_i).worker(n % chip.grid_w, n / chip.grid_w);
-    };
-    for (uint32_t c = 0; c < s.channels; ++c) {
-        const bool a_sends = c % 2 == 0;
-        edm::host::ChannelSpec tx, rx;
-        tx.buffers = rx.buffers = s.buffers;
-        tx.packet_bytes = rx.packet_bytes = s.packet_bytes;
-        tx.sharing = rx.sharing = s.sharing;
-        tx.message_count = rx.message_count = s.messages + (s.end_with_terminate ? 1 : 0);
-        for (uint32_t k = 0; k < s.workers; ++k) {
-            CoreCoord w = take(a_sends ? 0 : 1);
-            send_workers[c].push_back(w);
-            tx.workers.push_back({w.x, w.y, kWorkerSem});
-            CoreCoord r = take(a_sends ? 1 : 0);
-            recv_workers[c].push_back(r);
-            rx.workers.push_back({r.x, r.y, kWorkerSem});
-        }
-        if (a_sends) {
-            a.add_sender(tx);
-            b.add_receiver(rx);
-        } else {
-            a.add_receiver(rx);
-            b.add_sender(tx);
-        }
-    }
-    const auto plan = edm::host::build_link(a, b, {0x1000, chip.eth_l1_bytes - 0x1000},
-                                            edm::host::Limits::of<Config>());
+    constexpr bool wi = Config::termination == edm::Termination::worker_initiated;
 
     Launcher L(cluster);
     Result<Config> res;
-    constexpr bool wi = Config::termination == edm::Termination::worker_initiated;
-    std::vector<uint32_t> eth_cs(2, 0);
-    for (int side = 0; side < 2; ++side) {
-        const CoreCoord eth = side == 0 ? eth_a : eth_b;
-        auto args = plan.edm_args(side == 0 ? edm::host::Side::a : edm::host::Side::b);
-        L.add(eth, [programs, after_edm, side](auto& hal) {
-            uint64_t cs = 0;
-            for (uint32_t p = 0; p < programs; ++p) {
+    struct Receivers {
+        std::vector<std::vector<CoreCoord>> cores;  // [channel][worker]
+    };
+    std::vector<Receivers> rx_cores(programs.size());
+    for (uint32_t p = 0; p < programs.size(); ++p) {
+        const Scenario& s = programs[p];
+        if (p) L.next_program();
+        REQUIRE(2 * s.channels * s.workers <= chip.grid_w * chip.grid_h);
+        edm::host::EdmEnd a, b;
+        std::vector<std::vector<CoreCoord>> send_workers(s.channels), recv_workers(s.channels);
+        uint32_t next_core[2] = {0, 0};
+        auto take = [&](uint32_t chip_i) {
+            const uint32_t n = next_core[chip_i]++;
+            return cluster.chip(chip_i).worker(n % chip.grid_w, n / chip.grid_w);
+        };
+        auto a_sends = [&](uint32_t c) { return (c % 2 == 0) != s.flip; };
+        for (uint32_t c = 0; c < s.channels; ++c) {
+            edm::host::ChannelSpec tx, rx;
+            tx.buffers = rx.buffers = s.buffers;
+            tx.packet_bytes = rx.packet_bytes = s.packet_bytes;
+            tx.sharing = rx.sharing = s.sharing;
+            tx.message_count = rx.message_count = s.messages + (s.end_with_terminate ? 1 : 0);
+            for (uint32_t k = 0; k < s.workers; ++k) {
+                CoreCoord w = take(a_sends(c) ? 0 : 1);
+                send_workers[c].push_back(w);
+                tx.workers.push_back({w.x, w.y, kWorkerSem});
+                CoreCoord r = take(a_sends(c) ? 1 : 0);
+                recv_workers[c].push_back(r);
+                rx.workers.push_back({r.x, r.y, kWorkerSem});
+            }
+            if (a_sends(c)) {
+                a.add_sender(tx);
+                b.add_receiver(rx);
+            } else {
+                a.add_receiver(rx);
+                b.add_sender(tx);
+            }
+        }
+        const auto plan = edm::host::build_link(a, b, {s.region_base, chip.eth_l1_bytes - s.region_base, kReserved},
+                                                edm::host::Limits::of<Config>());
+        for (int side = 0; side < 2; ++side) {
+            const auto sd = side == 0 ? edm::host::Side::a : edm::host::Side::b;
+            for (const auto& w : plan.worker_semaphores(sd)) L.init_word(cluster.chip(side).worker(w.x, w.y), w.sem_addr, 0);
+            L.add(side == 0 ? eth_a : eth_b, [](auto& hal) {
                 edm::Edm<Config> edm;
                 const edm::Status st = edm.run(hal);
-                if (st != edm::Status::ok) return uint64_t(1000000 + uint32_t(st));
-                cs += edm.context_switches();
-            }
-            if (after_edm) cs += uint64_t(after_edm(hal, side)) << 32;
-            return cs;
-        }, args);
-    }
-    const uint32_t words = s.packet_bytes / 4;
-    for (uint32_t c = 0; c < s.channels; ++c) {
-        const bool a_sends = c % 2 == 0;
-        const auto tx_side = a_sends ? edm::host::Side::a : edm::host::Side::b;
-        const auto rx_side = a_sends ? edm::host::Side::b : edm::host::Side::a;
-        const CoreCoord tx_eth = a_sends ? eth_a : eth_b, rx_eth = a_sends ? eth_b : eth_a;
-        for (uint32_t k = 0; k < s.workers; ++k) {
-            // Sender worker k of channel c.
-            L.add(send_workers[c][k], [=](auto& hal) {
-                for (uint32_t p = 0; p < programs; ++p) {
+                return st == edm::Status::ok ? uint64_t(edm.context_switches()) : uint64_t(1000000 + uint32_t(st));
+            }, plan.edm_args(sd));
+        }
+        const uint32_t words = s.packet_bytes / 4;
+        for (uint32_t c = 0; c < s.channels; ++c) {
+            const auto tx_side = a_sends(c) ? edm::host::Side::a : edm::host::Side::b;
+            const auto rx_side = a_sends(c) ? edm::host::Side::b : edm::host::Side::a;
+            const CoreCoord tx_eth = a_sends(c) ? eth_a : eth_b, rx_eth = a_sends(c) ? eth_b : eth_a;
+            const uint32_t tag = c + 100 * p;
+            for (uint32_t k = 0; k < s.workers; ++k) {
+                // Sender worker k of channel c.
+                L.add(send_workers[c][k], [=](auto& hal) {
                     edm::SenderAdapter<Config> tx(edm::load_worker_channel(hal, 0));
                     const bool rr = s.sharing == edm::Sharing::round_robin;
                     uint32_t off = 0, bytes = s.packet_bytes;
                     if (!rr) slice(s.packet_bytes, s.workers, k, off, bytes);
                     for (uint32_t m = rr ? k : 0; m < s.messages; m += rr ? s.workers : 1) {
                         uint32_t* w = reinterpret_cast<uint32_t*>(hal.l1_ptr(kStage, s.packet_bytes));
-                        for (uint32_t i = off / 4; i < (off + bytes) / 4; ++i) w[i - off / 4] = content(c + 100 * p, m, i, words);
+                        for (uint32_t i = off / 4; i < (off + bytes) / 4; ++i) w[i - off / 4] = content(tag, m, i, words);
                         const bool last = wi && !s.end_with_terminate && m + 1 == s.messages;
                         tx.send(hal, kStage, bytes, off, last ? edm::Signal::last : edm::Signal::next);
                     }
                     if (wi && s.end_with_terminate && (rr ? s.messages % s.workers == k : true)) tx.terminate(hal);
                     tx.close(hal);
-                }
-                return uint64_t(0);
-            }, plan.worker_args(tx_side, c, k, tx_eth.x, tx_eth.y));
-            // Receiver worker k of channel c: checks every word of every message it gets.
-            L.add(recv_workers[c][k], [=](auto& hal) {
-                uint64_t errors = 0, got = 0;
-                for (uint32_t p = 0; p < programs; ++p) {
+                    return uint64_t(0);
+                }, plan.worker_args(tx_side, c, k, tx_eth.x, tx_eth.y));
+                // Receiver worker k of channel c: checks every word and the length of every message.
+                L.add(recv_workers[c][k], [=](auto& hal) {
+                    uint64_t errors = 0, got = 0, bad_length = 0;
                     edm::ReceiverAdapter<Config> rx(edm::load_worker_channel(hal, 0));
                     const bool rr = s.sharing == edm::Sharing::round_robin;
-                    uint32_t m = rr ? k : 0;
-                    for (;; m += rr ? s.workers : 1) {
+                    for (uint32_t m = rr ? k : 0;; m += rr ? s.workers : 1) {
                         if (!wi && m >= s.messages) break;
-                        const edm::Signal sig = rx.recv(hal, kStage, s.packet_bytes);
-                        if (sig == edm::Signal::terminate) break;
+                        const edm::Received msg = rx.recv(hal, kStage, s.packet_bytes);
+                        if (msg.signal == edm::Signal::terminate) break;
                         ++got;
+                        bad_length += msg.bytes != s.packet_bytes;
                         const uint32_t* w = reinterpret_cast<const uint32_t*>(hal.l1_ptr(kStage, s.packet_bytes));
-                        for (uint32_t i = 0; i < words; ++i) errors += w[i] != content(c + 100 * p, m, i, words);
-                        if (sig == edm::Signal::last) break;
+                        for (uint32_t i = 0; i < words; ++i) errors += w[i] != content(tag, m, i, words);
+                        if (msg.signal == edm::Signal::last) break;
                     }
                     rx.close(hal);
-                }
-                return errors << 32 | got;
-            }, plan.worker_args(rx_side, c, k, rx_eth.x, rx_eth.y));
+                    return errors << 40 | bad_length << 20 | got;
+                }, plan.worker_args(rx_side, c, k, rx_eth.x, rx_eth.y));
+            }
         }
+        rx_cores[p].cores = recv_workers;
+        for (uint32_t c = 0; c < s.channels; ++c)
+            for (uint32_t k = 0; k < s.workers; ++k) {
+                const bool rr = s.sharing == edm::Sharing::round_robin;
+                res.expected_received += rr ? (s.messages + s.workers - 1 - k) / s.workers : s.messages;
+            }
+    }
+    const uint32_t P = uint32_t(programs.size());
+    if (next_op) {
+        L.next_program();
+        L.add(eth_a, [next_op](auto& hal) { return next_op(hal, 0); });
+        L.add(eth_b, [next_op](auto& hal) { return next_op(hal, 1); });
     }
     res.report = L.run(opt);
     if (!res.report.ok()) return res;
-    for (int side = 0; side < 2; ++side) {
-        const uint64_t v = res.report.at(side == 0 ? eth_a : eth_b).value;
-        if ((v & 0xffffffff) >= 1000000) res.errors += 1000000;  // EDM rejected its args
-        else res.context_switches += uint32_t(v);
-        res.errors += v >> 32;  // what the following op found corrupted
-    }
-    for (uint32_t c = 0; c < s.channels; ++c)
-        for (uint32_t k = 0; k < s.workers; ++k) {
-            const uint64_t v = res.report.at(recv_workers[c][k]).value;
-            res.errors += v >> 32;
-            res.received += v & 0xffffffff;
-            const bool rr = s.sharing == edm::Sharing::round_robin;
-            uint64_t mine = rr ? (s.messages + s.workers - 1 - k) / s.workers : s.messages;
-            res.expected_received += mine * programs;
+    for (uint32_t p = 0; p < P; ++p) {
+        for (const CoreCoord e : {eth_a, eth_b}) {
+            const uint64_t v = res.report.at(e, p).value;
+            if (v >= 1000000) res.errors += 1000000;  // EDM rejected its args
+            else res.context_switches += uint32_t(v);
         }
+        for (const auto& ch : rx_cores[p].cores)
+            for (const CoreCoord r : ch) {
+                const uint64_t v = res.report.at(r, p).value;
+                res.errors += v >> 40;
+                res.length_errors += (v >> 20) & 0xfffff;
+                res.received += v & 0xfffff;
+            }
+    }
+    if (next_op)
+        for (const CoreCoord e : {eth_a, eth_b}) res.next_op_errors += res.report.at(e, P).value;
     return res;
+}
+
+/// One scenario, `programs` times back to back (the same layout each time).
+template <class Config>
+Result<Config> run(Cluster& cluster, const Scenario& s, const RunOptions& opt, uint32_t programs = 1,
+                   AfterEdm next_op = {}) {
+    return run_programs<Config>(cluster, std::vector<Scenario>(programs, s), opt, std::move(next_op));
 }
 
 /// A 2-chip cluster with room for 8 channels x 4 workers on each side.

@@ -14,6 +14,7 @@ constexpr uint32_t kRx = 0x8000;
 TEST_CASE("sends on one tx queue complete in order (E2)", "[eth][adversarial]") {
     for (uint64_t seed : {0ull, 3ull, 4ull, 5ull}) {
         Cluster c(topo::n300(small_chip()));
+        host_zero(c, 0x2000, 0x8000);  // the landing areas start zeroed (host-initialised)
         auto [tx, rx] = c.links_between(0, 1)[0];
         Launcher L(c);
         const uint32_t N = 400;
@@ -45,6 +46,7 @@ TEST_CASE("sends on different tx queues are not ordered (E2): the adversary reor
     uint32_t reordered = 0;
     for (uint64_t seed = 1; seed <= 40 && reordered == 0; ++seed) {
         Cluster c(topo::n300(small_chip()));
+        host_zero(c, 0x2000, 0x8000);  // the landing areas start zeroed (host-initialised)
         auto [tx, rx] = c.links_between(0, 1)[0];
         Launcher L(c);
         // 64 words on queue 0 first, then one word on queue 1. A receiver that sees queue 1's word
@@ -79,6 +81,7 @@ TEST_CASE("the words of one send become visible in address order - the last word
     // once and guarantees only the last word; see hal.hpp).
     for (uint64_t seed : {21ull, 22ull, 23ull, 24ull}) {
         Cluster c(topo::n300(small_chip()));
+        host_zero(c, 0x2000, 0x8000);  // the landing areas start zeroed (host-initialised)
         auto [tx, rx] = c.links_between(0, 1)[0];
         Launcher L(c);
         const uint32_t kWords = 256;  // 4 KiB packet
@@ -115,6 +118,7 @@ TEST_CASE("a send's source is read when the command executes / not when it is qu
     uint32_t corrupted = 0;
     for (uint64_t seed = 1; seed <= 40 && corrupted == 0; ++seed) {
         Cluster c(topo::n300(small_chip()));
+        host_zero(c, 0x2000, 0x8000);  // the landing areas start zeroed (host-initialised)
         auto [tx, rx] = c.links_between(0, 1)[0];
         Launcher L(c);
         L.add(tx, [&](auto& h) {
@@ -138,6 +142,7 @@ TEST_CASE("a send's source is read when the command executes / not when it is qu
 TEST_CASE("both directions of a link at once / many packets / credit-based", "[eth]") {
     for (bool adv : {false, true}) {
         Cluster c(topo::n300(small_chip()));
+        host_zero(c, 0x2000, 0x8000);  // the landing areas start zeroed (host-initialised)
         auto [e0, e1] = c.links_between(0, 1)[0];
         Launcher L(c);
         const uint32_t N = 500, kPayload = 256;

@@ -20,6 +20,7 @@ TEST_CASE("write then sem_inc to the same core: the data is visible when the inc
     const uint32_t kMsgs = 300;
     for (uint64_t seed : {1ull, 2ull, 3ull}) {
         Cluster c(topo::single_chip(small_chip()));
+        host_zero(c, kSem, 8);  // the semaphores start at 0 (host-initialised)
         Launcher L(c);
         auto a = c.chip(0).worker(0, 0), b = c.chip(0).worker(1, 0);
         // A streams messages to B: each message = kWords copies of its sequence number, written
@@ -50,6 +51,7 @@ TEST_CASE("write then sem_inc to the same core: the data is visible when the inc
 
 TEST_CASE("writes to one destination land in issue order (N1)", "[noc][adversarial]") {
     Cluster c(topo::single_chip(small_chip()));
+    host_zero(c, kSem, 8);  // the semaphores start at 0 (host-initialised)
     Launcher L(c);
     auto a = c.chip(0).worker(0, 0), b = c.chip(0).worker(1, 0);
     // A overwrites the same word with 1..N, then increments B's semaphore. Whatever B sees at
@@ -81,6 +83,7 @@ TEST_CASE("the adversary really defers writes: no ordering across destinations (
     const uint32_t kRounds = 200;
     for (uint64_t seed = 1; seed <= 5 && stale == 0; ++seed) {
         Cluster c(topo::single_chip(small_chip()));
+        host_zero(c, kSem, 8);  // the semaphores start at 0 (host-initialised)
         Launcher L(c);
         auto a = c.chip(0).worker(0, 0), b = c.chip(0).worker(1, 0), cc = c.chip(0).worker(2, 0);
         L.add(a, [&](auto& h) {
@@ -115,6 +118,7 @@ TEST_CASE("a write barrier before signalling another core makes the data visible
           "[noc][adversarial]") {
     for (uint64_t seed = 1; seed <= 20; ++seed) {
         Cluster c(topo::single_chip(small_chip()));
+        host_zero(c, kSem, 8);  // the semaphores start at 0 (host-initialised)
         Launcher L(c);
         auto a = c.chip(0).worker(0, 0), b = c.chip(0).worker(1, 0), cc = c.chip(0).worker(2, 0);
         L.add(a, [&](auto& h) {
@@ -140,6 +144,7 @@ TEST_CASE("noc_writes_flushed lets the source be reused without changing what la
           "[noc][adversarial]") {
     for (uint64_t seed = 1; seed <= 20; ++seed) {
         Cluster c(topo::single_chip(small_chip()));
+        host_zero(c, kSem, 8);  // the semaphores start at 0 (host-initialised)
         Launcher L(c);
         auto a = c.chip(0).worker(0, 0), b = c.chip(0).worker(1, 0);
         L.add(a, [&](auto& h) {
@@ -165,6 +170,7 @@ TEST_CASE("reusing a write's source before a flush is caught by the adversary (N
     uint32_t corrupted = 0;
     for (uint64_t seed = 1; seed <= 40 && corrupted == 0; ++seed) {
         Cluster c(topo::single_chip(small_chip()));
+        host_zero(c, kSem, 8);  // the semaphores start at 0 (host-initialised)
         Launcher L(c);
         auto a = c.chip(0).worker(0, 0), b = c.chip(0).worker(1, 0);
         L.add(a, [&](auto& h) {
@@ -189,6 +195,7 @@ TEST_CASE("noc_read data is valid after the read barrier (N4) / and not promised
     uint32_t early_stale = 0;
     for (uint64_t seed = 1; seed <= 30; ++seed) {
         Cluster c(topo::single_chip(small_chip()));
+        host_zero(c, kSem, 8);  // the semaphores start at 0 (host-initialised)
         c.write32(c.chip(0).worker(1, 0), kDst, 0xBEEF);
         Launcher L(c);
         auto a = c.chip(0).worker(0, 0);
@@ -211,6 +218,7 @@ TEST_CASE("semaphore operations: inc from many cores / set / wait == / wait >= /
           "[noc][sem]") {
     for (bool adv : {false, true}) {
         Cluster c(topo::single_chip(small_chip()));
+        host_zero(c, kSem, 8);  // the semaphores start at 0 (host-initialised)
         Launcher L(c);
         const uint32_t kIncs = 500;
         auto target = c.chip(0).worker(0, 0);
@@ -240,6 +248,7 @@ TEST_CASE("DRAM endpoint is a NoC target", "[noc]") {
     auto chip = small_chip();
     chip.dram_bytes = 1 << 20;
     Cluster c(topo::single_chip(chip));
+    host_zero(c, kSem, 8);  // the semaphores start at 0 (host-initialised)
     Launcher L(c);
     auto a = c.chip(0).worker(0, 0);
     const auto dram = c.chip(0).dram();

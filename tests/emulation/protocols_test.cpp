@@ -19,6 +19,7 @@ constexpr uint32_t kPayloadWords = 64;  // 1 KiB payload + one 16-byte sync word
 /// Streams `n` packets over one link; returns the number of corrupted payload words seen.
 uint64_t stream_over_eth(bool flag_first, uint32_t n, const RunOptions& opt, bool* ok = nullptr) {
     Cluster c(topo::n300(small_chip()));
+    host_zero(c, kSlot, kCredit + 16 - kSlot);  // landing slot and credit start zeroed (host-initialised)
     auto [e0, e1] = c.links_between(0, 1)[0];
     Launcher L(c);
     // Layout of one packet in 16-byte words: flag_first ? [sync | payload] : [payload | sync].
@@ -65,7 +66,8 @@ struct HandshakeResult {
 HandshakeResult handshake(bool clear_first, uint32_t n, const RunOptions& opt) {
     Cluster c(topo::single_chip(small_chip()));
     const auto p = c.chip(0).worker(0, 0), q = c.chip(0).worker(1, 0);
-    c.write32(p, kCreditSem, 1);  // the buffer starts free
+    host_zero(c, kCreditSem, 8);  // the semaphores start at 0 (host-initialised) ...
+    c.write32(p, kCreditSem, 1);  // ... and the buffer starts free
     Launcher L(c);
     L.add(p, [&](auto& h) {
         for (uint32_t m = 1; m <= n; ++m) {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 namespace kccl::test {
 
@@ -53,6 +54,19 @@ T get(H& h, uint32_t addr) {
     T v;
     std::memcpy(&v, h.l1_ptr(addr, sizeof(T)), sizeof(T));
     return v;
+}
+
+/// Host-initialised words (program inputs: tt-metal's semaphore initial values, a zeroed landing
+/// area): writes `bytes` zero bytes at `addr` on every worker and Ethernet core of the cluster.
+/// Dirty-L1 runs keep what the host wrote; everything else starts as garbage.
+inline void host_zero(Cluster& c, uint32_t addr, uint32_t bytes) {
+    std::vector<uint8_t> zeros(bytes, 0);
+    for (uint32_t chip = 0; chip < c.num_chips(); ++chip) {
+        const auto& s = c.chip(chip).spec();
+        for (uint32_t y = 0; y < s.grid_h; ++y)
+            for (uint32_t x = 0; x < s.grid_w; ++x) c.write(c.chip(chip).worker(x, y), addr, zeros.data(), bytes);
+        for (uint32_t e = 0; e < s.eth_cores; ++e) c.write(c.chip(chip).eth(e), addr, zeros.data(), bytes);
+    }
 }
 
 #define KCCL_REQUIRE_OK(report)             \

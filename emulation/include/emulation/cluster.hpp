@@ -8,8 +8,16 @@
 // Memory is mapped lazily (anonymous, zero-filled pages): a Galaxy with 64 workers per chip costs
 // only the pages that are touched.
 //
+// Dirty L1: hardware never zeroes L1. A core's memory is "pristine" until its first run; a run
+// with dirty L1 (RunOptions::dirty_l1, on by default in adversarial mode) fills the pristine
+// memory of every core it launches a kernel on with seeded garbage before the kernels start —
+// except the ranges the host wrote with `write`/`write32` (the program's inputs). Later runs keep
+// whatever the previous program left. `scramble_memory(seed)` fills every core with garbage at
+// once; `clear_memory()` zeroes every core (both leave the cores non-pristine).
+//
 // Host access to memory (`write`, `read`, `l1`) is for setting up and inspecting a run; it must
-// not be used while a run is in progress.
+// not be used while a run is in progress. `l1()` hands out raw memory the cluster cannot track,
+// so it makes the core non-pristine (its zeroes are then kept).
 #pragma once
 
 #include "topology.hpp"
@@ -20,6 +28,7 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -31,7 +40,7 @@ namespace detail {
 
 /// What a core is blocked on, for the watchdog's dump. Written by the core (relaxed), read by
 /// the watchdog.
-enum class WaitKind : uint32_t { none, sem_eq, sem_min, idle, txq, finished, not_started };
+enum class WaitKind : uint32_t { none, sem_eq, sem_min, idle, txq, finished, not_started, next_program };
 
 struct alignas(64) CoreState {
     // Immutable after construction.
@@ -49,8 +58,12 @@ struct alignas(64) CoreState {
     alignas(64) std::atomic<uint64_t> progress{0};
     std::atomic<WaitKind> wait_kind{WaitKind::none};
     std::atomic<uint32_t> wait_addr{0};
-    std::atomic<uint32_t> wait_value{0};
+    std::atomic<uint32_t> wait_value{0};  ///< (next_program: the program this core waits to start)
     std::atomic<uint32_t> last_poll_addr{UINT32_MAX};  ///< last sem_read, shown for idle loops
+
+    // Host-side only (never touched while a run is in progress).
+    bool pristine = true;  ///< never run, never scrambled or cleared: still the zeroes of mmap
+    std::vector<std::pair<uint32_t, uint32_t>> host_written;  ///< [begin, end) the host wrote while pristine
 
     void bump_progress() noexcept {
         progress.store(progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -61,6 +74,33 @@ struct alignas(64) CoreState {
         return s + " (" + std::to_string(coord.x) + "," + std::to_string(coord.y) + ")";
     }
 };
+
+/// Fills `s`'s memory with garbage from `seed` (a pure function of seed, core and offset), except
+/// the ranges the host wrote while the core was pristine. Leaves the core non-pristine.
+inline void fill_garbage(CoreState& s, uint64_t seed) {
+    uint64_t x = seed ^ (uint64_t(s.coord.chip) << 48) ^ (uint64_t(s.coord.x) << 32) ^ (uint64_t(s.coord.y) << 16) ^
+                 0x6A09E667F3BCC909ull;
+    auto next = [&x] {  // splitmix64 step
+        uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    };
+    std::vector<std::pair<uint32_t, uint32_t>> keep = std::move(s.host_written);
+    std::vector<uint8_t> saved;
+    for (auto [b, e] : keep) saved.insert(saved.end(), s.mem + b, s.mem + e);
+    for (uint32_t off = 0; off + 8 <= s.mem_size; off += 8) {
+        const uint64_t v = next();
+        std::memcpy(s.mem + off, &v, 8);
+    }
+    size_t at = 0;
+    for (auto [b, e] : keep) {
+        std::memcpy(s.mem + b, saved.data() + at, e - b);
+        at += e - b;
+    }
+    s.host_written.clear();
+    s.pristine = false;
+}
 
 struct Mapping {
     void* base = nullptr;
@@ -119,9 +159,17 @@ public:
         if (spec_.num_chips == 0) throw EmulationError("Cluster: a cluster needs at least 1 chip");
         if (cs.grid_w == 0 || cs.grid_h == 0)
             throw EmulationError("Cluster: worker grid must be at least 1x1");
+        if (spec_.num_chips > max_chips)
+            throw EmulationError("Cluster: " + std::to_string(spec_.num_chips) + " chips requested; at most " +
+                                 std::to_string(max_chips) + " are allowed (chip ids are 8 bits in a NoC address)");
         if (cs.eth_cores > 64)
             throw EmulationError("Cluster: at most 64 Ethernet cores per chip, got " +
                                  std::to_string(cs.eth_cores));
+        if (cs.grid_w > max_noc_coord + 1 || uint64_t(cs.grid_h) + 2 > max_noc_coord + 1)
+            throw EmulationError("Cluster: worker grid " + std::to_string(cs.grid_w) + " x " + std::to_string(cs.grid_h) +
+                                 " does not fit the NoC coordinates (x and y are 0.." + std::to_string(max_noc_coord) +
+                                 "; allowed: grid_w <= " + std::to_string(max_noc_coord + 1) + ", grid_h <= " +
+                                 std::to_string(max_noc_coord - 1) + ", the last two rows being Ethernet and DRAM)");
         for (uint32_t b : {cs.worker_l1_bytes, cs.eth_l1_bytes})
             if (b == 0 || b % 16)
                 throw EmulationError("Cluster: L1 sizes must be non-zero multiples of 16 bytes, got " +
@@ -132,6 +180,12 @@ public:
 
         const size_t per_chip = size_t(cs.grid_w) * cs.grid_h * cs.worker_l1_bytes +
                                 size_t(cs.eth_cores) * cs.eth_l1_bytes + cs.dram_bytes;
+        // Memory is reserved, not committed (MAP_NORESERVE), but the address space is real.
+        constexpr size_t max_total = size_t(1) << 44;  // 16 TiB of address space
+        if (per_chip > max_total / spec_.num_chips)
+            throw EmulationError("Cluster: " + std::to_string(spec_.num_chips) + " chips of " +
+                                 std::to_string(per_chip) + " bytes of memory each exceed the " +
+                                 std::to_string(max_total >> 40) + " TiB of address space the emulation reserves");
         memory_ = std::make_unique<detail::Mapping>(per_chip * spec_.num_chips);
         uint8_t* next = static_cast<uint8_t*>(memory_->base);
 
@@ -191,7 +245,12 @@ public:
 
     const ClusterSpec& spec() const { return spec_; }
     uint32_t num_chips() const { return spec_.num_chips; }
-    const Chip& chip(uint32_t i) const { return chips_.at(i); }
+    const Chip& chip(uint32_t i) const {
+        if (i >= chips_.size())
+            throw EmulationError("Cluster::chip(" + std::to_string(i) + "): chip does not exist; this cluster has " +
+                                 std::to_string(chips_.size()) + " chips (0.." + std::to_string(chips_.size() - 1) + ")");
+        return chips_[i];
+    }
 
     /// The Ethernet core at the other end of `eth`'s link.
     CoreCoord link_peer(CoreCoord eth) const {
@@ -213,17 +272,21 @@ public:
     /// Host view of a core's memory (set up before a run, inspect after it).
     std::span<uint8_t> l1(CoreCoord c) {
         detail::CoreState& s = state(c, "l1");
+        s.pristine = false;
+        s.host_written.clear();
         return {s.mem, s.mem_size};
     }
+    /// Host write (a program input): kept when a dirty-L1 run fills the core with garbage.
     void write(CoreCoord c, uint32_t addr, const void* src, size_t bytes) {
-        auto m = l1(c);
-        check_host_range(c, addr, bytes, m.size(), "write");
-        std::memcpy(m.data() + addr, src, bytes);
+        detail::CoreState& s = state(c, "write");
+        check_host_range(c, addr, bytes, s.mem_size, "write");
+        std::memcpy(s.mem + addr, src, bytes);
+        if (s.pristine && bytes) s.host_written.emplace_back(addr, uint32_t(addr + bytes));
     }
     void read(CoreCoord c, uint32_t addr, void* dst, size_t bytes) {
-        auto m = l1(c);
-        check_host_range(c, addr, bytes, m.size(), "read");
-        std::memcpy(dst, m.data() + addr, bytes);
+        const detail::CoreState& s = state(c, "read");
+        check_host_range(c, addr, bytes, s.mem_size, "read");
+        std::memcpy(dst, s.mem + addr, bytes);
     }
     uint32_t read32(CoreCoord c, uint32_t addr) {
         uint32_t v;
@@ -231,9 +294,18 @@ public:
         return v;
     }
     void write32(CoreCoord c, uint32_t addr, uint32_t v) { write(c, addr, &v, 4); }
-    /// Zeroes every core's memory (a fresh power-on).
+    /// Zeroes every core's memory.
     void clear_memory() {
-        for (auto& s : cores_) std::memset(s->mem, 0, s->mem_size);
+        for (auto& s : cores_) {
+            std::memset(s->mem, 0, s->mem_size);
+            s->pristine = false;
+            s->host_written.clear();
+        }
+    }
+    /// Fills every core's memory with garbage from `seed` (what a program finds on hardware after
+    /// an unknown earlier workload), keeping what the host wrote into still-pristine cores.
+    void scramble_memory(uint64_t seed) {
+        for (auto& s : cores_) detail::fill_garbage(*s, seed);
     }
 
     // For the launcher and backend.

@@ -345,6 +345,14 @@ public:
     void drain() {
         while (has_pending()) deliver_one();
     }
+    /// True while this core has NoC or Ethernet operations in flight (adversarial mode).
+    bool in_flight() const { return has_pending(); }
+    /// Performs one delivery step of this core's in-flight operations (the launcher calls it
+    /// while the core waits for its chip's next program: a tx queue keeps draining on hardware).
+    void deliver_step() { deliver_one(); }
+    /// The runtime args of the next program on this core (the launcher keeps one Hal per core for
+    /// a whole launch, so operations still in flight cross into the next program, as on hardware).
+    void set_args(std::span<const uint32_t> args) { args_ = args; }
 
 private:
     static constexpr size_t kAdvQueueDepth = 4;

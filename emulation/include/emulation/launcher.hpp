@@ -11,10 +11,25 @@
 // convertible to uint64_t, reported per core.
 //
 // Every run: all added cores start (after an optional per-chip start skew) and run concurrently.
-// The run ends when every kernel has returned, or when one fails (EmulationError or any other
+// The run ends when every kernel has returned, or when one fails (EmulationError, a failed device
+// check — KCCL_ASSERT / kccl::detail::assert_fail, reported with its message —, or any other
 // exception: the others are aborted), or when the watchdog sees no core make progress for
 // `watchdog` — then it records what every core waits for (address, expected value, current
 // value, plus any dump hook's text) and aborts the run. A hung protocol fails; it never hangs.
+// A kernel that spins without ever calling the backend cannot be stopped: if some kernel has not
+// returned `RunOptions::stop_grace` after the abort, the launcher prints the dump to stderr and
+// ends the process with exit code 3 (never a silent hang).
+//
+// Programs back to back: `next_program()` starts another program of the same launch. Each chip
+// runs the programs in order, as tt-metal's dispatcher does: program p+1 starts on a chip once
+// every kernel of program p on that chip has returned; chips do NOT wait for each other (programs
+// start and finish at different times on different chips). Operations a core left in flight (a
+// queued Ethernet send) keep going into the next program. `init_word()` sets a word before the
+// program starts on that core's chip (tt-metal: a semaphore's initial value, CreateSemaphore).
+//
+// Dirty L1: with `RunOptions::dirty_l1` (on by default in adversarial mode) every core a run
+// launches a kernel on starts, if it never ran before, with seeded garbage in its memory except
+// what the host wrote (Cluster::write); a cluster that already ran keeps the last program's bytes.
 //
 // Progress means: a write into any memory, a semaphore operation, an Ethernet send or delivery,
 // a completed wait, a kernel starting or returning. A kernel that computes for longer than the
@@ -28,6 +43,8 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <system_error>
 #include <optional>
 #include <random>
 #include <string>
@@ -38,7 +55,7 @@
 namespace kccl::emu {
 
 struct RunOptions {
-    /// No progress by any core for this long fails the run with a dump.
+    /// No progress by any core for this long fails the run with a dump (at least 1 ms).
     std::chrono::milliseconds watchdog{10000};
     /// Delayed, split, reordered-within-the-contract deliveries (see hal.hpp).
     AdversaryOptions adversary{};
@@ -48,21 +65,32 @@ struct RunOptions {
     std::chrono::microseconds random_skew_max{0};
     uint64_t skew_seed = 1;
     WaitPolicy wait{};
+    /// Garbage in never-run cores' memory before the first program (hardware never zeroes L1).
+    enum class DirtyL1 { with_adversary, on, off };
+    DirtyL1 dirty_l1 = DirtyL1::with_adversary;
+    /// Seed of the garbage; 0 = derived from adversary.seed.
+    uint64_t dirty_seed = 0;
+    /// After an abort (failure or watchdog), how long kernels get to notice it before the process
+    /// is ended with the dump (a kernel that never calls the backend cannot be stopped).
+    std::chrono::milliseconds stop_grace{5000};
+    /// Most kernel threads one run may start (one per core that runs a kernel).
+    uint32_t max_threads = 4096;
 };
 
 enum class CoreStatus { ok, failed, aborted };
 
 struct CoreResult {
     CoreCoord core{};
-    CoreStatus status = CoreStatus::ok;
-    std::string message;  ///< the error, for failed cores
+    uint32_t program = 0;  ///< which program of the launch (0 unless next_program() was used)
+    CoreStatus status = CoreStatus::aborted;
+    std::string message = "not run (the run was aborted first)";  ///< the error, for failed cores
     uint64_t value = 0;   ///< what the kernel returned (0 for void kernels)
     std::chrono::nanoseconds elapsed{0};
     uint64_t context_switches = 0;
 };
 
 struct RunReport {
-    std::vector<CoreResult> cores;
+    std::vector<CoreResult> cores;  ///< one per kernel, program by program in the order added
     bool watchdog_fired = false;
     std::string watchdog_dump;  ///< what every core waited for when the watchdog fired
 
@@ -72,10 +100,11 @@ struct RunReport {
             if (c.status != CoreStatus::ok) return false;
         return true;
     }
-    const CoreResult& at(CoreCoord c) const {
+    /// The result of the kernel on `c` in `program`.
+    const CoreResult& at(CoreCoord c, uint32_t program = 0) const {
         for (const auto& r : cores)
-            if (r.core == c) return r;
-        throw EmulationError("RunReport::at: no kernel ran on " + to_string(c));
+            if (r.core == c && r.program == program) return r;
+        throw EmulationError("RunReport::at: no kernel ran on " + to_string(c) + " in program " + std::to_string(program));
     }
     /// The first error message, or empty.
     std::string first_error() const {
@@ -87,11 +116,55 @@ struct RunReport {
         std::string s;
         if (watchdog_fired) s += "watchdog fired: no progress\n" + watchdog_dump;
         for (const auto& c : cores)
-            if (c.status == CoreStatus::failed) s += "FAILED " + to_string(c.core) + ": " + c.message + "\n";
-        if (s.empty()) s = "ok (" + std::to_string(cores.size()) + " cores)\n";
+            if (c.status == CoreStatus::failed)
+                s += "FAILED " + to_string(c.core) + (c.program ? " program " + std::to_string(c.program) : std::string()) +
+                     ": " + c.message + "\n";
+        if (s.empty()) s = "ok (" + std::to_string(cores.size()) + " kernels)\n";
         return s;
     }
 };
+
+namespace detail {
+/// The core whose kernel runs on this thread (for the device-check handler).
+inline thread_local const CoreState* tl_core = nullptr;
+
+/// The emulation's handler for failed device checks: fails the calling core with the message.
+inline void emulation_assert_handler(const char* expr, const char* msg, const char* file, int line) {
+    std::string s = std::string("device check failed: ") + (msg ? msg : "") + " [" + (expr ? expr : "?") + " at " +
+                    (file ? file : "?") + ":" + std::to_string(line) + "]";
+    if (tl_core) s = tl_core->name() + ": " + s;
+    throw EmulationError(s);
+}
+
+/// Installs emulation_assert_handler while at least one run is in progress.
+class AssertHandlerScope {
+public:
+    AssertHandlerScope() {
+        std::lock_guard<std::mutex> g(mu());
+        if (active()++ == 0) previous() = kccl::set_assert_handler(&emulation_assert_handler);
+    }
+    ~AssertHandlerScope() {
+        std::lock_guard<std::mutex> g(mu());
+        if (--active() == 0) kccl::set_assert_handler(previous());
+    }
+    AssertHandlerScope(const AssertHandlerScope&) = delete;
+    AssertHandlerScope& operator=(const AssertHandlerScope&) = delete;
+
+private:
+    static std::mutex& mu() {
+        static std::mutex m;
+        return m;
+    }
+    static int& active() {
+        static int n = 0;
+        return n;
+    }
+    static assert_handler_t& previous() {
+        static assert_handler_t h = nullptr;
+        return h;
+    }
+};
+}  // namespace detail
 
 class Launcher {
 public:
@@ -99,7 +172,7 @@ public:
 
     explicit Launcher(Cluster& cluster) : cluster_(&cluster) {}
 
-    /// Runs `kernel` on core `c` with runtime args `args` at the next run().
+    /// Runs `kernel` on core `c` with runtime args `args` in the current program.
     template <class K>
     Launcher& add(CoreCoord c, K kernel, std::vector<uint32_t> args = {}) {
         static_assert(std::is_invocable_v<K&, Hal&>,
@@ -107,9 +180,9 @@ public:
         detail::CoreState& s = cluster_->state(c, "Launcher::add");
         if (s.kind == CoreKind::dram)
             throw EmulationError("Launcher::add: " + s.name() + " is a DRAM endpoint; kernels run on worker or Ethernet cores");
-        for (const auto& e : entries_)
+        for (const auto& e : programs_.back().entries)
             if (e.core == c)
-                throw EmulationError("Launcher::add: " + s.name() + " already has a kernel in this launch (one per core)");
+                throw EmulationError("Launcher::add: " + s.name() + " already has a kernel in this program (one per core)");
         Kernel k = [kernel = std::move(kernel)](Hal& h) mutable -> uint64_t {
             using R = std::invoke_result_t<K&, Hal&>;
             if constexpr (std::is_void_v<R>) {
@@ -119,14 +192,15 @@ public:
                 return static_cast<uint64_t>(kernel(h));
             }
         };
-        entries_.push_back({c, std::move(k), std::move(args), {}});
+        programs_.back().entries.push_back({c, std::move(k), std::move(args), {}});
         return *this;
     }
 
-    /// Extra text for the watchdog dump of core `c` (e.g. a queue's pointers). Called from the
-    /// watchdog thread while the core may be running: read only what is safe to read racily.
+    /// Extra text for the watchdog dump of core `c` in the current program (e.g. a queue's
+    /// pointers). Called from the watchdog thread while the core may be running: read only what
+    /// is safe to read racily.
     Launcher& on_dump(CoreCoord c, std::function<std::string()> hook) {
-        for (auto& e : entries_)
+        for (auto& e : programs_.back().entries)
             if (e.core == c) {
                 e.dump = std::move(hook);
                 return *this;
@@ -134,30 +208,116 @@ public:
         throw EmulationError("Launcher::on_dump: add a kernel to " + to_string(c) + " first");
     }
 
-    /// Forgets every added kernel.
-    void clear() { entries_.clear(); }
+    /// Sets the 32-bit word at `addr` of core `c` to `value` before the current program starts on
+    /// c's chip — what tt-metal's dispatcher does for a semaphore's initial value. On dirty L1 a
+    /// semaphore that no kernel initialises must be set here.
+    Launcher& init_word(CoreCoord c, uint32_t addr, uint32_t value) {
+        const detail::CoreState& s = cluster_->state(c, "Launcher::init_word");
+        if (addr % 4 || uint64_t(addr) + 4 > s.mem_size)
+            throw EmulationError("Launcher::init_word: address " + detail::hex(addr) + " on " + s.name() +
+                                 " must be 4-byte aligned and inside its memory of " + std::to_string(s.mem_size) +
+                                 " bytes");
+        programs_.back().init.push_back({c, addr, value});
+        return *this;
+    }
+
+    /// Starts the next program of this launch (see the header comment).
+    Launcher& next_program() {
+        if (programs_.back().entries.empty())
+            throw EmulationError("Launcher::next_program: program " + std::to_string(programs_.size() - 1) +
+                                 " has no kernel; add at least one before starting the next");
+        programs_.emplace_back();
+        return *this;
+    }
+    uint32_t num_programs() const { return uint32_t(programs_.size()); }
+
+    /// Forgets every added kernel, initial word and program.
+    void clear() { programs_.assign(1, Program{}); }
 
     RunReport run(const RunOptions& opt = {}) {
+        if (opt.watchdog.count() < 1)
+            throw EmulationError("Launcher::run: watchdog of " + std::to_string(opt.watchdog.count()) +
+                                 " ms; it must be at least 1 ms (it is how long no core may make progress)");
+        const uint32_t P = uint32_t(programs_.size());
+        if (P > 1 && programs_.back().entries.empty())
+            throw EmulationError("Launcher::run: program " + std::to_string(P - 1) +
+                                 " has no kernel (remove the last next_program() call)");
+        detail::AssertHandlerScope handler_scope;
         detail::RunContext ctx;
         ctx.wait = opt.wait;
         ctx.adversary = opt.adversary;
 
-        const uint32_t n = uint32_t(entries_.size());
+        // One thread per core that runs a kernel in any program; its kernels, program by program.
+        struct Slot {
+            uint32_t program, entry, result;
+        };
+        std::vector<CoreCoord> cores;
+        std::vector<std::vector<Slot>> work;
+        RunReport report;
+        for (uint32_t p = 0; p < P; ++p)
+            for (uint32_t e = 0; e < programs_[p].entries.size(); ++e) {
+                const CoreCoord c = programs_[p].entries[e].core;
+                uint32_t t = uint32_t(std::find(cores.begin(), cores.end(), c) - cores.begin());
+                if (t == cores.size()) {
+                    cores.push_back(c);
+                    work.emplace_back();
+                }
+                work[t].push_back({p, e, uint32_t(report.cores.size())});
+                report.cores.push_back({});
+                report.cores.back().core = c;
+                report.cores.back().program = p;
+            }
+        const uint32_t n = uint32_t(cores.size());
+        if (n > opt.max_threads)
+            throw EmulationError("Launcher::run: " + std::to_string(n) + " cores run kernels but RunOptions::max_threads is " +
+                                 std::to_string(opt.max_threads) + " (one thread per core; raise it or use fewer cores)");
         // Adversarial runs keep the full spin phase: the adversary times its deliveries by it.
         if (ctx.wait.adapt_to_oversubscription && !opt.adversary.enabled &&
             n > std::max(1u, std::thread::hardware_concurrency())) {
             ctx.wait.spin_polls = ctx.wait.oversubscribed_spin_polls;
             ctx.wait.yield_polls = ctx.wait.oversubscribed_yield_polls;
         }
-        RunReport report;
-        report.cores.resize(n);
         std::vector<detail::CoreState*> states(n);
         for (uint32_t i = 0; i < n; ++i) {
-            states[i] = &cluster_->state(entries_[i].core, "Launcher::run");
+            states[i] = &cluster_->state(cores[i], "Launcher::run");
             states[i]->wait_kind.store(detail::WaitKind::not_started, std::memory_order_relaxed);
-            report.cores[i].core = entries_[i].core;
         }
-        std::vector<std::chrono::microseconds> skew(cluster_->num_chips(), std::chrono::microseconds{0});
+        const bool dirty = opt.dirty_l1 == RunOptions::DirtyL1::on ||
+                           (opt.dirty_l1 == RunOptions::DirtyL1::with_adversary && opt.adversary.enabled);
+        if (dirty) {
+            const uint64_t seed = opt.dirty_seed ? opt.dirty_seed : detail::splitmix64(opt.adversary.seed ^ 0xD1277ull);
+            for (auto* s : states)
+                if (s->pristine) detail::fill_garbage(*s, seed);
+        } else {
+            for (auto* s : states) {
+                s->pristine = false;
+                s->host_written.clear();
+            }
+        }
+
+        // Per chip: the program it runs now, and how many of its kernels each program still has.
+        const uint32_t chips = cluster_->num_chips();
+        std::vector<std::atomic<uint32_t>> chip_program(chips);
+        std::vector<std::atomic<uint32_t>> remaining(size_t(chips) * P);
+        for (uint32_t p = 0; p < P; ++p)
+            for (const auto& e : programs_[p].entries) remaining[size_t(e.core.chip) * P + p].fetch_add(1, std::memory_order_relaxed);
+        // Moves `chip` to the first program >= `p` that has kernels on it, applying the initial
+        // words of every program it enters (called by the last kernel of the previous one).
+        auto enter = [&](uint32_t chip, uint32_t p) {
+            for (;; ++p) {
+                if (p == P) break;
+                for (const InitWord& w : programs_[p].init)
+                    if (w.core.chip == chip)
+                        std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(cluster_->state(w.core, "init_word").mem + w.addr))
+                            .store(w.value, std::memory_order_release);
+                if (remaining[size_t(chip) * P + p].load(std::memory_order_relaxed)) break;
+            }
+            chip_program[chip].store(p, std::memory_order_release);
+            futex_wake_all(chip_program[chip]);
+        };
+        for (uint32_t c = 0; c < chips; ++c) enter(c, 0);
+
+        std::vector<std::chrono::microseconds> skew(chips, std::chrono::microseconds{0});
         std::mt19937_64 rng(opt.skew_seed);
         for (uint32_t c = 0; c < skew.size(); ++c) {
             if (c < opt.start_skew.size()) skew[c] = opt.start_skew[c];
@@ -165,72 +325,115 @@ public:
                 skew[c] += std::chrono::microseconds(rng() % (uint64_t(opt.random_skew_max.count()) + 1));
         }
 
+        std::atomic<uint32_t> go{0};
         std::atomic<uint32_t> finished{0};
         std::atomic<uint32_t> started{0};
-        std::vector<std::thread> threads;
-        threads.reserve(n);
-        for (uint32_t i = 0; i < n; ++i) {
-            threads.emplace_back([&, i] {
-                Entry& e = entries_[i];
-                detail::CoreState& st = *states[i];
-                CoreResult& res = report.cores[i];
-                const auto begin = std::chrono::steady_clock::now();
-                if (skew[e.core.chip].count() > 0) {
-                    const auto until = begin + skew[e.core.chip];
-                    while (std::chrono::steady_clock::now() < until && !ctx.aborted.load(std::memory_order_relaxed))
-                        std::this_thread::sleep_for(std::min<std::chrono::microseconds>(
-                            std::chrono::microseconds(500),
-                            std::chrono::duration_cast<std::chrono::microseconds>(until - std::chrono::steady_clock::now())));
-                }
-                st.wait_kind.store(detail::WaitKind::none, std::memory_order_relaxed);
-                st.bump_progress();
-                started.fetch_add(1, std::memory_order_relaxed);
-                const auto t0 = std::chrono::steady_clock::now();
-                Hal hal(ctx, st, *cluster_, e.args);
+        std::vector<std::atomic<uint32_t>> running(n);  // program index each thread is in (for the dump)
+        auto thread_main = [&](uint32_t i) {
+            detail::CoreState& st = *states[i];
+            detail::tl_core = &st;
+            while (go.load(std::memory_order_acquire) == 0) futex_wait(go, 0, std::chrono::microseconds(100000));
+            const uint32_t chip = cores[i].chip;
+            if (skew[chip].count() > 0 && go.load(std::memory_order_relaxed) == 1) {
+                const auto until = std::chrono::steady_clock::now() + skew[chip];
+                while (std::chrono::steady_clock::now() < until && !ctx.aborted.load(std::memory_order_relaxed))
+                    std::this_thread::sleep_for(std::min<std::chrono::microseconds>(
+                        std::chrono::microseconds(500),
+                        std::chrono::duration_cast<std::chrono::microseconds>(until - std::chrono::steady_clock::now())));
+            }
+            st.wait_kind.store(detail::WaitKind::none, std::memory_order_relaxed);
+            st.bump_progress();
+            started.fetch_add(1, std::memory_order_relaxed);
+            const Slot& first = work[i].front();
+            Hal hal(ctx, st, *cluster_, programs_[first.program].entries[first.entry].args);
+            for (size_t w = 0; w < work[i].size(); ++w) {
+                const Slot& slot = work[i][w];
+                Entry& e = programs_[slot.program].entries[slot.entry];
+                CoreResult& res = report.cores[slot.result];
                 try {
+                    if (go.load(std::memory_order_relaxed) != 1) throw RunAborted{};
+                    wait_for_program(ctx, st, hal, chip_program[chip], slot.program);
+                    running[i].store(slot.program, std::memory_order_relaxed);
+                    hal.set_args(e.args);
+                    const auto t0 = std::chrono::steady_clock::now();
+                    const uint64_t cs0 = hal.context_switches();
                     if (ctx.aborted.load(std::memory_order_relaxed)) throw RunAborted{};
                     res.value = e.kernel(hal);
-                    hal.drain();
+                    if (w + 1 == work[i].size()) hal.drain();
+                    res.elapsed = std::chrono::steady_clock::now() - t0;
+                    res.context_switches = hal.context_switches() - cs0;
+                    res.status = CoreStatus::ok;
+                    res.message.clear();
                 } catch (const RunAborted&) {
                     res.status = CoreStatus::aborted;
                     res.message = "aborted";
+                    break;
                 } catch (const std::exception& ex) {
                     res.status = CoreStatus::failed;
                     res.message = ex.what();
                     abort_all(ctx);
+                    break;
                 } catch (...) {
                     res.status = CoreStatus::failed;
                     res.message = "kernel threw a non-std exception";
                     abort_all(ctx);
+                    break;
                 }
-                res.elapsed = std::chrono::steady_clock::now() - t0;
-                res.context_switches = hal.context_switches();
-                st.wait_kind.store(detail::WaitKind::finished, std::memory_order_relaxed);
                 st.bump_progress();
-                if (finished.fetch_add(1, std::memory_order_release) + 1 == n) futex_wake_all(finished);
-            });
+                if (remaining[size_t(chip) * P + slot.program].fetch_sub(1, std::memory_order_acq_rel) == 1)
+                    enter(chip, slot.program + 1);
+            }
+            st.wait_kind.store(detail::WaitKind::finished, std::memory_order_relaxed);
+            st.bump_progress();
+            detail::tl_core = nullptr;
+            if (finished.fetch_add(1, std::memory_order_release) + 1 == n) futex_wake_all(finished);
+        };
+
+        std::vector<std::thread> threads;
+        threads.reserve(n);
+        for (uint32_t i = 0; i < n; ++i) {
+            try {
+                threads.emplace_back(thread_main, i);
+            } catch (const std::system_error& ex) {
+                // Out of threads: stop the ones already started (they have not run a kernel yet).
+                abort_all(ctx);
+                go.store(2, std::memory_order_release);
+                futex_wake_all(go);
+                for (auto& t : threads) t.join();
+                throw EmulationError("Launcher::run: could not start thread " + std::to_string(i + 1) + " of " +
+                                     std::to_string(n) + " (" + ex.what() +
+                                     "); the emulation runs one thread per core with a kernel: the machine's thread "
+                                     "or memory limit allows fewer — use fewer cores per run");
+            }
         }
+        go.store(1, std::memory_order_release);
+        futex_wake_all(go);
 
         // Watchdog: sample the cores' progress counters; fire after `watchdog` without change.
         const auto tick = std::clamp<std::chrono::milliseconds>(opt.watchdog / 8, std::chrono::milliseconds(1),
                                                                 std::chrono::milliseconds(50));
         uint64_t last_sum = ~0ull;
         auto last_change = std::chrono::steady_clock::now();
+        std::optional<std::chrono::steady_clock::time_point> aborted_at;
         for (uint32_t done; (done = finished.load(std::memory_order_acquire)) < n;) {
             // Sleep one tick, or until the last kernel returns (it wakes this futex).
             futex_wait(finished, done, tick);
+            const auto now = std::chrono::steady_clock::now();
+            if (ctx.aborted.load(std::memory_order_relaxed)) {
+                if (!aborted_at) aborted_at = now;
+                if (now - *aborted_at >= opt.stop_grace) unstoppable(report, states, running, opt);
+                continue;
+            }
             uint64_t sum = 0;
             for (auto* s : states) sum += s->progress.load(std::memory_order_relaxed);
-            const auto now = std::chrono::steady_clock::now();
             const bool waiting_for_start = started.load(std::memory_order_relaxed) < n;
-            if (sum != last_sum || waiting_for_start || ctx.aborted.load(std::memory_order_relaxed)) {
+            if (sum != last_sum || waiting_for_start) {
                 last_sum = sum;
                 last_change = now;
             } else if (now - last_change >= opt.watchdog) {
                 report.watchdog_fired = true;
-                report.watchdog_dump = dump(states);
+                report.watchdog_dump = dump(states, running);
                 abort_all(ctx);
-                break;
             }
         }
         for (auto& t : threads) t.join();
@@ -244,13 +447,63 @@ private:
         std::vector<uint32_t> args;
         std::function<std::string()> dump;
     };
+    struct InitWord {
+        CoreCoord core;
+        uint32_t addr, value;
+    };
+    struct Program {
+        std::vector<Entry> entries;
+        std::vector<InitWord> init;
+    };
+
+    /// Blocks until `chip_program` reaches `p`; meanwhile delivers what this core left in flight.
+    static void wait_for_program(detail::RunContext& ctx, detail::CoreState& st, Hal& hal,
+                                 std::atomic<uint32_t>& chip_program, uint32_t p) {
+        uint32_t cur = chip_program.load(std::memory_order_acquire);
+        if (cur >= p) return;
+        st.wait_value.store(p, std::memory_order_relaxed);
+        st.wait_kind.store(detail::WaitKind::next_program, std::memory_order_relaxed);
+        while ((cur = chip_program.load(std::memory_order_acquire)) < p) {
+            if (ctx.aborted.load(std::memory_order_relaxed)) throw RunAborted{};
+            if (hal.in_flight()) {
+                hal.deliver_step();
+                std::this_thread::yield();
+            } else {
+                futex_wait(chip_program, cur, std::chrono::microseconds(2000));
+            }
+        }
+        st.wait_kind.store(detail::WaitKind::none, std::memory_order_relaxed);
+        st.bump_progress();
+    }
 
     void abort_all(detail::RunContext& ctx) {
         ctx.aborted.store(true, std::memory_order_relaxed);
         for (auto& s : cluster_->cores()) s->events.wake_all();
     }
 
-    std::string dump(const std::vector<detail::CoreState*>& states) const {
+    /// Some kernel ignored the abort for `stop_grace`: it never calls the backend, so its thread
+    /// cannot be stopped (or joined). Print what is known and end the process.
+    [[noreturn]] void unstoppable(RunReport& report, const std::vector<detail::CoreState*>& states,
+                                  const std::vector<std::atomic<uint32_t>>& running, const RunOptions& opt) const {
+        std::string stuck;
+        for (const auto* s : states)
+            if (s->wait_kind.load(std::memory_order_relaxed) != detail::WaitKind::finished) stuck += "  " + s->name() + "\n";
+        std::string msg = "kccl emulation: the run was aborted (" +
+                          std::string(report.watchdog_fired ? "watchdog: no progress for " + std::to_string(opt.watchdog.count()) + " ms"
+                                                            : "a core failed") +
+                          ") but these kernels did not stop within " + std::to_string(opt.stop_grace.count()) +
+                          " ms: a kernel that never calls the backend (a poll loop without hal.idle(), a long "
+                          "computation) cannot be stopped, so the process ends here with exit code 3.\n" + stuck;
+        msg += report.watchdog_fired ? "what every core waited for when the watchdog fired:\n" + report.watchdog_dump
+                                     : "what every core waits for now:\n" + dump(states, running);
+        const std::string err = report.first_error();
+        if (!err.empty()) msg += "first error: " + err + "\n";
+        std::fputs(msg.c_str(), stderr);
+        std::fflush(stderr);
+        std::_Exit(3);
+    }
+
+    std::string dump(const std::vector<detail::CoreState*>& states, const std::vector<std::atomic<uint32_t>>& running) const {
         std::string out;
         for (size_t i = 0; i < states.size(); ++i) {
             const detail::CoreState& s = *states[i];
@@ -262,7 +515,8 @@ private:
             };
             const uint32_t addr = s.wait_addr.load(std::memory_order_relaxed);
             const uint32_t val = s.wait_value.load(std::memory_order_relaxed);
-            out += "  " + s.name() + ": ";
+            const uint32_t prog = running[i].load(std::memory_order_relaxed);
+            out += "  " + s.name() + (programs_.size() > 1 ? " [program " + std::to_string(prog) + "]" : std::string()) + ": ";
             switch (s.wait_kind.load(std::memory_order_relaxed)) {
                 case detail::WaitKind::sem_eq:
                     out += "sem_wait L1 " + detail::hex(addr) + " expected == " + std::to_string(val) +
@@ -278,6 +532,10 @@ private:
                     if (p != UINT32_MAX) out += "; last sem_read L1 " + detail::hex(p) + ", current " + cur(p);
                     break;
                 }
+                case detail::WaitKind::next_program:
+                    out += "waiting for its chip to finish program " + std::to_string(val - 1) + " before starting program " +
+                           std::to_string(val);
+                    break;
                 case detail::WaitKind::finished: out += "finished"; break;
                 case detail::WaitKind::not_started: out += "not started"; break;
                 default: {
@@ -287,13 +545,15 @@ private:
                 }
             }
             out += "\n";
-            if (entries_[i].dump) out += "    " + entries_[i].dump() + "\n";
+            if (prog < programs_.size())
+                for (const auto& e : programs_[prog].entries)
+                    if (e.core == s.coord && e.dump) out += "    " + e.dump() + "\n";
         }
         return out;
     }
 
     Cluster* cluster_;
-    std::vector<Entry> entries_;
+    std::vector<Program> programs_ = std::vector<Program>(1);
 };
 
 }  // namespace kccl::emu

@@ -49,6 +49,11 @@ inline std::string to_string(const CoreCoord& c) {
            std::to_string(c.y) + ")";
 }
 
+/// Largest cluster and grid the emulation addresses: a NoC address carries chip, x and y in 8 bits
+/// each (see Hal::noc_addr), so chips are 0..255 and NoC coordinates 0..255 on every chip.
+inline constexpr uint32_t max_chips = 256;
+inline constexpr uint32_t max_noc_coord = 255;
+
 struct ChipSpec {
     uint32_t grid_w = 8;                 ///< worker columns
     uint32_t grid_h = 8;                 ///< worker rows
@@ -116,6 +121,9 @@ inline ClusterSpec single_chip(ChipSpec chip = {}) {
 /// `n` chips and no links; add them with connect().
 inline ClusterSpec custom(uint32_t n, ChipSpec chip = {}) {
     if (n == 0) throw EmulationError("topology::custom: a cluster needs at least 1 chip");
+    if (n > max_chips)
+        throw EmulationError("topology: " + std::to_string(n) + " chips requested; at most " +
+                             std::to_string(max_chips) + " are allowed (chip ids are 8 bits in a NoC address)");
     ClusterSpec s;
     s.name = "custom";
     s.num_chips = n;
@@ -145,8 +153,11 @@ inline ClusterSpec ring(uint32_t n, uint32_t links_per_pair = 1, ChipSpec chip =
 /// rows x cols mesh (chip = r * cols + c), neighbours in rows and columns; `wrap` makes a torus.
 inline ClusterSpec mesh(uint32_t rows, uint32_t cols, uint32_t links_per_pair = 1, bool wrap = false,
                         ChipSpec chip = {}) {
-    if (rows == 0 || cols == 0 || rows * cols < 2)
+    if (rows == 0 || cols == 0 || uint64_t(rows) * cols < 2)
         throw EmulationError("topology::mesh: needs rows, cols >= 1 and at least 2 chips");
+    if (uint64_t(rows) * cols > max_chips)
+        throw EmulationError("topology::mesh: " + std::to_string(rows) + " x " + std::to_string(cols) +
+                             " chips requested; at most " + std::to_string(max_chips) + " chips are allowed");
     ClusterSpec s = custom(rows * cols, chip);
     s.name = "mesh" + std::to_string(rows) + "x" + std::to_string(cols);
     s.mesh_rows = rows;

@@ -6,7 +6,7 @@
 //   kccl::edm::host::EdmEnd a, b;                       // one per Ethernet core of the link
 //   a.add_sender({.buffers = 2, .packet_bytes = 4096, .message_count = 100, .workers = {{1, 0, 0x100}}});
 //   b.add_receiver({.buffers = 2, .packet_bytes = 4096, .message_count = 100, .workers = {{2, 0, 0x100}}});
-//   auto plan = kccl::edm::host::build_link(a, b, {.base = 0x1000, .size = 150 * 1024});
+//   auto plan = kccl::edm::host::build_link(a, b, {.base = 0x1100, .size = 150 * 1024, .reserved = 0x1000});
 //   plan.edm_args(Side::a)        -> runtime args of the EDM on a's Ethernet core
 //   plan.worker_args(Side::a, /*channel=*/0, /*worker=*/0)  -> that worker's adapter args
 //
@@ -14,11 +14,14 @@
 // and the other a receiver, with the same buffers, packet size and message count. Both ends get
 // the same L1 layout (a sender writes into the receiver's slot at the address of its own).
 //
-// L1 layout from `region.base` (all 16-byte aligned):
-//   handshake: 48 B (word, answer word, source word)
-//   per channel: EDM semaphore 16 B | worker signal slots 4 B x max workers (rounded up to 16) |
-//                ack source word 16 B | completion source word 16 B |
-//                buffers x (packet_bytes + 16)   [packet | sync word]
+// L1 layout (all 16-byte aligned):
+//   at `region.reserved`: the reserved area shared by every kccl Ethernet kernel (edm::reserved_bytes
+//     = 96 B: handshake inboxes and the constant handshake / ack / completion source words; see
+//     edm/types.hpp). It must be the SAME address in every program on every Ethernet core, and
+//     outside every program's channel region. On tt-metal: ERISC_L1_UNRESERVED_BASE, with the
+//     region starting 96 bytes later.
+//   from `region.base`, per channel: EDM semaphore 16 B | worker note slots 4 B x max workers
+//     (rounded up to 16) | buffers x (packet_bytes + 16)   [packet | sync word]
 #pragma once
 
 #include "../types.hpp"
@@ -66,10 +69,13 @@ struct Limits {
     }
 };
 
-/// The L1 range the EDM may use on each Ethernet core (e.g. ERISC_L1_UNRESERVED_BASE to end).
+/// The L1 the EDM may use on each Ethernet core: the channel region [base, base + size) and the
+/// reserved area at `reserved` (edm::reserved_bytes, outside the region; the same address for every
+/// program: e.g. ERISC_L1_UNRESERVED_BASE, the region after it).
 struct L1Region {
     uint32_t base = 0;
     uint32_t size = 0;
+    uint32_t reserved = 0;
 };
 
 /// One end of a link: its channels in order, each a sender or a receiver.
@@ -94,20 +100,21 @@ private:
 
 /// Addresses of one channel (identical on both ends).
 struct ChannelLayout {
-    uint32_t edm_sem, signal_base, ack_src, completion_src, buffers_base, slot_bytes;
+    uint32_t edm_sem, signal_base, buffers_base, slot_bytes;
 };
 
 class LinkPlan {
 public:
-    uint32_t handshake_addr = 0;
-    uint32_t end_addr = 0;  ///< first byte after the layout
+    uint32_t reserved_addr = 0;  ///< the reserved area (edm::reserved_bytes)
+    uint32_t begin_addr = 0;     ///< first byte of the channel layout (region.base)
+    uint32_t end_addr = 0;       ///< first byte after the channel layout
     std::vector<ChannelLayout> layout;
 
     std::vector<uint32_t> edm_args(Side side) const {
         const EdmEnd& e = side == Side::a ? a_ : b_;
         std::vector<uint32_t> v(args::first_channel, 0);
         v[args::num_channels] = uint32_t(e.channels().size());
-        v[args::handshake_addr] = handshake_addr;
+        v[args::reserved_addr] = reserved_addr;
         v[args::is_handshake_master] = (side == Side::a) == a_is_master_ ? 1 : 0;
         for (size_t c = 0; c < e.channels().size(); ++c) {
             const auto& ch = e.channels()[c];
@@ -121,8 +128,6 @@ public:
             blk[args::ch_buffers_base] = l.buffers_base;
             blk[args::ch_edm_sem] = l.edm_sem;
             blk[args::ch_signal_base] = l.signal_base;
-            blk[args::ch_ack_src] = l.ack_src;
-            blk[args::ch_completion_src] = l.completion_src;
             blk[args::ch_message_count] = ch.spec.message_count;
             blk[args::ch_num_workers] = uint32_t(ch.spec.workers.size());
             for (const Worker& w : ch.spec.workers) {
@@ -145,6 +150,9 @@ public:
             throw ConfigError("worker_args: channel " + std::to_string(c) + " has " +
                               std::to_string(ch.spec.workers.size()) + " worker(s); index " + std::to_string(k) +
                               " is out of range");
+        if (edm_x > 0xffff || edm_y > 0xffff)
+            throw ConfigError("worker_args: EDM core (" + std::to_string(edm_x) + "," + std::to_string(edm_y) +
+                              "): NoC coordinates travel as 16-bit halves of one argument; at most 65535");
         const ChannelLayout& l = layout[c];
         std::vector<uint32_t> v(args::w_count, 0);
         v[args::w_edm_xy] = edm_x | (edm_y << 16);
@@ -162,6 +170,16 @@ public:
     }
 
     bool a_is_master() const { return a_is_master_; }
+
+    /// Every worker semaphore of `side`'s channels: the host must set each to 0 before the
+    /// program starts (tt-metal: CreateSemaphore(..., 0); emulation: Launcher::init_word). L1 is
+    /// never zeroed, and neither the EDM nor the worker can clear it without racing the other.
+    std::vector<Worker> worker_semaphores(Side side) const {
+        std::vector<Worker> v;
+        for (const auto& ch : (side == Side::a ? a_ : b_).channels())
+            for (const Worker& w : ch.spec.workers) v.push_back(w);
+        return v;
+    }
 
 private:
     friend LinkPlan build_link(const EdmEnd&, const EdmEnd&, L1Region, Limits);
@@ -188,9 +206,19 @@ inline LinkPlan build_link(const EdmEnd& a, const EdmEnd& b, L1Region region, Li
     if (ca.size() != cb.size())
         throw ConfigError("the two ends of the link have " + std::to_string(ca.size()) + " and " +
                           std::to_string(cb.size()) + " channels; both ends must declare every channel");
-    if (region.base % 16 || region.size % 16)
-        throw ConfigError("L1 region base " + std::to_string(region.base) + " and size " + std::to_string(region.size) +
+    if (region.base % 16 || region.size % 16 || region.reserved % 16)
+        throw ConfigError("L1 region base " + std::to_string(region.base) + ", size " + std::to_string(region.size) +
+                          " and reserved area " + std::to_string(region.reserved) +
                           " must be multiples of 16 (Ethernet word alignment)");
+    if (uint64_t(region.base) + region.size > (uint64_t(1) << 32))
+        throw ConfigError("L1 region [" + std::to_string(region.base) + ", +" + std::to_string(region.size) +
+                          ") ends beyond the 32-bit L1 address space");
+    if (uint64_t(region.reserved) + reserved_bytes > region.base &&
+        region.reserved < uint64_t(region.base) + region.size)
+        throw ConfigError("the reserved area [" + std::to_string(region.reserved) + ", " +
+                          std::to_string(uint64_t(region.reserved) + reserved_bytes) + ") overlaps the channel region [" +
+                          std::to_string(region.base) + ", " + std::to_string(uint64_t(region.base) + region.size) +
+                          "); it must lie outside it (every program shares it, at the same address)");
 
     for (size_t c = 0; c < ca.size(); ++c) {
         const auto& x = ca[c];
@@ -217,13 +245,31 @@ inline LinkPlan build_link(const EdmEnd& a, const EdmEnd& b, L1Region region, Li
             if (s.workers.empty() || s.workers.size() > limits.max_workers_per_channel)
                 throw ConfigError(who + " has " + std::to_string(s.workers.size()) + " workers; 1.." +
                                   std::to_string(limits.max_workers_per_channel) + " are allowed");
-            for (const Worker& w : s.workers)
+            if (s.packet_bytes > max_message_bytes)
+                throw ConfigError(who + " packet size " + std::to_string(s.packet_bytes) + " exceeds the largest message of " +
+                                  std::to_string(max_message_bytes) + " bytes");
+            if (s.sharing != Sharing::not_shared && s.sharing != Sharing::round_robin)
+                throw ConfigError(who + " has sharing mode " + std::to_string(uint32_t(s.sharing)) +
+                                  "; allowed: Sharing::not_shared (0) or Sharing::round_robin (1)");
+            for (size_t k = 0; k < s.workers.size(); ++k) {
+                const Worker& w = s.workers[k];
+                const std::string wn = who + " worker (" + std::to_string(w.x) + "," + std::to_string(w.y) + ")";
                 if (w.sem_addr % 4)
-                    throw ConfigError(who + " worker (" + std::to_string(w.x) + "," + std::to_string(w.y) +
-                                      ") semaphore address " + std::to_string(w.sem_addr) + " is not 4-byte aligned");
+                    throw ConfigError(wn + " semaphore address " + std::to_string(w.sem_addr) + " is not 4-byte aligned");
+                if (w.x > 0xffff || w.y > 0xffff)
+                    throw ConfigError(wn + ": NoC coordinates travel as 16-bit halves of one argument; x and y "
+                                      "must be at most 65535");
+                for (size_t j = 0; j < k; ++j)
+                    if (s.workers[j].x == w.x && s.workers[j].y == w.y)
+                        throw ConfigError(wn + " is listed twice on this channel end; each worker core takes part once");
+            }
             if (limits.termination == Termination::message_count_reached && s.message_count == 0)
                 throw ConfigError(who + " has message count 0; MESSAGE_COUNT_REACHED needs at least 1 message");
         }
+        if (x.spec.sharing != y.spec.sharing)
+            throw ConfigError(ch_name(c) + ": sharing mode " + std::to_string(uint32_t(x.spec.sharing)) + " on end a and " +
+                              std::to_string(uint32_t(y.spec.sharing)) +
+                              " on end b; both ends of a channel must use the same sharing mode");
         if (x.spec.buffers != y.spec.buffers || x.spec.packet_bytes != y.spec.packet_bytes ||
             (x.spec.buffer_bytes ? x.spec.buffer_bytes : x.spec.packet_bytes) !=
                 (y.spec.buffer_bytes ? y.spec.buffer_bytes : y.spec.packet_bytes))
@@ -237,14 +283,32 @@ inline LinkPlan build_link(const EdmEnd& a, const EdmEnd& b, L1Region region, Li
                               " on end b; both ends must move the same number of messages");
     }
 
+    // One semaphore per (worker core, address) on each chip: two channels of one end that name
+    // the same worker semaphore would take each other's notifications (a hang or lost message).
+    for (const auto* end : {&ca, &cb}) {
+        std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint32_t>> seen;
+        for (size_t c = 0; c < end->size(); ++c)
+            for (const Worker& w : (*end)[c].spec.workers) {
+                const auto key = std::make_pair(std::make_pair(w.x, w.y), w.sem_addr);
+                for (const auto& k : seen)
+                    if (k == key)
+                        throw ConfigError(ch_name(c) + " (" + (end == &ca ? "end a" : "end b") + ") worker (" +
+                                          std::to_string(w.x) + "," + std::to_string(w.y) + ") semaphore " +
+                                          std::to_string(w.sem_addr) +
+                                          " is already used by another channel of this end; give each channel its own "
+                                          "semaphore address");
+                seen.push_back(key);
+            }
+    }
+
     LinkPlan plan;
     plan.a_ = a;
     plan.b_ = b;
-    // Seed 000: the side whose lowest-numbered sender channel is lowest leads the handshake.
+    // The end whose first channel is a sender leads the handshake (as the legacy EDM does).
     plan.a_is_master_ = ca[0].sender;
     uint64_t at = region.base;
-    plan.handshake_addr = uint32_t(at);
-    at += 48;
+    plan.reserved_addr = region.reserved;
+    plan.begin_addr = region.base;
     const uint32_t signal_bytes = detail::round16(4 * limits.max_workers_per_channel);
     for (size_t c = 0; c < ca.size(); ++c) {
         const ChannelSpec& s = ca[c].spec;
@@ -253,10 +317,6 @@ inline LinkPlan build_link(const EdmEnd& a, const EdmEnd& b, L1Region region, Li
         at += 16;
         l.signal_base = uint32_t(at);
         at += signal_bytes;
-        l.ack_src = uint32_t(at);
-        at += 16;
-        l.completion_src = uint32_t(at);
-        at += 16;
         l.buffers_base = uint32_t(at);
         l.slot_bytes = (s.buffer_bytes ? s.buffer_bytes : s.packet_bytes) + sync_word_bytes;
         at += uint64_t(s.buffers) * l.slot_bytes;
