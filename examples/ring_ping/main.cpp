@@ -179,6 +179,10 @@ int main(int argc, char** argv) {
     };
     emu::Launcher launch(cluster);
     for (uint32_t i = 0; i < n; ++i) {
+        // The semaphores another core may increment before this one starts (CreateSemaphore's
+        // initial value on tt-metal); all other L1 is garbage with --adversarial (dirty L1).
+        launch.init_word(receiver[i], ring_ping::kHandshake, 0);
+        launch.init_word(sender[i], ring_ping::kForwardSem, 0);
         launch.add(sender[i], [](auto& hal) { return ring_ping::sender(hal); }, {opt.laps, opt.bytes});
         launch.add(receiver[i], [now_ns](auto& hal) { return ring_ping::receiver(hal, now_ns); },
                    {i == 0 ? 1u : 0u, sender[i].x, sender[i].y, opt.laps, opt.bytes});

@@ -1,5 +1,6 @@
-// ring_ping_kernels.hpp — device kernels of the ring round-trip ping (seed 004, "Example
-// Multi-Chip Program Implementation Walkthrough"), written against the kccl device contract only.
+// ring_ping_kernels.hpp — device kernels of the ring round-trip ping (tt-metal's
+// BasicEthernetGuide, "Example Multi-Chip Program Implementation Walkthrough"), written against
+// the kccl device contract only.
 //
 // Per chip i of a ring of N chips, two Ethernet cores run kernels:
 //   receiver R_i  on the core linked to chip i-1: takes the packet off the link and forwards it
@@ -12,7 +13,8 @@
 //
 // Protocol (all counters count up by lap, so no semaphore is ever cleared and no clear can race):
 //   handshake   S_i sends a 16-byte word to R_{i+1}'s kHandshake; R_{i+1} answers into S_i's
-//               kHandshakeAck (seed 000: the side with the sender channel is the master).
+//               kHandshakeAck (the side with the sender channel is the master, as in tt-metal's
+//               CCL guide).
 //   NoC hop     R_i: noc_write(buffer -> S_i buffer) then sem_inc(S_i kForwardSem) — same
 //               destination, so the increment lands after the data (contract N1).
 //   eth hop     S_i: write the sync word {bytes, 0, lap, 0} right after the payload and send
@@ -21,6 +23,11 @@
 //   completion  R_{i+1}, once its NoC forward has read the buffer (noc_writes_flushed), sends
 //               the lap number from its own source word into S_i's kDone; S_i waits for it before
 //               its next send and before it returns (teardown: no credit left in flight).
+//
+// Dirty L1 (hardware never zeroes it): kHandshake and kForwardSem can be written by another core
+// before this kernel starts, so the host initialises them to 0 (tt-metal: CreateSemaphore;
+// emulation: Launcher::init_word). Every other word a kernel polls it clears itself before the
+// handshake lets anyone write it: S_i clears kHandshakeAck and kDone, R_i its sync word.
 //
 // L1 layout, identical on every Ethernet core used:
 //   kHandshake 16 B | kHandshakeAck 16 B | kForwardSem 16 B | kDone 16 B | kSrcWord 16 B |
@@ -69,6 +76,9 @@ uint32_t sender(H& hal) {
     const uint32_t laps = hal.arg(0) + 1;  // + the unmeasured lap
     const uint32_t page = hal.arg(1);
 
+    // Nothing can write these before R_{i+1} has seen the handshake.
+    hal.sem_set(kHandshakeAck, 0);
+    hal.sem_set(kDone, 0);
     // Handshake: this side owns the sender channel, so it is the master.
     detail::send_word(hal, kHandshake, 1);
     hal.sem_wait_min(kHandshakeAck, 1);
@@ -98,6 +108,9 @@ uint64_t receiver(H& hal, Now now) {
     const auto to_sender_buffer = hal.noc_addr(sx, sy, kBuffer);
     const auto to_sender_sem = hal.noc_addr(sx, sy, kForwardSem);
 
+    // Nothing can write the sync word before S_{i-1} has the answer to its handshake.
+    volatile uint32_t* sync = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(kBuffer + page, 16));
+    for (uint32_t f = 0; f < 4; ++f) sync[f] = 0;
     hal.sem_wait_min(kHandshake, 1);
     detail::send_word(hal, kHandshakeAck, 1);
 
