@@ -1,5 +1,5 @@
 // benchmarks/edm/bidir_bandwidth.cpp — bidirectional payload bandwidth of one EDM pair over one
-// emulated Ethernet link, by packet size and channel count (seed 004, microbenchmarks 1 and 2).
+// emulated Ethernet link, by packet size and channel count (tt-metal BasicEthernetGuide, "Microbenchmarks" 1 and 2).
 //
 // Swept: packet bytes = 1, 2, 4, 8, 16, 32, 64 KiB  x  channels = 1, 2, 4, 8 (total on the
 //        link, split between the directions: 1 = chip 0 -> 1 only, 2 = 1 + 1, 4 = 2 + 2,

@@ -1,6 +1,6 @@
 // benchmarks/edm/flit_round_trip.cpp — round trip of one flit (a 16-byte packet) between two
 // workers on two chips through an EDM pair: worker A -> EDM a -> link -> EDM b -> worker B, and
-// B's answer back the same way over the link's other channel (seed 004, microbenchmark 4
+// B's answer back the same way over the link's other channel (tt-metal BasicEthernetGuide, microbenchmark 4
 // "there-and-back single Ethernet link ping-response", here with the EDM and workers in the path).
 //
 // Swept: nothing; line(2), one link, 2 channels (0: chip 0 -> 1, 1: chip 1 -> 0), 2 buffers,

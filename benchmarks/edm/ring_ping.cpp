@@ -1,5 +1,5 @@
-// benchmarks/edm/ring_ping.cpp — ring ping latency per hop through EDMs on 8 chips (seed 004,
-// microbenchmark 3 "multichip ring ping latency"; FACTS: ~650-690 ns per hop on hardware).
+// benchmarks/edm/ring_ping.cpp — ring ping latency per hop through EDMs on 8 chips (tt-metal's
+// BasicEthernetGuide, "Ring Ping Latency": ~650-690 ns per hop on hardware).
 //
 // Swept: nothing; topology::ring(8), the first link between chip i and chip i+1 (mod 8) carries
 //        one channel i -> i+1 (16-byte packets, 2 buffers), with an EDM on each of its two

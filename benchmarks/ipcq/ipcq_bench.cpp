@@ -1,5 +1,5 @@
 // benchmarks/ipcq/ipcq_bench.cpp — IPCQ between two worker cores of one emulated chip, and the
-// host baselines it is judged against, in the same binary (ADR-0023 T5 adapted).
+// host baselines it is judged against, in the same binary.
 //
 // Swept (a curated cross, not the full product: every row changes one knob from the reference
 // point 64 B / 8 slots / poll / L1):

@@ -77,7 +77,7 @@ void notify_workers(H& hal, const ChannelInfo& ch, const WorkerTable<MaxWorkers>
     }
 }
 
-/// Clears the EDM's semaphore, then notifies the workers of message m (seed 000: clear before
+/// Clears the EDM's semaphore, then notifies the workers of message m (tt-metal CclDeveloperGuide: clear before
 /// notify, or a fast worker's answer lands before the clear and is erased). The test-only
 /// mutation swaps the two.
 template <class Config, class H, uint32_t MaxWorkers>

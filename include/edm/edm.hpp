@@ -5,7 +5,8 @@
 //       kccl::edm::Status s = edm.run(hal);        // args from edm::host::LinkPlan::edm_args
 //   }
 //
-// Lifecycle (seed 000 "Initialization", seed 004 "Ethernet Kernel Setup / Teardown"):
+// Lifecycle (tt-metal CclDeveloperGuide "Initialization"; BasicEthernetGuide "Ethernet Kernel
+// Setup (Device Side)" and "Ethernet Kernel Teardown"):
 //   1. load    read the runtime args; reject a layout the Config cannot hold (Status; with
 //              KCCL_ENABLE_ASSERTS, run() also reports it through the device error path).
 //   2. init    clear every channel semaphore and every receiver slot's sync word (L1 is never

@@ -9,7 +9,7 @@
 //     Receiver EDM: sees the sync word, sends a first-level ACK (the sender's copy of the slot
 //     may be refilled), hands the packet to its workers, and when they are done clears its slot
 //     and sends a COMPLETION (the receiver's slot may be written again). ACK and COMPLETION go
-//     out from two distinct source words (FACTS invariant 7).
+//     out from two distinct source words (tt-metal BasicEthernetGuide, "End-to-End Flow Control").
 //   * Worker <-> EDM: two semaphores per channel (one on the worker, one on the EDM); each side
 //     clears its own semaphore before notifying the other; a payload write and the semaphore
 //     increment that announces it go to the same core back to back (contract N1).
@@ -21,13 +21,13 @@
 
 namespace kccl::edm {
 
-/// When the EDM stops (seed 000 "Termination Mode"); shared by all channels of an EDM.
+/// When the EDM stops (tt-metal CclDeveloperGuide, "Termination Mode"); shared by all channels of an EDM.
 enum class Termination : uint32_t {
     message_count_reached = 0,  ///< each channel moves a fixed number of messages
     worker_initiated = 1,       ///< each channel runs until its sender worker says last/terminate
 };
 
-/// How several workers share a channel's buffers (seed 000 / FACTS "Buffer sharing").
+/// How several workers share a channel's buffers (tt-metal CclDeveloperGuide, buffer sharing modes).
 enum class Sharing : uint32_t {
     not_shared = 0,   ///< every message involves every worker (each fills / reads its part);
                       ///< the EDM notifies all of them and waits for all of them
@@ -108,12 +108,13 @@ struct DefaultConfig {
     /// Buffers (slots) per channel (legacy EDM: typically 2).
     static constexpr uint32_t max_buffers_per_channel = 16;
     static constexpr Termination termination = Termination::message_count_reached;
-    /// Main-loop iterations without progress between two context_switch() calls. FACTS
-    /// invariant 10: a too-eager switch once halved all-gather throughput; seed 004 asks for "a
-    /// large number of idle loop iterations". Counted, not timed, so it costs no timer read.
+    /// Main-loop iterations without progress between two context_switch() calls. A too-eager
+    /// switch once halved all-gather throughput (tenstorrent/tt-metal#6196); tt-metal's
+    /// BasicEthernetGuide ("Ethernet Kernel Teardown") asks for "a large number of idle loop
+    /// iterations". Counted, not timed, so it costs no timer read.
     static constexpr uint32_t idle_iterations_per_context_switch = 4096;
 
-    // Protocol mutations the seeds warn about. Test-only: each must make a test fail.
+    // Protocol mutations tt-metal's Ethernet and CCL guides warn about. Test-only: each must make a test fail.
     static constexpr bool mutation_sync_word_first = false;     ///< sync word before the payload
     static constexpr bool mutation_notify_before_clear = false; ///< EDM notifies, then clears
     static constexpr bool mutation_shared_ack_source = false;   ///< ack and completion share a source word

@@ -1,4 +1,4 @@
-// kccl/edm/worker.hpp — worker-side adapters of an EDM channel (seed 000 "Worker - Sender Side
+// kccl/edm/worker.hpp — worker-side adapters of an EDM channel (tt-metal CclDeveloperGuide, "Worker - Sender Side
 // EDM Interface" and "Receiver Side EDM - Worker Interface").
 //
 //   kccl::edm::WorkerChannel ch = kccl::edm::load_worker_channel(hal, /*arg_base=*/4);

@@ -93,7 +93,7 @@ TEST_CASE("EDM under the adversary with random start skew", "[edm][e2e][adversar
 }
 
 TEST_CASE("two EDM programs back to back on the same cores are independent", "[edm][e2e][adversarial]") {
-    // Seed 004's stale-credit scenario: chips start and finish programs at different times; a
+    // The stale-credit scenario (tt-metal BasicEthernetGuide, "Asynchronous Program Completion Problem"): chips start and finish programs at different times; a
     // completion of program 1 still in flight must never be taken for one of program 2.
     for (uint64_t seed : {1ull, 2ull, 3ull}) {
         Scenario s;

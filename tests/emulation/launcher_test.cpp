@@ -34,7 +34,7 @@ TEST_CASE("start skew delays a chip's kernels - a handshake makes the protocol i
             .count();
     };
     constexpr uint32_t kHs = 0x100, kHsSrc = 0x200;
-    // Handshake as in seed 004: the master sends a 16-byte word and waits for the answer.
+    // Handshake as in tt-metal's BasicEthernetGuide ("Ethernet Kernel Setup"): the master sends a 16-byte word and waits for the answer.
     Launcher L(c);
     L.add(e0, [&](auto& h) {
         start0 = now_us();

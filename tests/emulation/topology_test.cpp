@@ -1,4 +1,4 @@
-// Cluster shapes: the canned topologies have the chips and links the seeds describe, links join
+// Cluster shapes: the canned topologies have the chips and links of Tenstorrent's systems, links join
 // Ethernet cores one-to-one, and bad specs are rejected with a message naming the bound.
 #include "util.hpp"
 

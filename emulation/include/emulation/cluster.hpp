@@ -3,7 +3,7 @@
 // A Cluster is built from a ClusterSpec and owns every core's memory for its lifetime, so L1
 // contents persist from one Launcher::run to the next on the same cluster (as on hardware, where
 // a later program on the same cores sees what an earlier one left behind — the stale-credit
-// scenario of seed 004).
+// scenario of tt-metal's BasicEthernetGuide, "Asynchronous Program Completion Problem").
 //
 // Memory is mapped lazily (anonymous, zero-filled pages): a Galaxy with 64 workers per chip costs
 // only the pages that are touched.

@@ -2,7 +2,7 @@
 //
 // A ClusterSpec is plain data: the chip shape (worker grid, Ethernet cores, L1 sizes, optional
 // DRAM) and the list of links, each joining one Ethernet core of one chip to one Ethernet core
-// of another. Canned specs for the seeds' systems (N300, T3000, Galaxy) and for rings, lines and
+// of another. Canned specs for Tenstorrent's systems (N300, T3000, Galaxy) and for rings, lines and
 // meshes; `custom(n)` plus `connect(a, b)` for anything else.
 //
 // NoC coordinates on every chip (the emulation's choice; device code never hard-codes them):
@@ -173,7 +173,7 @@ inline ClusterSpec mesh(uint32_t rows, uint32_t cols, uint32_t links_per_pair = 
     return s;
 }
 
-/// N300: one board, 2 chips joined by 2 links (seed 004: 200 Gb/s each way between L and R).
+/// N300: one board, 2 chips joined by 2 links (tt-metal BasicEthernetGuide, "N300": 200 Gb/s each way between L and R).
 inline ClusterSpec n300(ChipSpec chip = {}) {
     ClusterSpec s = line(2, 2, chip);
     s.name = "N300";
