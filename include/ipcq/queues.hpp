@@ -475,8 +475,10 @@ private:
     void check_future(const Q& q, const RecvFuture& f, const char* op) const {
         if (KCCL_LIKELY(f.seq - q.taken < q.reserved - q.taken)) return;
         detail::Msg m;
-        where(m, op, f.dir).s(": future for message ").u(f.seq).s(" is not outstanding (outstanding futures: messages ")
-            .u(q.taken).s(" up to, not including, ").u(q.reserved).s("); a future is redeemed once, by wait()");
+        where(m, op, f.dir).s(": future for message ").u(f.seq).s(" is not outstanding (");
+        if (q.reserved == q.taken) m.s("none is; the next message on this direction is ").u(q.taken);
+        else m.s("outstanding: messages ").u(q.taken).s(" to ").u(q.reserved - 1);
+        m.s("); a future is redeemed once, by wait()");
         die(m);
     }
     /// Message `seq` (taken <= seq, wrap-aware) has arrived. Re-reads the head mailbox only when
