@@ -60,7 +60,9 @@
 //
 // ERRORS (device side, no exceptions): a call on an uninstalled direction, a send on a
 //   receive-only direction (ring_1d_unidir), a message larger than the slot, a release out of
-//   order, a strict-mode mismatch, a block that was never installed — each formats one message
+//   order, a strict-mode mismatch (any receive variant given an expectation), a recv/try_recv on
+//   a message reserved by a future, a future redeemed out of order or twice, a block that was
+//   never installed or whose slot indices are out of range — each formats one message
 //   naming the rank, core, direction and what is allowed, and calls kccl's assert handler
 //   (kccl::set_assert_handler; the emulation tests install one that throws). Without a handler
 //   the core traps.
@@ -104,7 +106,7 @@ struct DefaultPolicy {
 /// A received message: its slot stays owned by the kernel until release().
 struct Slot {
     uint32_t dir = 0;
-    uint32_t seq = 0;   ///< 0-based sequence number of the message on this link
+    uint32_t seq = 0;   ///< the link's counter value of this message (QueueConfig::initial_counter + k, mod 2^32)
     uint32_t l1 = 0;    ///< L1 address of the payload (the rx slot, or the DRAM staging slot)
     MsgInfo info{};     ///< nbytes, dtype, shape as given to send
 };
