@@ -94,13 +94,19 @@
 
 namespace kccl::ipcq {
 
-/// Compile-time switches. The two "mutation" members exist only so that tests can prove the
-/// protocol's ordering steps are necessary (a test must catch each mutation); never set them.
+/// Compile-time switches. The "mutation" members exist only so that tests can prove the
+/// protocol's steps are necessary (a test must catch each mutation); never set them.
 struct DefaultPolicy {
     /// Mutation: publish the head BEFORE writing descriptor and payload (violates I6).
     static constexpr bool head_before_data = false;
     /// Mutation: omit the write barrier between a DRAM payload and the head (violates N1/N2 use).
     static constexpr bool skip_dram_barrier = false;
+    /// Mutation: slot = counter % n_slots instead of the slot indices (two messages share a slot
+    /// at the 2^32 wrap unless n_slots divides 2^32).
+    static constexpr bool slot_from_counter = false;
+    /// Mutation: send's full-ring wait (sleep mode) calls sem_wait_min(credit, target) even when
+    /// the credit's interval crosses 2^32 (a wrapped credit never satisfies the unsigned >=).
+    static constexpr bool unbounded_sleep = false;
 };
 
 /// A received message: its slot stays owned by the kernel until release().
@@ -264,7 +270,7 @@ public:
         }
         wait_space(q, d);
         info.nbytes = nbytes;
-        const uint32_t slot = q.head_slot;
+        const uint32_t slot = Policy::slot_from_counter ? q.my_head % q.n_slots : q.head_slot;
         const uint32_t next = q.my_head + 1;
         if constexpr (Policy::head_before_data) hal_.noc_inline_write32(q.peer_head_mb, next);
         // (2) descriptor, only when it changes for this slot. The shadow entry was last the source
@@ -561,8 +567,8 @@ private:
         while (q.my_head - q.peer_tail_cache >= q.n_slots) {
             // Full: the credit lies in [peer_tail_cache, my_head] and one more is peer_tail_cache
             // + 1. Unsigned >= means that only if the interval does not cross 2^32 (SLEEP AT THE WRAP).
-            if (sleep_ && q.peer_tail_cache <= q.my_head)
-                hal_.sem_wait_min(q.rec + layout::kCreditMailbox, q.peer_tail_cache + 1);
+            if (sleep_ && (Policy::unbounded_sleep || q.peer_tail_cache <= q.my_head))
+                hal_.sem_wait_min(q.rec + layout::kCreditMailbox, q.my_head - q.n_slots + 1);
             else hal_.idle();
             refresh_tail(q);
         }
@@ -590,7 +596,7 @@ private:
     /// payload goes straight to dst_l1.
     Slot take(Q& q, uint32_t d, uint32_t dst_l1 = 0, uint32_t capacity = 0, const MsgInfo* expect = nullptr) {
         const uint32_t seq = q.taken;
-        const uint32_t slot = q.take_slot;
+        const uint32_t slot = Policy::slot_from_counter ? seq % q.n_slots : q.take_slot;
         Slot s;
         s.dir = d;
         s.seq = seq;

@@ -3,6 +3,9 @@
 // address checks, reserving futures, and strict mode on every receive variant.
 #include "ipcq_util.hpp"
 
+#include <atomic>
+#include <thread>
+
 using namespace kccl::test;
 using namespace kccl::test::ipcq;
 using iq::Nsew;
@@ -406,4 +409,91 @@ TEST_CASE("ipcq strict mode checks every receive variant", "[ipcq][strict]") {
                 REQUIRE(rep.at(s.core(1)).value == (variant == 1 ? 128u : 3u));
             }
         }
+}
+
+// ---- mutations: the wrap tests catch both halves of the wrap fix ---------------------------------
+
+namespace {
+struct SlotFromCounter : iq::DefaultPolicy {
+    static constexpr bool slot_from_counter = true;
+};
+struct UnboundedSleep : iq::DefaultPolicy {
+    static constexpr bool unbounded_sleep = true;
+};
+
+/// Rank 0 sends `sent` messages on a 3-slot ring whose counters start at `start`; rank 1 waits
+/// until they are all sent (flag), then receives `received` of them and reports word 0 of each
+/// payload (message m carries m in word 0) through `words`.
+template <class Policy>
+RunReport wrap_scenario(Setup<Nsew>& s, uint32_t sent, uint32_t received, std::vector<uint32_t>& words,
+                        std::chrono::milliseconds delay, std::chrono::milliseconds watchdog) {
+    s.add_all([&, sent, received, delay](auto& hal, uint32_t r) {
+        iq::Queues<std::decay_t<decltype(hal)>, Nsew, Policy> q(hal, hal.arg(0));
+        const uint32_t flag = kAcc + 32;
+        if (r == 0) {
+            const auto peer_flag = hal.noc_addr(s.plan.ranks[1].core.x, s.plan.ranks[1].core.y, flag);
+            for (uint32_t m = 0; m < sent; ++m) {
+                fill(hal, kSrc, 16, 0, 1, m);
+                q.send(Nsew::E, kSrc, 64);
+                if (m + 1 == std::min<uint32_t>(sent, 3)) hal.noc_inline_write32(peer_flag, 1);  // the ring is full
+            }
+            q.quiesce();
+            return;
+        }
+        hal.sem_wait_min(flag, 1);
+        std::this_thread::sleep_for(delay);  // let the sender block (sleep) on the full ring first
+        for (uint32_t m = 0; m < received; ++m) {
+            auto slot = q.recv(Nsew::W);
+            words.push_back(reinterpret_cast<const uint32_t*>(q.data(slot))[0]);
+            q.release(slot);
+        }
+        q.quiesce();
+    });
+    return s.run(normal(watchdog));
+}
+}  // namespace
+
+TEST_CASE("ipcq mutation: slots from counter % n_slots collide at the 2^32 wrap", "[ipcq][wrap][mutation]") {
+    // 3 slots, counters 2^32-2, 2^32-1, 0: counter % 3 gives slots 2, 0, 0. The ring has room
+    // for all three, so the third message overwrites the second before the receiver looks.
+    auto c = cfg(3, 64);
+    c.initial_counter = 0u - 2u;
+    {
+        Setup<Nsew> s(ih::ring_1d_unidir(2), c);
+        std::vector<uint32_t> words;
+        auto rep = wrap_scenario<SlotFromCounter>(s, 3, 3, words, std::chrono::milliseconds(0), std::chrono::milliseconds(5000));
+        KCCL_REQUIRE_OK(rep);
+        REQUIRE(words == std::vector<uint32_t>{0, 2, 2});  // message 1 (counter 2^32 - 1) reads message 2's payload
+    }
+    Setup<Nsew> s(ih::ring_1d_unidir(2), c);
+    std::vector<uint32_t> words;
+    auto rep = wrap_scenario<iq::DefaultPolicy>(s, 3, 3, words, std::chrono::milliseconds(0), std::chrono::milliseconds(5000));
+    KCCL_REQUIRE_OK(rep);
+    REQUIRE(words == std::vector<uint32_t>{0, 1, 2});
+}
+
+TEST_CASE("ipcq mutation: an unbounded sleep-mode wait hangs at the 2^32 wrap", "[ipcq][wrap][mutation]") {
+    // Sleep mode, 3 slots, counters from 2^32 - 3, credit_batch 3: the sender fills the ring
+    // (my_head wraps to 0) and sleeps for credit >= 2^32 - 2; the receiver consumes the three
+    // and returns one credit of 3, so the credit jumps from 2^32 - 3 to 0 and the unsigned >=
+    // is never true. The bounded wait polls across the wrap instead and the stream completes.
+    auto c = cfg(3, 64, iq::Backpressure::sleep);
+    c.initial_counter = 0u - 3u;
+    c.credit_batch = 3;
+    const uint32_t credit_mb = kBlock + iq::layout::record(Nsew::E) + iq::layout::kCreditMailbox;
+    REQUIRE(credit_mb == 0x10380);
+    {
+        Setup<Nsew> s(ih::ring_1d_unidir(2), c);
+        std::vector<uint32_t> words;
+        auto rep = wrap_scenario<UnboundedSleep>(s, 4, 4, words, std::chrono::milliseconds(30), std::chrono::milliseconds(400));
+        REQUIRE(rep.watchdog_fired);
+        INFO(rep.watchdog_dump);
+        REQUIRE_THAT(rep.watchdog_dump, Catch::Contains("sem_wait_min L1 0x10380 expected >= 4294967294, current 0"));
+        REQUIRE(words == std::vector<uint32_t>{0, 1, 2});
+    }
+    Setup<Nsew> s(ih::ring_1d_unidir(2), c);
+    std::vector<uint32_t> words;
+    auto rep = wrap_scenario<iq::DefaultPolicy>(s, 4, 4, words, std::chrono::milliseconds(30), std::chrono::milliseconds(5000));
+    KCCL_REQUIRE_OK(rep);
+    REQUIRE(words == std::vector<uint32_t>{0, 1, 2, 3});
 }
