@@ -565,8 +565,9 @@ private:
         refresh_tail(q);
         if (q.my_head - q.peer_tail_cache >= q.n_slots) flush_credits();
         while (q.my_head - q.peer_tail_cache >= q.n_slots) {
-            // Full: the credit lies in [peer_tail_cache, my_head] and one more is peer_tail_cache
-            // + 1. Unsigned >= means that only if the interval does not cross 2^32 (SLEEP AT THE WRAP).
+            // Full: the credit lies in [peer_tail_cache, my_head] and the target my_head - n_slots
+            // + 1 is peer_tail_cache + 1. Unsigned >= means "reached" only if that interval does
+            // not cross 2^32 (SLEEP AT THE WRAP); otherwise poll.
             if (sleep_ && (Policy::unbounded_sleep || q.peer_tail_cache <= q.my_head))
                 hal_.sem_wait_min(q.rec + layout::kCreditMailbox, q.my_head - q.n_slots + 1);
             else hal_.idle();
