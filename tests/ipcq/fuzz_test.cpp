@@ -398,7 +398,8 @@ void fuzz_invalid(uint64_t first_seed, uint32_t cases) {
 }
 
 /// Device-side misuse on a random valid plan: the core that misbehaves fails with a message
-/// naming its rank, core and direction; nothing hangs.
+/// naming its rank, core and direction; a send that can never complete (its receiver is not
+/// running) is reported by the watchdog with the queue's pointers — nothing hangs.
 void fuzz_misuse(uint64_t first_seed, uint32_t cases) {
     for (uint64_t seed = first_seed; seed < first_seed + cases; ++seed) {
         ErrorsThrow errors;
@@ -415,8 +416,32 @@ void fuzz_misuse(uint64_t first_seed, uint32_t cases) {
         for (uint32_t d = 0; d < 4 && (op == 3 || rng() % 2); ++d)
             if (links[d].installed() && links[d].roles == ih::rx) op = 1, dir = d;
         for (uint32_t d = 0; d < 4 && (op == 3 || rng() % 2); ++d)
-            if (links[d].installed() && (links[d].roles & ih::tx)) op = 2, dir = d;
-        const uint32_t size = fc.configs[0].slot_size;
+            if (links[d].installed() && (links[d].roles & ih::tx)) op = rng() % 3 ? 2 : 4, dir = d;
+        const uint32_t size = fc.configs[0].slot_size, n = fc.configs[0].n_slots, init = fc.configs[0].initial_counter;
+        if (op == 4) {  // n_slots + 1 sends to a receiver that never runs: blocked on a full ring
+            const auto& l = links[dir];
+            auto u = [](uint32_t v) { return std::to_string(v); };
+            const std::string expect = std::string(Nsew::name(dir)) + ((l.roles & ih::rx) ? "" : " (tx only)") + " <-> rank " +
+                                       u(uint32_t(l.peer)) + " " + Nsew::name(l.peer_dir) + ": my_head=" + u(init + n) +
+                                       " my_tail=" + u(init) + " peer_head_cache=" + u(init) + " peer_tail_cache=" + u(init) +
+                                       " | head mailbox=" + u(init) + " credit mailbox=" + u(init) + " taken=" + u(init) +
+                                       " TX FULL (peer has not consumed)";
+            INFO("seed " << seed << ": " << fc.describe() << "; expected in the dump: " << expect);
+            const auto plan = ih::build_plan(fc.topo, fc.cores, fc.configs, memory_for(cl));
+            ih::install_on(cl, 0, plan);
+            Launcher launch(cl);
+            const auto core = cl.chip(0).worker(fc.cores[r].x, fc.cores[r].y);
+            launch.add(core, [dir, n](auto& hal) {
+                Q<std::decay_t<decltype(hal)>> q(hal, hal.arg(0));
+                for (uint32_t m = 0; m <= n; ++m) q.send(dir, kSrc, 4);
+            }, plan.runtime_args(r));
+            launch.on_dump(core, [&plan, &cl, core, r] { return ih::pointer_dump(plan, r, cl.l1(core).data()); });
+            auto rep = launch.run(normal(std::chrono::milliseconds(250)));
+            REQUIRE(rep.watchdog_fired);
+            INFO(rep.watchdog_dump);
+            REQUIRE_THAT(rep.watchdog_dump, Catch::Contains(expect));
+            continue;
+        }
         std::string where = "ipcq: rank " + std::to_string(r) + " core (" + std::to_string(fc.cores[r].x) + "," +
                             std::to_string(fc.cores[r].y) + "): send on direction " + Nsew::name(dir) + " (" + std::to_string(dir) + "): ";
         const std::string expect = where + (op == 0   ? "not installed on this core; installed for send: "
