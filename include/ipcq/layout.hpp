@@ -11,7 +11,8 @@
 //       + 128  head mailbox   (64 B line) the peer's my_head, written by the PEER after the data
 //       + 192  credit mailbox (64 B line) the peer's my_tail, written by the PEER after consuming
 //       + 256  mirror         (64 B line) my_head, my_tail, peer_head_cache, peer_tail_cache,
-//                             taken — written by this core only, read by the pointer dump
+//                             taken, head_slot, tail_slot — written by this core only, read by
+//                             the pointer dump and by the next Queues constructor (resume)
 //   then (host-placed, addresses in RecordConfig): per rx direction the descriptor array
 //   (n_slots x 16 B), per tx direction the descriptor shadow (n_slots x 16 B), the rx rings
 //   (L1 placement) or one staging slot (DRAM placement), and optionally the tx rings.
@@ -34,7 +35,9 @@ enum class Backpressure : uint32_t { poll = 0, sleep = 1 };
 namespace layout {
 
 inline constexpr uint32_t kMagic = 0x51435049u;  // "IPCQ"
-inline constexpr uint32_t kVersion = 1;
+/// 2: slot indices kept beside the counters (wrap-safe for any n_slots), counters start at
+/// QueueConfig::initial_counter.
+inline constexpr uint32_t kVersion = 2;
 inline constexpr uint32_t kHeaderBytes = 64;
 inline constexpr uint32_t kRecordBytes = 320;
 inline constexpr uint32_t kDescBytes = 16;
@@ -67,6 +70,10 @@ inline constexpr uint32_t kInstalled = 1u, kTx = 2u, kRx = 4u;
 // Mirror words (byte offsets from the record).
 inline constexpr uint32_t kMyHead = kMirror + 0, kMyTail = kMirror + 4, kPeerHeadCache = kMirror + 8,
                           kPeerTailCache = kMirror + 12, kTaken = kMirror + 16;
+/// Slot indices (0..n_slots-1) of my_head and my_tail. They advance with the counters and wrap
+/// at n_slots, so `counter % n_slots` is never computed: that expression jumps at the 2^32
+/// wrap of the counter unless n_slots is a power of two (two messages would share a slot).
+inline constexpr uint32_t kHeadSlot = kMirror + 20, kTailSlot = kMirror + 24;
 
 /// Byte offset of direction d's record from the block.
 constexpr uint32_t record(uint32_t d) { return kHeaderBytes + d * kRecordBytes; }

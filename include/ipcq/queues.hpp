@@ -13,16 +13,24 @@
 //     ... use hal.l1_ptr(s.l1, s.info.nbytes) ...
 //     q.release(s);                                     // credit return (frees the slot)
 //
-// POINTERS (ADR-0023 D2; all monotonic 32-bit sequence counters, slot = counter mod n_slots)
+// POINTERS (ADR-0023 D2; 32-bit sequence counters that only advance and wrap at 2^32; every
+//   comparison is a difference, (a - b) < n or a != b, so the wrap is invisible)
 //   my_head          messages this core has sent on d
 //   my_tail          messages this core has consumed (released) from d's rx ring
 //   peer_head_cache  last seen value of the peer's my_head (from the head mailbox)
 //   peer_tail_cache  last seen value of the peer's my_tail (from the credit mailbox)
 //   taken            messages handed to the kernel by recv (taken - my_tail are held slots)
+//   reserved         messages promised to recv_async futures (reserved - taken outstanding)
+//   head_slot, take_slot, tail_slot   ring index of my_head / taken / my_tail, 0..n_slots-1,
+//                    advanced with the counter and reset to 0 at n_slots. NOT counter % n_slots:
+//                    2^32 is not a multiple of a non-power-of-two n_slots, so at the counter wrap
+//                    that expression would give two consecutive messages the same slot.
+//   All counters start at the plan's QueueConfig::initial_counter (0 unless a test fast-forwards
+//   to the wrap), the slot indices at 0; both ends of a link start equal.
 //
 // PROTOCOL (what makes it correct under the contract, include/hal/contract.hpp)
 //   send   (1) if my_head - peer_tail_cache == n_slots, re-read the credit mailbox (only then),
-//              and wait (poll + idle(), or sem_wait_min) until a slot is free;
+//              and wait (poll + idle(), or sem_wait_min: SLEEP AT THE WRAP) until a slot is free;
 //          (2) if the slot's descriptor {nbytes, dtype, shape} differs from what the peer's
 //              descriptor array holds for that slot (tracked in a local shadow), noc_write it;
 //          (3) noc_write the payload from src into the peer's rx slot (one write);
@@ -52,14 +60,24 @@
 //
 // ERRORS (device side, no exceptions): a call on an uninstalled direction, a send on a
 //   receive-only direction (ring_1d_unidir), a message larger than the slot, a release out of
-//   order, a strict-mode mismatch, a block that was never installed — each formats one message
+//   order, a strict-mode mismatch (any receive variant given an expectation), a recv/try_recv on
+//   a message reserved by a future, a future redeemed out of order or twice, a block that was
+//   never installed or whose slot indices are out of range — each formats one message
 //   naming the rank, core, direction and what is allowed, and calls kccl's assert handler
 //   (kccl::set_assert_handler; the emulation tests install one that throws). Without a handler
 //   the core traps.
 //
-// LIMITS: 32-bit counters; poll mode is wrap-safe, sleep mode (sem_wait_min) supports 2^32 - n
-//   messages per link per install. DRAM placement stages one slot: release a slot from a DRAM
-//   direction before receiving the next one from it.
+// SLEEP AT THE WRAP. The contract's sem_wait_min(a, v) is a plain unsigned `word >= v`; it must
+//   not be asked about a range of values that crosses 2^32 (a credit jumping from 2^32 - 2 to 1
+//   would never satisfy `>= 2^32 - 1`). Every sleep-mode wait knows the interval the word can
+//   take until the wait is satisfied: a head mailbox lies in [taken, taken + n_slots], a credit
+//   mailbox in [peer_tail_cache, my_head]. When that interval does not cross 2^32, unsigned `>=`
+//   is exactly the wrap-aware comparison and the core sleeps; when it does (at most n_slots
+//   waits per 2^32 messages), the wait polls with idle() instead. Nothing ever waits on a value
+//   that a wrapped word can skip.
+//
+// LIMITS: none on the number of messages per link (counters wrap); DRAM placement stages one
+//   slot: release a slot from a DRAM direction before receiving the next one from it.
 //
 // C++17, freestanding, no heap/exceptions/RTTI; every cross-core word goes through the contract.
 #pragma once
@@ -76,27 +94,36 @@
 
 namespace kccl::ipcq {
 
-/// Compile-time switches. The two "mutation" members exist only so that tests can prove the
-/// protocol's ordering steps are necessary (a test must catch each mutation); never set them.
+/// Compile-time switches. The "mutation" members exist only so that tests can prove the
+/// protocol's steps are necessary (a test must catch each mutation); never set them.
 struct DefaultPolicy {
     /// Mutation: publish the head BEFORE writing descriptor and payload (violates I6).
     static constexpr bool head_before_data = false;
     /// Mutation: omit the write barrier between a DRAM payload and the head (violates N1/N2 use).
     static constexpr bool skip_dram_barrier = false;
+    /// Mutation: slot = counter % n_slots instead of the slot indices (two messages share a slot
+    /// at the 2^32 wrap unless n_slots divides 2^32).
+    static constexpr bool slot_from_counter = false;
+    /// Mutation: send's full-ring wait (sleep mode) calls sem_wait_min(credit, target) even when
+    /// the credit's interval crosses 2^32 (a wrapped credit never satisfies the unsigned >=).
+    static constexpr bool unbounded_sleep = false;
 };
 
 /// A received message: its slot stays owned by the kernel until release().
 struct Slot {
     uint32_t dir = 0;
-    uint32_t seq = 0;   ///< 0-based sequence number of the message on this link
+    uint32_t seq = 0;   ///< the link's counter value of this message (QueueConfig::initial_counter + k, mod 2^32)
     uint32_t l1 = 0;    ///< L1 address of the payload (the rx slot, or the DRAM staging slot)
     MsgInfo info{};     ///< nbytes, dtype, shape as given to send
 };
 
-/// Handle returned by recv_async; redeem with wait() (or poll ready()).
+/// Handle returned by recv_async: a reservation of one message (the next one on `dir` not yet
+/// reserved). Redeem with wait() (or poll ready()), in the order the futures were made.
 struct RecvFuture {
     uint32_t dir = 0;
-    uint32_t seq = 0;
+    uint32_t seq = 0;        ///< counter value of the reserved message
+    bool has_expect = false; ///< made with an expectation: wait() checks it in strict mode
+    MsgInfo expect{};
 };
 
 namespace detail {
@@ -188,13 +215,25 @@ public:
             if (q.flags & layout::kRx) q.desc = hal.l1_ptr(rd(r + layout::kCfgDesc), q.n_slots * layout::kDescBytes);
             q.shadow_l1 = rd(r + layout::kCfgShadow);
             if (q.flags & layout::kTx) q.shadow = hal.l1_ptr(q.shadow_l1, q.n_slots * layout::kDescBytes);
-            // Resume from the mirrors (0 after install): a later kernel on the same block continues.
+            // Resume from the mirrors (install writes them: initial_counter, slot 0), so a later
+            // kernel on the same block continues. Nothing here was left by an earlier program
+            // unless install() wrote it (docs/ipcq.md, "Initialisation").
             q.my_head = hal.sem_read(r + layout::kMyHead);
             q.my_tail = hal.sem_read(r + layout::kMyTail);
             q.taken = q.my_tail;
+            q.reserved = q.my_tail;
             q.credited = q.my_tail;
             q.peer_head_cache = hal.sem_read(r + layout::kPeerHeadCache);
             q.peer_tail_cache = hal.sem_read(r + layout::kPeerTailCache);
+            q.head_slot = hal.sem_read(r + layout::kHeadSlot);
+            q.tail_slot = hal.sem_read(r + layout::kTailSlot);
+            q.take_slot = q.tail_slot;
+            if (KCCL_UNLIKELY(q.n_slots == 0 || q.head_slot >= q.n_slots || q.tail_slot >= q.n_slots)) {
+                detail::Msg m;
+                where(m, "init", d).s(": corrupt block: n_slots ").u(q.n_slots).s(", head slot ").u(q.head_slot)
+                    .s(", tail slot ").u(q.tail_slot).s(" (allowed: slots < n_slots, n_slots >= 1); re-install the plan");
+                die(m);
+            }
         }
     }
 
@@ -231,7 +270,7 @@ public:
         }
         wait_space(q, d);
         info.nbytes = nbytes;
-        const uint32_t slot = q.my_head % q.n_slots;
+        const uint32_t slot = Policy::slot_from_counter ? q.my_head % q.n_slots : q.head_slot;
         const uint32_t next = q.my_head + 1;
         if constexpr (Policy::head_before_data) hal_.noc_inline_write32(q.peer_head_mb, next);
         // (2) descriptor, only when it changes for this slot. The shadow entry was last the source
@@ -251,7 +290,9 @@ public:
         // (5) the head, after the data on the same ordered path.
         if constexpr (!Policy::head_before_data) hal_.noc_inline_write32(q.peer_head_mb, next);
         q.my_head = next;
+        q.head_slot = advance(q, slot);
         hal_.sem_set(q.rec + layout::kMyHead, next);
+        hal_.sem_set(q.rec + layout::kHeadSlot, q.head_slot);
         // (6) src may be reused once send returns.
         hal_.noc_writes_flushed();
         trace(TraceOp::send, d, nbytes, next - 1);
@@ -267,7 +308,7 @@ public:
             die(m);
         }
         wait_space(q, d);
-        return q.tx_ring + (q.my_head % q.n_slots) * q.slot_bytes;
+        return q.tx_ring + q.head_slot * q.slot_bytes;
     }
 
     /// Returns every pending (batched) credit, then blocks until every message sent on every tx
@@ -281,83 +322,73 @@ public:
             while (q.peer_tail_cache != q.my_head) {
                 refresh_tail(q);
                 if (q.peer_tail_cache == q.my_head) break;
-                if (sleep_) hal_.sem_wait_min(q.rec + layout::kCreditMailbox, q.my_head);
+                // The credit lies in [peer_tail_cache, my_head]: sleep only if that does not wrap.
+                if (sleep_ && q.peer_tail_cache <= q.my_head) hal_.sem_wait_min(q.rec + layout::kCreditMailbox, q.my_head);
                 else hal_.idle();
             }
         }
     }
 
     // ---- recv ---------------------------------------------------------------------------------
+    // Every receive variant has an overload taking `expect` (nbytes, dtype, shape): in strict
+    // mode (QueueConfig::strict) a message that disagrees is an error naming both, before the
+    // payload is used or copied; without strict mode `expect` is ignored.
+    //
+    // Futures (recv_async) reserve messages: while a future of direction d is outstanding, the
+    // next message of d belongs to it, and recv / try_recv on d are errors (recv_any skips d).
+
     /// Blocks until a message arrives from d; returns its slot (zero copy). Call release(slot).
-    Slot recv(uint32_t d) {
-        Q& q = q_[check(d, "recv", layout::kRx)];
-        wait_data(q, d);
-        return take(q, d);
-    }
-    /// As recv(d); in strict mode also checks nbytes, dtype and shape against `expect`.
-    Slot recv(uint32_t d, const MsgInfo& expect) {
-        Slot s = recv(d);
-        if (strict_) validate(s, expect);
-        return s;
-    }
+    Slot recv(uint32_t d) { return recv_impl(d, nullptr); }
+    Slot recv(uint32_t d, const MsgInfo& expect) { return recv_impl(d, &expect); }
     /// Copy mode: waits for a message from d, copies it to local `dst_l1` (at most `capacity`
     /// bytes, else an error), releases the slot, returns nbytes.
-    uint32_t recv(uint32_t d, uint32_t dst_l1, uint32_t capacity) {
-        Q& q = q_[check(d, "recv", layout::kRx)];
-        wait_data(q, d);
-        const Slot s = take(q, d, dst_l1, capacity);
-        release(s);
-        return s.info.nbytes;
+    uint32_t recv(uint32_t d, uint32_t dst_l1, uint32_t capacity) { return recv_copy(d, dst_l1, capacity, nullptr); }
+    uint32_t recv(uint32_t d, uint32_t dst_l1, uint32_t capacity, const MsgInfo& expect) {
+        return recv_copy(d, dst_l1, capacity, &expect);
     }
     /// Non-blocking: true and the slot if a message from d is there.
-    bool try_recv(uint32_t d, Slot& out) {
-        Q& q = q_[check(d, "try_recv", layout::kRx)];
-        if (!available(q)) {
-            flush_credits();  // the caller may be about to poll: never sit on credits
-            return false;
-        }
-        out = take(q, d);
-        return true;
-    }
+    bool try_recv(uint32_t d, Slot& out) { return try_recv_impl(d, out, nullptr); }
+    bool try_recv(uint32_t d, Slot& out, const MsgInfo& expect) { return try_recv_impl(d, out, &expect); }
     /// Blocks until a message arrives from any installed rx direction; round robin, starting
-    /// after the direction served last (weak fairness).
-    Slot recv_any() {
-        for (;;) {
-            for (uint32_t i = 1; i <= kDirs; ++i) {
-                const uint32_t d = (rr_ + i) % kDirs;
-                Q& q = q_[d];
-                if (!(q.flags & layout::kRx)) continue;
-                if (available(q)) {
-                    rr_ = d;
-                    return take(q, d);
-                }
-            }
-            if (KCCL_UNLIKELY(!any_rx_)) any_rx_check();
-            flush_credits();
-            hal_.idle();  // sem_wait watches one word: several directions are waited on by polling
-        }
-    }
-    /// Starts a receive from d; the message is the next one on d when the future was made.
+    /// after the direction served last (weak fairness). Directions whose next message is
+    /// reserved by a future are skipped.
+    Slot recv_any() { return recv_any_impl(nullptr); }
+    Slot recv_any(const MsgInfo& expect) { return recv_any_impl(&expect); }
+    /// Reserves the next unreserved message of d (the first future after a recv names the next
+    /// message, a second one the message after it, ...). Redeem with wait() in the same order.
     RecvFuture recv_async(uint32_t d) {
         Q& q = q_[check(d, "recv_async", layout::kRx)];
-        return RecvFuture{d, q.taken};
+        RecvFuture f{d, q.reserved, false, {}};
+        q.reserved += 1;
+        return f;
     }
+    RecvFuture recv_async(uint32_t d, const MsgInfo& expect) {
+        RecvFuture f = recv_async(d);
+        f.has_expect = true;
+        f.expect = expect;
+        return f;
+    }
+    /// True once the message reserved by f has arrived (it may be behind earlier futures).
     bool ready(const RecvFuture& f) {
         Q& q = q_[check(f.dir, "ready", layout::kRx)];
-        if (available(q)) return true;
+        check_future(q, f, "ready");
+        if (arrived(q, f.seq)) return true;
         flush_credits();
         return false;
     }
+    /// Blocks until f's message arrives and returns its slot (as recv). f must be the oldest
+    /// outstanding future of its direction.
     Slot wait(const RecvFuture& f) {
         Q& q = q_[check(f.dir, "wait", layout::kRx)];
+        check_future(q, f, "wait");
         if (KCCL_UNLIKELY(f.seq != q.taken)) {
             detail::Msg m;
-            where(m, "wait", f.dir).s(": future for message ").u(f.seq).s(" but the next message on this direction is ")
-                .u(q.taken).s(" (another recv on the direction ran between recv_async and wait)");
+            where(m, "wait", f.dir).s(": future for message ").u(f.seq).s(" redeemed before the future for message ")
+                .u(q.taken).s(" (redeem the futures of one direction in the order recv_async made them)");
             die(m);
         }
         wait_data(q, f.dir);
-        return take(q, f.dir);
+        return take(q, f.dir, 0, 0, f.has_expect ? &f.expect : nullptr);
     }
 
     /// Frees a received slot and returns the credit to the sender. Slots of one direction are
@@ -371,7 +402,9 @@ public:
             die(m);
         }
         q.my_tail += 1;
+        q.tail_slot = advance(q, q.tail_slot);
         hal_.sem_set(q.rec + layout::kMyTail, q.my_tail);
+        hal_.sem_set(q.rec + layout::kTailSlot, q.tail_slot);
         if (q.my_tail - q.credited >= q.credit_batch) return_credit(q);
     }
 
@@ -390,8 +423,82 @@ private:
         uint8_t* desc = nullptr;    // my rx descriptor array
         uint8_t* shadow = nullptr;  // my tx descriptor shadow
         uint32_t my_head = 0, my_tail = 0, peer_head_cache = 0, peer_tail_cache = 0, taken = 0;
+        uint32_t reserved = 0;                         // next message not promised to a future
+        uint32_t head_slot = 0, take_slot = 0, tail_slot = 0;  // ring indices of my_head, taken, my_tail
         uint32_t credit_batch = 1, credited = 0;  // credited: last my_tail written to the peer
     };
+
+    /// The ring index after `slot` (no division, and no dependence on the counter's wrap).
+    static KCCL_FORCEINLINE uint32_t advance(const Q& q, uint32_t slot) { return slot + 1 == q.n_slots ? 0 : slot + 1; }
+
+    // Receive variants; `expect` (nullable) is checked in strict mode.
+    Slot recv_impl(uint32_t d, const MsgInfo* expect) {
+        Q& q = q_[check(d, "recv", layout::kRx)];
+        check_unreserved(q, d, "recv");
+        wait_data(q, d);
+        return take(q, d, 0, 0, expect);
+    }
+    uint32_t recv_copy(uint32_t d, uint32_t dst_l1, uint32_t capacity, const MsgInfo* expect) {
+        Q& q = q_[check(d, "recv", layout::kRx)];
+        check_unreserved(q, d, "recv");
+        wait_data(q, d);
+        const Slot s = take(q, d, dst_l1, capacity, expect);
+        release(s);
+        return s.info.nbytes;
+    }
+    bool try_recv_impl(uint32_t d, Slot& out, const MsgInfo* expect) {
+        Q& q = q_[check(d, "try_recv", layout::kRx)];
+        check_unreserved(q, d, "try_recv");
+        if (!available(q)) {
+            flush_credits();  // the caller may be about to poll: never sit on credits
+            return false;
+        }
+        out = take(q, d, 0, 0, expect);
+        return true;
+    }
+    Slot recv_any_impl(const MsgInfo* expect) {
+        for (;;) {
+            for (uint32_t i = 1; i <= kDirs; ++i) {
+                const uint32_t d = (rr_ + i) % kDirs;
+                Q& q = q_[d];
+                if (!(q.flags & layout::kRx) || q.reserved != q.taken) continue;
+                if (available(q)) {
+                    rr_ = d;
+                    return take(q, d, 0, 0, expect);
+                }
+            }
+            if (KCCL_UNLIKELY(!any_rx_)) any_rx_check();
+            flush_credits();
+            hal_.idle();  // sem_wait watches one word: several directions are waited on by polling
+        }
+    }
+    void check_unreserved(const Q& q, uint32_t d, const char* op) const {
+        if (KCCL_LIKELY(q.reserved == q.taken)) return;
+        detail::Msg m;
+        where(m, op, d).s(": message ").u(q.taken).s(" is reserved by a future (recv_async; ").u(q.reserved - q.taken)
+            .s(" outstanding); redeem it with wait() first");
+        die(m);
+    }
+    /// f must be outstanding: made by recv_async on this direction and not yet redeemed.
+    void check_future(const Q& q, const RecvFuture& f, const char* op) const {
+        if (KCCL_LIKELY(f.seq - q.taken < q.reserved - q.taken)) return;
+        detail::Msg m;
+        where(m, op, f.dir).s(": future for message ").u(f.seq).s(" is not outstanding (");
+        if (q.reserved == q.taken) m.s("none is; the next message on this direction is ").u(q.taken);
+        else m.s("outstanding: messages ").u(q.taken).s(" to ").u(q.reserved - 1);
+        m.s("); a future is redeemed once, by wait()");
+        die(m);
+    }
+    /// Message `seq` (taken <= seq, wrap-aware) has arrived. Re-reads the head mailbox only when
+    /// the cache does not show it yet.
+    bool arrived(Q& q, uint32_t seq) {
+        if (q.peer_head_cache - q.taken > seq - q.taken) return true;
+        const uint32_t h = hal_.sem_read(q.rec + layout::kHeadMailbox);
+        if (h == q.peer_head_cache) return false;
+        q.peer_head_cache = h;
+        hal_.sem_set(q.rec + layout::kPeerHeadCache, h);
+        return q.peer_head_cache - q.taken > seq - q.taken;
+    }
 
     KCCL_FORCEINLINE void return_credit(Q& q) {
         q.credited = q.my_tail;
@@ -458,7 +565,11 @@ private:
         refresh_tail(q);
         if (q.my_head - q.peer_tail_cache >= q.n_slots) flush_credits();
         while (q.my_head - q.peer_tail_cache >= q.n_slots) {
-            if (sleep_) hal_.sem_wait_min(q.rec + layout::kCreditMailbox, q.my_head - q.n_slots + 1);
+            // Full: the credit lies in [peer_tail_cache, my_head] and the target my_head - n_slots
+            // + 1 is peer_tail_cache + 1. Unsigned >= means "reached" only if that interval does
+            // not cross 2^32 (SLEEP AT THE WRAP); otherwise poll.
+            if (sleep_ && (Policy::unbounded_sleep || q.peer_tail_cache <= q.my_head))
+                hal_.sem_wait_min(q.rec + layout::kCreditMailbox, q.my_head - q.n_slots + 1);
             else hal_.idle();
             refresh_tail(q);
         }
@@ -476,19 +587,22 @@ private:
         if (available(q)) return;
         flush_credits();
         while (!available(q)) {
-            if (sleep_) hal_.sem_wait_min(q.rec + layout::kHeadMailbox, q.taken + 1);
+            // Empty: the head lies in [taken, taken + n_slots] (the sender holds at most n_slots
+            // uncredited messages); sleep on `>= taken + 1` only if that does not cross 2^32.
+            if (sleep_ && q.taken <= q.taken + q.n_slots) hal_.sem_wait_min(q.rec + layout::kHeadMailbox, q.taken + 1);
             else hal_.idle();
         }
     }
     /// Hands out the next message of q (available() was true). With dst_l1 != 0 (copy mode) the
     /// payload goes straight to dst_l1.
-    Slot take(Q& q, uint32_t d, uint32_t dst_l1 = 0, uint32_t capacity = 0) {
+    Slot take(Q& q, uint32_t d, uint32_t dst_l1 = 0, uint32_t capacity = 0, const MsgInfo* expect = nullptr) {
         const uint32_t seq = q.taken;
-        const uint32_t slot = seq % q.n_slots;
+        const uint32_t slot = Policy::slot_from_counter ? seq % q.n_slots : q.take_slot;
         Slot s;
         s.dir = d;
         s.seq = seq;
         memcpy(&s.info, q.desc + slot * layout::kDescBytes, layout::kDescBytes);
+        if (strict_ && expect) validate(s, *expect);  // before the payload is read or copied
         const uint32_t n = s.info.nbytes;
         if (KCCL_UNLIKELY(n > q.slot_bytes || (dst_l1 && n > capacity))) {
             detail::Msg m;
@@ -515,6 +629,8 @@ private:
             if (dst_l1) s.l1 = dst_l1;
         }
         q.taken = seq + 1;
+        q.take_slot = advance(q, slot);
+        if (q.reserved == seq) q.reserved = seq + 1;  // a plain receive: nothing was reserved
         hal_.sem_set(q.rec + layout::kTaken, q.taken);
         trace(TraceOp::recv, d, n, seq);
         return s;

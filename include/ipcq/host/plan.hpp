@@ -13,13 +13,16 @@
 //
 // CHECKS at build time (each a PlanError naming the rank / direction, the value and the bound):
 //   the topology's I3 (Topology::validate); one core per rank, no core twice; I4: every rank
-//   has the same placement; both ends of a link agree on n_slots and slot_size; slot_size a
-//   positive multiple of 16; 1 <= n_slots <= 65535; the block and rings fit the core's L1
-//   (MemoryConfig::l1_bytes) and the DRAM rings fit the DRAM region.
+//   has the same placement; both ends of a link agree on n_slots, slot_size and initial_counter;
+//   slot_size a positive multiple of 16; 1 <= n_slots <= 65535; MemoryConfig::l1_bytes given
+//   (the L1 check cannot be skipped) and the block and rings fit it; the DRAM region is 16-byte
+//   aligned, lies below 2^32 (the contract's addresses are 32-bit) and holds the DRAM rings.
 //
-// Installing writes, per rank, [block, meta end): header, records (config + zeroed mailboxes
-// and mirrors), zeroed descriptor arrays and shadows. Re-installing resets every pointer: do it
-// before each launch that starts the queues afresh.
+// Installing writes, per rank, every byte of [block, meta end): header, records (config,
+// mailboxes and mirrors set to initial_counter, slot indices 0), zeroed descriptor arrays and
+// shadows. The device reads nothing else before it has written it itself, so stale L1 from an
+// earlier program (hardware never zeroes L1) is harmless. Re-installing resets every pointer: do
+// it before each launch that starts the queues afresh.
 #pragma once
 
 #include "topology.hpp"
@@ -49,14 +52,19 @@ struct QueueConfig {
     /// Return the credit every this many releases (1 = after each, the ADR's behaviour); pending
     /// credits are always written before the receiver blocks. 1 <= credit_batch <= n_slots.
     uint32_t credit_batch = 1;
+    /// The value every counter of this rank's links starts at (my_head, my_tail, the caches and
+    /// the mailboxes); both ends of a link must agree. Default 0. A test hook: a value just below
+    /// 2^32 makes a short stream cross the counter wrap (at 10^7 messages/s a link wraps in ~7
+    /// minutes on hardware). Slot::seq counts from it.
+    uint32_t initial_counter = 0;
 };
 
 struct MemoryConfig {
     uint32_t block_l1 = 0x1000;  ///< L1 address of each core's block (64-byte aligned)
-    uint32_t l1_bytes = 0;       ///< usable L1 per core; 0 = unchecked
+    uint32_t l1_bytes = 0;       ///< usable L1 per core (required: build_plan rejects 0)
     CoreXY dram{};               ///< NoC coordinates of the DRAM endpoint (DRAM placement)
-    uint32_t dram_base = 0;      ///< first DRAM byte IPCQ may use
-    uint32_t dram_bytes = 0;     ///< DRAM bytes IPCQ may use
+    uint32_t dram_base = 0;      ///< first DRAM byte IPCQ may use (16-byte aligned)
+    uint32_t dram_bytes = 0;     ///< DRAM bytes IPCQ may use; dram_base + dram_bytes <= 2^32
 };
 
 /// Where one direction's storage of one rank ended up.
@@ -79,7 +87,7 @@ struct Plan {
     Topology<Dirs> topology;
     MemoryConfig memory;
     std::vector<RankPlan> ranks;
-    uint32_t dram_end = 0;
+    uint64_t dram_end = 0;  ///< end of the DRAM rings (at most 2^32)
 
     uint32_t world() const { return topology.world; }
     /// Runtime arguments the kernel of `rank` needs: {block address}.
@@ -120,6 +128,9 @@ Plan<Dirs> build_plan(const Topology<Dirs>& topo, const std::vector<CoreXY>& cor
                                 std::to_string(cores[a].x) + "," + std::to_string(cores[a].y) + "); one rank per core");
     if (mem.block_l1 % 64)
         throw PlanError(pfx + "block_l1 " + std::to_string(mem.block_l1) + " must be 64-byte aligned");
+    if (mem.l1_bytes == 0)
+        throw PlanError(pfx + "MemoryConfig::l1_bytes is 0; give the usable L1 bytes of the member cores (e.g. the "
+                              "chip's worker L1 size) so that the plan can check the block and rings fit (allowed: 1..2^32-1)");
     for (uint32_t r = 0; r < n; ++r) {
         const QueueConfig& c = configs[r];
         if (c.placement != configs[0].placement)
@@ -139,6 +150,10 @@ Plan<Dirs> build_plan(const Topology<Dirs>& topo, const std::vector<CoreXY>& cor
             const Link& l = topo.links[r][d];
             if (!l.installed()) continue;
             const QueueConfig& pc = configs[uint32_t(l.peer)];
+            if (pc.initial_counter != c.initial_counter)
+                throw PlanError(pfx + topo.endpoint(r, d) + " starts its counters at " + std::to_string(c.initial_counter) +
+                                " but its peer " + topo.endpoint(uint32_t(l.peer), l.peer_dir) + " at " +
+                                std::to_string(pc.initial_counter) + " (both ends of a link must agree on initial_counter)");
             if (pc.n_slots != c.n_slots || pc.slot_size != c.slot_size)
                 throw PlanError(pfx + topo.endpoint(r, d) + " has " + std::to_string(c.n_slots) + " x " +
                                 std::to_string(c.slot_size) + " B slots but its peer " +
@@ -147,6 +162,19 @@ Plan<Dirs> build_plan(const Topology<Dirs>& topo, const std::vector<CoreXY>& cor
         }
     }
     const bool dram = configs[0].placement == Placement::dram;
+    if (dram) {
+        if (mem.dram_bytes == 0)
+            throw PlanError(pfx + "DRAM placement needs a DRAM region (MemoryConfig::dram_bytes > 0 and the endpoint's "
+                                  "NoC coordinates in MemoryConfig::dram)");
+        if (mem.dram_base % layout::kAlign)
+            throw PlanError(pfx + "MemoryConfig::dram_base " + std::to_string(mem.dram_base) +
+                            " must be 16-byte aligned (slots are NoC transfer targets)");
+        if (uint64_t(mem.dram_base) + mem.dram_bytes > (uint64_t(1) << 32))
+            throw PlanError(pfx + "the DRAM region [" + std::to_string(mem.dram_base) + ", " +
+                            std::to_string(uint64_t(mem.dram_base) + mem.dram_bytes) +
+                            ") ends above 2^32; NoC addresses of the contract carry 32-bit offsets (allowed: dram_base + "
+                            "dram_bytes <= 4294967296)");
+    }
 
     Plan<Dirs> plan;
     plan.topology = topo;
@@ -179,7 +207,8 @@ Plan<Dirs> build_plan(const Topology<Dirs>& topo, const std::vector<CoreXY>& cor
             if (dram) {
                 dl.stage = uint32_t(off);
                 off += c.slot_size;
-                dl.rx_x = mem.dram.x, dl.rx_y = mem.dram.y, dl.rx_base = uint32_t(dram_cur);
+                // dram_cur may pass 2^32 only when the region check below fails: never truncate.
+                dl.rx_x = mem.dram.x, dl.rx_y = mem.dram.y, dl.rx_base = dram_cur <= UINT32_MAX ? uint32_t(dram_cur) : 0;
                 dram_cur += ring;
             } else {
                 dl.rx_x = cores[r].x, dl.rx_y = cores[r].y, dl.rx_base = uint32_t(off);
@@ -191,7 +220,7 @@ Plan<Dirs> build_plan(const Topology<Dirs>& topo, const std::vector<CoreXY>& cor
                 const Link& l = topo.links[r][d];
                 if (l.installed() && (l.roles & tx)) rp.dirs[d].tx_ring = uint32_t(off), off += ring;
             }
-        if (off > UINT32_MAX || (mem.l1_bytes && off > mem.l1_bytes))
+        if (off > mem.l1_bytes)
             throw PlanError(pfx + "rank " + std::to_string(r) + " needs L1 up to " + std::to_string(off) + " bytes (block at " +
                             std::to_string(mem.block_l1) + ", " + std::to_string(c.n_slots) + " x " +
                             std::to_string(c.slot_size) + " B slots" + (dram ? ", DRAM rings" : ", L1 rings") +
@@ -200,14 +229,11 @@ Plan<Dirs> build_plan(const Topology<Dirs>& topo, const std::vector<CoreXY>& cor
         rp.l1_end = uint32_t(off);
     }
     if (dram) {
-        if (mem.dram_bytes == 0)
-            throw PlanError(pfx + "DRAM placement needs a DRAM region (MemoryConfig::dram_bytes > 0 and the endpoint's "
-                                  "NoC coordinates in MemoryConfig::dram)");
         if (dram_cur - mem.dram_base > mem.dram_bytes)
             throw PlanError(pfx + "DRAM rings need " + std::to_string(dram_cur - mem.dram_base) + " bytes but the region has " +
                             std::to_string(mem.dram_bytes));
     }
-    plan.dram_end = uint32_t(dram_cur);
+    plan.dram_end = dram_cur;
 
     // Images: header + records + zeroed arrays.
     for (uint32_t r = 0; r < n; ++r) {
@@ -251,6 +277,10 @@ Plan<Dirs> build_plan(const Topology<Dirs>& topo, const std::vector<CoreXY>& cor
             detail::put32(img, o + layout::kCfgStage, me.stage);
             detail::put32(img, o + layout::kCfgTxRing, me.tx_ring);
             detail::put32(img, o + layout::kCfgCreditBatch, c.credit_batch);
+            // Every live word starts defined, whatever the L1 held before (slot indices: 0).
+            for (uint32_t w : {layout::kHeadMailbox, layout::kCreditMailbox, layout::kMyHead, layout::kMyTail,
+                               layout::kPeerHeadCache, layout::kPeerTailCache, layout::kTaken})
+                detail::put32(img, o + w, c.initial_counter);
         }
     }
     return plan;
