@@ -230,3 +230,11 @@ TEST_CASE("ipcq plan: endpoint records agree at both ends and rings do not overl
         REQUIRE(plan.runtime_args(2) == std::vector<uint32_t>{kBlock});
     }
 }
+
+TEST_CASE("topology sizes beyond what can be built are named errors, not endless loops", "[ipcq][topology][errors]") {
+    // Before: mesh_2d_square(UINT32_MAX) looped forever ((s + 1) * (s + 1) wrapped to 0).
+    REQUIRE_THROWS_WITH(kccl::ipcq::host::mesh_2d_square(UINT32_MAX), Catch::Contains("at most 1048576 ranks are allowed"));
+    REQUIRE_THROWS_WITH(kccl::ipcq::host::mesh_2d(UINT32_MAX, UINT32_MAX), Catch::Contains("at most 1048576 ranks"));
+    REQUIRE_THROWS_WITH(kccl::ipcq::host::ring_1d(UINT32_MAX), Catch::Contains("world size 4294967295; at most 1048576"));
+    REQUIRE(kccl::ipcq::host::mesh_2d_square(512 * 512).world == 512u * 512u);
+}

@@ -45,6 +45,18 @@ struct Link {
     bool installed() const { return peer >= 0; }
 };
 
+/// Largest world a topology may have (a 1024 x 1024 PE mesh); beyond it sizes overflow 32-bit
+/// arithmetic or memory long before a run could start.
+inline constexpr uint32_t max_world = 1u << 20;
+
+inline uint32_t checked_world(uint32_t world, const std::string& name) {
+    if (world == 0) throw TopologyError("ipcq topology '" + name + "': world size must be at least 1");
+    if (world > max_world)
+        throw TopologyError("ipcq topology '" + name + "': world size " + std::to_string(world) + "; at most " +
+                            std::to_string(max_world) + " ranks are allowed");
+    return world;
+}
+
 template <class Dirs>
 struct Topology {
     std::string name = "custom";
@@ -53,9 +65,7 @@ struct Topology {
 
     Topology() = default;
     explicit Topology(uint32_t world_size, std::string topo_name = "custom")
-        : name(std::move(topo_name)), world(world_size), links(world_size) {
-        if (world_size == 0) throw TopologyError("ipcq topology '" + name + "': world size must be at least 1");
-    }
+        : name(std::move(topo_name)), world(checked_world(world_size, name)), links(world_size) {}
 
     /// Links (rank, dir) <-> (peer, peer_dir). `roles` are rank's roles; the peer gets the mirror
     /// (rank tx <-> peer rx). Replaces whatever either endpoint had.
@@ -154,6 +164,9 @@ inline Topology<Nsew> mesh_2d(uint32_t rows, uint32_t cols) {
     if (rows < 2 || cols < 2)
         throw TopologyError("ipcq mesh_2d: rows and cols must both be >= 2 (got " + std::to_string(rows) + " x " +
                             std::to_string(cols) + "); use ring_1d for a single row");
+    if (uint64_t(rows) * cols > max_world)
+        throw TopologyError("ipcq mesh_2d: " + std::to_string(rows) + " x " + std::to_string(cols) + " ranks; at most " +
+                            std::to_string(max_world) + " ranks are allowed");
     Topology<Nsew> t(rows * cols, "mesh_2d");
     for (uint32_t r = 0; r < rows; ++r)
         for (uint32_t c = 0; c < cols; ++c) {
@@ -173,8 +186,11 @@ inline Topology<Nsew> mesh_2d(uint32_t world, uint32_t rows, uint32_t cols) {
 
 /// A square mesh for `world` ranks (ADR-0023: mesh_2d of a non-square world is an error).
 inline Topology<Nsew> mesh_2d_square(uint32_t world) {
+    if (world > max_world)
+        throw TopologyError("ipcq mesh_2d_square: " + std::to_string(world) + " ranks; at most " +
+                            std::to_string(max_world) + " ranks are allowed");
     uint32_t s = 0;
-    while ((s + 1) * (s + 1) <= world) ++s;
+    while (uint64_t(s + 1) * (s + 1) <= world) ++s;
     if (s * s != world)
         throw TopologyError("ipcq mesh_2d_square: " + std::to_string(world) +
                             " ranks are not a square number (non-rectangular mesh); give rows and cols with "
