@@ -374,9 +374,10 @@ private:
     /// Adversary: a NoC write lands in at most this many pieces (each a multiple of 4 bytes).
     static constexpr uint32_t kAdvMaxPieces = 8;
     /// Adversary: chance that a delivery step lands all remaining pieces of a write (in random
-    /// order) rather than some of them. Every extra step costs a delivery opportunity; with 0 %
-    /// the 10^6-message IPCQ stream took ~4x as long as before pieces existed; with 75 % about
-    /// as long (8-15 s vs 12 s, on a loaded 2-core host).
+    /// order) rather than some of them. Every extra step costs a delivery opportunity: with 0 %
+    /// the 10^6-message IPCQ stream took ~4x as long as with the previous adversary (which
+    /// landed a write at once and increments immediately); with 75 % ~1.2-1.5x (alternating
+    /// runs on a loaded 2-core host: 6.6-7.8 s before, 8.2-11.7 s after).
     static constexpr uint32_t kAdvWholeWritePercent = 75;
     /// Adversary: chance per spin iteration of a blocked core to deliver one of its own pending
     /// operations (low, so that other cores run while this core's writes are still in flight).
