@@ -74,7 +74,11 @@ constexpr ChannelCores kChannels[2] = {
 };
 const std::string kGrantWait = ": sem_wait L1 0x100 expected == 1, current 0";      // sender worker: no slot granted
 const std::string kDataWait = ": sem_wait_min L1 0x100 expected >= 1, current 0";   // receiver worker: no message
-const std::string kEdmPolls = ": idle in a poll loop";
+/// The EDM on `eth` still runs its poll loop: asleep in idle(), or between two idle() calls (a
+/// sample that falls into the loop body itself; rare, but the dump must not depend on it).
+bool edm_polling(const std::string& dump, const std::string& eth) {
+    return has(dump, eth + ": idle in a poll loop") || has(dump, eth + ": running (not blocked in the backend)");
+}
 
 Scenario small(uint32_t buffers, uint32_t bytes, uint32_t messages) {
     Scenario s;
@@ -116,8 +120,8 @@ TEST_CASE("mutation: notify before clear is caught", "[edm][mutation]") {
             continue;
         }
         REQUIRE(o.hang);
-        REQUIRE(has(o.dump, std::string("chip 0 eth 0 (0,8)") + kEdmPolls));
-        REQUIRE(has(o.dump, std::string("chip 1 eth 0 (0,8)") + kEdmPolls));
+        REQUIRE(edm_polling(o.dump, "chip 0 eth 0 (0,8)"));
+        REQUIRE(edm_polling(o.dump, "chip 1 eth 0 (0,8)"));
         bool stalled = false;
         for (const auto& ch : kChannels)
             stalled |= has(o.dump, ch.sender + kGrantWait) && has(o.dump, ch.receiver + kDataWait);
@@ -147,7 +151,7 @@ TEST_CASE("mutation: one source word for ack and completion is caught", "[edm][m
         bool lost = false;
         for (const auto& ch : kChannels)
             lost |= has(o.dump, std::string(ch.sender) + ": finished") && has(o.dump, ch.receiver + kDataWait) &&
-                    has(o.dump, ch.receiver_edm + kEdmPolls);
+                    edm_polling(o.dump, ch.receiver_edm);
         REQUIRE(lost);
         caught = true;
     }
