@@ -41,14 +41,22 @@
 //
 // ORDERING GUARANTEES (what device code may rely on — and nothing more)
 //   N1  NoC writes, inline writes and semaphore increments issued by one core to the SAME
-//       destination core land there in issue order. So `noc_write(d); sem_inc(d)` needs no
-//       barrier: a peer that observes the increment observes the data. (tt-metal: same NoC,
-//       same VC, same path.) Across DIFFERENT destination cores there is no ordering: writing
-//       data to core A and then incrementing a semaphore on core B does not make the data
-//       visible to whoever sees B's semaphore; put a `noc_write_barrier()` between them.
+//       destination core land there in issue order: each lands completely before any part of
+//       the next one. So `noc_write(d); sem_inc(d)` needs no barrier: a peer that observes the
+//       increment observes all the data. (tt-metal: same NoC, same VC, same path.) Across
+//       DIFFERENT destination cores there is no ordering — not between writes, nor inline
+//       writes, nor increments: `sem_inc(A); sem_inc(B)` may land on B first, and writing data
+//       to core A then incrementing a semaphore on core B does not make the data visible to
+//       whoever sees B's semaphore; put a `noc_write_barrier()` between them.
+//       Until a NoC write has landed, its bytes become visible at the destination in any order
+//       and at any time: a reader may see any subset of them, a later byte before an earlier
+//       one; no part of a write is atomic, not even an aligned 32-bit word. Only `sem_inc` and
+//       `noc_inline_write32` land as one atomic 32-bit word. So poll a semaphore (or an
+//       inline-written word), never a word that a `noc_write` writes.
 //   N2  `noc_write_barrier()` returns when every earlier write/inc/inline write of this core
-//       has landed at its destination. `noc_writes_flushed()` only promises the source bytes
-//       have been read out of local L1 (the source buffer may be reused), not that they landed.
+//       has landed completely at its destination. `noc_writes_flushed()` only promises the
+//       source bytes have been read out of local L1 (the source buffer may be reused), not that
+//       they landed.
 //   N3  A NoC write reads its source L1 at some time before the next `noc_writes_flushed()` or
 //       `noc_write_barrier()`: do not modify the source buffer before one of them.
 //   N4  `noc_read` data is valid in local L1 only after `noc_read_barrier()`.

@@ -18,10 +18,15 @@
 // Adversarial mode (RunOptions::adversary.enabled, seeded): deliveries are delayed and split as
 // far as the contract allows, so a protocol that relies on an ordering the contract does not
 // promise fails:
-//   * NoC writes are queued; they land (reading their source at landing time) only when a later
-//     ordered operation to the SAME destination is issued (sem_inc / inline write: N1), at a
-//     barrier (N2), or at random moments, oldest first per destination. `noc_writes_flushed()`
-//     snapshots the sources but does not land the writes.
+//   * NoC writes, inline writes and semaphore increments are queued, one FIFO per destination
+//     core (N1: the next operation to a destination starts landing only after the previous one
+//     has landed completely); across destinations they land in random order (N1, N6). They land
+//     at `noc_write_barrier()` (N2), at random delivery steps of the issuing core, and when its
+//     kernel returns. A write lands in up to 8 pieces (4-byte multiples) in random order,
+//     possibly over several delivery steps, each piece reading its source when it lands: until a
+//     write has landed, any subset of its bytes may be visible. `noc_writes_flushed()` snapshots
+//     the sources but does not land the writes. At most kAdvNocDepth operations are in flight
+//     per core; issuing one more first performs a delivery step (NoC backpressure).
 //   * NoC reads are queued and land at `noc_read_barrier()` (N4) or at random moments.
 //   * Ethernet sends are queued per tx queue and delivered 16-byte word by word in address order,
 //     each word one 16-byte release store (E3), interleaving the two queues at random (E2),
@@ -169,8 +174,15 @@ public:
     // Encoding (opaque to device code): bits 0-31 L1 address, 32-39 y, 40-47 x, 48-55 chip,
     // bit 63 set. Adding a byte offset to a NoC address moves within the same core, as on hardware.
     noc_addr_t noc_addr(uint32_t x, uint32_t y, uint32_t l1) const {
+        if (x > kCoordMax || y > kCoordMax || me_->coord.chip > kCoordMax)
+            fail("noc_addr", "core (" + std::to_string(x) + "," + std::to_string(y) + ") on chip " +
+                                 std::to_string(me_->coord.chip) +
+                                 " does not fit the NoC address encoding: x, y and the chip id are 8 bits each "
+                                 "(allowed: x <= 255, y <= 255, chip <= 255)");
         return encode(me_->coord.chip, x, y, l1);
     }
+    /// Largest x, y or chip id a NoC address can carry (8 bits each).
+    static constexpr uint32_t kCoordMax = 0xff;
     static noc_addr_t encode(uint32_t chip, uint32_t x, uint32_t y, uint32_t l1) {
         return (uint64_t(1) << 63) | (uint64_t(chip & 0xff) << 48) | (uint64_t(x & 0xff) << 40) |
                (uint64_t(y & 0xff) << 32) | l1;
@@ -186,7 +198,7 @@ public:
         check_local(src_l1, bytes, "noc_write (source)");
         auto [d, off] = resolve(dst, bytes, "noc_write");
         if (adv_) {
-            writes_.push_back({src_l1, d, off, bytes, {}});
+            enqueue({NocOp::write, d, off, bytes, src_l1, 0, 0, {}});
         } else {
             std::memcpy(d->mem + off, me_->mem + src_l1, bytes);
             d->events.notify();
@@ -203,7 +215,9 @@ public:
     }
     void noc_write_barrier() {
         step();
-        land_writes(nullptr);
+        // N2: everything lands before the barrier returns, destinations interleaved at random
+        // and writes in pieces (other cores may observe any in-between state meanwhile).
+        while (!noc_.empty()) deliver_noc_step();
     }
     void noc_read_barrier() {
         step();
@@ -211,18 +225,21 @@ public:
     }
     void noc_writes_flushed() {
         step();
-        for (auto& w : writes_)
-            if (w.snapshot.empty())
+        for (auto& w : noc_)
+            if (w.kind == NocOp::write && w.snapshot.empty())
                 w.snapshot.assign(me_->mem + w.src, me_->mem + w.src + w.bytes);
     }
     void noc_inline_write32(noc_addr_t dst, uint32_t value) {
         step();
         auto [d, off] = resolve(dst, 4, "noc_inline_write32");
         check_word_aligned(off, "noc_inline_write32");
-        if (adv_) land_writes(d);
-        std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off))
-            .store(value, std::memory_order_release);
-        d->events.notify();
+        if (adv_) {
+            enqueue({NocOp::inline32, d, off, 4, 0, value, 0, {}});
+        } else {
+            std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off))
+                .store(value, std::memory_order_release);
+            d->events.notify();
+        }
         me_->bump_progress();
     }
 
@@ -231,10 +248,13 @@ public:
         step();
         auto [d, off] = resolve(dst, 4, "sem_inc");
         check_word_aligned(off, "sem_inc");
-        if (adv_) land_writes(d);
-        std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off))
-            .fetch_add(n, std::memory_order_release);
-        d->events.notify();
+        if (adv_) {
+            enqueue({NocOp::inc, d, off, 4, 0, n, 0, {}});
+        } else {
+            std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off))
+                .fetch_add(n, std::memory_order_release);
+            d->events.notify();
+        }
         me_->bump_progress();
     }
     void sem_set(uint32_t local_l1, uint32_t value) {
@@ -356,16 +376,32 @@ public:
 
 private:
     static constexpr size_t kAdvQueueDepth = 4;
+    /// Adversary: NoC operations (writes, inline writes, increments) one core may have in flight;
+    /// one more first performs a delivery step. Bounds the queue scans.
+    static constexpr size_t kAdvNocDepth = 64;
+    /// Adversary: a NoC write lands in at most this many pieces (each a multiple of 4 bytes).
+    static constexpr uint32_t kAdvMaxPieces = 8;
+    /// Adversary: chance that a delivery step lands all remaining pieces of a write (in random
+    /// order) rather than some of them. Every extra step costs a delivery opportunity: with 0 %
+    /// the 10^6-message IPCQ stream took ~4x as long as with the previous adversary (which
+    /// landed a write at once and increments immediately); with 75 % ~1.2-1.5x (alternating
+    /// runs on a loaded 2-core host: 6.6-7.8 s before, 8.2-11.7 s after).
+    static constexpr uint32_t kAdvWholeWritePercent = 75;
     /// Adversary: chance per spin iteration of a blocked core to deliver one of its own pending
     /// operations (low, so that other cores run while this core's writes are still in flight).
     static constexpr uint32_t kWaitDeliverPercent = 3;
 
-    struct PendingWrite {
-        uint32_t src;
+    enum class NocOp : uint8_t { write, inline32, inc };
+    /// One NoC operation in flight (adversarial mode).
+    struct PendingNoc {
+        NocOp kind;
         detail::CoreState* dst;
         uint32_t dst_off;
-        uint32_t bytes;
-        std::vector<uint8_t> snapshot;  // set by noc_writes_flushed
+        uint32_t bytes;   // write: length; inline32 / inc: 4
+        uint32_t src;     // write: source L1 address
+        uint32_t value;   // inline32: the value; inc: the increment
+        uint32_t landed = 0;            // write: bit k set = piece k has landed
+        std::vector<uint8_t> snapshot;  // write: source bytes, set by noc_writes_flushed
     };
     struct PendingRead {
         detail::CoreState* src;
@@ -453,6 +489,9 @@ private:
     template <class Ready>
     void block_until(detail::WaitKind kind, uint32_t addr, uint32_t value, Ready ready) {
         if (ready()) {
+            // A loop of waits that are always satisfied must still notice an abort (the
+            // watchdog sees no progress from it), or the run could not be stopped.
+            check_abort();
             if (adv_) step();
             return;
         }
@@ -512,7 +551,7 @@ private:
         return hold_until_ != std::chrono::steady_clock::time_point{} &&
                std::chrono::steady_clock::now() < hold_until_;
     }
-    bool has_pending() const { return !writes_.empty() || !reads_.empty() || !eth_[0].empty() || !eth_[1].empty(); }
+    bool has_pending() const { return !noc_.empty() || !reads_.empty() || !eth_[0].empty() || !eth_[1].empty(); }
 
     /// Entry of every operation: in adversarial mode, maybe make one delivery step.
     void step() {
@@ -526,12 +565,12 @@ private:
     void deliver_one() {
         uint32_t kinds[3];
         uint32_t n = 0;
-        if (!writes_.empty()) kinds[n++] = 0;
+        if (!noc_.empty()) kinds[n++] = 0;
         if (!reads_.empty()) kinds[n++] = 1;
         if (!eth_[0].empty() || !eth_[1].empty()) kinds[n++] = 2;
         if (n == 0) return;
         switch (kinds[pick(n)]) {
-            case 0: land_writes(writes_[pick(uint32_t(writes_.size()))].dst, /*only_first=*/true); break;
+            case 0: deliver_noc_step(); break;
             case 1: land_read(); break;
             default: {
                 uint32_t q = eth_[0].empty() ? 1 : eth_[1].empty() ? 0 : pick(2);
@@ -540,20 +579,62 @@ private:
         }
         me_->bump_progress();
     }
-    /// Lands pending writes in issue order: all of them (dst == nullptr), all to `dst`, or the
-    /// oldest one to `dst`.
-    void land_writes(detail::CoreState* dst, bool only_first = false) {
-        for (auto it = writes_.begin(); it != writes_.end();) {
-            if (dst && it->dst != dst) {
-                ++it;
-                continue;
+    void enqueue(PendingNoc op) {
+        while (noc_.size() >= kAdvNocDepth) deliver_noc_step();
+        noc_.push_back(std::move(op));
+    }
+    /// Number of pieces a write of `bytes` lands in, and piece k's byte range [begin, end).
+    static uint32_t pieces(uint32_t bytes) { return std::clamp<uint32_t>(bytes / 4, 1, kAdvMaxPieces); }
+    static void piece_range(uint32_t bytes, uint32_t k, uint32_t& begin, uint32_t& end) {
+        const uint32_t n = pieces(bytes);
+        const uint32_t per = ((bytes / n) + 3) & ~3u;  // a multiple of 4, n * per >= bytes
+        begin = std::min(bytes, k * per);
+        end = k + 1 == n ? bytes : std::min(bytes, (k + 1) * per);
+    }
+    /// One delivery step of the NoC: picks a destination at random (weighted by its in-flight
+    /// operations) and lands (part of) the OLDEST operation to it — per-destination FIFO, N1.
+    /// A write lands a random number of its remaining pieces, in random order; the operation
+    /// leaves the queue once it has landed completely.
+    void deliver_noc_step() {
+        detail::CoreState* d = noc_[pick(uint32_t(noc_.size()))].dst;
+        size_t i = 0;
+        while (noc_[i].dst != d) ++i;
+        PendingNoc& op = noc_[i];
+        bool done = true;
+        switch (op.kind) {
+            case NocOp::inc:
+                std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + op.dst_off))
+                    .fetch_add(op.value, std::memory_order_release);
+                break;
+            case NocOp::inline32:
+                std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + op.dst_off))
+                    .store(op.value, std::memory_order_release);
+                break;
+            case NocOp::write: {
+                const uint32_t n = pieces(op.bytes);
+                uint32_t remaining[kAdvMaxPieces];
+                uint32_t r = 0;
+                for (uint32_t k = 0; k < n; ++k)
+                    if (!(op.landed >> k & 1)) remaining[r++] = k;
+                // Land the remaining pieces in random order: all of them (kAdvWholeWritePercent),
+                // or a random 1..r-1 of them, the rest in later steps (other cores run between).
+                const uint32_t now = r == 1 || coin(kAdvWholeWritePercent) ? r : 1 + pick(r - 1);
+                for (uint32_t count = now; count; --count) {
+                    const uint32_t j = pick(r);
+                    const uint32_t k = remaining[j];
+                    remaining[j] = remaining[--r];
+                    uint32_t b, e;
+                    piece_range(op.bytes, k, b, e);
+                    const uint8_t* src = op.snapshot.empty() ? me_->mem + op.src : op.snapshot.data();
+                    if (e > b) std::memcpy(d->mem + op.dst_off + b, src + b, e - b);
+                    op.landed |= 1u << k;
+                }
+                done = r == 0;
+                break;
             }
-            const uint8_t* src = it->snapshot.empty() ? me_->mem + it->src : it->snapshot.data();
-            std::memcpy(it->dst->mem + it->dst_off, src, it->bytes);
-            it->dst->events.notify();
-            it = writes_.erase(it);
-            if (only_first) return;
         }
+        d->events.notify();
+        if (done) noc_.erase(noc_.begin() + std::ptrdiff_t(i));
     }
     void land_read() {
         PendingRead r = reads_.front();
@@ -584,7 +665,7 @@ private:
     uint64_t context_switches_ = 0;
     uint64_t rng_ = 0x853c49e6748fea9bull;
     std::chrono::steady_clock::time_point hold_until_{};
-    std::vector<PendingWrite> writes_;
+    std::vector<PendingNoc> noc_;  // in issue order
     std::deque<PendingRead> reads_;
     std::deque<PendingEth> eth_[hal::eth_tx_queues];
 };
