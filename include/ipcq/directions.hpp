@@ -1,8 +1,7 @@
 // kccl/ipcq/directions.hpp — the direction sets an IPCQ core can own queue pairs in.
 //
 // WHAT IT IS
-//   A direction set is a type naming the logical ports of a core (ADR-0023 D3: the kernel knows
-//   directions, never the topology). It is the `Dirs` template parameter of kccl::ipcq::Queues
+//   A direction set is a type naming the logical ports of a core. It is the `Dirs` template parameter of kccl::ipcq::Queues
 //   and of the host builders. Requirements on a direction set D:
 //     static constexpr uint32_t count;                    number of directions (<= kMaxDirs)
 //     static constexpr const char* name(uint32_t d);      short printable name, "?" if d >= count

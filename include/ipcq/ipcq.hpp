@@ -1,4 +1,4 @@
-// kccl/ipcq/ipcq.hpp — everything device code needs for IPCQ (ADR-0023): direction sets, the
+// kccl/ipcq/ipcq.hpp — everything device code needs for IPCQ: direction sets, the
 // block layout, the trace hook and kccl::ipcq::Queues. Host builders live in ipcq/host/.
 // See docs/ipcq.md for the API, memory layout, invariants and an author's cheat sheet.
 #pragma once

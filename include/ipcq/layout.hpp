@@ -26,9 +26,9 @@
 
 namespace kccl::ipcq {
 
-/// Where a core's rx slots live. The same kernel code runs with either (ADR-0023 D6).
+/// Where a core's rx slots live. The same kernel code runs with either.
 enum class Placement : uint32_t { l1 = 0, dram = 1 };
-/// How a blocked send/recv waits (ADR-0023 D7): re-check + idle() per poll, or the backend's
+/// How a blocked send/recv waits: re-check + idle() per poll, or the backend's
 /// blocking semaphore wait. Both give identical results.
 enum class Backpressure : uint32_t { poll = 0, sleep = 1 };
 
@@ -84,7 +84,7 @@ constexpr uint32_t align_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a
 }  // namespace layout
 
 /// The 16-byte descriptor of one message, stored per rx slot: nbytes, data type code, shape.
-/// dtype and shape are opaque to IPCQ; strict mode compares them (ADR-0023 F2).
+/// dtype and shape are opaque to IPCQ; strict mode compares them.
 struct MsgInfo {
     uint32_t nbytes = 0;
     uint16_t dtype = 0;

@@ -1,4 +1,4 @@
-// kccl/ipcq/queues.hpp — PE-level inter-process communication queues (ADR-0023), device side.
+// kccl/ipcq/queues.hpp — PE-level inter-process communication queues, device side.
 //
 // WHAT IT IS
 //   kccl::ipcq::Queues<H, Dirs, Policy, Tracer> is one core's set of direction-addressed queue
@@ -13,8 +13,7 @@
 //     ... use hal.l1_ptr(s.l1, s.info.nbytes) ...
 //     q.release(s);                                     // credit return (frees the slot)
 //
-// POINTERS (ADR-0023 D2; 32-bit sequence counters that only advance and wrap at 2^32; every
-//   comparison is a difference, (a - b) < n or a != b, so the wrap is invisible)
+// POINTERS < n or a != b, so the wrap is invisible)
 //   my_head          messages this core has sent on d
 //   my_tail          messages this core has consumed (released) from d's rx ring
 //   peer_head_cache  last seen value of the peer's my_head (from the head mailbox)
@@ -38,7 +37,7 @@
 //              it after them. DRAM placement: noc_write_barrier(), because the payload went to
 //              the DRAM endpoint and the head goes to the peer core: different destinations, no
 //              ordering without a barrier (N1/N2);
-//          (5) noc_inline_write32(peer's head mailbox, my_head + 1): the ADR's piggyback — the
+//          (5) noc_inline_write32(peer's head mailbox, my_head + 1): the piggyback — the
 //              head becomes visible only after the data (I6/I7);
 //          (6) noc_writes_flushed(): src may be reused when send returns (N3).
 //   recv   waits until taken != peer_head_cache (re-reading the head mailbox — a word in this
@@ -55,7 +54,7 @@
 //   own memory) and calls hal.idle() on every empty poll (W1).
 //
 // RECV WITHOUT A DIRECTION (recv_any) is round robin over installed rx directions, starting
-//   after the direction served last. Fairness is weak (ADR-0023 D4): a direction that always has
+//   after the direction served last. Fairness is weak: a direction that always has
 //   data is served at least once every count directions, but nothing more is promised.
 //
 // ERRORS (device side, no exceptions): a call on an uninstalled direction, a send on a

@@ -1,4 +1,4 @@
-// kccl/ipcq/trace.hpp — optional per-operation trace of an IPCQ core (ADR-0023 diagnostics).
+// kccl/ipcq/trace.hpp — optional per-operation trace of an IPCQ core.
 //
 // WHAT IT IS
 //   kccl::ipcq::Queues<H, Dirs, Policy, Tracer> calls `(*tracer)(event)` after every completed

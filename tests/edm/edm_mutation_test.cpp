@@ -1,4 +1,4 @@
-// The protocol mistakes the seeds warn about, each a compile-time switch of the EDM Config used
+// The protocol mistakes tt-metal's Ethernet and CCL guides warn about, each a compile-time switch of the EDM Config used
 // only here: every one must make a test fail, and these tests assert that it does. The same
 // scenarios pass with the correct protocol (edm_e2e_test.cpp and the controls below).
 // Tagged [mutation]: they provoke real races, so the ThreadSanitizer run excludes them.

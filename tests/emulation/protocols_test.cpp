@@ -1,7 +1,8 @@
-// Two protocol demonstrations from the seeds, each as a correct and a broken variant:
-//  (a) seed 004 "End-to-End Flow Control": the sync word must be the LAST word of the packet.
+// Two protocol demonstrations from tt-metal's Ethernet and CCL guides, each as a correct and a
+// broken variant:
+//  (a) BasicEthernetGuide "End-to-End Flow Control": the sync word must be the LAST word of the packet.
 //      With the flag first, a receiver sees the flag while the payload is still in flight.
-//  (b) seed 000 "Worker - EDM interface": clear your local semaphore BEFORE notifying the peer.
+//  (b) CclDeveloperGuide "EDM Communication Interface": clear your local semaphore BEFORE notifying the peer.
 //      Notifying first lets the peer's next increment land before the clear, which erases it.
 // The broken variants are tagged [mutation]: they provoke real data races, so the
 // ThreadSanitizer run excludes them (TSan would report the race they demonstrate).
@@ -65,7 +66,7 @@ struct HandshakeResult {
 
 /// Producer (0,0) sends n messages through one buffer on consumer (1,0). Each side waits for
 /// its semaphore == 1, then either clears it before notifying the other (correct), or notifies
-/// first and clears after (the race seed 000 warns about).
+/// first and clears after (the race tt-metal's CCL guide warns about).
 HandshakeResult handshake(bool clear_first, uint32_t n, const RunOptions& opt) {
     Cluster c(topo::single_chip(small_chip()));
     const auto p = c.chip(0).worker(0, 0), q = c.chip(0).worker(1, 0);

@@ -1,4 +1,4 @@
-// IPCQ device side on the emulation (ADR-0023 D13 T1/T2 adapted): send/recv, backpressure in
+// IPCQ device side on the emulation: send/recv, backpressure in
 // both modes, recv wakes on arrival, round-robin fairness, bad directions, strict mode, the
 // pointer dump of a hang, the trace, copy / try / async receives, tx slots.
 #include "ipcq_util.hpp"

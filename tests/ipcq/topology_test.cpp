@@ -1,5 +1,5 @@
 // IPCQ host side: builtin topologies, custom neighbour maps, validation (I3, I4, sizes), the
-// plan's endpoint records (ADR-0023 D13 T1 "builtin topology", T3 "endpoint consistency").
+// plan's endpoint records.
 #include "ipcq_util.hpp"
 
 using namespace kccl::test;

@@ -47,9 +47,9 @@ struct QueueConfig {
     uint32_t n_slots = 8;
     uint32_t slot_size = 4096;  ///< bytes per slot (a message is at most this)
     Backpressure mode = Backpressure::poll;
-    bool strict = false;        ///< recv(dir, expect) checks nbytes/dtype/shape (ADR F2)
+    bool strict = false;        ///< recv(dir, expect) checks nbytes/dtype/shape
     bool tx_ring = false;       ///< also allocate an L1 tx ring per send direction (Queues::tx_slot)
-    /// Return the credit every this many releases (1 = after each, the ADR's behaviour); pending
+    /// Return the credit every this many releases (1 = after each); pending
     /// credits are always written before the receiver blocks. 1 <= credit_batch <= n_slots.
     uint32_t credit_batch = 1;
     /// The value every counter of this rank's links starts at (my_head, my_tail, the caches and
@@ -309,7 +309,7 @@ inline uint32_t load_relaxed(const uint8_t* base, uint32_t addr) {
 }
 }  // namespace detail
 
-/// The ADR's pointer dump for one rank: every installed direction's my_head, my_tail,
+/// The pointer dump for one rank: every installed direction's my_head, my_tail,
 /// peer_head_cache, peer_tail_cache, plus the mailboxes (what the peer has published) and a
 /// one-word diagnosis. `l1` is the base of the rank's core memory (host view); safe to call
 /// while the core runs (relaxed atomic loads of 32-bit words).

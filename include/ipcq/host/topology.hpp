@@ -7,7 +7,7 @@
 // WHAT IT IS
 //   A Topology<Dirs> maps every (rank, direction) to at most one Link {peer rank, the peer's
 //   direction that points back, roles tx/rx}. One link joins two endpoints; `connect` sets both
-//   ends at once. Builtins (ADR-0023 D11):
+//   ends at once. Builtins:
 //     ring_1d(n)            E -> rank+1, W -> rank-1 (both directions send and receive)
 //     ring_1d_unidir(n)     E -> rank+1 send-only; W <- rank-1 receive-only
 //     mesh_2d(rows, cols)   N/S/E/W with torus wrap, rank = row * cols + col
@@ -15,7 +15,7 @@
 //     tree_binary(n)        parent / left / right (heap numbering: children of r are 2r+1, 2r+2)
 //     custom(neighbours)    the caller's map of peer ranks per direction (or modify a builtin
 //                           with connect / disconnect), checked by validate()
-//   validate() enforces the ADR's I3 (every direction's peer points back to it, with matching
+//   validate() enforces invariant I3 (every direction's peer points back to it, with matching
 //   roles), ranks in range and no self links. Every error is a TopologyError whose message names
 //   the rank, the direction, what was found and what is allowed.
 #pragma once
@@ -184,7 +184,7 @@ inline Topology<Nsew> mesh_2d(uint32_t world, uint32_t rows, uint32_t cols) {
     return mesh_2d(rows, cols);
 }
 
-/// A square mesh for `world` ranks (ADR-0023: mesh_2d of a non-square world is an error).
+/// A square mesh for `world` ranks.
 inline Topology<Nsew> mesh_2d_square(uint32_t world) {
     if (world > max_world)
         throw TopologyError("ipcq mesh_2d_square: " + std::to_string(world) + " ranks; at most " +
