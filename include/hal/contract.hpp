@@ -81,6 +81,21 @@
 //       A backend may back off there (the emulation yields and then sleeps until something is
 //       written into this core's L1); it never makes a loop wrong, only slower or faster.
 //
+// PROGRAMS BACK TO BACK (docs/contract.md has the reasons)
+//   P1  L1 is never zeroed: at program start a word holds what an earlier program left, unless
+//       the host initialised it for this program (a semaphore's initial value). Clear a word
+//       before the peer that writes it can start writing (e.g. before a handshake), or accept a
+//       message only on a pattern garbage cannot plausibly match.
+//   P2  A semaphore another core may increment before this core starts is set by the host.
+//   P3  Every Ethernet kernel handshakes in one reserved area at one address, outside every
+//       program's buffers (edm::reserved_bytes); a handshake of the next program may arrive
+//       while this one still runs.
+//   P4  A program may return with an Ethernet send still queued only if its source is a word no
+//       later program changes and its destination still waits for it; a sender waits for every
+//       credit before it returns.
+//   P5  32-bit counters wrap: compare them by wrap-safe difference; never index slots by
+//       `counter % n` unless n is a power of two.
+//
 // All member functions are inline-able and allocation-free on device backends.
 #pragma once
 
