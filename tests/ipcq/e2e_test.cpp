@@ -13,18 +13,7 @@ namespace {
 constexpr uint32_t kSrc = kScratch;
 constexpr uint32_t kAcc = kScratch + 0x4000;
 
-ih::QueueConfig cfg(uint32_t n_slots, uint32_t slot_size, iq::Backpressure mode = iq::Backpressure::poll,
-                    iq::Placement placement = iq::Placement::l1) {
-    ih::QueueConfig c;
-    c.n_slots = n_slots;
-    c.slot_size = slot_size;
-    c.mode = mode;
-    c.placement = placement;
-    return c;
-}
 
-const char* name(iq::Backpressure m) { return m == iq::Backpressure::sleep ? "sleep" : "poll"; }
-const char* name(iq::Placement p) { return p == iq::Placement::dram ? "dram" : "l1"; }
 
 /// Words of message m in a stream: varies so that descriptors change (1..16 words).
 constexpr uint32_t words_of(uint32_t m) { return 1 + (m * 7) % 16; }

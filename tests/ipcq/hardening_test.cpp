@@ -16,17 +16,7 @@ constexpr uint32_t kSrc = kScratch;
 constexpr uint32_t kDst = kScratch + 0x4000;
 constexpr uint32_t kAcc = kScratch + 0x8000;
 
-ih::QueueConfig cfg(uint32_t n_slots, uint32_t slot_size, iq::Backpressure mode = iq::Backpressure::poll,
-                    iq::Placement placement = iq::Placement::l1) {
-    ih::QueueConfig c;
-    c.n_slots = n_slots;
-    c.slot_size = slot_size;
-    c.mode = mode;
-    c.placement = placement;
-    return c;
-}
 
-const char* name(iq::Backpressure m) { return m == iq::Backpressure::sleep ? "sleep" : "poll"; }
 
 template <class F>
 std::string error_of(F f) {

@@ -23,6 +23,19 @@ struct ErrorsThrow {
     ErrorsThrow() { kccl::set_assert_handler(&throw_handler); }
 };
 
+/// A queue configuration with the given slots, mode and placement (defaults otherwise).
+inline ih::QueueConfig cfg(uint32_t n_slots, uint32_t slot_size, iq::Backpressure mode = iq::Backpressure::poll,
+                           iq::Placement placement = iq::Placement::l1) {
+    ih::QueueConfig c;
+    c.n_slots = n_slots;
+    c.slot_size = slot_size;
+    c.mode = mode;
+    c.placement = placement;
+    return c;
+}
+inline const char* name(iq::Backpressure m) { return m == iq::Backpressure::sleep ? "sleep" : "poll"; }
+inline const char* name(iq::Placement p) { return p == iq::Placement::dram ? "dram" : "l1"; }
+
 /// 4x4 workers with 256 KiB L1 and a 4 MiB DRAM endpoint.
 inline emu::ChipSpec ipcq_chip() {
     emu::ChipSpec c;

@@ -16,15 +16,6 @@ constexpr uint32_t kSrc = kScratch;        // a message being composed
 constexpr uint32_t kDst = kScratch + 0x4000;  // copy-mode destination
 constexpr uint32_t kFlag = kScratch + 0x8000; // test-side flags written by other cores
 
-ih::QueueConfig cfg(uint32_t n_slots, uint32_t slot_size, iq::Backpressure mode = iq::Backpressure::poll,
-                    iq::Placement placement = iq::Placement::l1) {
-    ih::QueueConfig c;
-    c.n_slots = n_slots;
-    c.slot_size = slot_size;
-    c.mode = mode;
-    c.placement = placement;
-    return c;
-}
 
 /// Wraps the emulation Hal and counts sem_reads of one address (to check when caches refresh).
 template <class H>
