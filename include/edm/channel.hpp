@@ -143,18 +143,25 @@ public:
             return true;
         }
         if (phase == WorkerPhase::wait_worker) {
-            if (hal.sem_read(info.edm_sem) != detail::expected_acks(info)) return false;
-            // The workers' notes (written before their increments, same destination: N1).
-            const bool rr = info.sharing == Sharing::round_robin;
-            const uint32_t first = rr ? filled % info.num_workers : 0;
-            uint32_t note = hal.sem_read(info.signal_base + 4 * first);
-            Signal signal = note_signal(note);
-            uint32_t length = note_length(note);
-            if (!rr)
-                for (uint32_t k = 1; k < info.num_workers; ++k) {
-                    const uint32_t l = note_length(hal.sem_read(info.signal_base + 4 * k));
-                    length = l > length ? l : length;
-                }
+            const uint32_t sem = hal.sem_read(info.edm_sem);
+            if (sem % note_written != detail::expected_acks(info)) return false;
+            // The workers' notes, if they wrote any (before their increments, same destination:
+            // N1). No note: a full packet with Signal::next. NOT_SHARED with several workers:
+            // every worker wrote one.
+            Signal signal = Signal::next;
+            uint32_t length = info.packet_bytes;
+            if (sem / note_written) {
+                const bool rr = info.sharing == Sharing::round_robin;
+                const uint32_t first = rr ? filled % info.num_workers : 0;
+                const uint32_t note = hal.sem_read(info.signal_base + 4 * first);
+                signal = note_signal(note);
+                length = note_length(note);
+                if (!rr)
+                    for (uint32_t k = 1; k < info.num_workers; ++k) {
+                        const uint32_t l = note_length(hal.sem_read(info.signal_base + 4 * k));
+                        length = l > length ? l : length;
+                    }
+            }
             if (Config::termination == Termination::worker_initiated) {
                 if (signal == Signal::last || signal == Signal::terminate) end_at = filled + 1;
             } else {

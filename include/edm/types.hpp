@@ -67,6 +67,11 @@ inline constexpr uint32_t sync_flags = 12;
 // the receiver worker's semaphore (which the worker cleared before, so the semaphore then holds
 // exactly the note).
 inline constexpr uint32_t max_message_bytes = (1u << 30) - 1;
+/// A sender worker that wrote its note slot for a message increments the EDM's semaphore by
+/// 1 + note_written instead of 1. A full packet with Signal::next needs no note (the EDM then
+/// takes {next, packet_bytes}), so the common send costs no extra NoC write. NOT_SHARED channels
+/// with several workers always write notes (the EDM needs every worker's length).
+inline constexpr uint32_t note_written = 1u << 16;
 constexpr uint32_t make_note(Signal s, uint32_t length) { return (length << 2) | (uint32_t(s) & 3u); }
 constexpr Signal note_signal(uint32_t note) { return (note & 3u) ? Signal(note & 3u) : Signal::next; }
 constexpr uint32_t note_length(uint32_t note) { return note >> 2; }

@@ -12,8 +12,9 @@
 //              if (m.signal == kccl::edm::Signal::terminate) break; ... }
 //
 // Sender, per message: wait for my semaphore (the EDM granted me a slot) -> clear it -> write the
-// payload into the slot -> write my note (signal and length, types.hpp) -> increment the EDM's
-// semaphore. All three writes go to the EDM core back to back, so they land in order (N1).
+// payload into the slot -> write my note (signal and length, types.hpp; skipped for a full
+// packet with Signal::next) -> increment the EDM's semaphore (by 1, or 1 + note_written). All
+// three writes go to the EDM core back to back, so they land in order (N1).
 // Receiver, per message: wait for my semaphore -> read its value (the note: signal and length)
 // -> clear it -> read min(capacity, length - offset) bytes of the slot into L1 -> read barrier
 // -> increment the EDM's semaphore.
@@ -147,9 +148,11 @@ private:
         const uint32_t slot = ch_.buffers_base + (cur_.next % ch_.buffers) * ch_.slot_bytes;
         if (bytes)
             hal.noc_write(src_l1, hal.noc_addr(ch_.edm_x, ch_.edm_y, slot + payload_offset<Config>() + offset), bytes);
-        hal.noc_inline_write32(hal.noc_addr(ch_.edm_x, ch_.edm_y, ch_.signal_addr),
-                               make_note(signal, bytes ? offset + bytes : 0));
-        hal.sem_inc(hal.noc_addr(ch_.edm_x, ch_.edm_y, ch_.edm_sem), 1);
+        const uint32_t end = bytes ? offset + bytes : 0;
+        const bool note = signal != Signal::next || end != ch_.packet_bytes ||
+                          (ch_.sharing == Sharing::not_shared && ch_.num_workers > 1);
+        if (note) hal.noc_inline_write32(hal.noc_addr(ch_.edm_x, ch_.edm_y, ch_.signal_addr), make_note(signal, end));
+        hal.sem_inc(hal.noc_addr(ch_.edm_x, ch_.edm_y, ch_.edm_sem), note ? 1 + note_written : 1);
         hal.noc_writes_flushed();  // src_l1 may be reused when send returns (contract N3)
         cur_.next += cur_.step;
         ++sent_;

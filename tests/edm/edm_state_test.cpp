@@ -137,7 +137,9 @@ TEST_CASE("sender channel: every transition in order", "[edm][state]") {
     REQUIRE(h.ops[0].b == L.buffers_base);        // from the slot
     REQUIRE(h.ops[0].c == L.buffers_base);        // to the same address on the peer
     REQUIRE(h.ops[0].d == 64 + 16);               // payload + sync word, one packet
-    REQUIRE(h.sent_words.back() == std::vector<uint32_t>{64, 0, 0, 1});  // sync word last: bytes, ack, seq, signal
+    // sync word last: bytes, ack, seq, note (no note written by the worker: a full packet,
+    // Signal::next = 1 in bits 0-1, length 64 in bits 2-31)
+    REQUIRE(h.sent_words.back() == std::vector<uint32_t>{64, 0, 0, (64u << 2) | 1u});
     REQUIRE(ch.sent == 1);
 
     // first-level ack (receiver_ack set) frees my copy; completion (bytes_sent cleared) the remote.
