@@ -213,3 +213,64 @@ TEST_CASE("EDM runtime args it cannot use fail the core with the reason", "[edm]
     REQUIRE_FALSE(r.ok());
     REQUIRE_THAT(r.first_error(), Catch::Contains("device check failed: EDM runtime args: bad layout (zero channels"));
 }
+
+namespace {
+/// Chip 0's Ethernet core still runs an earlier op ("op A", program 0) that keeps live data in
+/// [0x1000, 0x2000); chip 1 has nothing to do in program 0, so it starts program 1 (an EDM link
+/// whose master is chip 1's end) at once, and its handshake reaches chip 0 while op A still runs
+/// (op A waits for it). Returns how many of op A's words changed under it.
+uint64_t early_handshake_hits_op_a(uint32_t reserved) {
+    Cluster cluster(two_chips());
+    const auto [eth_a, eth_b] = cluster.links_between(0, 1).at(0);
+    edm::host::ChannelSpec c;
+    c.packet_bytes = 256;
+    c.message_count = 4;
+    c.workers = {{0, 0, kWorkerSem}};
+    edm::host::EdmEnd a, b;
+    a.add_receiver(c);
+    b.add_sender(c);  // chip 1's end leads the handshake
+    const auto plan = edm::host::build_link(a, b, {0x2000, 0x8000, reserved});
+    Launcher L(cluster);
+    L.add(eth_a, [](auto& hal) {
+        uint32_t* w = reinterpret_cast<uint32_t*>(hal.l1_ptr(0x1000, 0x1000));
+        for (uint32_t i = 0; i < 0x400; ++i) w[i] = 0x0A0A0000u + i;
+        // Op A runs until the next program's handshake has reached this core (it watches the
+        // reserved area's inbox), then checks its own data.
+        const uint32_t inbox = hal.arg(0) + edm::reserved_slave_inbox;
+        while (hal.sem_read(inbox + 12) != edm::handshake_magic[3]) hal.idle();
+        uint64_t changed = 0;
+        for (uint32_t i = 0; i < 0x400; ++i) changed += hal.sem_read(0x1000 + 4 * i) != 0x0A0A0000u + i;
+        return changed;
+    }, {reserved});
+    L.add(eth_b, [](auto&) {});
+    L.next_program();
+    L.add(eth_a, [](auto& hal) { edm::Edm<> e; (void)e.run(hal); }, plan.edm_args(edm::host::Side::a));
+    L.add(eth_b, [](auto& hal) { edm::Edm<> e; (void)e.run(hal); }, plan.edm_args(edm::host::Side::b));
+    L.init_word(cluster.chip(0).worker(0, 0), kWorkerSem, 0).init_word(cluster.chip(1).worker(0, 0), kWorkerSem, 0);
+    L.add(cluster.chip(1).worker(0, 0), [](auto& hal) {
+        edm::SenderAdapter<> tx(edm::load_worker_channel(hal, 0));
+        for (int m = 0; m < 4; ++m) tx.send(hal, kBuf, 256);
+        tx.close(hal);
+    }, plan.worker_args(edm::host::Side::b, 0, 0, eth_b.x, eth_b.y));
+    L.add(cluster.chip(0).worker(0, 0), [](auto& hal) {
+        edm::ReceiverAdapter<> rx(edm::load_worker_channel(hal, 0));
+        for (int m = 0; m < 4; ++m) rx.recv(hal, kBuf, 256);
+        rx.close(hal);
+    }, plan.worker_args(edm::host::Side::a, 0, 0, eth_a.x, eth_a.y));
+    auto r = L.run(normal(std::chrono::milliseconds(5000)));
+    KCCL_REQUIRE_OK(r);
+    return r.at(eth_a, 0).value;
+}
+}  // namespace
+
+TEST_CASE("the next program's handshake lands in the reserved area, never in an op still running",
+          "[edm][e2e][handshake]") {
+    // The reserved area is outside every program's buffers: op A is untouched.
+    REQUIRE(early_handshake_hits_op_a(0x800) == 0);
+}
+
+TEST_CASE("mutation: a handshake inside an op's live buffer corrupts it", "[edm][handshake][mutation]") {
+    // What a handshake at a program's own region did before the reserved area: it overwrites
+    // exactly one 16-byte word (4 words) of op A's data. (A race on purpose: not run under TSan.)
+    REQUIRE(early_handshake_hits_op_a(0x1800) == 4);
+}
