@@ -3,6 +3,7 @@
 // size checks and message lengths.
 #include "edm/harness.hpp"
 
+#include <atomic>
 #include <vector>
 
 using namespace kccl::test;
@@ -231,9 +232,11 @@ uint64_t early_handshake_hits_op_a(uint32_t reserved) {
     b.add_sender(c);  // chip 1's end leads the handshake
     const auto plan = edm::host::build_link(a, b, {0x2000, 0x8000, reserved});
     Launcher L(cluster);
-    L.add(eth_a, [](auto& hal) {
+    std::atomic<bool> op_a_filled{false};
+    L.add(eth_a, [&op_a_filled](auto& hal) {
         uint32_t* w = reinterpret_cast<uint32_t*>(hal.l1_ptr(0x1000, 0x1000));
         for (uint32_t i = 0; i < 0x400; ++i) w[i] = 0x0A0A0000u + i;
+        op_a_filled.store(true, std::memory_order_release);
         // Op A runs until the next program's handshake has reached this core (it watches the
         // reserved area's inbox), then checks its own data.
         const uint32_t inbox = hal.arg(0) + edm::reserved_slave_inbox;
@@ -242,7 +245,10 @@ uint64_t early_handshake_hits_op_a(uint32_t reserved) {
         for (uint32_t i = 0; i < 0x400; ++i) changed += hal.sem_read(0x1000 + 4 * i) != 0x0A0A0000u + i;
         return changed;
     }, {reserved});
-    L.add(eth_b, [](auto&) {});
+    // Chip 1's program 0 ends once op A holds its data, so the handshake comes after that.
+    L.add(eth_b, [&op_a_filled](auto& hal) {
+        while (!op_a_filled.load(std::memory_order_acquire)) hal.idle();
+    });
     L.next_program();
     L.add(eth_a, [](auto& hal) { edm::Edm<> e; (void)e.run(hal); }, plan.edm_args(edm::host::Side::a));
     L.add(eth_b, [](auto& hal) { edm::Edm<> e; (void)e.run(hal); }, plan.edm_args(edm::host::Side::b));
