@@ -654,14 +654,16 @@ private:
     void step() {
         if (sched_) {
             polls_since_op_ = 0;
+            if (!adv_) return sched_->point();
+            // Deliver first, then maybe switch: the others may react to what just landed before
+            // this core's operation takes effect (the window a wrong ordering needs).
+            if (has_pending() && coin(run_->adversary.deliver_percent)) deliver_one();
             sched_->point();
-            if (!adv_) return;
             // Deterministic engine: the delay is a yield (the others run meanwhile).
             if (coin(run_->adversary.delay_percent)) {
                 check_abort();
                 sched_->yield();
             }
-            if (has_pending() && coin(run_->adversary.deliver_percent)) deliver_one();
             return;
         }
         if (!adv_) return;

@@ -333,6 +333,15 @@ public:
             throw EmulationError("Launcher::run: program " + std::to_string(P - 1) +
                                  " has no kernel (remove the last next_program() call)");
         const bool fib = opt.engine == Engine::fibers;
+        if (opt.schedule.policy == Policy::automatic) {
+            // Adversarial mode explores interleavings too: random, from the adversary's seed.
+            if (opt.adversary.enabled) {
+                opt.schedule.policy = Policy::random;
+                opt.schedule.seed = opt.adversary.seed;
+            } else {
+                opt.schedule.policy = Policy::fifo;
+            }
+        }
         const auto wall0 = std::chrono::steady_clock::now();
         detail::AssertHandlerScope handler_scope;
         detail::RunContext ctx;

@@ -61,18 +61,20 @@ enum class Engine : uint8_t {
     threads,  ///< one OS thread per core: real parallelism, the host's memory model
 };
 /// How the fiber engine picks the next core.
-enum class Policy : uint8_t { fifo, random, pct };
+/// `automatic` (the default): fifo, or random seeded by the adversary's seed in adversarial mode.
+enum class Policy : uint8_t { automatic, fifo, random, pct };
 
 inline const char* to_string(Policy p) {
     switch (p) {
         case Policy::fifo: return "fifo";
         case Policy::random: return "random";
+        case Policy::automatic: return "automatic";
         default: return "pct";
     }
 }
 
 struct ScheduleOptions {
-    Policy policy = Policy::fifo;
+    Policy policy = Policy::automatic;
     uint64_t seed = 1;
     /// PCT: number of priority levels d (d-1 change points).
     uint32_t pct_depth = 3;
@@ -109,6 +111,7 @@ public:
 
     Scheduler(const ScheduleOptions& o, size_t stack_size) : opt_(o), stack_size_(stack_size), rng_(o.seed * 0x9E3779B97F4A7C15ull + 0x51) {
         if (!rng_) rng_ = 1;
+        if (opt_.policy == Policy::automatic) opt_.policy = Policy::fifo;
     }
     Scheduler(const Scheduler&) = delete;
     Scheduler& operator=(const Scheduler&) = delete;
