@@ -114,7 +114,10 @@ TEST_CASE("ipcq backpressure: a full ring blocks the sender until the receiver c
             }
             return bad;
         });
-        auto rep = s.run(normal());
+        // Host time (a 30 ms / 20 ms wait) is what this checks: the thread engine's wall clock.
+        RunOptions wall = normal();
+        wall.engine = kccl::emu::Engine::threads;
+        auto rep = s.run(wall);
         KCCL_REQUIRE_OK(rep);
         REQUIRE(credit_reads_while_filling == 0);
         REQUIRE(sent_when_receiver_looked == kSlots);  // blocked for 30 ms with a full ring
@@ -143,7 +146,10 @@ TEST_CASE("ipcq recv wakes on arrival in both modes", "[ipcq][backpressure]") {
             q.release(slot);
             return bad;
         });
-        auto rep = s.run(normal());
+        // Host time (a 30 ms / 20 ms wait) is what this checks: the thread engine's wall clock.
+        RunOptions wall = normal();
+        wall.engine = kccl::emu::Engine::threads;
+        auto rep = s.run(wall);
         KCCL_REQUIRE_OK(rep);
         REQUIRE(rep.at(s.core(1)).value == 0);
         REQUIRE(waited_us >= 10000);  // it really waited for the message
