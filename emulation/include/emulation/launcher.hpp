@@ -98,10 +98,18 @@ inline size_t default_stack_size() {
 #endif
 }
 
+/// The policy a run of `o` uses (Policy::automatic resolved).
+inline Policy resolved_policy(const RunOptions& o) {
+    if (o.schedule.policy != Policy::automatic) return o.schedule.policy;
+    return o.adversary.enabled ? Policy::random : Policy::fifo;
+}
+
 /// The setting that replays a fiber run: "policy=pct,seed=123,depth=3".
 inline std::string replay_string(const RunOptions& o) {
-    std::string s = std::string("policy=") + to_string(o.schedule.policy) + ",seed=" + std::to_string(o.schedule.seed);
-    if (o.schedule.policy == Policy::pct) s += ",depth=" + std::to_string(o.schedule.pct_depth);
+    const Policy p = resolved_policy(o);
+    const uint64_t seed = o.schedule.policy == Policy::automatic && o.adversary.enabled ? o.adversary.seed : o.schedule.seed;
+    std::string s = std::string("policy=") + to_string(p) + ",seed=" + std::to_string(seed);
+    if (p == Policy::pct) s += ",depth=" + std::to_string(o.schedule.pct_depth);
     return s;
 }
 
@@ -786,5 +794,64 @@ private:
     Cluster* cluster_;
     std::vector<Program> programs_ = std::vector<Program>(1);
 };
+
+/// What explore() found.
+struct ExploreResult {
+    bool ok = true;             ///< every seed passed
+    uint32_t runs = 0;          ///< seeds run
+    uint64_t failing_seed = 0;  ///< the first failing seed (when !ok)
+    std::string replay;         ///< its KCCL_EMU_REPLAY value (when !ok)
+    std::string message;        ///< what failed (the report's summary, or "the scenario returned false")
+};
+
+/// Runs `scenario` for seeds first_seed .. first_seed + n_seeds - 1 on the fiber engine, each with
+/// `base` and that seed as the schedule's, the adversary's and the start skew's seed, and stops at
+/// the first failure: it prints (stderr) the KCCL_EMU_REPLAY value that replays it. A scenario is
+/// callable with `const RunOptions&` (pass them to Launcher::run) and returns a RunReport (failed
+/// = !ok()) or a bool (failed = false). With KCCL_EMU_REPLAY set, only that setting runs.
+template <class Scenario>
+ExploreResult explore(uint32_t n_seeds, RunOptions base, Scenario&& scenario, uint64_t first_seed = 1) {
+    base.engine = Engine::fibers;
+    base.honour_replay_env = false;
+    ExploreResult res;
+    const std::string env = replay_env();
+    auto one = [&](RunOptions o) -> bool {
+        ++res.runs;
+        auto r = scenario(static_cast<const RunOptions&>(o));
+        bool passed;
+        std::string msg;
+        if constexpr (std::is_same_v<std::decay_t<decltype(r)>, RunReport>) {
+            passed = r.ok();
+            if (!passed) msg = r.summary();
+        } else {
+            passed = static_cast<bool>(r);
+            if (!passed) msg = "the scenario returned false\n";
+        }
+        if (passed) return true;
+        res.ok = false;
+        res.failing_seed = o.schedule.seed;
+        res.replay = replay_string(o);
+        res.message = msg;
+        std::fprintf(stderr, "kccl emulation: explore: seed %llu failed (run %u). Replay it with:\n  KCCL_EMU_REPLAY=\"%s\"\n%s",
+                     static_cast<unsigned long long>(o.schedule.seed), res.runs, res.replay.c_str(), msg.c_str());
+        return false;
+    };
+    if (!env.empty()) {
+        RunOptions o = base;
+        if (o.schedule.policy == Policy::automatic) o.schedule.policy = resolved_policy(o);
+        apply_replay(o, env);
+        one(o);
+        return res;
+    }
+    for (uint64_t seed = first_seed; seed < first_seed + n_seeds; ++seed) {
+        RunOptions o = base;
+        if (o.schedule.policy == Policy::automatic) o.schedule.policy = resolved_policy(o);
+        o.schedule.seed = seed;
+        o.adversary.seed = seed;
+        o.skew_seed = seed;
+        if (!one(o)) break;
+    }
+    return res;
+}
 
 }  // namespace kccl::emu

@@ -146,7 +146,7 @@ public:
     /// through `on_idle` the next time: it must eventually make the tasks finish).
     template <class OnIdle>
     void run(OnIdle&& on_idle) {
-        fiber::install_overflow_handler();
+        fiber::OverflowHandlerScope overflow_handler;
         {
             IgnoreScope ig;
             ring_.assign(tasks_.size() + 1, 0);

@@ -365,35 +365,53 @@ inline void segv_handler(int sig, siginfo_t* info, void* uctx) {
 }
 }  // namespace detail
 
-/// Installs the guard-page handler once per process, and an alternate signal stack for the
-/// calling thread (the handler cannot run on the overflowed stack). Returns false under ASan,
+/// While alive (one fiber run): the guard-page handler is installed (the previous one is chained
+/// for faults that are not ours, and restored at the end), with an alternate signal stack for the
+/// calling thread (the handler cannot run on the overflowed stack). Does nothing under ASan,
 /// which reports stack overflows itself.
-inline bool install_overflow_handler() {
-#if KCCL_EMU_ASAN
-    return false;
-#else
-    static std::once_flag once;
-    std::call_once(once, [] {
+class OverflowHandlerScope {
+public:
+    OverflowHandlerScope() {
+#if !KCCL_EMU_ASAN
+        thread_local std::vector<uint8_t> mem;
+        stack_t cur{};
+        if (::sigaltstack(nullptr, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
+            mem.resize(64 * 1024);
+            stack_t ss{};
+            ss.ss_sp = mem.data();
+            ss.ss_size = mem.size();
+            if (::sigaltstack(&ss, nullptr) == 0) {
+                alt_set_ = true;
+            }
+        }
         struct sigaction sa {};
         sa.sa_sigaction = &detail::segv_handler;
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
         sigemptyset(&sa.sa_mask);
-        ::sigaction(SIGSEGV, &sa, &detail::previous_segv());
-    });
-    thread_local bool alt = false;
-    if (!alt) {
-        stack_t cur{};
-        if (::sigaltstack(nullptr, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
-            static thread_local std::vector<uint8_t> mem(64 * 1024);
+        struct sigaction old {};
+        if (::sigaction(SIGSEGV, &sa, &old) == 0) {
+            installed_ = true;
+            if (old.sa_sigaction != &detail::segv_handler) detail::previous_segv() = old;
+            saved_ = old;
+        }
+#endif
+    }
+    ~OverflowHandlerScope() {
+#if !KCCL_EMU_ASAN
+        if (installed_) ::sigaction(SIGSEGV, &saved_, nullptr);
+        if (alt_set_) {
             stack_t ss{};
-            ss.ss_sp = mem.data();
-            ss.ss_size = mem.size();
+            ss.ss_flags = SS_DISABLE;
             ::sigaltstack(&ss, nullptr);
         }
-        alt = true;
-    }
-    return true;
 #endif
-}
+    }
+    OverflowHandlerScope(const OverflowHandlerScope&) = delete;
+    OverflowHandlerScope& operator=(const OverflowHandlerScope&) = delete;
+
+private:
+    bool installed_ = false, alt_set_ = false;
+    struct sigaction saved_ {};
+};
 
 }  // namespace kccl::emu::fiber
