@@ -455,7 +455,7 @@ public:
         std::vector<std::atomic<uint32_t>> running(n);  // program index each thread is in (for the dump)
         auto thread_main = [&](uint32_t i) {
             detail::CoreState& st = *states[i];
-            detail::tl_core = &st;
+            if (!fib) detail::tl_core = &st;  // fiber engine: the scheduler sets it at every switch
             while (go.load(std::memory_order_acquire) == 0) futex_wait(go, 0, std::chrono::microseconds(100000));
             const uint32_t chip = cores[i].chip;
             if (skew[chip].count() > 0 && go.load(std::memory_order_relaxed) == 1) {
@@ -523,7 +523,7 @@ public:
             }
             st.wait_kind.store(detail::WaitKind::finished, std::memory_order_relaxed);
             st.bump_progress();
-            detail::tl_core = nullptr;
+            if (!fib) detail::tl_core = nullptr;
             if (finished.fetch_add(1, std::memory_order_release) + 1 == n && !fib) futex_wake_all(finished);
         };
 

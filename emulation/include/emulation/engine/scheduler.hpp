@@ -159,10 +159,11 @@ public:
         for (auto& t : tasks_) __tsan_release(t.get());
 #endif
         live_ = uint32_t(tasks_.size());
-        while (live_ > 0) {
+        for (;;) {
             Task* next;
             {
                 IgnoreScope ig;
+                if (live_ == 0) break;
                 next = pick();
             }
             if (!next) {
@@ -194,7 +195,10 @@ public:
         if (opt_.policy == Policy::fifo) return;
         slow_point();
     }
-    uint64_t steps() const { return steps_; }
+    uint64_t steps() const {
+        IgnoreScope ig;
+        return steps_;
+    }
 
     // ---- called by writers (from any fiber) -----------------------------------------------------
     /// `st`'s memory was written: ready its core if its wait can now succeed.
@@ -232,9 +236,18 @@ public:
             }
         return n;
     }
-    uint64_t writes() const { return writes_; }
-    uint64_t hash() const { return hash_; }
-    uint64_t switches() const { return switches_; }
+    uint64_t writes() const {
+        IgnoreScope ig;
+        return writes_;
+    }
+    uint64_t hash() const {
+        IgnoreScope ig;
+        return hash_;
+    }
+    uint64_t switches() const {
+        IgnoreScope ig;
+        return switches_;
+    }
     uint32_t parked_count() const {
         uint32_t n = 0;
         for (auto& t : tasks_) n += t->state == State::parked;
@@ -382,6 +395,7 @@ private:
 #if KCCL_EMU_ASAN
         __sanitizer_finish_switch_fiber(me->fake_stack, nullptr, nullptr);
 #endif
+        IgnoreScope ig;
         current_ = me;
         me->state = State::running;
         tl_core = me->st;
@@ -396,27 +410,47 @@ private:
     }
     /// Switches from `me` (nullptr = main) to `next` (nullptr = main), whose context is `to`.
     void transfer(Task* me, Task* next, fiber::Context& to, bool dying) {
-        fiber::Context& from = me ? me->ctx : main_ctx_;
+        fiber::Context* from;
+#if KCCL_EMU_SCHED_TSAN
+        void* tsan_to;
+#endif
+#if KCCL_EMU_ASAN
+        void** fake;
+        const void* bottom;
+        size_t size;
+#endif
+        {
+            IgnoreScope ig;
+            from = me ? &me->ctx : &main_ctx_;
+#if KCCL_EMU_SCHED_TSAN
+            tsan_to = next ? next->tsan : main_tsan_;
+#endif
+#if KCCL_EMU_ASAN
+            fake = dying ? nullptr : (me ? &me->fake_stack : &main_fake_);
+            bottom = next ? static_cast<const void*>(next->stack.lo()) : main_bottom_;
+            size = next ? next->stack.usable() : main_size_;
+#endif
+        }
         (void)next;
         (void)dying;
 #if KCCL_EMU_SCHED_TSAN
-        __tsan_switch_to_fiber(next ? next->tsan : main_tsan_, __tsan_switch_to_fiber_no_sync);
+        __tsan_switch_to_fiber(tsan_to, __tsan_switch_to_fiber_no_sync);
 #endif
 #if KCCL_EMU_ASAN
-        void** fake = dying ? nullptr : (me ? &me->fake_stack : &main_fake_);
-        if (next) __sanitizer_start_switch_fiber(fake, next->stack.lo(), next->stack.usable());
-        else __sanitizer_start_switch_fiber(fake, main_bottom_, main_size_);
-#else
-        (void)dying;
+        __sanitizer_start_switch_fiber(fake, bottom, size);
 #endif
-        fiber::switch_context(from, to);
+        fiber::switch_context(*from, to);
     }
     void resume_from_main(Task* next) {
-        current_ = next;
+        {
+            IgnoreScope ig;
+            current_ = next;
+        }
         transfer(nullptr, next, next->ctx, false);
 #if KCCL_EMU_ASAN
         __sanitizer_finish_switch_fiber(main_fake_, &main_bottom_, &main_size_);
 #endif
+        IgnoreScope ig;
         current_ = nullptr;
         tl_core = nullptr;
     }
@@ -430,10 +464,13 @@ private:
 #if KCCL_EMU_SCHED_TSAN
         __tsan_acquire(t);
 #endif
-        s->current_ = t;
-        t->state = State::running;
-        tl_core = t->st;
-        set_guard(t);
+        {
+            IgnoreScope ig;
+            s->current_ = t;
+            t->state = State::running;
+            tl_core = t->st;
+            set_guard(t);
+        }
         try {
             t->body();
         } catch (...) {
