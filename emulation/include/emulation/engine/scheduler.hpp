@@ -394,6 +394,7 @@ private:
     void after_resume(Task* me) {
 #if KCCL_EMU_ASAN
         __sanitizer_finish_switch_fiber(me->fake_stack, nullptr, nullptr);
+        from_main_ = false;
 #endif
         IgnoreScope ig;
         current_ = me;
@@ -446,9 +447,12 @@ private:
             IgnoreScope ig;
             current_ = next;
         }
+#if KCCL_EMU_ASAN
+        from_main_ = true;
+#endif
         transfer(nullptr, next, next->ctx, false);
 #if KCCL_EMU_ASAN
-        __sanitizer_finish_switch_fiber(main_fake_, &main_bottom_, &main_size_);
+        __sanitizer_finish_switch_fiber(main_fake_, nullptr, nullptr);
 #endif
         IgnoreScope ig;
         current_ = nullptr;
@@ -459,7 +463,17 @@ private:
         Task* t = static_cast<Task*>(arg);
         Scheduler* s = t->owner;
 #if KCCL_EMU_ASAN
-        __sanitizer_finish_switch_fiber(nullptr, &s->main_bottom_, &s->main_size_);
+        {
+            // The stack this fiber was started from: the host thread's, if it came from main.
+            const void* bottom = nullptr;
+            size_t size = 0;
+            __sanitizer_finish_switch_fiber(nullptr, &bottom, &size);
+            if (s->from_main_ && !s->main_bottom_) {
+                s->main_bottom_ = bottom;
+                s->main_size_ = size;
+            }
+            s->from_main_ = false;
+        }
 #endif
 #if KCCL_EMU_SCHED_TSAN
         __tsan_acquire(t);
@@ -517,6 +531,7 @@ private:
 #endif
 #if KCCL_EMU_ASAN
     void* main_fake_ = nullptr;
+    bool from_main_ = false;
     const void* main_bottom_ = nullptr;
     size_t main_size_ = 0;
 #endif

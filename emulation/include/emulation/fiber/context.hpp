@@ -40,6 +40,9 @@
 #ifndef KCCL_EMU_ASAN
 #define KCCL_EMU_ASAN 0
 #endif
+#if KCCL_EMU_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
 
 #if !defined(KCCL_EMU_FIBER_UCONTEXT)
 extern "C" {
@@ -256,6 +259,10 @@ inline void uc_entry(unsigned lo, unsigned hi, unsigned flo, unsigned fhi) {
 
 /// Prepares `ctx` to run fn(arg) on `stack` at its first switch_to. `fn` must never return.
 inline void make_context(Context& ctx, const Stack& stack, entry_fn fn, void* arg) {
+#if KCCL_EMU_ASAN
+    // A pooled stack keeps the redzones of frames a previous fiber never returned from.
+    __asan_unpoison_memory_region(stack.lo(), stack.usable());
+#endif
 #if defined(KCCL_EMU_FIBER_UCONTEXT)
     getcontext(&ctx.uc);
     ctx.uc.uc_stack.ss_sp = stack.lo();
