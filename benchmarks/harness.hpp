@@ -46,6 +46,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <cstdio>
 #include <string>
 #include <thread>
 
@@ -254,6 +255,18 @@ inline kccl::emu::WaitPolicy wait_policy() {
     return policy;
 }
 
+/// The engine the emulated benchmarks run on: KCCL_BENCH_ENGINE=fibers (default) or threads.
+inline kccl::emu::Engine bench_engine() {
+    static const kccl::emu::Engine e = [] {
+        const char* v = std::getenv("KCCL_BENCH_ENGINE");
+        if (!v || std::string(v) == "fibers") return kccl::emu::Engine::fibers;
+        if (std::string(v) == "threads") return kccl::emu::Engine::threads;
+        std::fprintf(stderr, "KCCL_BENCH_ENGINE=%s is unknown (allowed: fibers, threads)\n", v);
+        std::exit(2);
+    }();
+    return e;
+}
+
 /// What run_timed accumulated over all benchmark iterations.
 struct Totals {
     double measured_ns = 0;  ///< sum of the timed kernel's returned nanoseconds
@@ -275,6 +288,7 @@ inline Totals run_timed(benchmark::State& state, kccl::emu::Launcher& launch, kc
     kccl::emu::RunOptions opt;
     opt.watchdog = kWatchdog;
     opt.wait = wait_policy();
+    opt.engine = bench_engine();
     const CpuCores cores;
     for (auto _ : state) {
         reset();

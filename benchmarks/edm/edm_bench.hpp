@@ -295,6 +295,7 @@ Totals run_measured(benchmark::State& state, emu::Launcher& launch, Reset reset,
     emu::RunOptions opt;
     opt.watchdog = kWatchdog;
     opt.wait = wait_policy();
+    opt.engine = bench_engine();
     double busy_sum = 0;
     for (auto _ : state) {
         reset();
