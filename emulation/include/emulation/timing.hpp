@@ -429,9 +429,11 @@ public:
         return send_train(src, dst, wavelets(bytes), t);
     }
     vtime_t noc_read_done(CoreCoord reader, CoreCoord src, uint32_t bytes, vtime_t t) override {
-        // One request wavelet to src; its router answers with the data (no processor at src).
+        // One request wavelet to src; src answers with the data, one wavelet per cycle from the
+        // request's arrival (no issue cost on src: the reader's request drives the answer).
         const vtime_t req = send_train(reader, src, 1, t);
-        return send_train(src, reader, wavelets(bytes), req);
+        const uint32_t n = wavelets(bytes);
+        return send_train(src, reader, n, req + n - 1);
     }
     vtime_t eth_arrival(CoreCoord eth, uint32_t, uint32_t, vtime_t) override {
         throw EmulationError("wafer_model: eth_arrival from " + to_string(eth) +
