@@ -140,7 +140,8 @@ struct WormholeOptions {
     uint32_t cost_sem_set = 2;
     uint32_t cost_sem_wait_check = 6;       ///< one poll: L1 load, compare, branch
     uint32_t cost_noc_barrier = 6;
-    uint32_t cost_eth_send = 20;            ///< write the tx queue's command registers
+    uint32_t cost_eth_send = 60;            ///< seed 004: initiating a send ~80 ns "including timer
+                                            ///< overheads"; 60 without the timer (assumption)
     uint32_t cost_eth_txq_check = 4;
     uint32_t cost_context_switch = 100;     ///< run_routing() with nothing to do
     uint32_t cost_idle_poll = 10;
