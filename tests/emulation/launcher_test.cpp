@@ -49,6 +49,9 @@ TEST_CASE("start skew delays a chip's kernels - a handshake makes the protocol i
         h.eth_send(0, kHsSrc, kHs + 16, 16);
     });
     RunOptions o = normal();
+    // Host time between starts is what this checks: the thread engine's skew is host time (the
+    // fiber engine's skew orders starts in scheduling rounds; tests/emulation/engine_test.cpp).
+    o.engine = kccl::emu::Engine::threads;
     o.start_skew = {std::chrono::microseconds(0), std::chrono::microseconds(50000)};
     auto r = L.run(o);
     KCCL_REQUIRE_OK(r);

@@ -60,6 +60,8 @@ struct alignas(64) CoreState {
     std::atomic<uint32_t> wait_addr{0};
     std::atomic<uint32_t> wait_value{0};  ///< (next_program: the program this core waits to start)
     std::atomic<uint32_t> last_poll_addr{UINT32_MAX};  ///< last sem_read, shown for idle loops
+    /// Fiber engine: this core's task in the running scheduler (UINT32_MAX outside a fiber run).
+    uint32_t sched_task = UINT32_MAX;
 
     // Host-side only (never touched while a run is in progress).
     bool pristine = true;  ///< never run, never scrambled or cleared: still the zeroes of mmap

@@ -43,6 +43,7 @@
 #pragma once
 
 #include "cluster.hpp"
+#include "engine/scheduler.hpp"
 
 #include <hal/contract.hpp>
 
@@ -106,6 +107,8 @@ struct RunContext {
     std::atomic<bool> aborted{false};
     WaitPolicy wait{};
     AdversaryOptions adversary{};
+    /// The fiber engine's scheduler (nullptr on the thread engine).
+    Scheduler* sched = nullptr;
 };
 
 inline uint64_t splitmix64(uint64_t x) {
@@ -155,7 +158,7 @@ public:
 
     Hal(detail::RunContext& run, detail::CoreState& me, const Cluster& cluster,
         std::span<const uint32_t> args)
-        : run_(&run), me_(&me), cluster_(&cluster), args_(args), adv_(run.adversary.enabled) {
+        : run_(&run), me_(&me), cluster_(&cluster), args_(args), adv_(run.adversary.enabled), sched_(run.sched) {
         if (adv_) rng_ = detail::splitmix64(run.adversary.seed ^ (uint64_t(me.coord.chip) << 40) ^
                                            (uint64_t(me.coord.x) << 20) ^ me.coord.y);
         seen_epoch_ = me.events.current();
@@ -201,7 +204,7 @@ public:
             enqueue({NocOp::write, d, off, bytes, src_l1, 0, 0, {}});
         } else {
             std::memcpy(d->mem + off, me_->mem + src_l1, bytes);
-            d->events.notify();
+            notify(d);
         }
         me_->bump_progress();
     }
@@ -238,7 +241,7 @@ public:
         } else {
             std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off))
                 .store(value, std::memory_order_release);
-            d->events.notify();
+            notify(d);
         }
         me_->bump_progress();
     }
@@ -253,17 +256,24 @@ public:
         } else {
             std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off))
                 .fetch_add(n, std::memory_order_release);
-            d->events.notify();
+            notify(d);
         }
         me_->bump_progress();
     }
     void sem_set(uint32_t local_l1, uint32_t value) {
         step();
         word(local_l1, "sem_set").store(value, std::memory_order_release);
+        if (sched_) sched_->on_write(me_);
         me_->bump_progress();
     }
     uint32_t sem_read(uint32_t local_l1) {
         me_->last_poll_addr.store(local_l1, std::memory_order_relaxed);
+        // Fiber engine: a poll loop without idle() (outside W1) must still let the others run.
+        if (sched_ && ++polls_since_op_ >= kPollsPerYield) {
+            polls_since_op_ = 0;
+            check_abort();
+            sched_->yield();
+        }
         return word(local_l1, "sem_read").load(std::memory_order_acquire);
     }
     void sem_wait(uint32_t local_l1, uint32_t value) {
@@ -288,7 +298,7 @@ public:
         } else {
             if (bytes > 16) std::memcpy(peer->mem + dst_l1, me_->mem + src_l1, bytes - 16);
             detail::store_word16_release(peer->mem + dst_l1 + bytes - 16, me_->mem + src_l1 + bytes - 16);
-            peer->events.notify();
+            notify(peer);
         }
         me_->bump_progress();
     }
@@ -301,7 +311,12 @@ public:
     void context_switch() {
         step();
         ++context_switches_;
-        std::this_thread::yield();
+        if (sched_) {
+            check_abort();
+            sched_->yield();
+        } else {
+            std::this_thread::yield();
+        }
     }
 
     // ---- runtime args / back-off --------------------------------------------------------------
@@ -318,6 +333,7 @@ public:
     /// since the last look, starts spinning again; otherwise yields, then sleeps until
     /// something is written (or max_sleep).
     void idle() {
+        if (sched_) return idle_fiber();
         if (adv_ && has_pending()) {
             if (idle_streak_ == 0) start_hold();
             ++idle_streak_;
@@ -376,6 +392,10 @@ public:
 
 private:
     static constexpr size_t kAdvQueueDepth = 4;
+    /// Fiber engine: sem_read polls without another backend call before the core yields.
+    static constexpr uint32_t kPollsPerYield = 256;
+    /// Fiber engine: longest adversarial hold, in scheduling rounds.
+    static constexpr int64_t kMaxHoldRounds = 256;
     /// Adversary: NoC operations (writes, inline writes, increments) one core may have in flight;
     /// one more first performs a delivery step. Bounds the queue scans.
     static constexpr size_t kAdvNocDepth = 64;
@@ -488,6 +508,7 @@ private:
     // ---- waiting ---------------------------------------------------------------------------------
     template <class Ready>
     void block_until(detail::WaitKind kind, uint32_t addr, uint32_t value, Ready ready) {
+        if (sched_) return block_until_fiber(kind, addr, value, ready);
         if (ready()) {
             // A loop of waits that are always satisfied must still notice an abort (the
             // watchdog sees no progress from it), or the run could not be stopped.
@@ -529,6 +550,74 @@ private:
         me_->bump_progress();
     }
 
+    // ---- waiting on the fiber engine ------------------------------------------------------------
+    // A blocked core parks; a write into its memory readies it only if its wait can now succeed
+    // (Scheduler::on_write). With operations in flight (adversary) it never parks: it yields,
+    // holding them back for a seeded number of rounds, then delivers them step by step.
+    template <class Ready>
+    void block_until_fiber(detail::WaitKind kind, uint32_t addr, uint32_t value, Ready& ready) {
+        polls_since_op_ = 0;
+        if (ready()) {
+            check_abort();
+            if (adv_) step();
+            else sched_->point();
+            return;
+        }
+        me_->wait_addr.store(addr, std::memory_order_relaxed);
+        me_->wait_value.store(value, std::memory_order_relaxed);
+        me_->wait_kind.store(kind, std::memory_order_relaxed);
+        if (adv_) start_hold();
+        for (;;) {
+            check_abort();
+            if (adv_ && has_pending()) {
+                if (holding()) --hold_left_;
+                else deliver_one();
+                sched_->yield();
+            } else {
+                sched_->park();
+            }
+            if (ready()) break;
+        }
+        me_->wait_kind.store(detail::WaitKind::none, std::memory_order_relaxed);
+        me_->bump_progress();
+        check_abort();
+    }
+    void idle_fiber() {
+        polls_since_op_ = 0;
+        check_abort();
+        if (adv_ && has_pending()) {
+            if (idle_streak_ == 0) start_hold();
+            ++idle_streak_;
+            if (holding()) --hold_left_;
+            else if (coin(50)) deliver_one();
+            sched_->yield();
+            return;
+        }
+        idle_streak_ = 0;
+        // Something was written here since the last look: the loop is making progress.
+        const uint32_t e = me_->events.epoch.load(std::memory_order_relaxed);
+        if (e != seen_epoch_) {
+            seen_epoch_ = e;
+            sched_->yield();
+            return;
+        }
+        me_->wait_kind.store(detail::WaitKind::idle, std::memory_order_relaxed);
+        sched_->park();
+        me_->wait_kind.store(detail::WaitKind::none, std::memory_order_relaxed);
+        seen_epoch_ = me_->events.epoch.load(std::memory_order_relaxed);
+        check_abort();
+    }
+    /// A write landed in `d`'s memory: wake its core (thread engine: eventcount; fiber engine:
+    /// ready it if its wait can now succeed).
+    void notify(detail::CoreState* d) {
+        if (sched_) {
+            d->events.epoch.store(d->events.epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+            sched_->on_write(d);
+        } else {
+            d->events.notify();
+        }
+    }
+
     // ---- adversary -------------------------------------------------------------------------------
     bool coin(uint32_t percent) {
         rng_ ^= rng_ << 13;
@@ -542,12 +631,20 @@ private:
     }
     void start_hold() {
         const AdversaryOptions& a = run_->adversary;
+        if (sched_) {
+            // Deterministic engine: hold for a seeded number of scheduling rounds, not host time.
+            hold_left_ = 0;
+            if (has_pending() && a.max_hold.count() > 0 && coin(a.hold_percent))
+                hold_left_ = 1 + pick(uint32_t(std::min<int64_t>(a.max_hold.count(), kMaxHoldRounds)));
+            return;
+        }
         hold_until_ = {};
         if (has_pending() && a.max_hold.count() > 0 && coin(a.hold_percent))
             hold_until_ = std::chrono::steady_clock::now() +
                           std::chrono::microseconds(1 + pick(uint32_t(a.max_hold.count())));
     }
     bool holding() const {
+        if (sched_) return hold_left_ > 0;
         return hold_until_ != std::chrono::steady_clock::time_point{} &&
                std::chrono::steady_clock::now() < hold_until_;
     }
@@ -555,6 +652,20 @@ private:
 
     /// Entry of every operation: in adversarial mode, maybe make one delivery step.
     void step() {
+        if (sched_) {
+            polls_since_op_ = 0;
+            if (!adv_) return sched_->point();
+            // Deliver first, then maybe switch: the others may react to what just landed before
+            // this core's operation takes effect (the window a wrong ordering needs).
+            if (has_pending() && coin(run_->adversary.deliver_percent)) deliver_one();
+            sched_->point();
+            // Deterministic engine: the delay is a yield (the others run meanwhile).
+            if (coin(run_->adversary.delay_percent)) {
+                check_abort();
+                sched_->yield();
+            }
+            return;
+        }
         if (!adv_) return;
         if (coin(run_->adversary.delay_percent)) {
             if (coin(50)) std::this_thread::yield();
@@ -633,7 +744,7 @@ private:
                 break;
             }
         }
-        d->events.notify();
+        notify(d);
         if (done) noc_.erase(noc_.begin() + std::ptrdiff_t(i));
     }
     void land_read() {
@@ -651,7 +762,7 @@ private:
             // ANY word of a packet in flight sees all words before it (E3), race-free.
             detail::store_word16_release(d, s);
         }
-        c.peer->events.notify();
+        notify(c.peer);
         if (c.done == c.bytes) eth_[q].pop_front();
     }
 
@@ -660,6 +771,9 @@ private:
     const Cluster* cluster_;
     std::span<const uint32_t> args_;
     bool adv_;
+    detail::Scheduler* sched_ = nullptr;
+    uint32_t polls_since_op_ = 0;
+    uint32_t hold_left_ = 0;
     uint32_t seen_epoch_ = 0;
     uint32_t idle_streak_ = 0;
     uint64_t context_switches_ = 0;

@@ -38,9 +38,12 @@
 
 #include "cluster.hpp"
 #include "hal.hpp"
+#include "engine/scheduler.hpp"
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -73,9 +76,81 @@ struct RunOptions {
     /// After an abort (failure or watchdog), how long kernels get to notice it before the process
     /// is ended with the dump (a kernel that never calls the backend cannot be stopped).
     std::chrono::milliseconds stop_grace{5000};
-    /// Most kernel threads one run may start (one per core that runs a kernel).
+    /// Most kernel threads one run may start (one per core that runs a kernel; thread engine).
     uint32_t max_threads = 4096;
+    /// Which engine runs the cores: fibers (default; one host thread, deterministic) or threads.
+    Engine engine = Engine::fibers;
+    /// Fiber engine: the scheduling policy and its seed (see engine/scheduler.hpp).
+    ScheduleOptions schedule{};
+    /// Fiber engine: usable stack bytes per core (rounded up to pages; one guard page below).
+    /// 0 = the default: 256 KiB, 1 MiB under ASan or TSan.
+    size_t stack_size = 0;
+    /// Honour the KCCL_EMU_REPLAY environment variable (see apply_replay).
+    bool honour_replay_env = true;
 };
+
+/// Default fiber stack size.
+inline size_t default_stack_size() {
+#if KCCL_EMU_ASAN || KCCL_EMU_SCHED_TSAN
+    return size_t(1) << 20;
+#else
+    return size_t(256) << 10;
+#endif
+}
+
+/// The setting that replays a fiber run: "policy=pct,seed=123,depth=3".
+inline std::string replay_string(const RunOptions& o) {
+    std::string s = std::string("policy=") + to_string(o.schedule.policy) + ",seed=" + std::to_string(o.schedule.seed);
+    if (o.schedule.policy == Policy::pct) s += ",depth=" + std::to_string(o.schedule.pct_depth);
+    return s;
+}
+
+/// Applies a replay setting ("policy=fifo|random|pct,seed=N[,depth=D][,engine=fibers|threads]")
+/// to `o`: seed sets the schedule's seed and the adversary's seed (and with it the dirty-L1
+/// garbage) and the random start skew's seed. Throws EmulationError naming a bad key or value.
+inline void apply_replay(RunOptions& o, const std::string& spec) {
+    size_t at = 0;
+    while (at < spec.size()) {
+        size_t end = spec.find(',', at);
+        if (end == std::string::npos) end = spec.size();
+        const std::string kv = spec.substr(at, end - at);
+        at = end + 1;
+        if (kv.empty()) continue;
+        const size_t eq = kv.find('=');
+        const std::string k = kv.substr(0, eq), v = eq == std::string::npos ? std::string() : kv.substr(eq + 1);
+        auto num = [&]() -> uint64_t {
+            char* e = nullptr;
+            const unsigned long long x = std::strtoull(v.c_str(), &e, 10);
+            if (v.empty() || *e) throw EmulationError("KCCL_EMU_REPLAY: '" + kv + "': the value must be a decimal number");
+            return x;
+        };
+        if (k == "policy") {
+            if (v == "fifo") o.schedule.policy = Policy::fifo;
+            else if (v == "random") o.schedule.policy = Policy::random;
+            else if (v == "pct") o.schedule.policy = Policy::pct;
+            else throw EmulationError("KCCL_EMU_REPLAY: policy '" + v + "' is unknown (allowed: fifo, random, pct)");
+        } else if (k == "seed") {
+            const uint64_t x = num();
+            o.schedule.seed = x;
+            o.adversary.seed = x;
+            o.skew_seed = x;
+        } else if (k == "depth") {
+            o.schedule.pct_depth = uint32_t(num());
+        } else if (k == "engine") {
+            if (v == "fibers") o.engine = Engine::fibers;
+            else if (v == "threads") o.engine = Engine::threads;
+            else throw EmulationError("KCCL_EMU_REPLAY: engine '" + v + "' is unknown (allowed: fibers, threads)");
+        } else {
+            throw EmulationError("KCCL_EMU_REPLAY: key '" + k + "' is unknown (allowed: policy, seed, depth, engine)");
+        }
+    }
+}
+
+/// The KCCL_EMU_REPLAY environment variable, or empty.
+inline std::string replay_env() {
+    const char* e = std::getenv("KCCL_EMU_REPLAY");
+    return e ? std::string(e) : std::string();
+}
 
 enum class CoreStatus { ok, failed, aborted };
 
@@ -91,8 +166,19 @@ struct CoreResult {
 
 struct RunReport {
     std::vector<CoreResult> cores;  ///< one per kernel, program by program in the order added
+    /// A hang was detected: by the wall-clock watchdog, or (fiber engine) at once as a deadlock.
     bool watchdog_fired = false;
-    std::string watchdog_dump;  ///< what every core waited for when the watchdog fired
+    std::string watchdog_dump;  ///< what every core waited for when the hang was detected
+    /// Fiber engine: no core could run and nothing was in flight (watchdog_fired is set too).
+    bool deadlock = false;
+    Engine engine = Engine::fibers;
+    /// Fiber engine: hash of every scheduling decision (same seed, policy, options: same hash).
+    uint64_t run_hash = 0;
+    /// Fiber engine: scheduling steps (switches and scheduling points) and core switches.
+    uint64_t steps = 0, switches = 0;
+    /// Fiber engine: the KCCL_EMU_REPLAY value that replays this run.
+    std::string replay;
+    std::chrono::nanoseconds wall_time{0};
 
     bool ok() const {
         if (watchdog_fired) return false;
@@ -114,7 +200,8 @@ struct RunReport {
     }
     std::string summary() const {
         std::string s;
-        if (watchdog_fired) s += "watchdog fired: no progress\n" + watchdog_dump;
+        if (deadlock) s += "deadlock: no core can run and nothing is in flight (replay: KCCL_EMU_REPLAY=\"" + replay + "\")\n" + watchdog_dump;
+        else if (watchdog_fired) s += "watchdog fired: no progress\n" + watchdog_dump;
         for (const auto& c : cores)
             if (c.status == CoreStatus::failed)
                 s += "FAILED " + to_string(c.core) + (c.program ? " program " + std::to_string(c.program) : std::string()) +
@@ -125,8 +212,6 @@ struct RunReport {
 };
 
 namespace detail {
-/// The core whose kernel runs on this thread (for the device-check handler).
-inline thread_local const CoreState* tl_core = nullptr;
 
 /// The emulation's handler for failed device checks: fails the calling core with the message.
 inline void emulation_assert_handler(const char* expr, const char* msg, const char* file, int line) {
@@ -234,7 +319,12 @@ public:
     /// Forgets every added kernel, initial word and program.
     void clear() { programs_.assign(1, Program{}); }
 
-    RunReport run(const RunOptions& opt = {}) {
+    RunReport run(const RunOptions& options = {}) {
+        RunOptions opt = options;
+        if (opt.honour_replay_env) {
+            const std::string env = replay_env();
+            if (!env.empty()) apply_replay(opt, env);
+        }
         if (opt.watchdog.count() < 1)
             throw EmulationError("Launcher::run: watchdog of " + std::to_string(opt.watchdog.count()) +
                                  " ms; it must be at least 1 ms (it is how long no core may make progress)");
@@ -242,18 +332,31 @@ public:
         if (P > 1 && programs_.back().entries.empty())
             throw EmulationError("Launcher::run: program " + std::to_string(P - 1) +
                                  " has no kernel (remove the last next_program() call)");
+        const bool fib = opt.engine == Engine::fibers;
+        if (opt.schedule.policy == Policy::automatic) {
+            // Adversarial mode explores interleavings too: random, from the adversary's seed.
+            if (opt.adversary.enabled) {
+                opt.schedule.policy = Policy::random;
+                opt.schedule.seed = opt.adversary.seed;
+            } else {
+                opt.schedule.policy = Policy::fifo;
+            }
+        }
+        const auto wall0 = std::chrono::steady_clock::now();
         detail::AssertHandlerScope handler_scope;
         detail::RunContext ctx;
         ctx.wait = opt.wait;
         ctx.adversary = opt.adversary;
 
-        // One thread per core that runs a kernel in any program; its kernels, program by program.
+        // One thread (or fiber) per core that runs a kernel in any program; its kernels, program by program.
         struct Slot {
             uint32_t program, entry, result;
         };
         std::vector<CoreCoord> cores;
         std::vector<std::vector<Slot>> work;
         RunReport report;
+        report.engine = opt.engine;
+        if (fib) report.replay = replay_string(opt);
         for (uint32_t p = 0; p < P; ++p)
             for (uint32_t e = 0; e < programs_[p].entries.size(); ++e) {
                 const CoreCoord c = programs_[p].entries[e].core;
@@ -268,11 +371,11 @@ public:
                 report.cores.back().program = p;
             }
         const uint32_t n = uint32_t(cores.size());
-        if (n > opt.max_threads)
+        if (!fib && n > opt.max_threads)
             throw EmulationError("Launcher::run: " + std::to_string(n) + " cores run kernels but RunOptions::max_threads is " +
                                  std::to_string(opt.max_threads) + " (one thread per core; raise it or use fewer cores)");
         // Adversarial runs keep the full spin phase: the adversary times its deliveries by it.
-        if (ctx.wait.adapt_to_oversubscription && !opt.adversary.enabled &&
+        if (!fib && ctx.wait.adapt_to_oversubscription && !opt.adversary.enabled &&
             n > std::max(1u, std::thread::hardware_concurrency())) {
             ctx.wait.spin_polls = ctx.wait.oversubscribed_spin_polls;
             ctx.wait.yield_polls = ctx.wait.oversubscribed_yield_polls;
@@ -295,6 +398,13 @@ public:
             }
         }
 
+        // Fiber engine: the scheduler exists before any program is entered (enter() wakes cores).
+        std::unique_ptr<detail::Scheduler> sched;
+        if (fib) {
+            sched = std::make_unique<detail::Scheduler>(opt.schedule, opt.stack_size ? opt.stack_size : default_stack_size());
+            ctx.sched = sched.get();
+        }
+
         // Per chip: the program it runs now, and how many of its kernels each program still has.
         const uint32_t chips = cluster_->num_chips();
         std::vector<std::atomic<uint32_t>> chip_program(chips);
@@ -313,7 +423,13 @@ public:
                 if (remaining[size_t(chip) * P + p].load(std::memory_order_relaxed)) break;
             }
             chip_program[chip].store(p, std::memory_order_release);
-            futex_wake_all(chip_program[chip]);
+            if (ctx.sched) {
+                for (auto* s : states)
+                    if (s->coord.chip == chip && s->wait_kind.load(std::memory_order_relaxed) == detail::WaitKind::next_program)
+                        ctx.sched->wake(s);
+            } else {
+                futex_wake_all(chip_program[chip]);
+            }
         };
         for (uint32_t c = 0; c < chips; ++c) enter(c, 0);
 
@@ -325,7 +441,7 @@ public:
                 skew[c] += std::chrono::microseconds(rng() % (uint64_t(opt.random_skew_max.count()) + 1));
         }
 
-        std::atomic<uint32_t> go{0};
+        std::atomic<uint32_t> go{fib ? 1u : 0u};
         std::atomic<uint32_t> finished{0};
         std::atomic<uint32_t> started{0};
         std::vector<std::atomic<uint32_t>> running(n);  // program index each thread is in (for the dump)
@@ -335,11 +451,20 @@ public:
             while (go.load(std::memory_order_acquire) == 0) futex_wait(go, 0, std::chrono::microseconds(100000));
             const uint32_t chip = cores[i].chip;
             if (skew[chip].count() > 0 && go.load(std::memory_order_relaxed) == 1) {
-                const auto until = std::chrono::steady_clock::now() + skew[chip];
-                while (std::chrono::steady_clock::now() < until && !ctx.aborted.load(std::memory_order_relaxed))
-                    std::this_thread::sleep_for(std::min<std::chrono::microseconds>(
-                        std::chrono::microseconds(500),
-                        std::chrono::duration_cast<std::chrono::microseconds>(until - std::chrono::steady_clock::now())));
+                if (fib) {
+                    // Deterministic engine: a start skew of s us is s scheduling rounds (the
+                    // other cores run meanwhile); the order of starts, not host time.
+                    for (int64_t k = std::min<int64_t>(skew[chip].count(), 1000000); k > 0; --k) {
+                        if (ctx.aborted.load(std::memory_order_relaxed)) break;
+                        sched->yield();
+                    }
+                } else {
+                    const auto until = std::chrono::steady_clock::now() + skew[chip];
+                    while (std::chrono::steady_clock::now() < until && !ctx.aborted.load(std::memory_order_relaxed))
+                        std::this_thread::sleep_for(std::min<std::chrono::microseconds>(
+                            std::chrono::microseconds(500),
+                            std::chrono::duration_cast<std::chrono::microseconds>(until - std::chrono::steady_clock::now())));
+                }
             }
             st.wait_kind.store(detail::WaitKind::none, std::memory_order_relaxed);
             st.bump_progress();
@@ -350,6 +475,7 @@ public:
                 const Slot& slot = work[i][w];
                 Entry& e = programs_[slot.program].entries[slot.entry];
                 CoreResult& res = report.cores[slot.result];
+                bool failed = false;
                 try {
                     if (go.load(std::memory_order_relaxed) != 1) throw RunAborted{};
                     wait_for_program(ctx, st, hal, chip_program[chip], slot.program);
@@ -371,11 +497,15 @@ public:
                 } catch (const std::exception& ex) {
                     res.status = CoreStatus::failed;
                     res.message = ex.what();
-                    abort_all(ctx);
-                    break;
+                    failed = true;
                 } catch (...) {
                     res.status = CoreStatus::failed;
                     res.message = "kernel threw a non-std exception";
+                    failed = true;
+                }
+                // Outside the catch block: on the fiber engine, waking others may switch later,
+                // and no fiber may switch inside a catch block (the exception state is per thread).
+                if (failed) {
                     abort_all(ctx);
                     break;
                 }
@@ -386,8 +516,14 @@ public:
             st.wait_kind.store(detail::WaitKind::finished, std::memory_order_relaxed);
             st.bump_progress();
             detail::tl_core = nullptr;
-            if (finished.fetch_add(1, std::memory_order_release) + 1 == n) futex_wake_all(finished);
+            if (finished.fetch_add(1, std::memory_order_release) + 1 == n && !fib) futex_wake_all(finished);
         };
+
+        if (fib) {
+            run_fibers(opt, ctx, *sched, report, states, running, n, thread_main);
+            report.wall_time = std::chrono::steady_clock::now() - wall0;
+            return report;
+        }
 
         std::vector<std::thread> threads;
         threads.reserve(n);
@@ -437,10 +573,98 @@ public:
             }
         }
         for (auto& t : threads) t.join();
+        report.wall_time = std::chrono::steady_clock::now() - wall0;
         return report;
     }
 
 private:
+    /// Fiber engine: idle sweeps in a row without any write or progress before a deadlock.
+    static constexpr uint32_t kMaxFruitlessSweeps = 1000;
+    /// The fiber engine: every core a fiber on this thread; a watchdog thread only for kernels
+    /// that compute without calling the backend (everything else is a deadlock, found at once).
+    template <class Body>
+    void run_fibers(const RunOptions& opt, detail::RunContext& ctx, detail::Scheduler& sched, RunReport& report,
+                    const std::vector<detail::CoreState*>& states, std::vector<std::atomic<uint32_t>>& running, uint32_t n,
+                    Body& body) {
+        for (uint32_t i = 0; i < n; ++i) sched.add(states[i], [&body, i] { body(i); });
+        std::mutex report_mu;  // the watchdog thread and the scheduler both may record a hang
+        std::atomic<uint32_t> stop{0};
+        std::thread watchdog([&] {
+            const auto tick = std::clamp<std::chrono::milliseconds>(opt.watchdog / 8, std::chrono::milliseconds(1),
+                                                                    std::chrono::milliseconds(50));
+            uint64_t last_sum = ~0ull;
+            auto last_change = std::chrono::steady_clock::now();
+            std::optional<std::chrono::steady_clock::time_point> aborted_at;
+            while (stop.load(std::memory_order_acquire) == 0) {
+                futex_wait(stop, 0, tick);
+                if (stop.load(std::memory_order_acquire)) break;
+                const auto now = std::chrono::steady_clock::now();
+                if (ctx.aborted.load(std::memory_order_relaxed)) {
+                    if (!aborted_at) aborted_at = now;
+                    if (now - *aborted_at >= opt.stop_grace) {
+                        std::lock_guard<std::mutex> g(report_mu);
+                        unstoppable(report, states, running, opt);
+                    }
+                    continue;
+                }
+                uint64_t sum = 0;
+                for (auto* s : states) sum += s->progress.load(std::memory_order_relaxed);
+                if (sum != last_sum) {
+                    last_sum = sum;
+                    last_change = now;
+                } else if (now - last_change >= opt.watchdog) {
+                    std::lock_guard<std::mutex> g(report_mu);
+                    report.watchdog_fired = true;
+                    report.watchdog_dump = dump(states, running);
+                    // Only the flag: the scheduler (on its own thread) wakes the parked cores.
+                    ctx.aborted.store(true, std::memory_order_relaxed);
+                }
+            }
+        });
+        uint64_t swept_writes = ~0ull, swept_progress = ~0ull;
+        uint32_t fruitless = 0;
+        try {
+            sched.run([&]() -> bool {
+                if (ctx.aborted.load(std::memory_order_relaxed)) {
+                    sched.wake_all();
+                    return true;
+                }
+                // Cores parked in idle() may poll another core's memory (noc_read) or count
+                // idle() calls: wake them (an "idle sweep") while anything changes, and up to
+                // kMaxFruitlessSweeps times in a row when nothing does, before calling it a deadlock.
+                uint64_t progress = 0;
+                for (auto* s : states) progress += s->progress.load(std::memory_order_relaxed);
+                if (sched.writes() != swept_writes || progress != swept_progress) {
+                    swept_writes = sched.writes();
+                    swept_progress = progress;
+                    fruitless = 0;
+                }
+                if (fruitless < kMaxFruitlessSweeps && sched.wake_idle()) {
+                    ++fruitless;
+                    return true;
+                }
+                {
+                    std::lock_guard<std::mutex> g(report_mu);
+                    report.watchdog_fired = true;
+                    report.deadlock = true;
+                    report.watchdog_dump = dump(states, running);
+                }
+                abort_all(ctx);
+                return true;
+            });
+        } catch (...) {
+            stop.store(1, std::memory_order_release);
+            futex_wake_all(stop);
+            watchdog.join();
+            throw;
+        }
+        stop.store(1, std::memory_order_release);
+        futex_wake_all(stop);
+        watchdog.join();
+        report.run_hash = sched.hash();
+        report.steps = sched.steps();
+        report.switches = sched.switches();
+    }
     struct Entry {
         CoreCoord core;
         Kernel kernel;
@@ -465,7 +689,12 @@ private:
         st.wait_kind.store(detail::WaitKind::next_program, std::memory_order_relaxed);
         while ((cur = chip_program.load(std::memory_order_acquire)) < p) {
             if (ctx.aborted.load(std::memory_order_relaxed)) throw RunAborted{};
-            if (hal.in_flight()) {
+            if (ctx.sched) {
+                // The chip's last kernel of the previous program wakes this core (enter()).
+                if (hal.in_flight()) hal.deliver_step();
+                if (hal.in_flight()) ctx.sched->yield();
+                else ctx.sched->park();
+            } else if (hal.in_flight()) {
                 hal.deliver_step();
                 std::this_thread::yield();
             } else {
@@ -478,7 +707,9 @@ private:
 
     void abort_all(detail::RunContext& ctx) {
         ctx.aborted.store(true, std::memory_order_relaxed);
-        for (auto& s : cluster_->cores()) s->events.wake_all();
+        if (ctx.sched) ctx.sched->wake_all();  // called on the engine's thread only
+        else
+            for (auto& s : cluster_->cores()) s->events.wake_all();
     }
 
     /// Some kernel ignored the abort for `stop_grace`: it never calls the backend, so its thread

@@ -1,0 +1,489 @@
+// kccl/emulation/engine/scheduler.hpp — the fiber engine's scheduler: every emulated core is a
+// fiber on one host thread; a blocking contract operation parks the core, a write into a core's
+// memory readies it only if its wait can now succeed, and a policy picks the next ready core.
+//
+// Policies (every choice from ScheduleOptions::seed):
+//   fifo   — ready cores run in the order they became ready (fastest; no preemption);
+//   random — at every contract operation, with preempt_percent chance, the running core yields;
+//            the next core is drawn at random from the ready ones;
+//   pct    — PCT (Burckhardt et al., ASPLOS 2010): random distinct priorities, the highest ready
+//            core runs; at pct_depth-1 random steps of [1, pct_steps] the running core drops
+//            below every initial priority; idle() and context_switch() are yields that drop the
+//            yielder below every other core.
+// The run hash mixes every scheduling decision (which core, and why the previous one stopped):
+// the same (seed, policy, options) gives the same hash on any machine.
+//
+// Sanitizers: under TSan each fiber is a TSan fiber and every switch passes the no-sync flag, so
+// a switch is not a happens-before edge (a race between two cores is still reported); the
+// scheduler's own bookkeeping runs inside ignore regions. Under ASan every switch tells ASan the
+// new stack.
+//
+// Host-only (C++20). One Scheduler per fiber run, used only by the thread that runs it.
+#pragma once
+
+#include "../cluster.hpp"
+#include "../fiber/context.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#if defined(__SANITIZE_THREAD__)
+#define KCCL_EMU_SCHED_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KCCL_EMU_SCHED_TSAN 1
+#endif
+#endif
+#ifndef KCCL_EMU_SCHED_TSAN
+#define KCCL_EMU_SCHED_TSAN 0
+#endif
+#if KCCL_EMU_SCHED_TSAN
+#include <sanitizer/tsan_interface.h>
+extern "C" {
+void AnnotateIgnoreReadsBegin(const char* file, int line);
+void AnnotateIgnoreReadsEnd(const char* file, int line);
+void AnnotateIgnoreWritesBegin(const char* file, int line);
+void AnnotateIgnoreWritesEnd(const char* file, int line);
+}
+#endif
+#if KCCL_EMU_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+namespace kccl::emu {
+
+/// Which engine runs the emulated cores.
+enum class Engine : uint8_t {
+    fibers,   ///< default: one host thread, cooperative fibers, deterministic
+    threads,  ///< one OS thread per core: real parallelism, the host's memory model
+};
+/// How the fiber engine picks the next core.
+/// `automatic` (the default): fifo, or random seeded by the adversary's seed in adversarial mode.
+enum class Policy : uint8_t { automatic, fifo, random, pct };
+
+inline const char* to_string(Policy p) {
+    switch (p) {
+        case Policy::fifo: return "fifo";
+        case Policy::random: return "random";
+        case Policy::automatic: return "automatic";
+        default: return "pct";
+    }
+}
+
+struct ScheduleOptions {
+    Policy policy = Policy::automatic;
+    uint64_t seed = 1;
+    /// PCT: number of priority levels d (d-1 change points).
+    uint32_t pct_depth = 3;
+    /// PCT: the change points are drawn from [1, pct_steps] (an estimate of a run's steps).
+    uint64_t pct_steps = 20000;
+    /// random: chance per contract operation that the running core yields.
+    uint32_t preempt_percent = 10;
+};
+
+namespace detail {
+/// The core whose kernel runs on this thread / fiber (for the device-check handler).
+inline thread_local const CoreState* tl_core = nullptr;
+
+#if KCCL_EMU_SCHED_TSAN
+struct IgnoreScope {
+    IgnoreScope() {
+        AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+        AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
+    }
+    ~IgnoreScope() {
+        AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
+        AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+    }
+};
+#else
+struct IgnoreScope {
+    IgnoreScope() {}  // user-provided: no unused-variable warning
+};
+#endif
+
+class Scheduler {
+public:
+    enum class Why : uint8_t { start, park, yield, preempt, exit };
+
+    Scheduler(const ScheduleOptions& o, size_t stack_size) : opt_(o), stack_size_(stack_size), rng_(o.seed * 0x9E3779B97F4A7C15ull + 0x51) {
+        if (!rng_) rng_ = 1;
+        if (opt_.policy == Policy::automatic) opt_.policy = Policy::fifo;
+    }
+    Scheduler(const Scheduler&) = delete;
+    Scheduler& operator=(const Scheduler&) = delete;
+    ~Scheduler() {
+        for (auto& t : tasks_) {
+            if (t->stack.base) fiber::StackPool::instance().put(t->stack);
+#if KCCL_EMU_SCHED_TSAN
+            if (t->tsan) __tsan_destroy_fiber(t->tsan);
+#endif
+        }
+    }
+
+    /// Adds a core with the body it runs (the body must catch everything it throws).
+    void add(CoreState* st, std::function<void()> body) {
+        auto t = std::make_unique<Task>();
+        t->index = uint32_t(tasks_.size());
+        t->st = st;
+        t->name = st->name();
+        t->body = std::move(body);
+        t->stack = fiber::StackPool::instance().get(stack_size_);
+        t->owner = this;
+        fiber::make_context(t->ctx, t->stack, &Scheduler::entry, t.get());
+#if KCCL_EMU_SCHED_TSAN
+        t->tsan = __tsan_create_fiber(0);
+#endif
+        st->sched_task = t->index;
+        tasks_.push_back(std::move(t));
+    }
+
+    /// Runs until every task has finished. `on_idle` is called when no task is ready; it returns
+    /// true if it made some ready (sweep / abort), false for a deadlock (the caller then aborts
+    /// through `on_idle` the next time: it must eventually make the tasks finish).
+    template <class OnIdle>
+    void run(OnIdle&& on_idle) {
+        fiber::install_overflow_handler();
+        {
+            IgnoreScope ig;
+            ring_.assign(tasks_.size() + 1, 0);
+            ready_flag_.assign(tasks_.size(), 0);
+            init_priorities();
+            for (auto& t : tasks_) make_ready_locked(t.get());
+        }
+#if KCCL_EMU_SCHED_TSAN
+        main_tsan_ = __tsan_get_current_fiber();
+        for (auto& t : tasks_) __tsan_release(t.get());
+#endif
+        live_ = uint32_t(tasks_.size());
+        while (live_ > 0) {
+            Task* next;
+            {
+                IgnoreScope ig;
+                next = pick();
+            }
+            if (!next) {
+                if (!on_idle()) continue;
+                continue;
+            }
+            resume_from_main(next);
+        }
+#if KCCL_EMU_SCHED_TSAN
+        for (auto& t : tasks_) __tsan_acquire(t.get());
+#endif
+        for (auto& t : tasks_) t->st->sched_task = UINT32_MAX;
+        fiber::current_guard().lo.store(nullptr, std::memory_order_relaxed);
+    }
+
+    // ---- called from the running fiber ---------------------------------------------------------
+    /// Blocks the running core until `wake`/`wake_all` readies it.
+    void park() { switch_away(Why::park, false); }
+    /// Stays ready but lets the others run first (PCT: drops below every other core).
+    void yield() {
+        {
+            IgnoreScope ig;
+            if (opt_.policy == Policy::pct) current_->prio = --low_prio_;
+        }
+        switch_away(Why::yield, true);
+    }
+    /// A scheduling point at every contract operation (random / PCT may switch here).
+    void point() {
+        if (opt_.policy == Policy::fifo) return;
+        slow_point();
+    }
+    uint64_t steps() const { return steps_; }
+
+    // ---- called by writers (from any fiber) -----------------------------------------------------
+    /// `st`'s memory was written: ready its core if its wait can now succeed.
+    void on_write(CoreState* st) {
+        IgnoreScope ig;
+        ++writes_;
+        const uint32_t i = st->sched_task;
+        if (i == UINT32_MAX) return;
+        Task* t = tasks_[i].get();
+        if (t->state != State::parked || !can_proceed(*st)) return;
+        make_ready_locked(t);
+    }
+    /// Readies `st`'s core if it is parked, whatever it waits for.
+    void wake(CoreState* st) {
+        IgnoreScope ig;
+        const uint32_t i = st->sched_task;
+        if (i == UINT32_MAX) return;
+        Task* t = tasks_[i].get();
+        if (t->state == State::parked) make_ready_locked(t);
+    }
+    void wake_all() {
+        IgnoreScope ig;
+        for (auto& t : tasks_)
+            if (t->state == State::parked) make_ready_locked(t.get());
+    }
+    /// Readies every core parked in idle() (the deadlock check's last chance: a loop polling
+    /// another core's memory with noc_read is not woken by writes). Returns how many.
+    uint32_t wake_idle() {
+        IgnoreScope ig;
+        uint32_t n = 0;
+        for (auto& t : tasks_)
+            if (t->state == State::parked && t->st->wait_kind.load(std::memory_order_relaxed) == WaitKind::idle) {
+                make_ready_locked(t.get());
+                ++n;
+            }
+        return n;
+    }
+    uint64_t writes() const { return writes_; }
+    uint64_t hash() const { return hash_; }
+    uint64_t switches() const { return switches_; }
+    uint32_t parked_count() const {
+        uint32_t n = 0;
+        for (auto& t : tasks_) n += t->state == State::parked;
+        return n;
+    }
+
+private:
+    enum class State : uint8_t { ready, running, parked, done };
+    struct Task {
+        fiber::Context ctx;
+        fiber::Stack stack;
+        CoreState* st = nullptr;
+        std::string name;
+        std::function<void()> body;
+        Scheduler* owner = nullptr;
+        uint32_t index = 0;
+        State state = State::parked;
+        int64_t prio = 0;
+#if KCCL_EMU_SCHED_TSAN
+        void* tsan = nullptr;
+#endif
+#if KCCL_EMU_ASAN
+        void* fake_stack = nullptr;
+#endif
+    };
+
+    static bool can_proceed(const CoreState& st) {
+        const uint32_t a = st.wait_addr.load(std::memory_order_relaxed);
+        const uint32_t v = st.wait_value.load(std::memory_order_relaxed);
+        auto cur = [&] {
+            return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(st.mem + a)).load(std::memory_order_relaxed);
+        };
+        switch (st.wait_kind.load(std::memory_order_relaxed)) {
+            case WaitKind::sem_eq: return cur() == v;
+            case WaitKind::sem_min: return cur() >= v;
+            case WaitKind::next_program: return false;
+            default: return true;
+        }
+    }
+
+    uint64_t rand() {
+        rng_ ^= rng_ << 13;
+        rng_ ^= rng_ >> 7;
+        rng_ ^= rng_ << 17;
+        return rng_;
+    }
+    void mix(uint64_t v) { hash_ = (hash_ ^ v) * 0x100000001b3ull; }
+
+    void init_priorities() {
+        const uint32_t n = uint32_t(tasks_.size());
+        if (opt_.policy != Policy::pct) return;
+        const uint32_t d = std::max<uint32_t>(1, opt_.pct_depth);
+        std::vector<uint32_t> perm(n);
+        for (uint32_t i = 0; i < n; ++i) perm[i] = i;
+        for (uint32_t i = n; i > 1; --i) std::swap(perm[i - 1], perm[rand() % i]);
+        for (uint32_t i = 0; i < n; ++i) tasks_[i]->prio = int64_t(d) + perm[i];
+        change_points_.clear();
+        for (uint32_t i = 1; i < d; ++i) change_points_.push_back(1 + rand() % std::max<uint64_t>(1, opt_.pct_steps));
+        std::sort(change_points_.begin(), change_points_.end());
+        next_change_ = 0;
+        low_prio_ = 0;
+    }
+
+    void make_ready_locked(Task* t) {
+        t->state = State::ready;
+        if (ready_flag_[t->index]) return;
+        ready_flag_[t->index] = 1;
+        if (opt_.policy == Policy::fifo) {
+            ring_[tail_] = t->index;
+            tail_ = tail_ + 1 == ring_.size() ? 0 : tail_ + 1;
+        } else {
+            ready_.push_back(t->index);
+        }
+    }
+    Task* pick() {
+        uint32_t i;
+        if (opt_.policy == Policy::fifo) {
+            if (head_ == tail_) return nullptr;
+            i = ring_[head_];
+            head_ = head_ + 1 == ring_.size() ? 0 : head_ + 1;
+        } else {
+            if (ready_.empty()) return nullptr;
+            size_t at = 0;
+            if (opt_.policy == Policy::random) {
+                at = size_t(rand() % ready_.size());
+            } else {
+                for (size_t k = 1; k < ready_.size(); ++k)
+                    if (tasks_[ready_[k]]->prio > tasks_[ready_[at]]->prio) at = k;
+            }
+            i = ready_[at];
+            ready_[at] = ready_.back();
+            ready_.pop_back();
+        }
+        ready_flag_[i] = 0;
+        mix(uint64_t(i) << 3 | uint64_t(last_why_));
+        ++switches_;
+        return tasks_[i].get();
+    }
+    bool higher_ready() const {
+        for (uint32_t i : ready_)
+            if (tasks_[i]->prio > current_->prio) return true;
+        return false;
+    }
+
+    void slow_point() {
+        bool sw = false;
+        {
+            IgnoreScope ig;
+            ++steps_;
+            if (opt_.policy == Policy::random) {
+                sw = !ready_.empty() && rand() % 100 < opt_.preempt_percent;
+            } else {
+                while (next_change_ < change_points_.size() && steps_ >= change_points_[next_change_]) {
+                    current_->prio = int64_t(change_points_.size() - next_change_);  // d-1 .. 1: below every initial
+                    ++next_change_;
+                }
+                sw = higher_ready();
+            }
+        }
+        if (sw) switch_away(Why::preempt, true);
+    }
+
+    /// The one switch site of a fiber: picks the next ready core (or the main context).
+    void switch_away(Why why, bool stay_ready) {
+        Task* me = current_;
+        Task* next;
+        {
+            IgnoreScope ig;
+            ++steps_;
+            last_why_ = why;
+            if (stay_ready) make_ready_locked(me);
+            else me->state = State::parked;
+            next = pick();
+            if (next == me) {
+                me->state = State::running;
+                return;
+            }
+        }
+        fiber::Context& to = next ? next->ctx : main_ctx_;
+        transfer(me, next, to, false);
+        // Resumed.
+        after_resume(me);
+    }
+    void after_resume(Task* me) {
+#if KCCL_EMU_ASAN
+        __sanitizer_finish_switch_fiber(me->fake_stack, nullptr, nullptr);
+#endif
+        current_ = me;
+        me->state = State::running;
+        tl_core = me->st;
+        set_guard(me);
+    }
+    static void set_guard(Task* t) {
+        auto& g = fiber::current_guard();
+        g.lo.store(t->stack.base, std::memory_order_relaxed);
+        g.hi.store(t->stack.lo(), std::memory_order_relaxed);
+        g.name.store(t->name.c_str(), std::memory_order_relaxed);
+        g.size.store(t->stack.usable(), std::memory_order_relaxed);
+    }
+    /// Switches from `me` (nullptr = main) to `next` (nullptr = main), whose context is `to`.
+    void transfer(Task* me, Task* next, fiber::Context& to, bool dying) {
+        fiber::Context& from = me ? me->ctx : main_ctx_;
+        (void)next;
+        (void)dying;
+#if KCCL_EMU_SCHED_TSAN
+        __tsan_switch_to_fiber(next ? next->tsan : main_tsan_, __tsan_switch_to_fiber_no_sync);
+#endif
+#if KCCL_EMU_ASAN
+        void** fake = dying ? nullptr : (me ? &me->fake_stack : &main_fake_);
+        if (next) __sanitizer_start_switch_fiber(fake, next->stack.lo(), next->stack.usable());
+        else __sanitizer_start_switch_fiber(fake, main_bottom_, main_size_);
+#else
+        (void)dying;
+#endif
+        fiber::switch_context(from, to);
+    }
+    void resume_from_main(Task* next) {
+        current_ = next;
+        transfer(nullptr, next, next->ctx, false);
+#if KCCL_EMU_ASAN
+        __sanitizer_finish_switch_fiber(main_fake_, &main_bottom_, &main_size_);
+#endif
+        current_ = nullptr;
+        tl_core = nullptr;
+    }
+
+    static void entry(void* arg) {
+        Task* t = static_cast<Task*>(arg);
+        Scheduler* s = t->owner;
+#if KCCL_EMU_ASAN
+        __sanitizer_finish_switch_fiber(nullptr, &s->main_bottom_, &s->main_size_);
+#endif
+#if KCCL_EMU_SCHED_TSAN
+        __tsan_acquire(t);
+#endif
+        s->current_ = t;
+        t->state = State::running;
+        tl_core = t->st;
+        set_guard(t);
+        try {
+            t->body();
+        } catch (...) {
+        }
+        s->finish(t);
+    }
+    [[noreturn]] void finish(Task* me) {
+#if KCCL_EMU_SCHED_TSAN
+        __tsan_release(me);
+#endif
+        Task* next;
+        {
+            IgnoreScope ig;
+            me->state = State::done;
+            --live_;
+            last_why_ = Why::exit;
+            next = pick();
+        }
+        transfer(me, next, next ? next->ctx : main_ctx_, true);
+        __builtin_trap();
+    }
+
+    ScheduleOptions opt_;
+    size_t stack_size_;
+    uint64_t rng_;
+    std::vector<std::unique_ptr<Task>> tasks_;
+    std::vector<uint32_t> ring_;  // fifo ready ring (capacity tasks + 1)
+    size_t head_ = 0, tail_ = 0;
+    std::vector<uint32_t> ready_;  // random / pct ready set
+    std::vector<uint8_t> ready_flag_;
+    Task* current_ = nullptr;
+    fiber::Context main_ctx_;
+    uint32_t live_ = 0;
+    uint64_t steps_ = 0;
+    uint64_t writes_ = 0;
+    uint64_t hash_ = 0xcbf29ce484222325ull;
+    uint64_t switches_ = 0;
+    Why last_why_ = Why::start;
+    std::vector<uint64_t> change_points_;
+    size_t next_change_ = 0;
+    int64_t low_prio_ = 0;
+#if KCCL_EMU_SCHED_TSAN
+    void* main_tsan_ = nullptr;
+#endif
+#if KCCL_EMU_ASAN
+    void* main_fake_ = nullptr;
+    const void* main_bottom_ = nullptr;
+    size_t main_size_ = 0;
+#endif
+};
+
+}  // namespace detail
+}  // namespace kccl::emu

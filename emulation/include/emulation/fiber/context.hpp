@@ -1,0 +1,399 @@
+// kccl/emulation/fiber/context.hpp — stackful fibers for the fiber engine: a context switch of
+// our own (x86-64, aarch64; ucontext elsewhere or with KCCL_EMU_FIBER_UCONTEXT), pooled
+// guard-paged stacks, and a SIGSEGV handler that names the core whose stack overflowed.
+//
+// Host-only (C++20, Linux/ELF). Not part of the device contract.
+//
+// The switch saves only what the ABI says a callee must preserve: x86-64 rbx, rbp, r12-r15, rsp,
+// MXCSR and the x87 control word (a kernel may change rounding); aarch64 x19-x30, d8-d15, sp and
+// FPCR. Everything else is caller-saved at the call of `kccl_emu_fiber_switch`.
+#pragma once
+
+#include <atomic>
+#include <csignal>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if !defined(KCCL_EMU_FIBER_UCONTEXT) && !(defined(__x86_64__) || defined(__aarch64__))
+#define KCCL_EMU_FIBER_UCONTEXT 1
+#endif
+#if defined(KCCL_EMU_FIBER_UCONTEXT)
+#include <ucontext.h>
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define KCCL_EMU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KCCL_EMU_ASAN 1
+#endif
+#endif
+#ifndef KCCL_EMU_ASAN
+#define KCCL_EMU_ASAN 0
+#endif
+
+#if !defined(KCCL_EMU_FIBER_UCONTEXT)
+extern "C" {
+/// Saves the callee-saved state on the current stack, stores the stack pointer in *save,
+/// switches to the stack `to` (made by a previous switch or by fiber::make_context) and returns
+/// there. Defined once (weak) by the asm below.
+void kccl_emu_fiber_switch(void** save, void* to);
+void kccl_emu_fiber_trampoline();
+}
+
+#if defined(__x86_64__)
+// Frame left on a suspended stack (from the saved sp upward): [mxcsr:4][x87cw:4][pad:8]
+// r15 r14 r13 r12 rbx rbp <return address>.
+__asm__(R"(
+    .pushsection .text.kccl_emu_fiber_switch,"axG",@progbits,kccl_emu_fiber_switch,comdat
+    .weak kccl_emu_fiber_switch
+    .type kccl_emu_fiber_switch,@function
+    .p2align 4
+kccl_emu_fiber_switch:
+    .cfi_startproc
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    subq $16, %rsp
+    stmxcsr (%rsp)
+    fnstcw 4(%rsp)
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    ldmxcsr (%rsp)
+    fldcw 4(%rsp)
+    addq $16, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .cfi_endproc
+    .size kccl_emu_fiber_switch,.-kccl_emu_fiber_switch
+    .popsection
+
+    .pushsection .text.kccl_emu_fiber_trampoline,"axG",@progbits,kccl_emu_fiber_trampoline,comdat
+    .weak kccl_emu_fiber_trampoline
+    .type kccl_emu_fiber_trampoline,@function
+    .p2align 4
+kccl_emu_fiber_trampoline:
+    .cfi_startproc
+    .cfi_undefined rip
+    movq %r12, %rdi
+    callq *%r13
+    ud2
+    .cfi_endproc
+    .size kccl_emu_fiber_trampoline,.-kccl_emu_fiber_trampoline
+    .popsection
+)");
+#elif defined(__aarch64__)
+// Frame (176 bytes from the saved sp): x19..x30 (96), d8..d15 (64), fpcr (8), pad (8).
+__asm__(R"(
+    .pushsection .text.kccl_emu_fiber_switch,"axG",@progbits,kccl_emu_fiber_switch,comdat
+    .weak kccl_emu_fiber_switch
+    .type kccl_emu_fiber_switch,%function
+    .p2align 4
+kccl_emu_fiber_switch:
+    .cfi_startproc
+    sub sp, sp, #176
+    stp x19, x20, [sp, #0]
+    stp x21, x22, [sp, #16]
+    stp x23, x24, [sp, #32]
+    stp x25, x26, [sp, #48]
+    stp x27, x28, [sp, #64]
+    stp x29, x30, [sp, #80]
+    stp d8, d9, [sp, #96]
+    stp d10, d11, [sp, #112]
+    stp d12, d13, [sp, #128]
+    stp d14, d15, [sp, #144]
+    mrs x9, fpcr
+    str x9, [sp, #160]
+    mov x9, sp
+    str x9, [x0]
+    mov sp, x1
+    ldr x9, [sp, #160]
+    msr fpcr, x9
+    ldp x19, x20, [sp, #0]
+    ldp x21, x22, [sp, #16]
+    ldp x23, x24, [sp, #32]
+    ldp x25, x26, [sp, #48]
+    ldp x27, x28, [sp, #64]
+    ldp x29, x30, [sp, #80]
+    ldp d8, d9, [sp, #96]
+    ldp d10, d11, [sp, #112]
+    ldp d12, d13, [sp, #128]
+    ldp d14, d15, [sp, #144]
+    add sp, sp, #176
+    ret
+    .cfi_endproc
+    .size kccl_emu_fiber_switch,.-kccl_emu_fiber_switch
+    .popsection
+
+    .pushsection .text.kccl_emu_fiber_trampoline,"axG",@progbits,kccl_emu_fiber_trampoline,comdat
+    .weak kccl_emu_fiber_trampoline
+    .type kccl_emu_fiber_trampoline,%function
+    .p2align 4
+kccl_emu_fiber_trampoline:
+    .cfi_startproc
+    .cfi_undefined x30
+    mov x0, x19
+    blr x20
+    brk #0
+    .cfi_endproc
+    .size kccl_emu_fiber_trampoline,.-kccl_emu_fiber_trampoline
+    .popsection
+)");
+#endif
+#endif  // !KCCL_EMU_FIBER_UCONTEXT
+
+namespace kccl::emu::fiber {
+
+using entry_fn = void (*)(void*);
+
+/// One mmap'd stack: [base, base + guard) is PROT_NONE (the guard page), the rest usable.
+struct Stack {
+    uint8_t* base = nullptr;
+    size_t total = 0;  ///< including the guard
+    size_t guard = 0;
+    uint8_t* lo() const { return base + guard; }
+    uint8_t* hi() const { return base + total; }
+    size_t usable() const { return total - guard; }
+};
+
+inline size_t page_size() {
+    static const size_t p = size_t(::sysconf(_SC_PAGESIZE));
+    return p;
+}
+
+/// Process-wide pool of stacks by size: making a stack is an mmap + mprotect; a run of 4096
+/// cores reuses the previous run's stacks. Pages a fiber touched stay committed while pooled.
+class StackPool {
+public:
+    static StackPool& instance() {
+        static StackPool* p = new StackPool;  // never destroyed (no static destructor order issue)
+        return *p;
+    }
+    Stack get(size_t usable) {
+        const size_t ps = page_size();
+        usable = (usable + ps - 1) / ps * ps;
+        {
+            std::lock_guard<std::mutex> g(mu_);
+            for (size_t i = free_.size(); i-- > 0;)
+                if (free_[i].usable() == usable) {
+                    Stack s = free_[i];
+                    free_[i] = free_.back();
+                    free_.pop_back();
+                    return s;
+                }
+        }
+        Stack s;
+        s.guard = ps;
+        s.total = usable + ps;
+        void* m = ::mmap(nullptr, s.total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+                         -1, 0);
+        if (m == MAP_FAILED)
+            throw std::runtime_error("fiber stack: cannot map " + std::to_string(s.total) + " bytes");
+        s.base = static_cast<uint8_t*>(m);
+        if (::mprotect(s.base, s.guard, PROT_NONE) != 0) {
+            ::munmap(m, s.total);
+            throw std::runtime_error("fiber stack: cannot protect the guard page");
+        }
+        return s;
+    }
+    void put(const Stack& s) {
+        std::lock_guard<std::mutex> g(mu_);
+        if (free_.size() >= kMaxPooled) {
+            ::munmap(s.base, s.total);
+            return;
+        }
+        free_.push_back(s);
+    }
+    /// Returns every pooled stack to the system.
+    void trim() {
+        std::lock_guard<std::mutex> g(mu_);
+        for (auto& s : free_) ::munmap(s.base, s.total);
+        free_.clear();
+    }
+
+private:
+    static constexpr size_t kMaxPooled = 1 << 17;
+    std::mutex mu_;
+    std::vector<Stack> free_;
+};
+
+/// A suspended execution context.
+struct Context {
+#if defined(KCCL_EMU_FIBER_UCONTEXT)
+    ucontext_t uc{};
+#else
+    void* sp = nullptr;
+#endif
+};
+
+#if defined(KCCL_EMU_FIBER_UCONTEXT)
+namespace detail {
+inline void uc_entry(unsigned lo, unsigned hi, unsigned flo, unsigned fhi) {
+    void* arg = reinterpret_cast<void*>((uintptr_t(hi) << 32) | lo);
+    entry_fn fn = reinterpret_cast<entry_fn>((uintptr_t(fhi) << 32) | flo);
+    fn(arg);
+    __builtin_trap();
+}
+}  // namespace detail
+#endif
+
+/// Prepares `ctx` to run fn(arg) on `stack` at its first switch_to. `fn` must never return.
+inline void make_context(Context& ctx, const Stack& stack, entry_fn fn, void* arg) {
+#if defined(KCCL_EMU_FIBER_UCONTEXT)
+    getcontext(&ctx.uc);
+    ctx.uc.uc_stack.ss_sp = stack.lo();
+    ctx.uc.uc_stack.ss_size = stack.usable();
+    ctx.uc.uc_link = nullptr;
+    const uintptr_t a = uintptr_t(arg), f = uintptr_t(fn);
+    makecontext(&ctx.uc, reinterpret_cast<void (*)()>(&detail::uc_entry), 4, unsigned(a), unsigned(a >> 32),
+                unsigned(f), unsigned(f >> 32));
+#elif defined(__x86_64__)
+    // Top of stack 16-aligned; after `ret` into the trampoline rsp = top (16-aligned), so the
+    // trampoline's call leaves the entry function with rsp % 16 == 8, as the ABI wants.
+    uintptr_t top = uintptr_t(stack.hi()) & ~uintptr_t(15);
+    auto* p = reinterpret_cast<uint64_t*>(top);
+    *--p = uint64_t(uintptr_t(&kccl_emu_fiber_trampoline));  // return address
+    *--p = 0;                                              // rbp
+    *--p = 0;                                              // rbx
+    *--p = uint64_t(uintptr_t(arg));                       // r12
+    *--p = uint64_t(uintptr_t(fn));                        // r13
+    *--p = 0;                                              // r14
+    *--p = 0;                                              // r15
+    p -= 2;
+    uint32_t mx, cw = 0;
+    __asm__ volatile("stmxcsr %0" : "=m"(mx));
+    __asm__ volatile("fnstcw %0" : "=m"(cw));
+    std::memcpy(reinterpret_cast<uint8_t*>(p), &mx, 4);
+    std::memcpy(reinterpret_cast<uint8_t*>(p) + 4, &cw, 4);
+    std::memset(reinterpret_cast<uint8_t*>(p) + 8, 0, 8);
+    ctx.sp = p;  // = top - 72: after the 16-byte control words, 6 pops and ret, rsp = top
+    static_assert(sizeof(void*) == 8);
+#elif defined(__aarch64__)
+    uintptr_t top = uintptr_t(stack.hi()) & ~uintptr_t(15);
+    auto* p = reinterpret_cast<uint64_t*>(top - 176);
+    std::memset(p, 0, 176);
+    p[0] = uint64_t(uintptr_t(arg));                        // x19
+    p[1] = uint64_t(uintptr_t(fn));                         // x20
+    p[11] = uint64_t(uintptr_t(&kccl_emu_fiber_trampoline));  // x30
+    uint64_t fpcr;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
+    p[20] = fpcr;
+    ctx.sp = p;
+#endif
+}
+
+/// Saves the running context in `from` and resumes `to`.
+inline void switch_context(Context& from, Context& to) {
+#if defined(KCCL_EMU_FIBER_UCONTEXT)
+    swapcontext(&from.uc, &to.uc);
+#else
+    kccl_emu_fiber_switch(&from.sp, to.sp);
+#endif
+}
+
+// ---- stack overflow: a guard-page fault names the core --------------------------------------
+
+/// What the SIGSEGV handler knows about the running fiber (set by the scheduler at each switch).
+struct GuardInfo {
+    std::atomic<const uint8_t*> lo{nullptr};   ///< lowest byte of the guard page
+    std::atomic<const uint8_t*> hi{nullptr};   ///< first usable byte above the guard
+    std::atomic<const char*> name{nullptr};    ///< the core's name (kept alive by the scheduler)
+    std::atomic<size_t> size{0};
+};
+inline GuardInfo& current_guard() {
+    static GuardInfo g;
+    return g;
+}
+
+namespace detail {
+inline struct sigaction& previous_segv() {
+    static struct sigaction a {};
+    return a;
+}
+inline void segv_handler(int sig, siginfo_t* info, void* uctx) {
+    GuardInfo& g = current_guard();
+    const uint8_t* lo = g.lo.load(std::memory_order_relaxed);
+    const uint8_t* hi = g.hi.load(std::memory_order_relaxed);
+    const auto* a = static_cast<const uint8_t*>(info->si_addr);
+    // A frame larger than a page may skip the guard: accept faults up to 64 KiB below it.
+    if (lo && a < hi && a + (64u << 10) >= lo) {
+        const char* name = g.name.load(std::memory_order_relaxed);
+        char buf[512];
+        int n = std::snprintf(buf, sizeof buf,
+                              "kccl emulation: stack overflow in the kernel on %s (its fiber stack has %zu bytes; "
+                              "raise RunOptions::stack_size, or keep large buffers out of the kernel's stack). "
+                              "The process ends here with exit code 3.\n",
+                              name ? name : "?", g.size.load(std::memory_order_relaxed));
+        if (n > 0) {
+            ssize_t w = ::write(2, buf, size_t(n) < sizeof buf ? size_t(n) : sizeof buf - 1);
+            (void)w;
+        }
+        ::_exit(3);
+    }
+    // Not ours: hand over to whoever handled SIGSEGV before.
+    struct sigaction& prev = previous_segv();
+    if (prev.sa_flags & SA_SIGINFO) {
+        if (prev.sa_sigaction) {
+            prev.sa_sigaction(sig, info, uctx);
+            return;
+        }
+    } else if (prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN && prev.sa_handler) {
+        prev.sa_handler(sig);
+        return;
+    }
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    ::sigaction(sig, &dfl, nullptr);
+    ::raise(sig);
+}
+}  // namespace detail
+
+/// Installs the guard-page handler once per process, and an alternate signal stack for the
+/// calling thread (the handler cannot run on the overflowed stack). Returns false under ASan,
+/// which reports stack overflows itself.
+inline bool install_overflow_handler() {
+#if KCCL_EMU_ASAN
+    return false;
+#else
+    static std::once_flag once;
+    std::call_once(once, [] {
+        struct sigaction sa {};
+        sa.sa_sigaction = &detail::segv_handler;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        ::sigaction(SIGSEGV, &sa, &detail::previous_segv());
+    });
+    thread_local bool alt = false;
+    if (!alt) {
+        stack_t cur{};
+        if (::sigaltstack(nullptr, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
+            static thread_local std::vector<uint8_t> mem(64 * 1024);
+            stack_t ss{};
+            ss.ss_sp = mem.data();
+            ss.ss_size = mem.size();
+            ::sigaltstack(&ss, nullptr);
+        }
+        alt = true;
+    }
+    return true;
+#endif
+}
+
+}  // namespace kccl::emu::fiber
