@@ -1,0 +1,476 @@
+// kccl/emulation/timing.hpp — timing models for the emulation's virtual clock.
+//
+// A TimingModel turns what an emulated core does into modelled time on a target: how long the
+// issuing core is busy with an operation (issue_cost), and when a NoC write, a NoC read or an
+// Ethernet packet arrives (noc_arrival, noc_read_done, eth_arrival). The fiber engine calls it
+// once per operation, in the order of modelled time, from one host thread; the model keeps
+// occupancy state (ports, links, tx queues) so that traffic sharing a resource serialises.
+//
+// Two models ship:
+//   wormhole_model()  ticks are picoseconds. Ethernet: 12.5 GB/s per direction per link, ~50 B
+//                     overhead per <= 1500 B frame, a fixed link latency; NoC: a per-hop latency
+//                     and 32 B per cycle at the injection and ejection ports; issue costs in
+//                     RISC-V cycles at 1 GHz. Every figure is a field of WormholeOptions with its
+//                     source (or "assumption") beside it; docs/emulation.md, "Timing models".
+//   wafer_model()     ticks are PE cycles (seed 002's model of the Cerebras WSE): router <->
+//                     processor latency T_R (default 2), one cycle per router hop, one 32-bit
+//                     wavelet per cycle per link direction, dimension-ordered (X then Y) routes.
+//                     Driven per wavelet it reproduces T_message(P,B) = 2 T_R + P + B and
+//                     T_chain(P,B) = 2 (P-1)(T_R+1) + B exactly (tests/emulation/timing_test.cpp).
+//
+// Conventions shared by both models (the engine relies on them):
+//   * The engine charges issue_cost(core, op, bytes) first, then calls noc_arrival / eth_arrival
+//     with t = the issuer's clock AFTER the charge (the moment the operation has left the core).
+//   * An arrival time is the moment the data is visible in the destination's L1; a wait satisfied
+//     by it returns at max(waiter's clock, arrival).
+//   * Occupancy is virtual cut-through with unbounded buffers: a message waits for a busy link or
+//     port, never for space downstream (no backpressure). Calls must come in non-decreasing `t`
+//     per resource for the queueing to be exact; the fiber engine's earliest-event-first order
+//     guarantees that.
+#pragma once
+
+#include "cluster.hpp"
+#include "topology.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kccl::emu {
+
+using vtime_t = uint64_t;  ///< model ticks; the model says what a tick is (unit())
+
+/// What a core's clock is charged for (issue cost on the issuer).
+enum class Op : uint8_t {
+    noc_write,
+    noc_read,
+    noc_inline_write,
+    sem_inc,
+    sem_set,
+    sem_wait_check,
+    noc_barrier,
+    eth_send,
+    eth_txq_check,
+    context_switch,
+    idle_poll,
+    l1_access,  ///< per call, bytes given
+};
+inline constexpr uint32_t op_count = uint32_t(Op::l1_access) + 1;
+
+inline const char* to_string(Op op) {
+    switch (op) {
+        case Op::noc_write: return "noc_write";
+        case Op::noc_read: return "noc_read";
+        case Op::noc_inline_write: return "noc_inline_write";
+        case Op::sem_inc: return "sem_inc";
+        case Op::sem_set: return "sem_set";
+        case Op::sem_wait_check: return "sem_wait_check";
+        case Op::noc_barrier: return "noc_barrier";
+        case Op::eth_send: return "eth_send";
+        case Op::eth_txq_check: return "eth_txq_check";
+        case Op::context_switch: return "context_switch";
+        case Op::idle_poll: return "idle_poll";
+        case Op::l1_access: return "l1_access";
+    }
+    return "?";
+}
+
+/// Busy time of one Ethernet tx queue (and the bytes / packets it sent) during a run.
+struct LinkBusy {
+    CoreCoord eth;
+    uint32_t queue;
+    vtime_t busy;
+    uint64_t bytes;
+    uint64_t packets;
+};
+
+/// One instance per run; not thread-safe (the fiber engine is one thread).
+class TimingModel {
+public:
+    virtual ~TimingModel() = default;
+    virtual const char* name() const noexcept = 0;         ///< "wormhole", "wafer"
+    virtual const char* unit() const noexcept = 0;         ///< "ps" or "cycle"
+    virtual double ticks_per_second() const noexcept = 0;  ///< 1e12 for ps; the PE clock for cycles
+    /// Start of a run: grid sizes, clear all occupancy.
+    virtual void reset(const Cluster& cluster) { reset(cluster.spec()); }
+    /// Same, from the spec alone (tests drive a model without building a Cluster).
+    virtual void reset(const ClusterSpec& spec) = 0;
+    /// Time the issuing core spends issuing `op` of `bytes` (its clock advances by this).
+    virtual vtime_t issue_cost(CoreCoord core, Op op, uint32_t bytes) = 0;
+    /// When a NoC write / inline write / sem_inc of `bytes` issued at `t` from src lands in dst's
+    /// L1 (same chip). Keeps occupancy: call once per operation.
+    virtual vtime_t noc_arrival(CoreCoord src, CoreCoord dst, uint32_t bytes, vtime_t t) = 0;
+    /// When a NoC read of `bytes` issued at `t` by `reader` from `src` has landed in reader's L1.
+    virtual vtime_t noc_read_done(CoreCoord reader, CoreCoord src, uint32_t bytes, vtime_t t) = 0;
+    /// An Ethernet packet of `bytes` sent at `t` by Ethernet core `eth` on tx queue `q`: its
+    /// arrival time at the peer's L1. Back-to-back packets on one link direction serialise.
+    virtual vtime_t eth_arrival(CoreCoord eth, uint32_t q, uint32_t bytes, vtime_t t) = 0;
+    /// Until when eth_txq_is_busy(q) reports busy for `eth` (the queue's last packet has left).
+    virtual vtime_t eth_txq_free(CoreCoord eth, uint32_t q) const = 0;
+    /// Per-tx-queue busy time, bytes and packets since reset (only queues that sent something).
+    virtual void link_usage(std::vector<LinkBusy>& out) const = 0;
+};
+
+// ------------------------------------------------------------------------------------------------
+// Wormhole
+
+/// Figures of the Wormhole model. Sources: ../shared/reference/FACTS.md ("Published hardware
+/// figures") and the seeds; every figure marked "assumption" is not published and was chosen as
+/// explained in docs/emulation.md, "Timing models".
+struct WormholeOptions {
+    double clock_hz = 1e9;                  ///< RISC-V / NoC clock (aiclk ~1 GHz; seed 000)
+    // Ethernet
+    double eth_bytes_per_second = 12.5e9;   ///< per direction per link (FACTS.md, seed 004)
+    uint32_t eth_frame_payload = 1500;      ///< payload bytes per frame (FACTS.md)
+    uint32_t eth_frame_overhead = 50;       ///< headers, FEC, CRC per frame (FACTS.md)
+    vtime_t eth_link_latency_ps = 500'000;  ///< time in the Ethernet subsystem and on the wire,
+                                            ///< ~500 ns (seed 004: "approximately 500 ns")
+    uint32_t eth_tx_queues = 2;             ///< tx command queues per Ethernet core
+    // NoC
+    uint32_t noc_hop_cycles = 9;            ///< per router hop (assumption)
+    uint32_t noc_endpoint_cycles = 20;      ///< request setup at source + L1 write at destination (assumption)
+    uint32_t noc_bytes_per_cycle = 32;      ///< 256-bit flit per cycle per port (published flit width)
+    // Issue costs in cycles (assumptions: instruction counts of the tt-metal inline functions).
+    uint32_t cost_noc_write = 24;
+    uint32_t cost_noc_read = 24;
+    uint32_t cost_noc_inline_write = 16;
+    uint32_t cost_sem_inc = 16;
+    uint32_t cost_sem_set = 2;
+    uint32_t cost_sem_wait_check = 6;       ///< one poll: L1 load, compare, branch
+    uint32_t cost_noc_barrier = 6;
+    uint32_t cost_eth_send = 60;            ///< seed 004: initiating a send ~80 ns "including timer
+                                            ///< overheads"; 60 without the timer (assumption)
+    uint32_t cost_eth_txq_check = 4;
+    uint32_t cost_context_switch = 100;     ///< run_routing() with nothing to do
+    uint32_t cost_idle_poll = 10;
+    uint32_t cost_l1_access_base = 2;       ///< l1_access: base + bytes / l1_bytes_per_cycle
+    uint32_t l1_bytes_per_cycle = 4;        ///< one 32-bit load or store per cycle
+};
+
+namespace detail {
+
+inline vtime_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+inline uint32_t manhattan(CoreCoord a, CoreCoord b) {
+    const uint32_t dx = a.x > b.x ? a.x - b.x : b.x - a.x;
+    const uint32_t dy = a.y > b.y ? a.y - b.y : b.y - a.y;
+    return dx + dy;
+}
+
+/// Per-Ethernet-core state: the outgoing direction of its link and its tx queues.
+struct EthTx {
+    vtime_t link_free = 0;
+    std::vector<vtime_t> queue_free;
+    std::vector<vtime_t> queue_busy;
+    std::vector<uint64_t> queue_bytes;
+    std::vector<uint64_t> queue_packets;
+};
+
+}  // namespace detail
+
+class WormholeModel final : public TimingModel {
+public:
+    explicit WormholeModel(WormholeOptions o = {}) : o_(o) {
+        if (o_.clock_hz <= 0 || o_.eth_bytes_per_second <= 0 || o_.eth_frame_payload == 0 ||
+            o_.noc_bytes_per_cycle == 0 || o_.l1_bytes_per_cycle == 0 || o_.eth_tx_queues == 0)
+            throw EmulationError(
+                "wormhole_model: clock_hz, eth_bytes_per_second, eth_frame_payload, noc_bytes_per_cycle, "
+                "l1_bytes_per_cycle and eth_tx_queues must all be > 0");
+        ps_per_cycle_ = 1e12 / o_.clock_hz;
+    }
+    const WormholeOptions& options() const { return o_; }
+
+    const char* name() const noexcept override { return "wormhole"; }
+    const char* unit() const noexcept override { return "ps"; }
+    double ticks_per_second() const noexcept override { return 1e12; }
+
+    using TimingModel::reset;
+    void reset(const ClusterSpec& spec) override {
+        chip_ = spec.chip;
+        chips_ = spec.num_chips;
+        // NoC endpoints: workers, Ethernet row, DRAM row, on a grid of width max(grid_w, eth_cores).
+        grid_w_ = std::max(chip_.grid_w, chip_.eth_cores);
+        grid_h_ = chip_.grid_h + 2;
+        inject_free_.assign(size_t(chips_) * grid_w_ * grid_h_, 0);
+        eject_free_.assign(inject_free_.size(), 0);
+        eth_.assign(size_t(chips_) * chip_.eth_cores, {});
+        for (auto& e : eth_) {
+            e.queue_free.assign(o_.eth_tx_queues, 0);
+            e.queue_busy.assign(o_.eth_tx_queues, 0);
+            e.queue_bytes.assign(o_.eth_tx_queues, 0);
+            e.queue_packets.assign(o_.eth_tx_queues, 0);
+        }
+    }
+
+    vtime_t cycles(uint64_t n) const { return vtime_t(double(n) * ps_per_cycle_ + 0.5); }
+
+    vtime_t issue_cost(CoreCoord, Op op, uint32_t bytes) override {
+        switch (op) {
+            case Op::noc_write: return cycles(o_.cost_noc_write);
+            case Op::noc_read: return cycles(o_.cost_noc_read);
+            case Op::noc_inline_write: return cycles(o_.cost_noc_inline_write);
+            case Op::sem_inc: return cycles(o_.cost_sem_inc);
+            case Op::sem_set: return cycles(o_.cost_sem_set);
+            case Op::sem_wait_check: return cycles(o_.cost_sem_wait_check);
+            case Op::noc_barrier: return cycles(o_.cost_noc_barrier);
+            case Op::eth_send: return cycles(o_.cost_eth_send);
+            case Op::eth_txq_check: return cycles(o_.cost_eth_txq_check);
+            case Op::context_switch: return cycles(o_.cost_context_switch);
+            case Op::idle_poll: return cycles(o_.cost_idle_poll);
+            case Op::l1_access:
+                return cycles(o_.cost_l1_access_base + detail::ceil_div(bytes, o_.l1_bytes_per_cycle));
+        }
+        return 0;
+    }
+
+    /// Serialisation of `bytes` on the NoC ports, in ps.
+    vtime_t noc_serialise(uint32_t bytes) const {
+        return cycles(detail::ceil_div(std::max<uint32_t>(bytes, 1), o_.noc_bytes_per_cycle));
+    }
+    /// Latency of the head of a NoC packet from src to dst, in ps (no serialisation, no queueing).
+    vtime_t noc_latency(CoreCoord src, CoreCoord dst) const {
+        return cycles(uint64_t(o_.noc_endpoint_cycles) + uint64_t(o_.noc_hop_cycles) * detail::manhattan(src, dst));
+    }
+
+    vtime_t noc_arrival(CoreCoord src, CoreCoord dst, uint32_t bytes, vtime_t t) override {
+        check_noc(src, "noc_arrival (source)");
+        check_noc(dst, "noc_arrival (destination)");
+        if (src.chip != dst.chip)
+            throw EmulationError("wormhole_model: noc_arrival from " + to_string(src) + " to " + to_string(dst) +
+                                 ": a NoC transfer stays on one chip (cross-chip traffic goes over Ethernet)");
+        const vtime_t ser = noc_serialise(bytes);
+        vtime_t& in = inject_free_[index(src)];
+        const vtime_t start = std::max(t, in);
+        in = start + ser;
+        // The tail leaves the source at start + ser and reaches dst after the path latency; the
+        // destination port takes one packet at a time.
+        vtime_t& out = eject_free_[index(dst)];
+        const vtime_t head_at_dst = start + noc_latency(src, dst);
+        const vtime_t eject_start = std::max(head_at_dst, out);
+        out = eject_start + ser;
+        return eject_start + ser;
+    }
+
+    vtime_t noc_read_done(CoreCoord reader, CoreCoord src, uint32_t bytes, vtime_t t) override {
+        // A one-flit request travels to src, the data comes back as a write from src to reader.
+        const vtime_t req = noc_arrival(reader, src, 16, t);
+        return noc_arrival(src, reader, bytes, req);
+    }
+
+    /// Bytes on the wire for a packet of `bytes`: payload plus overhead per (partial) frame.
+    uint64_t eth_wire_bytes(uint32_t bytes) const {
+        const uint64_t frames = std::max<uint64_t>(1, detail::ceil_div(bytes, o_.eth_frame_payload));
+        return uint64_t(bytes) + frames * o_.eth_frame_overhead;
+    }
+    /// Serialisation time of a packet of `bytes` on one link direction, in ps.
+    vtime_t eth_serialise(uint32_t bytes) const {
+        return vtime_t(double(eth_wire_bytes(bytes)) * 1e12 / o_.eth_bytes_per_second + 0.5);
+    }
+
+    vtime_t eth_arrival(CoreCoord eth, uint32_t q, uint32_t bytes, vtime_t t) override {
+        detail::EthTx& e = eth_state(eth, q, "eth_arrival");
+        const vtime_t ser = eth_serialise(bytes);
+        // In order within a queue; queues share the link direction.
+        const vtime_t start = std::max({t, e.link_free, e.queue_free[q]});
+        e.link_free = start + ser;
+        e.queue_free[q] = start + ser;
+        e.queue_busy[q] += ser;
+        e.queue_bytes[q] += bytes;
+        e.queue_packets[q] += 1;
+        return start + ser + o_.eth_link_latency_ps;
+    }
+
+    vtime_t eth_txq_free(CoreCoord eth, uint32_t q) const override {
+        return const_cast<WormholeModel*>(this)->eth_state(eth, q, "eth_txq_free").queue_free[q];
+    }
+
+    void link_usage(std::vector<LinkBusy>& out) const override {
+        for (uint32_t c = 0; c < chips_; ++c)
+            for (uint32_t i = 0; i < chip_.eth_cores; ++i) {
+                const detail::EthTx& e = eth_[size_t(c) * chip_.eth_cores + i];
+                for (uint32_t q = 0; q < o_.eth_tx_queues; ++q)
+                    if (e.queue_packets[q])
+                        out.push_back({CoreCoord{c, i, chip_.grid_h}, q, e.queue_busy[q], e.queue_bytes[q],
+                                       e.queue_packets[q]});
+            }
+    }
+
+private:
+    size_t index(CoreCoord c) const { return (size_t(c.chip) * grid_h_ + c.y) * grid_w_ + c.x; }
+    void check_noc(CoreCoord c, const char* what) const {
+        if (c.chip >= chips_ || c.x >= grid_w_ || c.y >= grid_h_)
+            throw EmulationError(std::string("wormhole_model: ") + what + ": " + to_string(c) +
+                                 " is not a NoC endpoint of the cluster the model was reset for (" +
+                                 std::to_string(chips_) + " chips, NoC grid " + std::to_string(grid_w_) + " x " +
+                                 std::to_string(grid_h_) + "; call reset() first)");
+    }
+    detail::EthTx& eth_state(CoreCoord eth, uint32_t q, const char* what) {
+        if (eth.chip >= chips_ || eth.y != chip_.grid_h || eth.x >= chip_.eth_cores)
+            throw EmulationError(std::string("wormhole_model: ") + what + ": " + to_string(eth) +
+                                 " is not an Ethernet core (Ethernet cores are (i, " + std::to_string(chip_.grid_h) +
+                                 ") for i < " + std::to_string(chip_.eth_cores) + " on chips 0.." +
+                                 std::to_string(chips_ ? chips_ - 1 : 0) + "; call reset() first)");
+        if (q >= o_.eth_tx_queues)
+            throw EmulationError(std::string("wormhole_model: ") + what + ": tx queue " + std::to_string(q) +
+                                 " does not exist; queues are 0.." + std::to_string(o_.eth_tx_queues - 1));
+        return eth_[size_t(eth.chip) * chip_.eth_cores + eth.x];
+    }
+
+    WormholeOptions o_;
+    double ps_per_cycle_ = 1000;
+    ChipSpec chip_{};
+    uint32_t chips_ = 0, grid_w_ = 0, grid_h_ = 0;
+    std::vector<vtime_t> inject_free_, eject_free_;
+    std::vector<detail::EthTx> eth_;
+};
+
+inline std::unique_ptr<TimingModel> wormhole_model(WormholeOptions o = {}) {
+    return std::make_unique<WormholeModel>(o);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Wafer-scale PE mesh (seed 002)
+
+/// Figures of the wafer model (seed 002, "Performance Model").
+struct WaferOptions {
+    uint32_t t_r = 2;              ///< router <-> processor latency T_R in cycles (2 on the simulator)
+    double clock_hz = 850e6;       ///< PE clock, only to convert cycles to seconds (assumption)
+    uint32_t hop_cycles = 1;       ///< router to neighbouring router
+    uint32_t bytes_per_wavelet = 4;  ///< one 32-bit wavelet per cycle per link direction
+    // Issue costs in cycles. A send issues one wavelet per cycle (T_send = 1 per wavelet); a store
+    // of a received value is one cycle (T_store = 1); memory: 64-bit load per cycle.
+    uint32_t cost_sem_set = 1;
+    uint32_t cost_sem_wait_check = 0;  ///< the wait itself is free; the arrival time carries the cost
+    uint32_t cost_noc_barrier = 0;
+    uint32_t cost_idle_poll = 1;
+    uint32_t cost_context_switch = 1;
+    uint32_t l1_bytes_per_cycle = 8;
+};
+
+/// Router directions of a link leaving a PE's router, plus the two ramps.
+enum class WaferPort : uint8_t { east, west, north, south, on_ramp, off_ramp };
+inline constexpr uint32_t wafer_ports = 6;
+
+class WaferModel final : public TimingModel {
+public:
+    explicit WaferModel(WaferOptions o = {}) : o_(o) {
+        if (o_.clock_hz <= 0 || o_.hop_cycles == 0 || o_.bytes_per_wavelet == 0 || o_.l1_bytes_per_cycle == 0)
+            throw EmulationError("wafer_model: clock_hz, hop_cycles, bytes_per_wavelet and l1_bytes_per_cycle must be > 0");
+    }
+    const WaferOptions& options() const { return o_; }
+
+    const char* name() const noexcept override { return "wafer"; }
+    const char* unit() const noexcept override { return "cycle"; }
+    double ticks_per_second() const noexcept override { return o_.clock_hz; }
+
+    using TimingModel::reset;
+    void reset(const ClusterSpec& spec) override {
+        w_ = spec.chip.grid_w;
+        h_ = spec.chip.grid_h;
+        chips_ = spec.num_chips;
+        free_.assign(size_t(chips_) * w_ * h_ * wafer_ports, 0);
+        busy_.assign(free_.size(), 0);
+    }
+
+    /// Wavelets in a message of `bytes` (at least one: a zero-byte signal still sends a wavelet).
+    uint32_t wavelets(uint32_t bytes) const {
+        return uint32_t(std::max<uint64_t>(1, detail::ceil_div(bytes, o_.bytes_per_wavelet)));
+    }
+
+    vtime_t issue_cost(CoreCoord, Op op, uint32_t bytes) override {
+        switch (op) {
+            case Op::noc_write:
+            case Op::noc_inline_write:
+            case Op::sem_inc: return wavelets(bytes);  // T_send = 1 per wavelet
+            case Op::noc_read: return 1;               // one request wavelet
+            case Op::sem_set: return o_.cost_sem_set;
+            case Op::sem_wait_check: return o_.cost_sem_wait_check;
+            case Op::noc_barrier: return o_.cost_noc_barrier;
+            case Op::idle_poll: return o_.cost_idle_poll;
+            case Op::context_switch: return o_.cost_context_switch;
+            case Op::l1_access:
+                return std::max<vtime_t>(1, detail::ceil_div(bytes, o_.l1_bytes_per_cycle));  // T_store = 1
+            case Op::eth_send:
+            case Op::eth_txq_check: break;
+        }
+        throw EmulationError(std::string("wafer_model: ") + to_string(op) +
+                             ": a wafer-scale PE mesh has no Ethernet (use wormhole_model for chips with links)");
+    }
+
+    /// Sends a train of `n` wavelets whose last wavelet leaves the processor at `t` (end of the
+    /// issuing cycles) from src to dst; returns when the last wavelet has reached dst's processor.
+    /// Route: on-ramp, X then Y through routers, off-ramp. Each port carries one wavelet per cycle.
+    vtime_t send_train(CoreCoord src, CoreCoord dst, uint32_t n, vtime_t t) {
+        check(src, "source");
+        check(dst, "destination");
+        if (src.chip != dst.chip)
+            throw EmulationError("wafer_model: " + to_string(src) + " -> " + to_string(dst) +
+                                 ": the PE mesh is one wafer; messages stay on one chip");
+        // The first wavelet left the processor n-1 cycles before the last one.
+        vtime_t head = t - std::min<vtime_t>(t, n - 1);
+        head = pass(port(src, WaferPort::on_ramp), head, n, o_.t_r);
+        uint32_t x = src.x, y = src.y;
+        while (x != dst.x) {
+            const WaferPort p = dst.x > x ? WaferPort::east : WaferPort::west;
+            head = pass(port({src.chip, x, y}, p), head, n, o_.hop_cycles);
+            x = dst.x > x ? x + 1 : x - 1;
+        }
+        while (y != dst.y) {
+            const WaferPort p = dst.y > y ? WaferPort::south : WaferPort::north;
+            head = pass(port({src.chip, x, y}, p), head, n, o_.hop_cycles);
+            y = dst.y > y ? y + 1 : y - 1;
+        }
+        head = pass(port(dst, WaferPort::off_ramp), head, n, o_.t_r);
+        return head + n - 1;  // the tail follows the head by n-1 cycles
+    }
+
+    vtime_t noc_arrival(CoreCoord src, CoreCoord dst, uint32_t bytes, vtime_t t) override {
+        return send_train(src, dst, wavelets(bytes), t);
+    }
+    vtime_t noc_read_done(CoreCoord reader, CoreCoord src, uint32_t bytes, vtime_t t) override {
+        // One request wavelet to src; src answers with the data, one wavelet per cycle from the
+        // request's arrival (no issue cost on src: the reader's request drives the answer).
+        const vtime_t req = send_train(reader, src, 1, t);
+        const uint32_t n = wavelets(bytes);
+        return send_train(src, reader, n, req + n - 1);
+    }
+    vtime_t eth_arrival(CoreCoord eth, uint32_t, uint32_t, vtime_t) override {
+        throw EmulationError("wafer_model: eth_arrival from " + to_string(eth) +
+                             ": a wafer-scale PE mesh has no Ethernet links (use wormhole_model)");
+    }
+    vtime_t eth_txq_free(CoreCoord, uint32_t) const override { return 0; }
+    void link_usage(std::vector<LinkBusy>&) const override {}  // no Ethernet links
+
+    /// Cycles a router port carried wavelets since reset (for reports and tests).
+    vtime_t port_busy(CoreCoord c, WaferPort p) const { return busy_[port(c, p)]; }
+
+private:
+    size_t port(CoreCoord c, WaferPort p) const {
+        return ((size_t(c.chip) * h_ + c.y) * w_ + c.x) * wafer_ports + uint32_t(p);
+    }
+    void check(CoreCoord c, const char* what) const {
+        if (c.chip >= chips_ || c.x >= w_ || c.y >= h_)
+            throw EmulationError(std::string("wafer_model: ") + what + " " + to_string(c) +
+                                 " is not a PE of the mesh the model was reset for (" + std::to_string(w_) + " x " +
+                                 std::to_string(h_) + " PEs per chip, " + std::to_string(chips_) +
+                                 " chips; call reset() first)");
+    }
+    /// The head of an n-wavelet train reaches a port at `head`; the port starts it when free,
+    /// carries one wavelet per cycle, and the head reaches the next stage `latency` cycles later.
+    vtime_t pass(size_t p, vtime_t head, uint32_t n, uint32_t latency) {
+        const vtime_t start = std::max(head, free_[p]);
+        free_[p] = start + n;
+        busy_[p] += n;
+        return start + latency;
+    }
+
+    WaferOptions o_;
+    uint32_t w_ = 0, h_ = 0, chips_ = 0;
+    std::vector<vtime_t> free_, busy_;
+};
+
+inline std::unique_ptr<TimingModel> wafer_model(WaferOptions o = {}) { return std::make_unique<WaferModel>(o); }
+
+}  // namespace kccl::emu
