@@ -330,6 +330,74 @@ TEST_CASE("fiber engine: a kernel of a thousand cores runs on one thread", "[emu
     for (const auto& core : ring) REQUIRE(r.at(core).value == kLaps);
 }
 
+// ---- the timed engine ----------------------------------------------------------------------------
+namespace {
+/// n round trips of a 16-byte flit over one link; returns the report.
+RunReport timed_ping(Cluster& c, uint32_t n, kccl::emu::TimingModel* model, kccl::emu::Trace* trace) {
+    auto [e0, e1] = c.links_between(0, 1)[0];
+    c.clear_memory();
+    Launcher L(c);
+    for (uint32_t side = 0; side < 2; ++side)
+        L.add(side ? e1 : e0, [side, n](auto& h) {
+            for (uint32_t i = 1; i <= n; ++i) {
+                if (side) h.sem_wait_min(0x140, i);
+                std::memcpy(h.l1_ptr(0x100, 4), &i, 4);
+                h.eth_send(0, 0x100, 0x140, 16);
+                if (!side) h.sem_wait_min(0x140, i);
+            }
+        });
+    RunOptions o = normal();
+    o.timing = model;
+    o.trace = trace;
+    return L.run(o);
+}
+}  // namespace
+
+TEST_CASE("timed engine: modelled time from the model, not the host; deterministic; traced", "[emulation][engine][timing]") {
+    Cluster c(topo::n300(small_chip()));
+    auto model = kccl::emu::wormhole_model();
+    constexpr uint32_t kN = 20;
+    kccl::emu::Trace t1, t2;
+    auto a = timed_ping(c, kN, model.get(), &t1);
+    auto b = timed_ping(c, kN, model.get(), &t2);
+    KCCL_REQUIRE_OK(a);
+    REQUIRE(a.timed);
+    REQUIRE(a.time_unit == "ps");
+    REQUIRE(a.makespan == b.makespan);
+    REQUIRE(a.run_hash == b.run_hash);
+    REQUIRE(t1.hash() == t2.hash());
+    // Each one-way trip: the send's issue (60 cycles at 1 GHz), a 66-byte frame at 12.5 GB/s
+    // (5.28 ns) and 500 ns of link latency, plus a few cycles of polling and L1 access.
+    const double one_way_ns = double(a.makespan) / 1000.0 / (2 * kN);
+    INFO("one way " << one_way_ns << " ns");
+    REQUIRE(one_way_ns >= 60 + 5.28 + 500);
+    REQUIRE(one_way_ns <= 60 + 5.28 + 500 + 30);
+    // Each side's queue 0 sent kN flits: kN x 5.28 ns busy (66 B on the wire each).
+    REQUIRE(a.links.size() == 2);
+    for (const auto& l : a.links) {
+        REQUIRE(l.packets == kN);
+        REQUIRE(l.bytes == 16 * kN);
+        REQUIRE(l.busy == kN * 5280);
+    }
+    // The responder's kernel ends after the initiator's last send has arrived.
+    auto [e0, e1] = c.links_between(0, 1)[0];
+    REQUIRE(a.at(e1).modelled_end > a.at(e0).modelled_start);
+    REQUIRE(a.at(e0).modelled_end == a.makespan);
+    // The trace: a flow per send, a wait slice on each side.
+    const std::string js = t1.json();
+    REQUIRE_THAT(js, Catch::Contains("eth_send") && Catch::Contains("sem_wait_min") && Catch::Contains("\"ph\":\"s\""));
+    // Timing needs the fiber engine and no adversary: named errors.
+    RunOptions th = normal();
+    th.engine = Engine::threads;
+    th.timing = model.get();
+    Launcher L(c);
+    L.add(e0, [](auto&) {});
+    REQUIRE_THROWS_WITH(L.run(th), Catch::Contains("RunOptions::timing needs the fiber engine"));
+    RunOptions adv = adversarial(1);
+    adv.timing = model.get();
+    REQUIRE_THROWS_WITH(L.run(adv), Catch::Contains("cannot be adversarial"));
+}
+
 // ---- ThreadSanitizer: a race between two emulated cores is still a race ------------------------
 // The hidden case plants the race; the visible one (built only under TSan) runs it in a child
 // process and expects TSan's report, and that the scheduler itself is not reported.

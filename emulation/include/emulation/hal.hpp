@@ -44,6 +44,8 @@
 
 #include "cluster.hpp"
 #include "engine/scheduler.hpp"
+#include "timing.hpp"
+#include "trace.hpp"
 
 #include <hal/contract.hpp>
 
@@ -109,6 +111,8 @@ struct RunContext {
     AdversaryOptions adversary{};
     /// The fiber engine's scheduler (nullptr on the thread engine).
     Scheduler* sched = nullptr;
+    /// Where the engine records waits, sends and deliveries (nullptr: no trace).
+    Trace* trace = nullptr;
 };
 
 inline uint64_t splitmix64(uint64_t x) {
@@ -162,6 +166,10 @@ public:
         if (adv_) rng_ = detail::splitmix64(run.adversary.seed ^ (uint64_t(me.coord.chip) << 40) ^
                                            (uint64_t(me.coord.x) << 20) ^ me.coord.y);
         seen_epoch_ = me.events.current();
+        timed_ = sched_ && sched_->timed();
+        if (timed_) model_ = sched_->model();
+        trace_ = sched_ ? run.trace : nullptr;
+        if (trace_) track_ = trace_->track(me.coord, me.name());
     }
     Hal(const Hal&) = delete;
     Hal& operator=(const Hal&) = delete;
@@ -192,6 +200,7 @@ public:
     }
     uint8_t* l1_ptr(uint32_t l1, uint32_t bytes) {
         check_local(l1, bytes, "l1_ptr");
+        if (timed_) sched_->charge(Op::l1_access, bytes);
         return me_->mem + l1;
     }
 
@@ -200,7 +209,9 @@ public:
         step();
         check_local(src_l1, bytes, "noc_write (source)");
         auto [d, off] = resolve(dst, bytes, "noc_write");
-        if (adv_) {
+        if (timed_) {
+            timed_write(Op::noc_write, d, off, bytes, me_->mem + src_l1, NocOp::write, 0);
+        } else if (adv_) {
             enqueue({NocOp::write, d, off, bytes, src_l1, 0, 0, {}});
         } else {
             std::memcpy(d->mem + off, me_->mem + src_l1, bytes);
@@ -212,18 +223,32 @@ public:
         step();
         check_local(dst_l1, bytes, "noc_read (destination)");
         auto [s, off] = resolve(src, bytes, "noc_read");
-        if (adv_) reads_.push_back({s, off, dst_l1, bytes});
+        if (timed_) {
+            // The data is taken now; the barrier waits for the modelled completion.
+            sched_->charge(Op::noc_read, bytes);
+            read_done_ = std::max(read_done_, model_->noc_read_done(me_->coord, s->coord, bytes, sched_->now()));
+            std::memcpy(me_->mem + dst_l1, s->mem + off, bytes);
+        } else if (adv_) reads_.push_back({s, off, dst_l1, bytes});
         else std::memcpy(me_->mem + dst_l1, s->mem + off, bytes);
         me_->bump_progress();
     }
     void noc_write_barrier() {
         step();
+        if (timed_) {
+            sched_->charge(Op::noc_barrier, 0);
+            sched_->advance_to(write_done_);
+            sched_->sync();
+        }
         // N2: everything lands before the barrier returns, destinations interleaved at random
         // and writes in pieces (other cores may observe any in-between state meanwhile).
         while (!noc_.empty()) deliver_noc_step();
     }
     void noc_read_barrier() {
         step();
+        if (timed_) {
+            sched_->charge(Op::noc_barrier, 0);
+            sched_->advance_to(read_done_);
+        }
         while (!reads_.empty()) land_read();
     }
     void noc_writes_flushed() {
@@ -236,7 +261,9 @@ public:
         step();
         auto [d, off] = resolve(dst, 4, "noc_inline_write32");
         check_word_aligned(off, "noc_inline_write32");
-        if (adv_) {
+        if (timed_) {
+            timed_write(Op::noc_inline_write, d, off, 4, nullptr, NocOp::inline32, value);
+        } else if (adv_) {
             enqueue({NocOp::inline32, d, off, 4, 0, value, 0, {}});
         } else {
             std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off))
@@ -251,7 +278,9 @@ public:
         step();
         auto [d, off] = resolve(dst, 4, "sem_inc");
         check_word_aligned(off, "sem_inc");
-        if (adv_) {
+        if (timed_) {
+            timed_write(Op::sem_inc, d, off, 4, nullptr, NocOp::inc, n);
+        } else if (adv_) {
             enqueue({NocOp::inc, d, off, 4, 0, n, 0, {}});
         } else {
             std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off))
@@ -262,12 +291,17 @@ public:
     }
     void sem_set(uint32_t local_l1, uint32_t value) {
         step();
+        if (timed_) sched_->charge(Op::sem_set, 4);
         word(local_l1, "sem_set").store(value, std::memory_order_release);
         if (sched_) sched_->on_write(me_);
         me_->bump_progress();
     }
     uint32_t sem_read(uint32_t local_l1) {
         me_->last_poll_addr.store(local_l1, std::memory_order_relaxed);
+        if (timed_) {
+            sched_->charge(Op::sem_wait_check, 4);
+            sched_->sync();
+        }
         // Fiber engine: a poll loop without idle() (outside W1) must still let the others run.
         if (sched_ && ++polls_since_op_ >= kPollsPerYield) {
             polls_since_op_ = 0;
@@ -291,7 +325,9 @@ public:
     void eth_send(uint32_t queue, uint32_t src_l1, uint32_t dst_l1, uint32_t bytes) {
         step();
         detail::CoreState* peer = check_eth_send(queue, src_l1, dst_l1, bytes);
-        if (adv_) {
+        if (timed_) {
+            timed_eth_send(queue, src_l1, dst_l1, bytes, peer);
+        } else if (adv_) {
             // A busy queue makes the sender wait (E2); here: deliver until it has room.
             while (eth_[queue].size() >= kAdvQueueDepth) deliver_eth_step(queue);
             eth_[queue].push_back({src_l1, dst_l1, bytes, 0, peer});
@@ -304,6 +340,13 @@ public:
     }
     bool eth_txq_busy(uint32_t queue) {
         check_queue(queue, "eth_txq_busy");
+        if (timed_) {
+            sched_->charge(Op::eth_txq_check, 0);
+            const vtime_t free_at = model_->eth_txq_free(me_->coord, queue);
+            if (sched_->now() >= free_at) return false;
+            txq_until_ = std::max(txq_until_, free_at);  // an idle() after this sleeps until then
+            return true;
+        }
         if (!adv_) return false;
         step();
         return !eth_[queue].empty() && coin(50);
@@ -311,6 +354,7 @@ public:
     void context_switch() {
         step();
         ++context_switches_;
+        if (timed_) sched_->charge(Op::context_switch, 0);
         if (sched_) {
             check_abort();
             sched_->yield();
@@ -557,6 +601,10 @@ private:
     template <class Ready>
     void block_until_fiber(detail::WaitKind kind, uint32_t addr, uint32_t value, Ready& ready) {
         polls_since_op_ = 0;
+        if (timed_) {
+            sched_->charge(Op::sem_wait_check, 4);
+            sched_->sync();
+        }
         if (ready()) {
             check_abort();
             if (adv_) step();
@@ -567,6 +615,7 @@ private:
         me_->wait_value.store(value, std::memory_order_relaxed);
         me_->wait_kind.store(kind, std::memory_order_relaxed);
         if (adv_) start_hold();
+        const vtime_t t0 = trace_ ? sched_->now() : 0;
         for (;;) {
             check_abort();
             if (adv_ && has_pending()) {
@@ -580,11 +629,18 @@ private:
         }
         me_->wait_kind.store(detail::WaitKind::none, std::memory_order_relaxed);
         me_->bump_progress();
+        if (trace_)
+            trace_->slice(track_, kind == detail::WaitKind::sem_eq ? "sem_wait" : "sem_wait_min", t0, sched_->now(),
+                          "{\"addr\":\"" + detail::hex(addr) + "\",\"value\":" + std::to_string(value) + "}");
         check_abort();
     }
     void idle_fiber() {
         polls_since_op_ = 0;
         check_abort();
+        if (timed_) {
+            sched_->charge(Op::idle_poll, 0);
+            sched_->sync();
+        }
         if (adv_ && has_pending()) {
             if (idle_streak_ == 0) start_hold();
             ++idle_streak_;
@@ -602,11 +658,68 @@ private:
             return;
         }
         me_->wait_kind.store(detail::WaitKind::idle, std::memory_order_relaxed);
-        sched_->park();
+        const vtime_t t0 = trace_ ? sched_->now() : 0;
+        if (timed_ && txq_until_ > sched_->now()) sched_->park_until(txq_until_);  // a busy tx queue frees then
+        else sched_->park();
+        txq_until_ = 0;
+        if (trace_) trace_->slice(track_, "idle", t0, sched_->now());
         me_->wait_kind.store(detail::WaitKind::none, std::memory_order_relaxed);
         seen_epoch_ = me_->events.epoch.load(std::memory_order_relaxed);
         check_abort();
     }
+    // ---- the timed engine: deliveries stamped with the model's arrival time --------------------
+    static void deliver_notify(detail::Scheduler* s, detail::CoreState* d) {
+        d->events.epoch.store(d->events.epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        s->on_write(d);
+    }
+    /// A NoC write (source bytes taken now), inline write or increment landing at the model's time.
+    void timed_write(Op op, detail::CoreState* d, uint32_t off, uint32_t bytes, const uint8_t* src, NocOp kind,
+                     uint32_t value) {
+        const vtime_t t0 = sched_->now();
+        sched_->charge(op, bytes);
+        const vtime_t t1 = sched_->now();
+        const vtime_t arr = model_->noc_arrival(me_->coord, d->coord, bytes, t1);
+        write_done_ = std::max(write_done_, arr);
+        detail::Scheduler* s = sched_;
+        uint8_t* dst = d->mem + off;
+        if (kind == NocOp::write) {
+            sched_->at(arr, [s, d, dst, data = std::vector<uint8_t>(src, src + bytes)] {
+                std::memcpy(dst, data.data(), data.size());
+                deliver_notify(s, d);
+            });
+        } else {
+            sched_->at(arr, [s, d, dst, kind, value] {
+                std::atomic_ref<uint32_t> w(*reinterpret_cast<uint32_t*>(dst));
+                if (kind == NocOp::inc) w.fetch_add(value, std::memory_order_release);
+                else w.store(value, std::memory_order_release);
+                deliver_notify(s, d);
+            });
+        }
+        if (trace_) trace_flow(to_string(op), t0, t1, d, arr, bytes);
+    }
+    void timed_eth_send(uint32_t q, uint32_t src_l1, uint32_t dst_l1, uint32_t bytes, detail::CoreState* peer) {
+        // A busy queue makes the sender wait (E2) until its last packet has left.
+        const vtime_t t0 = sched_->now();
+        sched_->advance_to(model_->eth_txq_free(me_->coord, q));
+        sched_->charge(Op::eth_send, bytes);
+        const vtime_t t1 = sched_->now();
+        const vtime_t arr = model_->eth_arrival(me_->coord, q, bytes, t1);
+        detail::Scheduler* s = sched_;
+        uint8_t* dst = peer->mem + dst_l1;
+        sched_->at(arr, [s, peer, dst, data = std::vector<uint8_t>(me_->mem + src_l1, me_->mem + src_l1 + bytes)] {
+            const size_t n = data.size();
+            if (n > 16) std::memcpy(dst, data.data(), n - 16);
+            detail::store_word16_release(dst + n - 16, data.data() + n - 16);
+            deliver_notify(s, peer);
+        });
+        if (trace_) trace_flow("eth_send", t0, t1, peer, arr, bytes);
+    }
+    void trace_flow(const char* what, vtime_t t0, vtime_t t1, detail::CoreState* d, vtime_t arr, uint32_t bytes) {
+        trace_->slice(track_, what, t0, t1, "{\"to\":\"" + d->name() + "\",\"bytes\":" + std::to_string(bytes) + "}");
+        const uint64_t f = trace_->flow_begin(track_, t1);
+        trace_->flow_end(f, trace_->track(d->coord, d->name()), arr);
+    }
+
     /// A write landed in `d`'s memory: wake its core (thread engine: eventcount; fiber engine:
     /// ready it if its wait can now succeed).
     void notify(detail::CoreState* d) {
@@ -772,6 +885,11 @@ private:
     std::span<const uint32_t> args_;
     bool adv_;
     detail::Scheduler* sched_ = nullptr;
+    bool timed_ = false;
+    TimingModel* model_ = nullptr;
+    Trace* trace_ = nullptr;
+    uint32_t track_ = 0;
+    vtime_t read_done_ = 0, write_done_ = 0, txq_until_ = 0;
     uint32_t polls_since_op_ = 0;
     uint32_t hold_left_ = 0;
     uint32_t seen_epoch_ = 0;

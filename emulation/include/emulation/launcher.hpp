@@ -39,6 +39,8 @@
 #include "cluster.hpp"
 #include "hal.hpp"
 #include "engine/scheduler.hpp"
+#include "timing.hpp"
+#include "trace.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -87,6 +89,13 @@ struct RunOptions {
     size_t stack_size = 0;
     /// Honour the KCCL_EMU_REPLAY environment variable (see apply_replay).
     bool honour_replay_env = true;
+    /// Fiber engine: a timing model makes the run timed (policy `timed`: the earliest event
+    /// first; every operation charges its issue cost; deliveries land at the model's arrival
+    /// time). The caller owns it; it is reset at the start of the run. nullptr: untimed.
+    TimingModel* timing = nullptr;
+    /// Fiber engine: records a track per core, a slice per wait and per send, a flow from each
+    /// send to its delivery (modelled time when timed; scheduling steps otherwise).
+    Trace* trace = nullptr;
 };
 
 /// Default fiber stack size.
@@ -168,6 +177,8 @@ struct CoreResult {
     CoreStatus status = CoreStatus::aborted;
     std::string message = "not run (the run was aborted first)";  ///< the error, for failed cores
     uint64_t value = 0;   ///< what the kernel returned (0 for void kernels)
+    /// Timed fiber engine: the core's modelled clock when the kernel started and returned.
+    vtime_t modelled_start = 0, modelled_end = 0;
     std::chrono::nanoseconds elapsed{0};
     uint64_t context_switches = 0;
 };
@@ -187,6 +198,15 @@ struct RunReport {
     /// Fiber engine: the KCCL_EMU_REPLAY value that replays this run.
     std::string replay;
     std::chrono::nanoseconds wall_time{0};
+    /// Timed runs: the model, its tick, the makespan (the latest kernel end or delivery, in
+    /// ticks) and every Ethernet tx queue's busy time. Per core: CoreResult::modelled_*.
+    bool timed = false;
+    std::string model, time_unit;
+    double ticks_per_second = 0;
+    vtime_t makespan = 0;
+    std::vector<LinkBusy> links;
+    /// The makespan in seconds.
+    double makespan_seconds() const { return ticks_per_second > 0 ? double(makespan) / ticks_per_second : 0; }
 
     bool ok() const {
         if (watchdog_fired) return false;
@@ -341,6 +361,13 @@ public:
             throw EmulationError("Launcher::run: program " + std::to_string(P - 1) +
                                  " has no kernel (remove the last next_program() call)");
         const bool fib = opt.engine == Engine::fibers;
+        if (!fib && (opt.timing || opt.trace))
+            throw EmulationError(std::string("Launcher::run: RunOptions::") + (opt.timing ? "timing" : "trace") +
+                                 " needs the fiber engine (RunOptions::engine = Engine::fibers); the thread engine has no "
+                                 "virtual clock");
+        if (opt.timing && opt.adversary.enabled)
+            throw EmulationError("Launcher::run: a timed run (RunOptions::timing) cannot be adversarial: the timing model "
+                                 "decides when every delivery lands (turn RunOptions::adversary.enabled off)");
         if (opt.schedule.policy == Policy::automatic) {
             // Adversarial mode explores interleavings too: random, from the adversary's seed.
             if (opt.adversary.enabled) {
@@ -409,8 +436,19 @@ public:
         // Fiber engine: the scheduler exists before any program is entered (enter() wakes cores).
         std::unique_ptr<detail::Scheduler> sched;
         if (fib) {
-            sched = std::make_unique<detail::Scheduler>(opt.schedule, opt.stack_size ? opt.stack_size : default_stack_size());
+            if (opt.timing) opt.timing->reset(*cluster_);
+            sched = std::make_unique<detail::Scheduler>(opt.schedule, opt.stack_size ? opt.stack_size : default_stack_size(),
+                                                        opt.timing);
             ctx.sched = sched.get();
+            ctx.trace = opt.trace;
+            if (opt.trace) opt.trace->set_time_unit(opt.timing ? opt.timing->ticks_per_second() : 1e9);
+            if (opt.timing) {
+                report.timed = true;
+                report.model = opt.timing->name();
+                report.time_unit = opt.timing->unit();
+                report.ticks_per_second = opt.timing->ticks_per_second();
+                report.replay = "policy=timed";
+            }
         }
 
         // Per chip: the program it runs now, and how many of its kernels each program still has.
@@ -459,7 +497,10 @@ public:
             while (go.load(std::memory_order_acquire) == 0) futex_wait(go, 0, std::chrono::microseconds(100000));
             const uint32_t chip = cores[i].chip;
             if (skew[chip].count() > 0 && go.load(std::memory_order_relaxed) == 1) {
-                if (fib) {
+                if (fib && opt.timing) {
+                    // Timed: the chip starts s us of modelled time later.
+                    sched->advance_to(vtime_t(double(skew[chip].count()) * 1e-6 * opt.timing->ticks_per_second()));
+                } else if (fib) {
                     // Deterministic engine: a start skew of s us is s scheduling rounds (the
                     // other cores run meanwhile); the order of starts, not host time.
                     for (int64_t k = std::min<int64_t>(skew[chip].count(), 1000000); k > 0; --k) {
@@ -492,8 +533,10 @@ public:
                     const auto t0 = std::chrono::steady_clock::now();
                     const uint64_t cs0 = hal.context_switches();
                     if (ctx.aborted.load(std::memory_order_relaxed)) throw RunAborted{};
+                    if (fib) res.modelled_start = sched->now();
                     res.value = e.kernel(hal);
                     if (w + 1 == work[i].size()) hal.drain();
+                    if (fib) res.modelled_end = sched->now();
                     res.elapsed = std::chrono::steady_clock::now() - t0;
                     res.context_switches = hal.context_switches() - cs0;
                     res.status = CoreStatus::ok;
@@ -670,6 +713,11 @@ private:
         futex_wake_all(stop);
         watchdog.join();
         report.run_hash = sched.hash();
+        if (opt.timing) {
+            report.makespan = sched.last_event_time();
+            for (const auto& c : report.cores) report.makespan = std::max(report.makespan, c.modelled_end);
+            opt.timing->link_usage(report.links);
+        }
         report.steps = sched.steps();
         report.switches = sched.switches();
     }

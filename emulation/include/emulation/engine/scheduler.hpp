@@ -23,8 +23,10 @@
 
 #include "../cluster.hpp"
 #include "../fiber/context.hpp"
+#include "../timing.hpp"
 
 #include <cstdint>
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -61,14 +63,16 @@ enum class Engine : uint8_t {
     threads,  ///< one OS thread per core: real parallelism, the host's memory model
 };
 /// How the fiber engine picks the next core.
-/// `automatic` (the default): fifo, or random seeded by the adversary's seed in adversarial mode.
-enum class Policy : uint8_t { automatic, fifo, random, pct };
+/// `automatic` (the default): fifo, or random seeded by the adversary's seed in adversarial mode;
+/// `timed` is what a run with a TimingModel uses (the earliest event first), whatever is set.
+enum class Policy : uint8_t { automatic, fifo, random, pct, timed };
 
 inline const char* to_string(Policy p) {
     switch (p) {
         case Policy::fifo: return "fifo";
         case Policy::random: return "random";
         case Policy::automatic: return "automatic";
+        case Policy::timed: return "timed";
         default: return "pct";
     }
 }
@@ -109,9 +113,12 @@ class Scheduler {
 public:
     enum class Why : uint8_t { start, park, yield, preempt, exit };
 
-    Scheduler(const ScheduleOptions& o, size_t stack_size) : opt_(o), stack_size_(stack_size), rng_(o.seed * 0x9E3779B97F4A7C15ull + 0x51) {
+    Scheduler(const ScheduleOptions& o, size_t stack_size, TimingModel* model = nullptr)
+        : opt_(o), stack_size_(stack_size), rng_(o.seed * 0x9E3779B97F4A7C15ull + 0x51), model_(model) {
         if (!rng_) rng_ = 1;
         if (opt_.policy == Policy::automatic) opt_.policy = Policy::fifo;
+        if (model_) opt_.policy = Policy::timed;
+        if (!model_ && opt_.policy == Policy::timed) opt_.policy = Policy::fifo;
     }
     Scheduler(const Scheduler&) = delete;
     Scheduler& operator=(const Scheduler&) = delete;
@@ -200,6 +207,60 @@ public:
         return steps_;
     }
 
+    // ---- virtual time (timed policy; without a model every cost is 0) ------------------------------
+    bool timed() const { return model_ != nullptr; }
+    TimingModel* model() const { return model_; }
+    /// The running core's clock (untimed: the scheduling step count, for traces).
+    vtime_t now() const {
+        IgnoreScope ig;
+        if (!model_) return steps_;
+        return current_ ? current_->clock : last_event_t_;
+    }
+    /// Charges the running core the model's issue cost of `op`.
+    void charge(Op op, uint32_t bytes) {
+        IgnoreScope ig;
+        current_->clock += model_->issue_cost(current_->st->coord, op, bytes);
+    }
+    /// Moves the running core's clock to at least `t`.
+    void advance_to(vtime_t t) {
+        IgnoreScope ig;
+        if (current_->clock < t) current_->clock = t;
+    }
+    /// Runs `fn` (a delivery) when the simulation reaches `t` (ties: in scheduling order).
+    void at(vtime_t t, std::function<void()> fn) {
+        IgnoreScope ig;
+        push_event(Event{t, ev_seq_++, UINT32_MAX, std::move(fn)});
+    }
+    /// Timed: before the running core observes memory, every event up to its clock has happened
+    /// and no core is behind it (else it yields and resumes when it is the earliest).
+    void sync() {
+        if (!model_) return;
+        bool behind;
+        {
+            IgnoreScope ig;
+            const vtime_t c = current_->clock;
+            behind = (!events_.empty() && events_.front().t <= c) || (!rheap_.empty() && rheap_.front().clock < c);
+        }
+        if (behind) switch_away(Why::preempt, true);
+    }
+    /// Parks the running core until a write readies it or the simulation reaches `t`.
+    void park_until(vtime_t t) {
+        {
+            IgnoreScope ig;
+            push_event(Event{t, ev_seq_++, current_->index, {}});
+        }
+        park();
+    }
+    /// The latest delivery time so far (timed).
+    vtime_t last_event_time() const {
+        IgnoreScope ig;
+        return last_event_t_;
+    }
+    vtime_t clock_of(const CoreState* st) const {
+        IgnoreScope ig;
+        return st->sched_task == UINT32_MAX ? 0 : tasks_[st->sched_task]->clock;
+    }
+
     // ---- called by writers (from any fiber) -----------------------------------------------------
     /// `st`'s memory was written: ready its core if its wait can now succeed.
     void on_write(CoreState* st) {
@@ -266,6 +327,7 @@ private:
         uint32_t index = 0;
         State state = State::parked;
         int64_t prio = 0;
+        vtime_t clock = 0;  ///< timed: this core's modelled time
 #if KCCL_EMU_SCHED_TSAN
         void* tsan = nullptr;
 #endif
@@ -315,7 +377,13 @@ private:
         t->state = State::ready;
         if (ready_flag_[t->index]) return;
         ready_flag_[t->index] = 1;
-        if (opt_.policy == Policy::fifo) {
+        if (opt_.policy == Policy::timed) {
+            // Woken by a delivery: it resumes at the arrival (a wait returns at max(now, arrival)).
+            const vtime_t at = in_event_ ? event_now_ : current_ ? current_->clock : 0;
+            if (t->clock < at) t->clock = at;
+            rheap_.push_back(Ready{t->clock, ready_seq_++, t->index});
+            std::push_heap(rheap_.begin(), rheap_.end(), later);
+        } else if (opt_.policy == Policy::fifo) {
             ring_[tail_] = t->index;
             tail_ = tail_ + 1 == ring_.size() ? 0 : tail_ + 1;
         } else {
@@ -324,7 +392,21 @@ private:
     }
     Task* pick() {
         uint32_t i;
-        if (opt_.policy == Policy::fifo) {
+        if (opt_.policy == Policy::timed) {
+            // The earliest first: a delivery at t runs before a core whose clock is >= t.
+            for (;;) {
+                const bool ev = !events_.empty(), task = !rheap_.empty();
+                if (!ev && !task) return nullptr;
+                if (ev && (!task || events_.front().t <= rheap_.front().clock)) {
+                    run_event();
+                    continue;
+                }
+                std::pop_heap(rheap_.begin(), rheap_.end(), later);
+                i = rheap_.back().index;
+                rheap_.pop_back();
+                break;
+            }
+        } else if (opt_.policy == Policy::fifo) {
             if (head_ == tail_) return nullptr;
             i = ring_[head_];
             head_ = head_ + 1 == ring_.size() ? 0 : head_ + 1;
@@ -346,6 +428,39 @@ private:
         ++switches_;
         return tasks_[i].get();
     }
+    struct Event {
+        vtime_t t;
+        uint64_t seq;
+        uint32_t task;  ///< a timer wake of this task, or UINT32_MAX: run fn
+        std::function<void()> fn;
+    };
+    struct Ready {
+        vtime_t clock;
+        uint64_t seq;
+        uint32_t index;
+    };
+    static bool later(const Ready& a, const Ready& b) { return a.clock != b.clock ? a.clock > b.clock : a.seq > b.seq; }
+    static bool later_ev(const Event& a, const Event& b) { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
+    void push_event(Event e) {
+        events_.push_back(std::move(e));
+        std::push_heap(events_.begin(), events_.end(), later_ev);
+    }
+    void run_event() {
+        std::pop_heap(events_.begin(), events_.end(), later_ev);
+        Event e = std::move(events_.back());
+        events_.pop_back();
+        in_event_ = true;
+        event_now_ = e.t;
+        if (e.t > last_event_t_) last_event_t_ = e.t;
+        mix(e.t ^ (e.seq << 1));
+        if (e.task != UINT32_MAX) {
+            if (tasks_[e.task]->state == State::parked) make_ready_locked(tasks_[e.task].get());
+        } else {
+            e.fn();
+        }
+        in_event_ = false;
+    }
+
     bool higher_ready() const {
         for (uint32_t i : ready_)
             if (tasks_[i]->prio > current_->prio) return true;
@@ -357,7 +472,10 @@ private:
         {
             IgnoreScope ig;
             ++steps_;
-            if (opt_.policy == Policy::random) {
+            if (opt_.policy == Policy::timed) {
+                const vtime_t c = current_->clock;
+                sw = (!events_.empty() && events_.front().t <= c) || (!rheap_.empty() && rheap_.front().clock < c);
+            } else if (opt_.policy == Policy::random) {
                 sw = !ready_.empty() && rand() % 100 < opt_.preempt_percent;
             } else {
                 while (next_change_ < change_points_.size() && steps_ >= change_points_[next_change_]) {
@@ -523,6 +641,12 @@ private:
     uint64_t hash_ = 0xcbf29ce484222325ull;
     uint64_t switches_ = 0;
     Why last_why_ = Why::start;
+    TimingModel* model_ = nullptr;
+    std::vector<Event> events_;  // timed: deliveries and timer wakes (min-heap on (t, seq))
+    std::vector<Ready> rheap_;   // timed: ready cores (min-heap on (clock, seq))
+    uint64_t ev_seq_ = 0, ready_seq_ = 0;
+    bool in_event_ = false;
+    vtime_t event_now_ = 0, last_event_t_ = 0;
     std::vector<uint64_t> change_points_;
     size_t next_change_ = 0;
     int64_t low_prio_ = 0;
