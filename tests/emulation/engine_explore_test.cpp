@@ -1,8 +1,9 @@
-// PCT exploration on a real protocol: IPCQ's head-before-data mutation, in normal (non-
+// PCT exploration on real protocols. IPCQ's head-before-data mutation, in normal (non-
 // adversarial) mode, is an interleaving bug only: every write lands at once, so it shows only if
 // the receiver runs between the sender's head write and its payload writes. FIFO never schedules
 // that; PCT must find it within 1000 seeds, and the printed setting must replay it. Tagged
 // [mutation]: the broken protocol races on purpose (excluded from the TSan run).
+#include "edm/harness.hpp"
 #include "ipcq/ipcq_util.hpp"
 
 #include <algorithm>
@@ -77,4 +78,52 @@ TEST_CASE("PCT finds IPCQ's head-before-data mutation without the adversary and 
     kccl::emu::apply_replay(again, res.replay);
     REQUIRE_FALSE(clean_stream<HeadBeforeData>(again));
     REQUIRE_FALSE(clean_stream<HeadBeforeData>(again));
+}
+
+namespace {
+struct NotifyBeforeClear : kccl::edm::DefaultConfig {
+    static constexpr bool mutation_notify_before_clear = true;
+};
+struct SharedAckSource : kccl::edm::DefaultConfig {
+    static constexpr bool mutation_shared_ack_source = true;
+};
+/// Two EDM channels stream `messages` packets each way; true when everything arrived intact.
+template <class Config>
+bool clean_edm(const RunOptions& o) {
+    namespace eh = kccl::test::edm_harness;
+    eh::Scenario sc;
+    sc.channels = 2;
+    sc.buffers = 2;
+    sc.packet_bytes = 64;
+    sc.messages = 200;
+    Cluster cluster(eh::two_chips());
+    RunOptions opt = o;
+    opt.watchdog = std::chrono::milliseconds(2000);
+    auto r = eh::run<Config>(cluster, sc, opt);
+    return r.report.ok() && r.errors == 0 && r.received == r.expected_received;
+}
+}  // namespace
+
+TEST_CASE("PCT finds the EDM's notify-before-clear (no adversary) and shared-ack-source (with it)",
+          "[emulation][engine][pct][mutation]") {
+    RunOptions base = pct(1);
+    base.schedule.pct_steps = 20000;
+    for (uint64_t seed = 1; seed <= 5; ++seed) {
+        RunOptions o = base;
+        o.schedule.seed = seed;
+        REQUIRE(clean_edm<kccl::edm::DefaultConfig>(o));
+    }
+    auto a = kccl::emu::explore(1000, base, [](const RunOptions& o) { return clean_edm<NotifyBeforeClear>(o); });
+    REQUIRE_FALSE(a.ok);
+    WARN("PCT (depth 3) caught EDM notify-before-clear at seed " << a.failing_seed);
+    // The shared ack source is not an interleaving bug: a send's source is read when it is
+    // delivered (E1), which only the adversary models (in normal mode a send copies at issue).
+    // No interleaving shows it; PCT with the adversary does.
+    auto none = kccl::emu::explore(200, base, [](const RunOptions& o) { return clean_edm<SharedAckSource>(o); });
+    REQUIRE(none.ok);
+    RunOptions adv = base;
+    adv.adversary.enabled = true;
+    auto b = kccl::emu::explore(1000, adv, [](const RunOptions& o) { return clean_edm<SharedAckSource>(o); });
+    REQUIRE_FALSE(b.ok);
+    WARN("PCT (depth 3) with the adversary caught EDM shared-ack-source at seed " << b.failing_seed);
 }
