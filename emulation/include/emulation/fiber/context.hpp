@@ -324,8 +324,9 @@ struct GuardInfo {
     std::atomic<const char*> name{nullptr};    ///< the core's name (kept alive by the scheduler)
     std::atomic<size_t> size{0};
 };
+/// Per host thread: fiber runs on different threads do not see each other's stacks.
 inline GuardInfo& current_guard() {
-    static GuardInfo g;
+    thread_local GuardInfo g;
     return g;
 }
 
