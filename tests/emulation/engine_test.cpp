@@ -269,7 +269,7 @@ TEST_CASE("PCT finds an ordering bug, prints the replay setting, and the setting
     REQUIRE(r3.run_hash == r1.run_hash);
     // Bad settings are named.
     RunOptions bad;
-    REQUIRE_THROWS_WITH(kccl::emu::apply_replay(bad, "policy=lifo"), Catch::Contains("policy 'lifo' is unknown (allowed: fifo, random, pct)"));
+    REQUIRE_THROWS_WITH(kccl::emu::apply_replay(bad, "policy=lifo"), Catch::Contains("policy 'lifo' is unknown (allowed: fifo, random, pct, timed)"));
     REQUIRE_THROWS_WITH(kccl::emu::apply_replay(bad, "seed=x"), Catch::Contains("must be a decimal number"));
     REQUIRE_THROWS_WITH(kccl::emu::apply_replay(bad, "speed=1"), Catch::Contains("key 'speed' is unknown"));
 }

@@ -145,7 +145,8 @@ inline void apply_replay(RunOptions& o, const std::string& spec) {
             if (v == "fifo") o.schedule.policy = Policy::fifo;
             else if (v == "random") o.schedule.policy = Policy::random;
             else if (v == "pct") o.schedule.policy = Policy::pct;
-            else throw EmulationError("KCCL_EMU_REPLAY: policy '" + v + "' is unknown (allowed: fifo, random, pct)");
+            else if (v == "timed") o.schedule.policy = Policy::timed;  // a timed run is deterministic already
+            else throw EmulationError("KCCL_EMU_REPLAY: policy '" + v + "' is unknown (allowed: fifo, random, pct, timed)");
         } else if (k == "seed") {
             const uint64_t x = num();
             o.schedule.seed = x;
