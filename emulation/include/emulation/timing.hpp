@@ -125,9 +125,13 @@ struct WormholeOptions {
     double eth_bytes_per_second = 12.5e9;   ///< per direction per link (FACTS.md, seed 004)
     uint32_t eth_frame_payload = 1500;      ///< payload bytes per frame (FACTS.md)
     uint32_t eth_frame_overhead = 50;       ///< headers, FEC, CRC per frame (FACTS.md)
-    vtime_t eth_link_latency_ps = 500'000;  ///< time in the Ethernet subsystem and on the wire,
-                                            ///< ~500 ns (seed 004: "approximately 500 ns")
+    vtime_t eth_link_latency_ps = 540'000;  ///< subsystem + wire after the last byte is serialised:
+                                            ///< seed 004 estimates ~500 ns; 540 puts the ring ping at
+                                            ///< ~654 ns/hop and one-way at ~608 ns (docs/emulation.md)
     uint32_t eth_tx_queues = 2;             ///< tx command queues per Ethernet core
+    uint32_t eth_txq_depth = 2;             ///< commands a tx queue holds, the one on the wire included:
+                                            ///< the next send is accepted while a packet is serialised
+                                            ///< (seed 004: keep >= 8 KiB outstanding in the tx queues)
     // NoC
     uint32_t noc_hop_cycles = 9;            ///< per router hop (assumption)
     uint32_t noc_endpoint_cycles = 20;      ///< request setup at source + L1 write at destination (assumption)
@@ -162,7 +166,9 @@ inline uint32_t manhattan(CoreCoord a, CoreCoord b) {
 /// Per-Ethernet-core state: the outgoing direction of its link and its tx queues.
 struct EthTx {
     vtime_t link_free = 0;
-    std::vector<vtime_t> queue_free;
+    std::vector<vtime_t> queue_free;               ///< when the queue's newest packet has left
+    std::vector<std::vector<vtime_t>> queue_done;  ///< per queue: finish times of its last `depth` packets (ring)
+    std::vector<uint64_t> queue_seq;
     std::vector<vtime_t> queue_busy;
     std::vector<uint64_t> queue_bytes;
     std::vector<uint64_t> queue_packets;
@@ -174,10 +180,11 @@ class WormholeModel final : public TimingModel {
 public:
     explicit WormholeModel(WormholeOptions o = {}) : o_(o) {
         if (o_.clock_hz <= 0 || o_.eth_bytes_per_second <= 0 || o_.eth_frame_payload == 0 ||
-            o_.noc_bytes_per_cycle == 0 || o_.l1_bytes_per_cycle == 0 || o_.eth_tx_queues == 0)
+            o_.noc_bytes_per_cycle == 0 || o_.l1_bytes_per_cycle == 0 || o_.eth_tx_queues == 0 ||
+            o_.eth_txq_depth == 0)
             throw EmulationError(
                 "wormhole_model: clock_hz, eth_bytes_per_second, eth_frame_payload, noc_bytes_per_cycle, "
-                "l1_bytes_per_cycle and eth_tx_queues must all be > 0");
+                "l1_bytes_per_cycle, eth_tx_queues and eth_txq_depth must all be > 0");
         ps_per_cycle_ = 1e12 / o_.clock_hz;
     }
     const WormholeOptions& options() const { return o_; }
@@ -198,6 +205,8 @@ public:
         eth_.assign(size_t(chips_) * chip_.eth_cores, {});
         for (auto& e : eth_) {
             e.queue_free.assign(o_.eth_tx_queues, 0);
+            e.queue_done.assign(o_.eth_tx_queues, std::vector<vtime_t>(o_.eth_txq_depth, 0));
+            e.queue_seq.assign(o_.eth_tx_queues, 0);
             e.queue_busy.assign(o_.eth_tx_queues, 0);
             e.queue_bytes.assign(o_.eth_tx_queues, 0);
             e.queue_packets.assign(o_.eth_tx_queues, 0);
@@ -276,14 +285,24 @@ public:
         const vtime_t start = std::max({t, e.link_free, e.queue_free[q]});
         e.link_free = start + ser;
         e.queue_free[q] = start + ser;
+        e.queue_done[q][e.queue_seq[q]++ % o_.eth_txq_depth] = start + ser;
         e.queue_busy[q] += ser;
         e.queue_bytes[q] += bytes;
         e.queue_packets[q] += 1;
         return start + ser + o_.eth_link_latency_ps;
     }
 
+    /// The queue accepts a command once fewer than `eth_txq_depth` of its packets are unfinished:
+    /// when the packet depth-1 places before the newest has left (the newest one, for depth 1).
     vtime_t eth_txq_free(CoreCoord eth, uint32_t q) const override {
-        return const_cast<WormholeModel*>(this)->eth_state(eth, q, "eth_txq_free").queue_free[q];
+        const detail::EthTx& e = const_cast<WormholeModel*>(this)->eth_state(eth, q, "eth_txq_free");
+        const uint32_t d = o_.eth_txq_depth;
+        if (e.queue_seq[q] < d) return 0;  // never held `depth` packets yet
+        return e.queue_done[q][(e.queue_seq[q] - d) % d];  // the oldest of the last `depth` packets
+    }
+    /// When the newest packet of queue `q` has left (the queue is empty).
+    vtime_t eth_txq_empty(CoreCoord eth, uint32_t q) const {
+        return const_cast<WormholeModel*>(this)->eth_state(eth, q, "eth_txq_empty").queue_free[q];
     }
 
     void link_usage(std::vector<LinkBusy>& out) const override {
