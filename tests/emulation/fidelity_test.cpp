@@ -57,7 +57,7 @@ double eth_one_way_ns(uint32_t n, Trace* trace = nullptr) {
 
 // ---- ring ping -------------------------------------------------------------------------------
 
-double ring_ns_per_hop(uint32_t chips, uint32_t laps) {
+double ring_ns_per_hop(uint32_t chips, uint32_t laps, Trace* trace = nullptr) {
     Cluster cluster(topology::ring(chips));
     // Receiver on chip i: the end on chip i of the link from chip i-1; Sender: the end on chip i
     // of the link to chip i+1.
@@ -77,7 +77,7 @@ double ring_ns_per_hop(uint32_t chips, uint32_t laps) {
                    {i == 0 ? 2u : 0u, laps, sender[i].x, sender[i].y});
     }
     auto model = wormhole_model();
-    const RunReport r = launch.run(timed(model.get()));
+    const RunReport r = launch.run(timed(model.get(), trace));
     INFO(r.summary());
     REQUIRE(r.ok());
     return double(end_of(r, receiver[0])) / 1000.0 / (double(laps) * chips);
@@ -209,23 +209,30 @@ TEST_CASE("fidelity: PE row chain reduce reproduces T_chain(P,B) = 2 (P-1)(T_R+1
 }
 
 TEST_CASE("fidelity: a timed run's trace loads back with a track per core and paired flows", "[fidelity][trace]") {
+    // Two laps of the 8-chip ring ping: 16 Ethernet cores, each lap 8 Ethernet sends and 8 NoC
+    // signals. KCCL_TRACE_OUT=path keeps the JSON (docs/emulation.md's picture is made from it).
     Trace trace;
-    eth_one_way_ns(5, &trace);
+    ring_ns_per_hop(8, 2, &trace);
     const std::string path =
         (std::filesystem::temp_directory_path() / ("kccl_fidelity_trace_" + std::to_string(::getpid()) + ".json")).string();
     std::string err;
     REQUIRE(trace.write_json(path, &err));
-    if (const char* keep = std::getenv("KCCL_TRACE_OUT")) std::filesystem::copy_file(path, keep,
-                                                                                   std::filesystem::copy_options::overwrite_existing);
+    if (const char* keep = std::getenv("KCCL_TRACE_OUT"))
+        std::filesystem::copy_file(path, keep, std::filesystem::copy_options::overwrite_existing);
     const auto s = kccl::test::load_trace(path);
     std::filesystem::remove(path);
     INFO(s.error);
     REQUIRE(s.error.empty());
-    CHECK(s.track_names.size() == 2);  // the two Ethernet cores
-    CHECK(s.flows >= 10);              // 5 round trips: at least 10 sends delivered
-    CHECK(s.slices > 0);
-    // Same run again: same trace hash.
-    Trace again;
-    eth_one_way_ns(5, &again);
+    CHECK(s.track_names.size() == 16);   // every Ethernet core of the ring
+    CHECK(s.flows == 2 * 8 * 2);         // per lap: 8 eth_send + 8 NoC inline writes, each delivered
+    CHECK(s.slices_by_name.count("eth_send"));
+    CHECK(s.slices_by_name.at("eth_send") == 2 * 8);
+    // Modelled time: two laps of ~8 x 654 ns end near 10.5 us.
+    CHECK(s.max_end_us == Approx(2 * 8 * 0.654).epsilon(0.05));
+    // Same run again: same trace hash; a different run (one lap more): a different hash.
+    Trace again, longer;
+    ring_ns_per_hop(8, 2, &again);
+    ring_ns_per_hop(8, 3, &longer);
     CHECK(again.hash() == trace.hash());
+    CHECK(longer.hash() != trace.hash());
 }
