@@ -4,6 +4,7 @@
 // Swept:
 //   emulation/mesh/64x64      4096 cores, 64 B messages, 4 slots per direction, 32 rounds
 //                             (4096 * 4 * 32 = 524288 messages per run), kEmulatedRuns runs.
+//   emulation/mesh/128x128    16384 cores, one chip, 4 rounds, one run per repetition.
 //   emulation/mesh/256x256    65536 cores as 4 chips of 128 x 128 (the emulation's NoC
 //                             coordinates stop at 255 and one chip holds at most 256 x 254
 //                             workers), 64 B messages, 4 rounds, one run per repetition.
@@ -67,6 +68,14 @@ void mesh_64x64(benchmark::State& state) {
     run_mesh(state, s);
 }
 
+void mesh_128x128(benchmark::State& state) {
+    sc::MeshSpec s;
+    s.rows = s.cols = 128;
+    s.rounds = 4;
+    s.rss_sample_every = 2048;
+    run_mesh(state, s);
+}
+
 void mesh_256x256(benchmark::State& state) {
     sc::MeshSpec s;
     s.rows = s.cols = 128;
@@ -79,4 +88,5 @@ void mesh_256x256(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(mesh_64x64)->Name("emulation/mesh/64x64")->UseManualTime()->Iterations(kccl::bench::kEmulatedRuns)->Unit(benchmark::kMillisecond);
+BENCHMARK(mesh_128x128)->Name("emulation/mesh/128x128")->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(mesh_256x256)->Name("emulation/mesh/256x256")->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
