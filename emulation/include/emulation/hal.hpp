@@ -486,14 +486,22 @@ private:
         if (run_->aborted.load(std::memory_order_relaxed)) throw RunAborted{};
     }
 
+    // The checks are on every operation's path: the message is built out of line.
     void check_local(uint32_t l1, uint32_t bytes, const char* op) const {
-        if (uint64_t(l1) + bytes > me_->mem_size)
-            fail(op, "L1 range [" + detail::hex(l1) + ", " + detail::hex(uint64_t(l1) + bytes) +
-                         ") exceeds this core's L1 of " + std::to_string(me_->mem_size) +
-                         " bytes (allowed: addr + bytes <= " + std::to_string(me_->mem_size) + ")");
+        if (uint64_t(l1) + bytes > me_->mem_size) [[unlikely]]
+            local_range_error(l1, bytes, op);
+    }
+    [[noreturn, gnu::noinline, gnu::cold]] void local_range_error(uint32_t l1, uint32_t bytes, const char* op) const {
+        fail(op, "L1 range [" + detail::hex(l1) + ", " + detail::hex(uint64_t(l1) + bytes) +
+                     ") exceeds this core's L1 of " + std::to_string(me_->mem_size) +
+                     " bytes (allowed: addr + bytes <= " + std::to_string(me_->mem_size) + ")");
     }
     void check_word_aligned(uint32_t off, const char* op) const {
-        if (off % 4) fail(op, "semaphore address " + detail::hex(off) + " is not 4-byte aligned");
+        if (off % 4) [[unlikely]]
+            alignment_error(off, op);
+    }
+    [[noreturn, gnu::noinline, gnu::cold]] void alignment_error(uint32_t off, const char* op) const {
+        fail(op, "semaphore address " + detail::hex(off) + " is not 4-byte aligned");
     }
     std::atomic_ref<uint32_t> word(uint32_t l1, const char* op) {
         check_local(l1, 4, op);
@@ -506,6 +514,16 @@ private:
         uint32_t off;
     };
     Resolved resolve(noc_addr_t a, uint32_t bytes, const char* op) const {
+        const uint32_t chip = uint32_t(a >> 48) & 0xff, off = uint32_t(a);
+        if ((a >> 63) && chip == me_->coord.chip) [[likely]] {
+            detail::CoreState* d = cluster_->chip(chip).find(uint32_t(a >> 40) & 0xff, uint32_t(a >> 32) & 0xff);
+            if (d && uint64_t(off) + bytes <= d->mem_size) [[likely]]
+                return {d, off};
+        }
+        resolve_error(a, bytes, op);
+    }
+    /// Names what is wrong with a NoC address `resolve` refused.
+    [[noreturn, gnu::noinline, gnu::cold]] void resolve_error(noc_addr_t a, uint32_t bytes, const char* op) const {
         if (!(a >> 63))
             fail(op, "NoC address " + detail::hex(a) + " was not made by noc_addr() (tag bit missing)");
         const uint32_t chip = uint32_t(a >> 48) & 0xff, x = uint32_t(a >> 40) & 0xff,
@@ -524,7 +542,7 @@ private:
             fail(op, "range [" + detail::hex(off) + ", " + detail::hex(uint64_t(off) + bytes) + ") on " +
                          d->name() + " exceeds its memory of " + std::to_string(d->mem_size) +
                          " bytes (allowed: addr + bytes <= " + std::to_string(d->mem_size) + ")");
-        return {d, off};
+        fail(op, "NoC address " + detail::hex(a) + " was refused");
     }
     void check_queue(uint32_t q, const char* op) const {
         if (q >= hal::eth_tx_queues)
