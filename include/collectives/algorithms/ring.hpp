@@ -314,8 +314,8 @@ struct BroadcastLocalReduce : AlgorithmBase<BroadcastLocalReduce> {
 };
 
 /// all_to_all on a ring by relaying bundles clockwise: in round t (1..p-1) rank r sends r+1 the
-/// fragments that started at r-t+1 and still have to travel (destinations t..p-1 hops away), and
-/// receives from r-1 those that started at r-t: the one for r goes to the output, the rest to
+/// fragments that started at r-t+1 and still have to travel (destinations t..p-1 hops away),
+/// alternating with receiving from r-1 those that started at r-t: the one for r goes to the output, the rest to
 /// scratch (two alternating bundles) for round t+1. Neighbour links only; p(p-1)/2 fragment hops.
 struct RingAllToAll : AlgorithmBase<RingAllToAll> {
     static constexpr bool multi_hop = false;
@@ -333,13 +333,13 @@ struct RingAllToAll : AlgorithmBase<RingAllToAll> {
         for (uint32_t j = 0; j < s; ++j) e(mk::copy(mk::in(rank * s + j), mk::out(rank * s + j)));
         auto slot = [&](uint32_t t, uint32_t d, uint32_t j) { return mk::scr(((t % 2) * p + d) * s + j); };
         for (uint32_t t = 1; t < p; ++t) {
-            for (uint32_t d = t; d < p; ++d)
-                for (uint32_t j = 0; j < s; ++j)
-                    e(mk::send(nxt, t == 1 ? mk::in(((rank + d) % p) * s + j) : slot(t - 1, d, j)));
             const uint32_t o = (rank + p - t) % p;
+            // send and receive alternate, so one message slot per link is enough
             for (uint32_t d = t; d < p; ++d)
-                for (uint32_t j = 0; j < s; ++j)
+                for (uint32_t j = 0; j < s; ++j) {
+                    e(mk::send(nxt, t == 1 ? mk::in(((rank + d) % p) * s + j) : slot(t - 1, d, j)));
                     e(mk::recv(prv, d == t ? mk::out(o * s + j) : slot(t, d, j)));
+                }
         }
     }
 };
