@@ -5,8 +5,9 @@
 //   value is the multiset of (rank, input chunk) leaves that were combined into it, plus a hash of
 //   its combine tree (combine treated as commutative, not associative). Sends and receives match
 //   FIFO per (sender, receiver, lane); channels hold at most `capacity` messages (0: unbounded) and
-//   a send into a full channel waits. Each pass runs at most one step of every stream, so the pass
-//   in which a step fires is its (logical) time; pictures use it.
+//   a send into a full channel waits. Each pass runs at most one step of every stream. Every step
+//   gets a logical time: a stream's clock advances by one after each send, and a receive happens
+//   no earlier than one after the message's send; pictures use it (local copies take no time).
 //
 // WHAT IT REPORTS (each error names rank, lane, step and chunk where they apply)
 //   bad_peer       a peer out of range, the rank itself, or not linked by the topology (unless
@@ -67,7 +68,7 @@ struct CheckError {
 };
 
 struct Event {  // one executed step, for pictures
-    uint32_t rank, lane, index, time;
+    uint32_t rank, lane, index, time;  // time: logical (see top)
     Step step;
 };
 
@@ -83,7 +84,7 @@ struct CheckResult {
     std::vector<CheckError> errors;  // the first few
     std::vector<Event> events;
     uint64_t steps = 0, messages = 0, chunk_messages = 0;
-    uint32_t time = 0;  // passes until everything finished
+    uint32_t time = 0;  // logical time until everything finished (message latencies on the critical path)
     bool has(const std::string& kind) const {
         for (auto& e : errors)
             if (e.kind == kind) return true;
@@ -187,10 +188,14 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
     struct Msg {
         std::vector<Value> vals;
         uint32_t step;
+        uint32_t time;  // logical send time
     };
     std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::deque<Msg>> chan;  // (from, to, lane)
-    std::vector<std::vector<uint32_t>> pc(p);
-    for (uint32_t r = 0; r < p; ++r) pc[r].assign(st[r].size(), 0);
+    std::vector<std::vector<uint32_t>> pc(p), clock(p);
+    for (uint32_t r = 0; r < p; ++r) {
+        pc[r].assign(st[r].size(), 0);
+        clock[r].assign(st[r].size(), 0);
+    }
 
     // static checks of one step; returns false if it cannot run
     auto valid = [&](uint32_t r, uint32_t l, uint32_t i, const Step& s) {
@@ -272,7 +277,8 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
     };
 
     // one attempt to run step pc of (r, l); returns true if it ran
-    auto run = [&](uint32_t r, uint32_t l, uint32_t time) -> bool {
+    auto run = [&](uint32_t r, uint32_t l) -> bool {
+        uint32_t time = clock[r][l];
         const uint32_t i = pc[r][l];
         const Step& s = st[r][l][i];
         std::deque<Msg>* in = nullptr;
@@ -294,6 +300,7 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
                 return true;
             }
             got = std::move(m.vals);
+            time = std::max(time, m.time + 1);
         }
         switch (s.verb) {
             case Verb::send:
@@ -317,16 +324,17 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
         }
         if (verb_writes_dst(s.verb) && !write(r, l, i, s.dst, result)) return true;
         if (outq) {
-            outq->push_back(Msg{result, i});
+            outq->push_back(Msg{result, i, time});
             ++res.messages;
             res.chunk_messages += s.count;
         }
         ++res.steps;
         if (opt.record) res.events.push_back(Event{r, l, i, time, s});
+        clock[r][l] = time + (outq ? 1 : 0);
+        res.time = std::max(res.time, clock[r][l]);
         return true;
     };
 
-    uint32_t time = 0;
     for (;;) {
         bool progress = false, done = true;
         std::vector<std::pair<uint32_t, uint32_t>> ready;
@@ -344,14 +352,13 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
                 if (it == visible.end() || it->second == 0) continue;
                 --it->second;
             }
-            if (run(r, l, time)) {
+            if (run(r, l)) {
                 ++pc[r][l];
                 progress = true;
             }
             if (!res.ok) return res;
         }
         if (done) break;
-        ++time;
         if (!progress) {
             // deadlock: follow the waits-for edges from the first blocked stream to find a cycle
             std::string msg;
@@ -384,7 +391,6 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
             return res;
         }
     }
-    res.time = time;
     for (auto& [k, q] : chan)
         if (!q.empty()) {
             const auto [from, to, l] = k;
