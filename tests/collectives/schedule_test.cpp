@@ -92,7 +92,7 @@ std::vector<std::vector<uint32_t>> trees_for(uint32_t p, uint32_t root, const Sh
 
 TEST_CASE("every op x method x topology x rank count 1..16 x chunking passes the symbolic checker",
           "[collectives][schedule]") {
-    uint64_t cases = 0, rejected = 0;
+    uint64_t cases = 0, rejected = 0, serial = 0;
     std::set<std::pair<int, int>> seen;
     std::map<std::string, uint64_t> per_op;
     for (uint32_t op = 0; op < kOpCount; ++op)
@@ -141,6 +141,12 @@ TEST_CASE("every op x method x topology x rank count 1..16 x chunking passes the
                                         o.max_writes = max_writes(sh);
                                         const CheckResult r = host::check(sh, o);
                                         if (!r.ok) FAIL(describe(sh) << "\n" << r.summary());
+                                        if (lanes(sh) > 1) {  // also with the lanes run in turn on one worker
+                                            o.serial_lanes = true;
+                                            const CheckResult q = host::check(sh, o);
+                                            if (!q.ok) FAIL(describe(sh) << " (serial lanes)\n" << q.summary());
+                                            ++serial;
+                                        }
                                         ++cases;
                                         ++per_op[op_name(sh.op)];
                                         seen.insert({int(op), int(m)});
@@ -158,8 +164,8 @@ TEST_CASE("every op x method x topology x rank count 1..16 x chunking passes the
             CHECK(offered == (seen.count({int(op), int(m)}) == 1));
         }
     std::printf("symbolic coverage: %llu schedules checked (op x method x topology x ranks 1..16 x chunking x root/tree/peer), "
-                "%llu combinations rejected by validate()\n",
-                (unsigned long long)cases, (unsigned long long)rejected);
+                "%llu of them also with their lanes run in turn on one worker; %llu combinations rejected by validate()\n",
+                (unsigned long long)cases, (unsigned long long)serial, (unsigned long long)rejected);
     for (auto& [k, v] : per_op) std::printf("  %-15s %llu\n", k.c_str(), (unsigned long long)v);
     CHECK(cases > 10000);
 }

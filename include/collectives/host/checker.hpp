@@ -77,6 +77,9 @@ struct CheckOptions {
     uint32_t max_writes = 0; // per output chunk; 0 = no limit
     bool record = false;     // keep the events (pictures)
     bool multi_hop = false;  // peers need not be topology neighbours
+    bool serial_lanes = false;  // run each rank's lanes one after the other in ONE stream, with one
+                                // FIFO per (sender, receiver): an executor that runs lanes in turn
+                                // on one worker over shared link directions
 };
 
 struct CheckResult {
@@ -442,7 +445,14 @@ inline CheckResult check(const Shape& sh, CheckOptions opt = {}) {
         return res;
     }
     opt.multi_hop = opt.multi_hop || multi_hop(sh);
-    return check_streams(sh, collect(sh), opt);
+    Streams st = collect(sh);
+    if (opt.serial_lanes)
+        for (auto& rank : st) {
+            std::vector<Step> all;
+            for (auto& lane : rank) all.insert(all.end(), lane.begin(), lane.end());
+            rank.assign(1, std::move(all));
+        }
+    return check_streams(sh, st, opt);
 }
 
 }  // namespace kccl::coll::host
