@@ -90,15 +90,56 @@ std::vector<std::vector<uint32_t>> trees_for(uint32_t p, uint32_t root, const Sh
 
 }  // namespace
 
-TEST_CASE("every op x method x topology x rank count 1..16 x chunking passes the symbolic checker",
-          "[collectives][schedule]") {
+namespace {
+struct SweepCount {
     uint64_t cases = 0, rejected = 0, serial = 0;
     std::set<std::pair<int, int>> seen;
     std::map<std::string, uint64_t> per_op;
+};
+SweepCount sweep(const std::vector<uint32_t>& ranks, const std::vector<uint32_t>& chunkings);
+}  // namespace
+
+TEST_CASE("every op x method x topology x rank count 1..16 x chunking passes the symbolic checker",
+          "[collectives][schedule]") {
+    std::vector<uint32_t> ranks;
+    for (uint32_t p = 1; p <= 16; ++p) ranks.push_back(p);
+    const SweepCount c = sweep(ranks, {1, 2, 3, 5});
+    // every (op, method) pair the dispatcher offers was exercised
+    for (uint32_t op = 0; op < kOpCount; ++op)
+        for (uint32_t m = 0; m < kMethodCount; ++m) {
+            Shape sh;
+            sh.op = Op(op);
+            sh.method = Method(m);
+            const bool offered = dispatch(sh, [](auto) {});
+            INFO(op_name(Op(op)) << " x " << method_name(Method(m)));
+            CHECK(offered == (c.seen.count({int(op), int(m)}) == 1));
+        }
+    std::printf("symbolic coverage: %llu schedules checked (op x method x topology x ranks 1..16 x chunking x root/tree/peer), "
+                "%llu of them also with their lanes run in turn on one worker; %llu combinations rejected by validate()\n",
+                (unsigned long long)c.cases, (unsigned long long)c.serial, (unsigned long long)c.rejected);
+    for (auto& [k, v] : c.per_op) std::printf("  %-15s %llu\n", k.c_str(), (unsigned long long)v);
+    CHECK(c.cases > 10000);
+}
+
+TEST_CASE("larger rank counts (17..64) pass the symbolic checker", "[collectives][schedule][long]") {
+    const SweepCount c = sweep({17, 24, 31, 32, 33, 48, 64}, {1, 2});
+    std::printf("symbolic coverage, long: %llu schedules checked for p in {17, 24, 31, 32, 33, 48, 64}\n",
+                (unsigned long long)c.cases);
+    CHECK(c.cases > 1000);
+}
+
+namespace {
+SweepCount sweep(const std::vector<uint32_t>& rank_counts, const std::vector<uint32_t>& chunkings) {
+    SweepCount out;
+    uint64_t& cases = out.cases;
+    uint64_t& rejected = out.rejected;
+    uint64_t& serial = out.serial;
+    auto& seen = out.seen;
+    auto& per_op = out.per_op;
     for (uint32_t op = 0; op < kOpCount; ++op)
         for (uint32_t m = 0; m < kMethodCount; ++m)
             for (int topo = 0; topo < 4; ++topo)
-                for (uint32_t p = 1; p <= 16; ++p) {
+                for (uint32_t p : rank_counts) {
                     std::vector<std::pair<uint32_t, uint32_t>> grids{{0, 0}};
                     if (topo >= 2) {
                         grids.clear();
@@ -107,7 +148,7 @@ TEST_CASE("every op x method x topology x rank count 1..16 x chunking passes the
                     }
                     std::set<uint32_t> roots{0, p / 2, p - 1};
                     for (auto [rows, cols] : grids)
-                        for (uint32_t s : {1u, 2u, 3u, 5u})
+                        for (uint32_t s : chunkings)
                             for (uint32_t root : roots) {
                                 Shape sh;
                                 sh.op = Op(op);
@@ -153,22 +194,9 @@ TEST_CASE("every op x method x topology x rank count 1..16 x chunking passes the
                                     }
                             }
                 }
-    // every (op, method) pair the dispatcher offers was exercised
-    for (uint32_t op = 0; op < kOpCount; ++op)
-        for (uint32_t m = 0; m < kMethodCount; ++m) {
-            Shape sh;
-            sh.op = Op(op);
-            sh.method = Method(m);
-            const bool offered = dispatch(sh, [](auto) {});
-            INFO(op_name(Op(op)) << " x " << method_name(Method(m)));
-            CHECK(offered == (seen.count({int(op), int(m)}) == 1));
-        }
-    std::printf("symbolic coverage: %llu schedules checked (op x method x topology x ranks 1..16 x chunking x root/tree/peer), "
-                "%llu of them also with their lanes run in turn on one worker; %llu combinations rejected by validate()\n",
-                (unsigned long long)cases, (unsigned long long)serial, (unsigned long long)rejected);
-    for (auto& [k, v] : per_op) std::printf("  %-15s %llu\n", k.c_str(), (unsigned long long)v);
-    CHECK(cases > 10000);
+    return out;
 }
+}  // namespace
 
 TEST_CASE("rings need two message slots per link; every other schedule runs with one", "[collectives][schedule]") {
     Shape sh;
