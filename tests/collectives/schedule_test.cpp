@@ -223,6 +223,31 @@ TEST_CASE("rings need two message slots per link; every other schedule runs with
     CHECK(host::check(sh, one).ok);
 }
 
+TEST_CASE("a chunk streamed as P packets needs P+1 packet slots on a ring: make a chunk one packet",
+          "[collectives][schedule]") {
+    for (Op op : {Op::all_gather, Op::reduce_scatter, Op::all_reduce})
+        for (uint32_t P : {2u, 4u}) {
+            Shape sh;
+            sh.op = op;
+            sh.method = Method::ring_cw;
+            sh.ranks = 5;
+            sh.chunks = 2;
+            auto [fine, st] = host::stream_pieces(sh, P);
+            CheckOptions o;
+            o.capacity = P;
+            const CheckResult r = host::check_streams(fine, st, o);
+            INFO(op_name(op) << " P=" << P);
+            CHECK(r.has("deadlock"));
+            o.capacity = P + 1;
+            CHECK(host::check_streams(fine, st, o).ok);
+            // the same data cut into P times more chunks (one packet each) runs with 2 slots
+            Shape cut = sh;
+            cut.chunks = sh.chunks * P;
+            o.capacity = 2;
+            CHECK(host::check(cut, o).ok);
+        }
+}
+
 TEST_CASE("validate() rejects unsupported shapes with a sentence", "[collectives][schedule]") {
     Shape sh;
     sh.op = Op::all_gather;

@@ -37,6 +37,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace kccl::coll::host {
@@ -434,6 +435,32 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
             }
         }
     return res;
+}
+
+/// The schedule as an executor that STREAMS each chunk as `pieces` packet-sized messages runs it:
+/// every step becomes `pieces` steps on pieces (chunk c -> pieces c*pieces .. c*pieces+pieces-1 of
+/// a grid `pieces` times finer; the returned shape has chunks * pieces). Checking the result with
+/// capacity C models C packet slots per channel: rings then need pieces + 1 slots (each rank
+/// injects a whole chunk before it receives), so executors should make a chunk one packet
+/// (slicer.hpp) rather than stream a larger chunk.
+inline std::pair<Shape, Streams> stream_pieces(const Shape& sh, uint32_t pieces) {
+    Shape fine = sh;
+    fine.chunks = sh.chunks * pieces;
+    Streams st = collect(sh);
+    for (auto& rank : st)
+        for (auto& lane : rank) {
+            std::vector<Step> out;
+            for (const Step& s : lane)
+                for (uint32_t k = 0; k < pieces * s.count; ++k) {
+                    Step t = s;
+                    t.count = 1;
+                    t.src.chunk = s.src.chunk * pieces + k;
+                    t.dst.chunk = s.dst.chunk * pieces + k;
+                    out.push_back(t);
+                }
+            lane = std::move(out);
+        }
+    return {fine, std::move(st)};
 }
 
 /// Checks the shape's own algorithm (dispatch by op and method).
