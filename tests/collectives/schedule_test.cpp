@@ -472,7 +472,7 @@ TEST_CASE("GCL worked examples (seed 003): AllGather, AllToAll, Broadcast, Reduc
             for (int k = 0; k < 4; ++k) v.push_back(std::string(1, c) + std::to_string(k));
             in.push_back(v);
         }
-        for (Method m : {Method::pairwise, Method::ring_cw}) {
+        for (Method m : {Method::pairwise, Method::ring_cw, Method::ring_ccw, Method::ring_meet_middle, Method::line}) {
             Shape sh;
             sh.op = Op::all_to_all;
             sh.method = m;
@@ -852,6 +852,7 @@ std::vector<Pic> doc_pictures() {
         {"scatter line, 4 ranks", S(Op::scatter, Method::line, Topology::line, 4, 1)},
         {"all_to_all pairwise, 3 ranks", S(Op::all_to_all, Method::pairwise, Topology::ring, 3, 1)},
         {"all_to_all ring_cw relay, 3 ranks", S(Op::all_to_all, Method::ring_cw, Topology::ring, 3, 1)},
+        {"all_to_all line relay, 4 ranks", S(Op::all_to_all, Method::line, Topology::line, 4, 1)},
     };
 }
 std::string render_docs_pictures() {
