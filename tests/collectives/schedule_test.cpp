@@ -38,22 +38,16 @@ std::string describe(const Shape& sh) {
     return t;
 }
 
-/// Output writes a method may make per chunk: single-copy algorithms write each output chunk once;
-/// meet/line reduce_scatter folds both arms into the owner's chunk (2); others accumulate in place.
+/// Output writes a method may make per chunk: every output chunk is written exactly once, except by
+/// the methods that accumulate in the output (recursive doubling, Rabenseifner, the 2D bucket
+/// all_reduce, broadcast-then-local-reduce).
 uint32_t max_writes(const Shape& sh) {
-    switch (sh.op) {
-        case Op::all_gather:
-        case Op::broadcast:
-        case Op::gather:
-        case Op::scatter:
-        case Op::all_to_all:
-        case Op::send_recv: return 1;
-        case Op::reduce_scatter:
-        case Op::all_reduce:
-            if (sh.method == Method::ring_cw || sh.method == Method::ring_ccw || sh.method == Method::ring_bidir) return 1;
-            if (sh.method == Method::ring_meet_middle || sh.method == Method::line) return 2;
-            return 0;
-        default: return 0;
+    switch (sh.method) {
+        case Method::recursive_doubling:
+        case Method::rabenseifner:
+        case Method::broadcast_local_reduce: return 0;
+        case Method::mesh_2d: return sh.op == Op::all_reduce ? 0 : 1;
+        default: return 1;
     }
 }
 

@@ -92,9 +92,8 @@ void ag_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, ChunkRef ow
 
 /// Reduce-scatter arm, round k, for rank G.me: every fragment f whose partial passes me at round k
 /// (k = hops(f) - distance(me -> f) + its place in the start rank's send order), by increasing
-/// distance. Distance 0 is the final combine at
-/// the owner: recv_reduce_copy(src = first ? src.at(f) : dst.at(f), dst.at(f)); `first` tracks
-/// whether an earlier arm already combined into dst for this chunk range.
+/// distance. Distance 0 is the final combine at the owner; with two arms (two_finals) the first
+/// goes to scratch and the second combines scratch into dst; `first_final_done` tracks which.
 /// Position of fragment f in its start rank's send order: on a line every partial of an arm
 /// starts at the same end rank, which sends them nearest first; on a ring each rank starts one.
 constexpr uint32_t rs_start_index(Flow fl, const Group1D& G, uint32_t only, uint32_t f, int d) {
@@ -104,7 +103,7 @@ constexpr uint32_t rs_start_index(Flow fl, const Group1D& G, uint32_t only, uint
 
 template <class E>
 void rs_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, const Frag& src, const Frag& dst,
-              uint32_t j0, uint32_t j1, uint32_t k, bool& first_final_done) {
+              uint32_t j0, uint32_t j1, uint32_t k, bool& first_final_done, bool two_finals) {
     const uint32_t me = G.me, g = G.g;
     const uint32_t nxt = G.step_pos(me, d, 1), prv = G.step_pos(me, -d, 1);
     for (uint32_t t = 0; t < g; ++t) {
@@ -116,8 +115,13 @@ void rs_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, const Frag&
         if (h < t || h - t + rs_start_index(fl, G, only, f, d) != k) continue;
         if (t == 0) {
             if (h == 0) continue;
-            for (uint32_t j = j0; j < j1; ++j)
-                e(mk::recv_reduce_copy(G.rank(prv), first_final_done ? dst.at(f, j) : src.at(f, j), dst.at(f, j)));
+            // with two arms the first partial is folded into scratch (same index as the output
+            // chunk) and the second writes the output: the output is written exactly once
+            for (uint32_t j = j0; j < j1; ++j) {
+                const ChunkRef out = dst.at(f, j), tmp{Buf::scratch, out.chunk};
+                if (!first_final_done) e(mk::recv_reduce_copy(G.rank(prv), src.at(f, j), two_finals ? tmp : out));
+                else e(mk::recv_reduce_copy(G.rank(prv), tmp, out));
+            }
             first_final_done = true;
         } else if (t == h) {
             for (uint32_t j = j0; j < j1; ++j) e(mk::send(G.rank(nxt), src.at(f, j)));
@@ -153,15 +157,16 @@ void ag_1d(E& e, const Group1D& G, Flow fl, unsigned dirs, uint32_t only, ChunkR
 template <class E>
 void rs_1d(E& e, const Group1D& G, Flow fl, unsigned dirs, uint32_t only, const Frag& src, const Frag& dst,
            uint32_t j0, uint32_t j1) {
+    const bool plus = (dirs & 1u) && rs_hops(fl, G, G.me, +1) > 0, minus = (dirs & 2u) && rs_hops(fl, G, G.me, -1) > 0;
     for (uint32_t j = j0; j < j1; ++j) {  // chunk-major, as in ag_1d
         bool first = false;
         for (uint32_t k = 0; k < 2 * G.g; ++k) {
-            if (dirs & 1u) rs_round(e, G, fl, +1, only, src, dst, j, j + 1, k, first);
-            if (dirs & 2u) rs_round(e, G, fl, -1, only, src, dst, j, j + 1, k, first);
+            if (dirs & 1u) rs_round(e, G, fl, +1, only, src, dst, j, j + 1, k, first, plus && minus);
+            if (dirs & 2u) rs_round(e, G, fl, -1, only, src, dst, j, j + 1, k, first, plus && minus);
         }
     }
     const bool mine = only == kNoPeer || only == G.me;
-    const bool any = ((dirs & 1u) && rs_hops(fl, G, G.me, +1) > 0) || ((dirs & 2u) && rs_hops(fl, G, G.me, -1) > 0);
+    const bool any = plus || minus;
     if (mine && !any)
         for (uint32_t j = j0; j < j1; ++j) {
             const ChunkRef s = src.at(G.me, j), d = dst.at(G.me, j);

@@ -86,7 +86,7 @@ void tree_reduce(E& e, const TreeView& T, uint32_t m, ChunkRef src, uint32_t n) 
         T.children(m, false, [&](uint32_t c) {
             const bool last = ++i == k;
             if (!last || root) {
-                const ChunkRef d = root ? mk::out(j) : mk::scr(j);
+                const ChunkRef d = (root && last) ? mk::out(j) : mk::scr(j);  // out written once
                 e(mk::recv_reduce_copy(c, acc, d));
                 acc = d;
             } else {
