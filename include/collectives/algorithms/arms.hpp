@@ -216,7 +216,8 @@ constexpr const char* validate_common(const Shape& sh) {
 constexpr const char* validate_ring_method(const Shape& sh) {
     if (const char* e = validate_common(sh)) return e;
     if (sh.topo != Topology::ring && sh.topo != Topology::line)
-        return "This method runs on a ring or a line topology; use Method::mesh_2d on a mesh or torus.";
+        return "This method runs on a ring or a line topology; on a mesh or torus all_gather and all_reduce take "
+               "Method::mesh_2d, the other ops a multi-hop method (binomial_tree, pairwise, direct, ...).";
     if (sh.method != Method::line && sh.topo != Topology::ring)
         return "Ring methods (ring_cw, ring_ccw, ring_bidir, ring_meet_middle) need a ring topology; use Method::line on a line.";
     return nullptr;
