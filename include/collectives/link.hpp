@@ -106,7 +106,32 @@ template <class L>
 struct has_max_held<L, void_t<decltype(L::max_held_views)>>
     : std::bool_constant<(uint32_t(L::max_held_views) >= 1)> {};
 
+/// Fixed-size message formatting without heap or stdio, for device error reports.
+struct Msg {
+    char buf[256];
+    uint32_t n = 0;
+    Msg() { buf[0] = 0; }
+    Msg& s(const char* t) {
+        while (t && *t && n + 1 < sizeof buf) buf[n++] = *t++;
+        buf[n] = 0;
+        return *this;
+    }
+    Msg& u(uint32_t v) {
+        char tmp[11];
+        uint32_t k = 0;
+        do {
+            tmp[k++] = char('0' + v % 10);
+            v /= 10;
+        } while (v);
+        while (k && n + 1 < sizeof buf) buf[n++] = tmp[--k];
+        buf[n] = 0;
+        return *this;
+    }
+};
+[[noreturn]] inline void die(const Msg& m) { ::kccl::detail::assert_fail("collectives", m.buf, __FILE__, __LINE__); }
+
 }  // namespace detail
+
 
 /// True when L models the link concept.
 template <class L>
@@ -150,6 +175,73 @@ constexpr bool check_link() {
                   "A kccl link must say how many views of one direction may be held at once with "
                   "`static constexpr uint32_t max_held_views` (at least 1).");
     return is_link_v<L>;
+}
+
+// ---- the group arguments -------------------------------------------------------------------
+// Every core of a collective group gets one argument block from coll::host::GroupPlan::worker_args
+// (the same writer for both transports, for the emulation and for hardware):
+//   [0] group_magic   [1] transport (0 IPCQ, 1 EDM)   [2] rank   [3] ranks   [4] shape (0 ring, 1 line)
+//   [5] next_dir (towards rank+1 in ring order; no_dir at the end of a line)   [6] prev_dir
+//   [7] directions    [8 .. 8+max_group_dirs) peer rank of each direction (no_dir: none)
+//   [16] input_l1  [17] output_l1  [18] scratch_l1  [19] buffer_bytes (each of the three)
+//   [20] max_message_bytes   [21] link_args (index of the link's own arguments, for L(hal, that))
+namespace group_args {
+inline constexpr uint32_t magic = 0, transport = 1, rank = 2, ranks = 3, shape = 4, next_dir = 5, prev_dir = 6,
+                          directions = 7, peer_of_dir = 8, input_l1 = 16, output_l1 = 17, scratch_l1 = 18,
+                          buffer_bytes = 19, max_message_bytes = 20, link_args = 21, count = 24;
+}
+inline constexpr uint32_t group_magic = 0x4C4F434Bu;  // "KCOL"
+inline constexpr uint32_t max_group_dirs = 8;
+
+enum class Transport : uint32_t { ipcq = 0, edm = 1 };
+enum class GroupShape : uint32_t { ring = 0, line = 1 };
+
+/// A core's view of its group, read from its arguments.
+struct GroupArgs {
+    Transport transport = Transport::ipcq;
+    GroupShape shape = GroupShape::ring;
+    uint32_t rank = 0, ranks = 1;
+    uint32_t next_dir = no_dir, prev_dir = no_dir;
+    uint32_t directions = 0;
+    uint32_t peer_of_dir[max_group_dirs] = {};
+    uint32_t input_l1 = 0, output_l1 = 0, scratch_l1 = 0, buffer_bytes = 0;
+    uint32_t max_message_bytes = 0;
+    uint32_t link_args = 0;  ///< absolute argument index of the link's block
+
+    /// The direction that reaches `peer` in one hop, or no_dir.
+    uint32_t dir_to(uint32_t peer) const {
+        for (uint32_t d = 0; d < directions && d < max_group_dirs; ++d)
+            if (peer_of_dir[d] == peer) return d;
+        return no_dir;
+    }
+};
+
+/// Reads the group block at argument `base`; a block the plan did not write is a device error.
+template <class H>
+GroupArgs load_group_args(H& hal, uint32_t base = 0) {
+    namespace a = group_args;
+    if (hal.arg(base + a::magic) != group_magic) {
+        detail::Msg m;
+        m.s("collectives: core (").u(hal.core_x()).s(",").u(hal.core_y()).s("): argument ").u(base)
+            .s(" does not start a group block; pass coll::host::GroupPlan::worker_args(rank) to the kernel");
+        detail::die(m);
+    }
+    GroupArgs g;
+    g.transport = Transport(hal.arg(base + a::transport));
+    g.rank = hal.arg(base + a::rank);
+    g.ranks = hal.arg(base + a::ranks);
+    g.shape = GroupShape(hal.arg(base + a::shape));
+    g.next_dir = hal.arg(base + a::next_dir);
+    g.prev_dir = hal.arg(base + a::prev_dir);
+    g.directions = hal.arg(base + a::directions);
+    for (uint32_t d = 0; d < max_group_dirs; ++d) g.peer_of_dir[d] = hal.arg(base + a::peer_of_dir + d);
+    g.input_l1 = hal.arg(base + a::input_l1);
+    g.output_l1 = hal.arg(base + a::output_l1);
+    g.scratch_l1 = hal.arg(base + a::scratch_l1);
+    g.buffer_bytes = hal.arg(base + a::buffer_bytes);
+    g.max_message_bytes = hal.arg(base + a::max_message_bytes);
+    g.link_args = base + hal.arg(base + a::link_args);
+    return g;
 }
 
 #if KCCL_HAS_CONCEPTS
