@@ -26,9 +26,11 @@
 //     (nearest even) back to the type; prepare (square) and finalize (divide) also round once. The
 //     wire and the buffers carry T, so a reduction over p ranks rounds p-1 times, in the method's
 //     fixed order.
-//   * min/max on floating types: NaN wins (the first NaN operand, bits unchanged); -0 is smaller
-//     than +0; for low-precision types the selected operand's bits are returned unchanged. So
-//     min/max are exactly commutative and associative, whatever the order.
+//   * NaN: a NaN produced by sum/mean/prod/square_add (or finalize) is the canonical quiet NaN
+//     (float 0x7FC00000, bfloat16 0x7FC0, half 0x7E00), so swapping operands never changes bits.
+//     min/max on floating types: a NaN wins (of two NaNs the one whose bits, as float, are the
+//     smaller unsigned number), bits unchanged; -0 is smaller than +0; for low-precision types the
+//     selected operand's bits are returned unchanged. So every combine is commutative bit for bit.
 //   * Device-safe: C++17, freestanding, no heap; loops only.
 #pragma once
 
@@ -92,16 +94,25 @@ inline bool sign_bit(float x) noexcept { return (float_bits(x) >> 31) != 0; }
 /// For min/max on floating values: true when the result is the first operand.
 template <bool IsMin>
 inline bool pick_first(float a, float b) noexcept {
-    if (is_nan(a)) return true;
+    if (is_nan(a)) return !is_nan(b) || float_bits(a) <= float_bits(b);  // two NaNs: fewer bits wins
     if (is_nan(b)) return false;
     if (a == b) return IsMin ? sign_bit(a) || !sign_bit(b) : !sign_bit(a) || sign_bit(b);
     return IsMin ? (a < b) : (a > b);
+}
+
+/// Canonical quiet NaN of T: the one bit pattern every NaN produced by an arithmetic combine gets,
+/// so results do not depend on which operand's payload the hardware propagates.
+template <class T> inline T canonical_nan() noexcept {
+    if constexpr (std::is_same<T, bfloat16>::value) return bfloat16{0x7FC0};
+    else if constexpr (std::is_same<T, half>::value) return half{0x7E00};
+    else return bits_float(0x7FC00000u);
 }
 
 template <class T> inline float widen(T x) noexcept {
     if constexpr (is_low_precision_v<T>) return x.to_float(); else return x;
 }
 template <class T> inline T narrow(float x) noexcept {
+    if (is_nan(x)) return canonical_nan<T>();
     if constexpr (is_low_precision_v<T>) return T::from_float(x); else return x;
 }
 

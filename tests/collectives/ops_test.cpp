@@ -12,6 +12,8 @@
 // gate.collectives_compile_fail).
 #include <catch2/catch.hpp>
 
+#include <collectives/groups.hpp>
+#include <collectives/host/groups.hpp>
 #include <collectives/ops.hpp>
 #include <collectives/types.hpp>
 
@@ -204,6 +206,11 @@ TEST_CASE("bfloat16: every float rounds as the double reference says (all 2^32)"
 namespace {
 
 template <class T> T from_double(double x) {
+    if (std::isnan(x)) {  // the library's canonical quiet NaN
+        if constexpr (std::is_same_v<T, bfloat16>) return bfloat16{0x7FC0};
+        else if constexpr (std::is_same_v<T, half>) return half{0x7E00};
+        else return bitsf(0x7FC00000u);
+    }
     if constexpr (std::is_same_v<T, bfloat16>) return bfloat16{BF::round(x)};
     else if constexpr (std::is_same_v<T, half>) return half{HF::round(x)};
     else return T(x);  // float: one rounding from double (innocuous for +, *, /)
@@ -224,6 +231,7 @@ T ref_apply(RedOp op, T a, T b) {
         const double x = to_double(a), y = to_double(b);
         switch (op) {
             case RedOp::min: case RedOp::max: {
+                if (std::isnan(x) && std::isnan(y)) return raw(a) <= raw(b) ? a : b;
                 if (std::isnan(x)) return a;
                 if (std::isnan(y)) return b;
                 if (x == y) {  // -0 < +0
@@ -275,13 +283,7 @@ template <class T> T random_value(uint64_t& s) {
     }
 }
 
-template <class T> bool same_bits(T a, T b) {
-    if constexpr (is_floating_v<T>) {
-        const double x = to_double(a), y = to_double(b);
-        if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
-    }
-    return raw(a) == raw(b);
-}
+template <class T> bool same_bits(T a, T b) { return raw(a) == raw(b); }  // NaNs included
 
 /// A plain array (std::vector<bool> has no data()).
 template <class T> struct Array {
@@ -426,8 +428,75 @@ TEST_CASE("operators: min/max NaN and signed-zero rules are order independent", 
     using Bm = Reducer<bfloat16, RedOp::min>;
     CHECK(Bm::apply(bfloat16{0x7F81}, bfloat16{0x3F80}).bits == 0x7F81);
     CHECK(Bm::apply(bfloat16{0x3F80}, bfloat16{0xFF81}).bits == 0xFF81);
+    // Two NaNs: the same one whichever comes first; arithmetic NaNs are canonical.
+    CHECK(Bm::apply(bfloat16{0xFF81}, bfloat16{0x7FC1}).bits == 0x7FC1);
+    CHECK(Bm::apply(bfloat16{0x7FC1}, bfloat16{0xFF81}).bits == 0x7FC1);
+    CHECK(fbits(Reducer<float, RedOp::sum>::apply(bitsf(0xFFC00001u), bitsf(0x7FC00002u))) == 0x7FC00000u);
+    CHECK(fbits(Reducer<float, RedOp::sum>::apply(bitsf(0x7FC00002u), bitsf(0xFFC00001u))) == 0x7FC00000u);
+    CHECK(Reducer<half, RedOp::prod>::apply(half{0x7C00}, half{0x0000}).bits == 0x7E00);  // inf * 0
     // Integer wrap-around is defined.
     CHECK(Reducer<int32_t, RedOp::sum>::apply(INT32_MAX, 1) == INT32_MIN);
     CHECK(Reducer<int64_t, RedOp::prod>::apply(INT64_MIN, -1) == INT64_MIN);
     CHECK(Reducer<uint32_t, RedOp::square_add>::apply(0xFFFFFFFFu, 2u) == 1u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Communication groups: GCL's tables 3.1-3.3 (16 replicas) as literal vectors.
+
+
+using kccl::coll::host::BadGroup;
+using kccl::coll::host::group_table;
+using Table = std::vector<std::vector<uint32_t>>;
+
+TEST_CASE("groups: GCL's tables for 16 replicas", "[collectives][groups]") {
+    CHECK(group_table(CommGroup::orthogonal(4), 16) ==
+          Table{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}});   // Table 3.1
+    CHECK(group_table(CommGroup::consecutive(4), 16) ==
+          Table{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}, {12, 13, 14, 15}});   // Table 3.2
+    CHECK(group_table(CommGroup::all(), 16) ==
+          Table{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}});         // Table 3.3
+    // The general formulas of 3.2.1 / 3.2.2 on other shapes.
+    CHECK(group_table(CommGroup::orthogonal(2), 6) == Table{{0, 3}, {1, 4}, {2, 5}});
+    CHECK(group_table(CommGroup::consecutive(3), 6) == Table{{0, 1, 2}, {3, 4, 5}});
+    CHECK(group_table(CommGroup::orthogonal(1), 3) == Table{{0}, {1}, {2}});
+    CHECK(group_table(CommGroup::consecutive(8), 8) == group_table(CommGroup::all(), 8));
+}
+
+TEST_CASE("groups: group_of / rank_in_group invert member for every replica", "[collectives][groups]") {
+    for (uint32_t n = 1; n <= 24; ++n)
+        for (uint32_t k = 1; k <= n; ++k) {
+            if (n % k) continue;
+            for (CommGroup g : {CommGroup::consecutive(k), CommGroup::orthogonal(k), CommGroup::all()}) {
+                std::vector<int> seen(n, 0);
+                const auto t = group_table(g, n);
+                for (uint32_t grp = 0; grp < t.size(); ++grp)
+                    for (uint32_t i = 0; i < t[grp].size(); ++i) {
+                        const uint32_t r = t[grp][i];
+                        REQUIRE(r < n);
+                        ++seen[r];
+                        REQUIRE(group_of(g, n, r) == grp);
+                        REQUIRE(rank_in_group(g, n, r) == i);
+                        if (i) REQUIRE(t[grp][i - 1] < r);  // replica order inside a group
+                    }
+                for (uint32_t r = 0; r < n; ++r) REQUIRE(seen[r] == 1);  // a partition
+            }
+        }
+}
+
+TEST_CASE("groups: a bad size is a named error with the allowed sizes", "[collectives][groups]") {
+    CHECK(validate(CommGroup::consecutive(3), 16) == GroupError::not_a_divisor);
+    CHECK(validate(CommGroup::orthogonal(0), 16) == GroupError::zero_size);
+    CHECK(validate(CommGroup::orthogonal(32), 16) == GroupError::larger_than_replicas);
+    CHECK(validate(CommGroup::all(), 0) == GroupError::no_replicas);
+    CHECK(validate(CommGroup::consecutive(16), 16) == GroupError::ok);
+    try {
+        group_table(CommGroup::consecutive(3), 16);
+        FAIL("consecutive(3) over 16 replicas was accepted");
+    } catch (const BadGroup& e) {
+        CHECK(e.error == GroupError::not_a_divisor);
+        CHECK_THAT(e.what(), Catch::Contains("consecutive(3)") && Catch::Contains("does not divide") &&
+                                 Catch::Contains("1, 2, 4, 8, 16"));
+    }
+    CHECK_THROWS_AS(group_table(CommGroup::orthogonal(0), 4), BadGroup);
+    CHECK_THROWS_WITH(group_table(CommGroup::orthogonal(5), 4), Catch::Contains("larger than the number of replicas"));
 }
