@@ -1,0 +1,401 @@
+// kccl/collectives/schedule.hpp — the schedule description every collective algorithm is written in.
+//
+// WHAT IT IS
+//   A collective algorithm is described ONCE, as a per-rank stream of Steps (verbs over chunks of
+//   three buffers). The same description drives the device executor (ops' executor.hpp, which maps
+//   each Step to a primitive of primitives.hpp), the symbolic checker (host/checker.hpp, which runs
+//   every rank's streams with sets of contributors instead of numbers) and the pictures in
+//   docs/collectives.md (host/picture.hpp).
+//
+// THE VOCABULARY
+//   Shape      what is computed: op, rank count p, topology (ring / line / mesh / torus with rows x
+//              cols), root (rooted ops; the sender of send_recv), peer (the receiver of send_recv),
+//              chunks s, method, and for Method::tree a parent array.
+//   chunk grid every buffer is cut into equal chunks; grid(shape, buf) gives the chunk count of
+//              each buffer (see grid() below for every op). A chunk's element range comes from
+//              slicer.hpp. Steps name chunks, never bytes.
+//   Step       one verb on `count` consecutive chunks: src..src+count-1 and dst..dst+count-1.
+//   lane       an independent step stream of a rank (a bidirectional ring pair has 2). Lanes of one
+//              rank never touch the same output/scratch chunk (the checker enforces it), so an
+//              executor may run them on different cores or interleave them freely.
+//   message    every send is one message of `count` chunks. Between (sender, receiver, lane)
+//              messages are FIFO: the k-th send r->q in lane l matches the k-th receive at q from
+//              r in lane l, and both must name the same count.
+//
+// VERB SEMANTICS (recv = a message from recv_peer; every combine is Reducer::combine(a, b) with
+// a = the LOCAL operand and b = the received one — a fixed operand order per step, see "order")
+//   send                   send src
+//   recv                   dst = recv
+//   recv_reduce_send       send combine(src, recv)                     (nothing stored locally)
+//   recv_reduce_copy       dst = combine(src, recv)                    (src may equal dst)
+//   recv_copy_send         dst = recv; send dst
+//   recv_reduce_copy_send  dst = combine(src, recv); send dst
+//   copy                   dst = src
+//   reduce_local           dst = combine(dst, src)
+//   A step's send has consumed its source when the step returns (the executor copies into the
+//   link or waits), so the next step may overwrite it.
+//
+// ORDER (bitwise identical results)
+//   Every method computes each output value either exactly once and then distributes copies of
+//   it (ring / line / mesh reduce_scatter + all_gather, reduce + broadcast, Rabenseifner), or on
+//   every rank by the same tree of combines up to swapping the two operands of a combine
+//   (recursive doubling, broadcast-then-local-reduce). Every supported operator's combine is
+//   commutative bit for bit (IEEE add/mul/min/max, integer and boolean ops; low precision
+//   accumulates in float and rounds once per combine), so results are bitwise identical on every
+//   rank and from run to run. The checker verifies this: it tracks each value's combine tree.
+//
+// ALGORITHM TYPE (see AlgorithmBase below and algorithms/*.hpp)
+//   struct A : AlgorithmBase<A> {
+//     static constexpr bool multi_hop;   // sends to ranks that are not topology neighbours
+//     static const char* validate(const Shape&);   // nullptr if supported, else a full sentence
+//     static uint32_t lanes(const Shape&);
+//     template <class Emit> static void generate(const Shape&, uint32_t rank, uint32_t lane, Emit& emit);
+//   };
+//   AlgorithmBase gives steps(shape, rank, lane), step(shape, rank, lane, i) and
+//   for_each(shape, rank, lane, f): every step is computed on the fly from (shape, rank, lane, i)
+//   by running the generator (no heap, no tables); executors should prefer for_each (one pass).
+//
+// Who includes it: device code (C++17, freestanding, no heap), host tools and tests.
+#pragma once
+
+#include <hal/config.hpp>
+
+#include <stdint.h>
+
+namespace kccl::coll {
+
+enum class Verb : uint8_t {
+    send,
+    recv,  // = recv_copy
+    recv_reduce_send,
+    recv_reduce_copy,
+    recv_copy_send,
+    recv_reduce_copy_send,
+    copy,
+    reduce_local
+};
+
+enum class Buf : uint8_t { input, output, scratch };
+
+struct ChunkRef {
+    Buf buf;
+    uint32_t chunk;  // index in that buffer's chunk grid
+};
+
+inline constexpr uint32_t kNoPeer = 0xFFFFFFFFu;
+
+struct Step {
+    Verb verb;
+    uint32_t recv_peer;  // rank received from (verbs that receive), else kNoPeer
+    uint32_t send_peer;  // rank sent to (verbs that send), else kNoPeer
+    ChunkRef src;        // local operand: what is sent, or the reduce operand
+    ChunkRef dst;        // local destination (copies / reduce results)
+    uint32_t count;      // number of consecutive chunks this step covers (>= 1)
+};
+
+constexpr bool verb_receives(Verb v) {
+    return v != Verb::send && v != Verb::copy && v != Verb::reduce_local;
+}
+constexpr bool verb_sends(Verb v) {
+    return v == Verb::send || v == Verb::recv_reduce_send || v == Verb::recv_copy_send ||
+           v == Verb::recv_reduce_copy_send;
+}
+constexpr bool verb_reduces(Verb v) {
+    return v == Verb::recv_reduce_send || v == Verb::recv_reduce_copy ||
+           v == Verb::recv_reduce_copy_send || v == Verb::reduce_local;
+}
+constexpr bool verb_reads_src(Verb v) {
+    return v == Verb::send || verb_reduces(v) || v == Verb::copy;
+}
+constexpr bool verb_writes_dst(Verb v) {
+    return v == Verb::recv || v == Verb::recv_reduce_copy || v == Verb::recv_copy_send ||
+           v == Verb::recv_reduce_copy_send || v == Verb::copy || v == Verb::reduce_local;
+}
+
+constexpr const char* verb_name(Verb v) {
+    switch (v) {
+        case Verb::send: return "send";
+        case Verb::recv: return "recv";
+        case Verb::recv_reduce_send: return "recv_reduce_send";
+        case Verb::recv_reduce_copy: return "recv_reduce_copy";
+        case Verb::recv_copy_send: return "recv_copy_send";
+        case Verb::recv_reduce_copy_send: return "recv_reduce_copy_send";
+        case Verb::copy: return "copy";
+        case Verb::reduce_local: return "reduce_local";
+    }
+    return "?";
+}
+constexpr const char* buf_name(Buf b) {
+    return b == Buf::input ? "in" : b == Buf::output ? "out" : "scratch";
+}
+
+enum class Op : uint8_t {
+    all_gather,
+    reduce_scatter,
+    all_reduce,
+    broadcast,
+    reduce,
+    gather,
+    scatter,
+    all_to_all,
+    send_recv,
+    barrier
+};
+inline constexpr uint32_t kOpCount = 10;
+
+constexpr const char* op_name(Op o) {
+    switch (o) {
+        case Op::all_gather: return "all_gather";
+        case Op::reduce_scatter: return "reduce_scatter";
+        case Op::all_reduce: return "all_reduce";
+        case Op::broadcast: return "broadcast";
+        case Op::reduce: return "reduce";
+        case Op::gather: return "gather";
+        case Op::scatter: return "scatter";
+        case Op::all_to_all: return "all_to_all";
+        case Op::send_recv: return "send_recv";
+        case Op::barrier: return "barrier";
+    }
+    return "?";
+}
+
+/// ring: r <-> r+1 mod p.  line: r <-> r+1 for r+1 < p.  mesh: rank = y*cols + x, links to the
+/// N/S/E/W neighbours inside the grid (rows and columns are lines).  torus: mesh whose rows and
+/// columns wrap (rows and columns are rings).
+enum class Topology : uint8_t { ring, line, mesh, torus };
+
+constexpr const char* topology_name(Topology t) {
+    return t == Topology::ring ? "ring" : t == Topology::line ? "line" : t == Topology::mesh ? "mesh" : "torus";
+}
+
+/// Methods (GCL's names where it has them). Which op accepts which method: algorithms.hpp.
+enum class Method : uint8_t {
+    ring_cw,                 // clockwise ring: data flows r -> r+1
+    ring_ccw,                // anticlockwise ring: r -> r-1
+    ring_bidir,              // bidirectional ring pair: half the chunks cw, half ccw, each the full way
+    ring_meet_middle,        // meet in the middle: everything halfway each way
+    line,                    // line (both directions, reach limited by the ends); also runs on a ring
+    broadcast_local_reduce,  // all_reduce: gather every full input everywhere, reduce locally
+    reduce_broadcast_chain,  // all_reduce / barrier: pipelined chain reduce to root, chain broadcast
+    reduce_broadcast_tree,   // all_reduce: binomial tree reduce to root, binomial tree broadcast
+    binomial_tree,           // broadcast / reduce: binomial tree rooted at root (multi-hop)
+    tree,                    // broadcast / reduce: any tree given as parent array (seed 002; multi-hop)
+    recursive_doubling,      // all_reduce / barrier: butterfly exchange of the whole vector
+    rabenseifner,            // all_reduce: recursive halving reduce_scatter + doubling all_gather
+    pairwise,                // all_to_all: p-1 direct exchanges (multi-hop)
+    direct,                  // send_recv: one message straight to the peer (multi-hop)
+    mesh_2d                  // all_gather / all_reduce on mesh/torus: rows then columns
+};
+inline constexpr uint32_t kMethodCount = 15;
+
+constexpr const char* method_name(Method m) {
+    switch (m) {
+        case Method::ring_cw: return "ring_cw";
+        case Method::ring_ccw: return "ring_ccw";
+        case Method::ring_bidir: return "ring_bidir";
+        case Method::ring_meet_middle: return "ring_meet_middle";
+        case Method::line: return "line";
+        case Method::broadcast_local_reduce: return "broadcast_local_reduce";
+        case Method::reduce_broadcast_chain: return "reduce_broadcast_chain";
+        case Method::reduce_broadcast_tree: return "reduce_broadcast_tree";
+        case Method::binomial_tree: return "binomial_tree";
+        case Method::tree: return "tree";
+        case Method::recursive_doubling: return "recursive_doubling";
+        case Method::rabenseifner: return "rabenseifner";
+        case Method::pairwise: return "pairwise";
+        case Method::direct: return "direct";
+        case Method::mesh_2d: return "mesh_2d";
+    }
+    return "?";
+}
+
+inline constexpr uint32_t kMaxLanes = 2;
+
+struct Shape {
+    Op op = Op::all_reduce;
+    Topology topo = Topology::ring;
+    Method method = Method::ring_cw;
+    uint32_t ranks = 1;       // p
+    uint32_t rows = 0;        // mesh / torus only: rows * cols == ranks
+    uint32_t cols = 0;
+    uint32_t root = 0;        // broadcast, reduce, gather, scatter, reduce+broadcast; send_recv: sender
+    uint32_t peer = 0;        // send_recv: receiver
+    uint32_t chunks = 1;      // s: chunks per fragment (see grid())
+    const uint32_t* tree = nullptr;  // Method::tree: parent[r] for r < p, parent[root] == root
+};
+
+/// Chunk grid of each buffer. s = shape.chunks; fragment f of a per-rank-fragment tensor is chunks
+/// [f*s, f*s + s).
+///   all_gather      in s         out p*s   out[f*s+j] = in_f[j] on every rank
+///   reduce_scatter  in p*s       out s     out_r[j] = op over q of in_q[r*s+j]
+///   all_reduce      in p*s       out p*s   out[c] = op over q of in_q[c] on every rank
+///   broadcast       in s         out s     out[j] = in_root[j] on every rank (root: copy)
+///   reduce          in s         out s     out_root[j] = op over q of in_q[j] (root only)
+///   gather          in s         out p*s   out_root[f*s+j] = in_f[j] (root only)
+///   scatter         in p*s       out s     out_r[j] = in_root[r*s+j]
+///   all_to_all      in p*s       out p*s   out_r[f*s+j] = in_f[r*s+j]
+///   send_recv       in s         out s     out_peer[j] = in_root[j] (only the peer writes)
+///   barrier         in 1         out 1     out[0] = op over q of in_q[0] on every rank (a token)
+/// Scratch: algorithm-specific, scratch_chunks() below.
+constexpr uint32_t tensor_chunks(const Shape& sh) {
+    switch (sh.op) {
+        case Op::reduce_scatter:
+        case Op::all_reduce:
+        case Op::all_to_all: return sh.ranks * sh.chunks;
+        case Op::barrier: return 1;
+        default: return sh.chunks;
+    }
+}
+constexpr uint32_t grid(const Shape& sh, Buf b) {
+    const uint32_t p = sh.ranks, s = sh.chunks;
+    const bool in = b == Buf::input;
+    switch (sh.op) {
+        case Op::all_gather: return in ? s : p * s;
+        case Op::reduce_scatter: return in ? p * s : s;
+        case Op::all_reduce: return p * s;
+        case Op::broadcast:
+        case Op::reduce:
+        case Op::send_recv: return s;
+        case Op::gather: return in ? s : p * s;
+        case Op::scatter: return in ? p * s : s;
+        case Op::all_to_all: return p * s;
+        case Op::barrier: return 1;
+    }
+    return 0;
+}
+
+/// Scratch chunks an algorithm may use (an upper bound every algorithm stays inside; the checker
+/// rejects a step outside it). 2*p*s covers relays (2 slots), all_to_all relay bundles
+/// (2 rounds x p fragments) and broadcast_local_reduce (p full inputs of p*s... see algorithms).
+constexpr uint32_t scratch_chunks(const Shape& sh) {
+    const uint32_t n = sh.op == Op::barrier ? 1 : sh.ranks * sh.chunks;
+    return sh.method == Method::broadcast_local_reduce ? sh.ranks * n : 2 * n;
+}
+
+/// Is q a topology neighbour of r (a rank this rank can send to without routing)?
+constexpr bool linked(const Shape& sh, uint32_t r, uint32_t q) {
+    const uint32_t p = sh.ranks;
+    if (r >= p || q >= p || r == q) return false;
+    switch (sh.topo) {
+        case Topology::ring: return q == (r + 1) % p || r == (q + 1) % p;
+        case Topology::line: return q == r + 1 || r == q + 1;
+        case Topology::mesh:
+        case Topology::torus: {
+            const uint32_t c = sh.cols, rw = sh.rows;
+            if (c == 0 || rw == 0 || c * rw != p) return false;
+            const uint32_t ry = r / c, rx = r % c, qy = q / c, qx = q % c;
+            const bool wrap = sh.topo == Topology::torus;
+            if (ry == qy) return qx == rx + 1 || rx == qx + 1 || (wrap && (qx == (rx + 1) % c || rx == (qx + 1) % c));
+            if (rx == qx) return qy == ry + 1 || ry == qy + 1 || (wrap && (qy == (ry + 1) % rw || ry == (qy + 1) % rw));
+            return false;
+        }
+    }
+    return false;
+}
+
+/// Base of every algorithm: random access to a generator's steps. Derived supplies lanes() and
+/// generate(shape, rank, lane, emit) where emit(const Step&) is called once per step, in order.
+template <class Derived>
+struct AlgorithmBase {
+    template <class F>
+    static void for_each(const Shape& sh, uint32_t rank, uint32_t lane, F&& f) {
+        Derived::generate(sh, rank, lane, f);
+    }
+    static uint32_t steps(const Shape& sh, uint32_t rank, uint32_t lane) {
+        uint32_t n = 0;
+        auto count = [&n](const Step&) { ++n; };
+        Derived::generate(sh, rank, lane, count);
+        return n;
+    }
+    static Step step(const Shape& sh, uint32_t rank, uint32_t lane, uint32_t i) {
+        Step out{Verb::copy, kNoPeer, kNoPeer, {Buf::input, 0}, {Buf::output, 0}, 0};
+        uint32_t n = 0;
+        auto pick = [&](const Step& s) {
+            if (n++ == i) out = s;
+        };
+        Derived::generate(sh, rank, lane, pick);
+        return out;  // count == 0 if i >= steps()
+    }
+};
+
+// ---- step constructors (used by the generators) ----
+namespace mk {
+constexpr ChunkRef in(uint32_t c) { return {Buf::input, c}; }
+constexpr ChunkRef out(uint32_t c) { return {Buf::output, c}; }
+constexpr ChunkRef scr(uint32_t c) { return {Buf::scratch, c}; }
+constexpr ChunkRef none() { return {Buf::input, 0}; }
+constexpr Step send(uint32_t to, ChunkRef src, uint32_t n = 1) { return {Verb::send, kNoPeer, to, src, none(), n}; }
+constexpr Step recv(uint32_t from, ChunkRef dst, uint32_t n = 1) { return {Verb::recv, from, kNoPeer, none(), dst, n}; }
+constexpr Step recv_reduce_send(uint32_t from, uint32_t to, ChunkRef src, uint32_t n = 1) {
+    return {Verb::recv_reduce_send, from, to, src, none(), n};
+}
+constexpr Step recv_reduce_copy(uint32_t from, ChunkRef src, ChunkRef dst, uint32_t n = 1) {
+    return {Verb::recv_reduce_copy, from, kNoPeer, src, dst, n};
+}
+constexpr Step recv_copy_send(uint32_t from, uint32_t to, ChunkRef dst, uint32_t n = 1) {
+    return {Verb::recv_copy_send, from, to, dst, dst, n};
+}
+constexpr Step recv_reduce_copy_send(uint32_t from, uint32_t to, ChunkRef src, ChunkRef dst, uint32_t n = 1) {
+    return {Verb::recv_reduce_copy_send, from, to, src, dst, n};
+}
+constexpr Step copy(ChunkRef src, ChunkRef dst, uint32_t n = 1) { return {Verb::copy, kNoPeer, kNoPeer, src, dst, n}; }
+constexpr Step reduce_local(ChunkRef src, ChunkRef dst, uint32_t n = 1) {
+    return {Verb::reduce_local, kNoPeer, kNoPeer, src, dst, n};
+}
+}  // namespace mk
+
+// ---- parent arrays for Method::tree (seed 002's reduce patterns; caller owns the array) ----
+// Ranks are positions 0..n-1 of a row (or of the rank order); the root is parent of itself.
+// Each returns false if the arguments are out of range.
+
+/// Chain: i -> i-1, root 0 (seed 002 "chain": the vector flows towards PE 0).
+constexpr bool tree_chain(uint32_t* parent, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i) parent[i] = i == 0 ? 0 : i - 1;
+    return true;
+}
+/// Binomial tree rooted at 0: parent(i) = i with its lowest set bit cleared.
+constexpr bool tree_binomial(uint32_t* parent, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i) parent[i] = i & (i - 1);
+    return true;
+}
+/// Two-phase (seed 002 Fig. 5.4): chains inside groups of S consecutive PEs assigned from the END
+/// (n-1 backwards), each group's head then chains towards 0.
+constexpr bool tree_two_phase(uint32_t* parent, uint32_t n, uint32_t S) {
+    if (S == 0) return false;
+    // group boundaries from the end: groups [n-S, n), [n-2S, n-S), ..., first group [0, rem)
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t from_end = n - 1 - i;       // 0 for the last PE
+        const uint32_t g_end = n - 1 - (from_end / S) * S;  // last PE of i's group
+        const uint32_t g_len = g_end + 1 >= S ? S : g_end + 1;
+        const uint32_t head = g_end + 1 - g_len;   // first PE of the group
+        if (i != head) parent[i] = i - 1;          // chain inside the group towards its head
+        else parent[i] = 0;                        // heads: chained below
+    }
+    // heads chain towards 0: each head's parent is the previous group's head
+    for (uint32_t i = 1; i < n; ++i) {
+        const uint32_t from_end = n - 1 - i;
+        const uint32_t g_end = n - 1 - (from_end / S) * S;
+        const uint32_t g_len = g_end + 1 >= S ? S : g_end + 1;
+        const uint32_t head = g_end + 1 - g_len;
+        if (i == head) {
+            const uint32_t prev_end = head - 1;
+            const uint32_t prev_len = prev_end + 1 >= S ? S : prev_end + 1;
+            parent[i] = prev_end + 1 - prev_len;
+        }
+    }
+    parent[0] = 0;
+    return true;
+}
+/// 2D mesh rows x cols (rank = y*cols + x): every row reduces with `row` (a parent array over
+/// cols positions, root position 0) into its column-0 PE, then column 0 reduces with `col` (over
+/// rows positions, root 0). The result's root is rank 0. Edges may be multi-hop (tree edges of a
+/// row tree skip PEs: on the wafer the wavelets pass through routers).
+constexpr bool tree_rows_then_cols(uint32_t* parent, uint32_t rows, uint32_t cols, const uint32_t* row,
+                                   const uint32_t* col) {
+    for (uint32_t y = 0; y < rows; ++y)
+        for (uint32_t x = 0; x < cols; ++x)
+            parent[y * cols + x] = x != 0 ? y * cols + row[x] : col[y] * cols;
+    return true;
+}
+
+}  // namespace kccl::coll
