@@ -307,3 +307,94 @@ TEST_CASE("link: device errors name the direction and the sizes", "[collectives]
         }
     }
 }
+
+// ---- the host plan ------------------------------------------------------------------------------
+
+namespace {
+ch::GroupSpec spec(Transport t, uint32_t n, GroupShape s = GroupShape::ring) {
+    ch::GroupSpec g;
+    g.transport = t;
+    g.shape = s;
+    g.message_bytes = 256;
+    g.slots = 2;
+    g.buffer_bytes = 1024;
+    g.worker_l1 = {0x10000, 0x40000, 0};
+    g.eth_l1 = {0x1000, 0x10000, 0x800};
+    for (uint32_t r = 0; r < n; ++r) g.workers.push_back(t == Transport::ipcq ? ch::Core{0, r, 0} : ch::Core{r, 0, 0});
+    if (t == Transport::edm) {
+        const uint32_t hops = n < 2 ? 0 : s == GroupShape::ring ? n : n - 1;
+        for (uint32_t h = 0; h < hops; ++h) g.hops.push_back({{h, 0, 1}, {(h + 1) % n, 1, 1}});
+    }
+    return g;
+}
+}  // namespace
+
+TEST_CASE("plan: worker arguments name rank, ring neighbours and directions of both transports", "[collectives][plan]") {
+    namespace a = kccl::coll::group_args;
+    {
+        const auto p = ch::build_group(spec(Transport::ipcq, 4));
+        const auto v = p.worker_args(0);
+        CHECK(v[a::magic] == kccl::coll::group_magic);
+        CHECK(v[a::transport] == 0);
+        CHECK(v[a::rank] == 0);
+        CHECK(v[a::ranks] == 4);
+        CHECK(v[a::next_dir] == 2);  // Nsew::E
+        CHECK(v[a::prev_dir] == 3);  // Nsew::W
+        CHECK(v[a::peer_of_dir + 2] == 1);
+        CHECK(v[a::peer_of_dir + 3] == 3);
+        CHECK(v[a::peer_of_dir + 0] == kccl::coll::no_dir);
+        CHECK(v[a::link_args] == a::count);
+        CHECK(v.size() == a::count + kccl::coll::ipcq_link_args);
+        CHECK(v[a::count] == 0x10000);  // the IPCQ block
+        CHECK(v[a::input_l1] >= p.ranks[0].l1_end - 3 * 1024);
+        CHECK(v[a::output_l1] == v[a::input_l1] + 1024);
+        CHECK(v[a::scratch_l1] == v[a::output_l1] + 1024);
+        CHECK(v[a::pipeline_messages] == 2);
+    }
+    {
+        const auto p = ch::build_group(spec(Transport::edm, 3, GroupShape::line));
+        CHECK(p.edm_kernels().size() == 4);  // 2 hops x 2 ends
+        const auto v0 = p.worker_args(0), v2 = p.worker_args(2);
+        CHECK(v0[a::transport] == 1);
+        CHECK(v0[a::next_dir] == 0);
+        CHECK(v0[a::prev_dir] == kccl::coll::no_dir);
+        CHECK(v2[a::next_dir] == kccl::coll::no_dir);
+        CHECK(v2[a::prev_dir] == 1);
+        CHECK(v2[a::peer_of_dir + 1] == 1);
+        CHECK(v0.size() == a::count + kccl::coll::edm_link_args(2));
+        CHECK(p.zero_words.size() == 2 * 8);  // each hop: 4 semaphores on each of its two workers
+    }
+}
+
+TEST_CASE("plan: bad groups are named errors", "[collectives][plan]") {
+    using Catch::Contains;
+    auto g = spec(Transport::ipcq, 3);
+    g.workers[2].chip = 1;
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("IPCQ joins cores of one chip, but rank 2 is on chip 1"));
+    g = spec(Transport::ipcq, 3);
+    g.workers[2] = g.workers[0];
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("ranks 0 and 2 are both on chip 0 (0,0); one rank per worker core"));
+    g = spec(Transport::ipcq, 3);
+    g.message_bytes = 100;
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("message_bytes 100 must be a positive multiple of 16"));
+    g = spec(Transport::ipcq, 3);
+    g.buffer_bytes = 0x40000;
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("then 3 buffers of 262144 bytes) but worker_l1 ends at 262144"));
+    g = spec(Transport::ipcq, 0);
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("the group has no ranks"));
+    g = spec(Transport::edm, 4);
+    g.hops.pop_back();
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("an EDM ring of 4 ranks needs 4 hops (Ethernet links r -> r+1), got 3"));
+    g = spec(Transport::edm, 3);
+    g.hops[1].a = g.hops[0].b;
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("hops 0 and 1 both use the Ethernet core chip 1 (1,1)"));
+    g = spec(Transport::edm, 3);
+    g.hops[1].b.chip = 0;
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("hop 1 joins chip 1 (0,1) and chip 0 (1,1), but rank 1 is on chip 1 and rank 2 on chip 2"));
+    g = spec(Transport::edm, 3);
+    g.eth_l1.end = 0x1100;
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("EDM of hop 0: EDM layout needs"));
+    g = spec(Transport::edm, 3);
+    const auto p = ch::build_group(g);
+    CHECK_THROWS_WITH(p.worker_args(3), Contains("rank 3 is out of range (the group has 3 ranks)"));
+}
