@@ -7,6 +7,7 @@
 #include <collectives/primitives.hpp>
 
 #include <cstring>
+#include <sstream>
 #include <vector>
 
 using namespace kccl::test;
@@ -171,4 +172,67 @@ TEST_CASE("primitives: a sender and a receiver that disagree on the chunk size a
         CHECK_THAT(rep.first_error(), Catch::Contains("recv_reduce_copy: a piece from direction"));
         CHECK_THAT(rep.first_error(), Catch::Contains("has 40 bytes but this rank expects 44"));
     }
+}
+
+TEST_CASE("primitives: a ring step (every rank sends, then receives and reduces) with chunks up to the pipeline depth", "[collectives][primitives]") {
+    // 256-byte messages, 2 slots: a chunk of 2 pieces (128 floats) fills the pipeline exactly.
+    using Red = Reducer<int32_t, RedOp::sum>;
+    for (Transport t : {Transport::ipcq, Transport::edm})
+        for (uint32_t ranks : {2u, 3u, 5u})
+            for (uint32_t n : {0u, 1u, 127u, 128u}) {
+                Bed bed(t, GroupShape::ring, ranks, 256, 2);
+                bed.add([n](auto& hal) {
+                    return with_link(hal, [&hal, n](auto& link, const GroupArgs& g) -> uint64_t {
+                        fill_input<int32_t>(hal.l1_ptr(g.input_l1, n * 4 + 1), g.rank, n);
+                        if (g.pipeline_messages * kccl::coll::piece_elems<int32_t>(link) < n) return 1;
+                        kccl::coll::send<Red>(link, g.next_dir, g.input_l1, n);
+                        kccl::coll::recv_reduce_copy<Red>(link, g.prev_dir, g.input_l1, g.output_l1, n);
+                        link.quiesce();
+                        return 0;
+                    });
+                });
+                const RunReport rep = bed.run(adversarial(ranks * 100 + n + uint32_t(t)));
+                INFO(bed.describe() << ", " << n << " elements");
+                KCCL_REQUIRE_OK(rep);
+                for (uint32_t r = 0; r < ranks; ++r) {
+                    CHECK(rep.at(bed.worker(r), 0).value == 0);
+                    const uint8_t* out = bed.cluster->l1(bed.worker(r)).data() + bed.plan.ranks[r].output;
+                    uint32_t wrong = 0;
+                    for (uint32_t i = 0; i < n; ++i) {
+                        int32_t v;
+                        std::memcpy(&v, out + 4 * i, 4);
+                        wrong += v != ref_op<int32_t, RedOp::sum>(input<int32_t>((r + ranks - 1) % ranks, i), input<int32_t>(r, i));
+                    }
+                    INFO("rank " << r);
+                    CHECK(wrong == 0);
+                }
+            }
+}
+
+TEST_CASE("primitives: a ring step with a chunk beyond the pipeline depth deadlocks, and the watchdog says where", "[collectives][primitives]") {
+    // The documented limit (docs/collectives.md, "Deadlock rule"): on IPCQ the pipeline is the
+    // ring's 2 slots, so a 3-piece chunk leaves every rank blocked in send with its peer's ring full.
+    using Red = Reducer<int32_t, RedOp::sum>;
+    Bed bed(Transport::ipcq, GroupShape::ring, 3, 256, 2);
+    bed.add([](auto& hal) {
+        return with_link(hal, [](auto& link, const GroupArgs& g) -> uint64_t {
+            const uint32_t n = 3 * kccl::coll::piece_elems<int32_t>(link);
+            kccl::coll::send<Red>(link, g.next_dir, g.input_l1, n);
+            kccl::coll::recv_reduce_copy<Red>(link, g.prev_dir, g.input_l1, g.output_l1, n);
+            link.quiesce();
+            return 0;
+        });
+    });
+    const RunReport rep = bed.run(normal(1000ms));
+    REQUIRE_FALSE(rep.ok());
+    REQUIRE(rep.watchdog_fired);
+    INFO(rep.watchdog_dump);
+    // Every rank waits on its own E credit mailbox: record E (2) of the block, + 192.
+    const uint32_t credit_mailbox = bed.plan.ipcq_block + kccl::ipcq::layout::record(kccl::ipcq::Nsew::E) +
+                                    kccl::ipcq::layout::kCreditMailbox;
+    std::ostringstream hex;
+    hex << std::hex << credit_mailbox;
+    for (uint32_t r = 0; r < 3; ++r)
+        CHECK_THAT(rep.watchdog_dump, Catch::Contains("worker (" + std::to_string(r) + ",0): idle in a poll loop; last sem_read L1 0x" +
+                                                      hex.str()));
 }
