@@ -55,3 +55,11 @@ unset(_mode)
 unset(_kccl_src)
 unset(_kccl_gate_dir)
 unset(_kccl_rv32_env)
+
+# gate.collectives_compile_fail  scripts/compile_fail.sh: each tests/collectives/compile_fail/*.cpp
+#                                must fail to compile with its static_assert sentence (the control
+#                                must compile): GCL's operator/type validity rules.
+add_test(NAME gate.collectives_compile_fail
+         COMMAND "${KCCL_BASH}" "${PROJECT_SOURCE_DIR}/scripts/compile_fail.sh")
+set_tests_properties(gate.collectives_compile_fail PROPERTIES
+  LABELS "gate" TIMEOUT 300 ENVIRONMENT "CXX=${CMAKE_CXX_COMPILER}")

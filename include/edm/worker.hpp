@@ -83,6 +83,7 @@ namespace detail {
 /// The message sequence of one worker: all messages (NOT_SHARED) or every W-th (ROUND_ROBIN).
 struct WorkerCursor {
     uint32_t next = 0, step = 1;
+    WorkerCursor() = default;
     explicit WorkerCursor(const WorkerChannel& c)
         : next(c.sharing == Sharing::round_robin ? c.worker_index : 0),
           step(c.sharing == Sharing::round_robin ? c.num_workers : 1) {}
@@ -92,6 +93,8 @@ struct WorkerCursor {
 template <class Config = DefaultConfig>
 class SenderAdapter {
 public:
+    /// An adapter of no channel (to be assigned one); using it before that is meaningless.
+    SenderAdapter() = default;
     explicit SenderAdapter(const WorkerChannel& c) : ch_(c), cur_(c) {}
 
     /// True when the EDM has granted this worker a slot (the next send will not block).
@@ -168,6 +171,7 @@ private:
 template <class Config = DefaultConfig>
 class ReceiverAdapter {
 public:
+    ReceiverAdapter() = default;
     explicit ReceiverAdapter(const WorkerChannel& c) : ch_(c), cur_(c) {}
 
     template <class H>

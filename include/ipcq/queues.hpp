@@ -261,13 +261,40 @@ public:
     /// `info.nbytes` is ignored (nbytes wins); dtype/shape travel in the descriptor.
     void send(uint32_t d, uint32_t src_l1, uint32_t nbytes, MsgInfo info = {}) {
         Q& q = q_[check(d, "send", layout::kTx)];
-        if (KCCL_UNLIKELY(nbytes > q.slot_bytes)) {
-            detail::Msg m;
-            where(m, "send", d).s(": message of ").u(nbytes).s(" bytes does not fit a slot of ").u(q.slot_bytes)
-                .s(" bytes (allowed: nbytes <= slot_size)");
-            die(m);
-        }
+        check_size(q, d, nbytes, "send");
         wait_space(q, d);
+        emit(q, d, src_l1, nbytes, info);
+    }
+
+    /// Non-blocking send: if the peer's ring has a free slot, sends exactly as send() and returns
+    /// true; otherwise returns false and does nothing (after returning pending credits, so a
+    /// caller that polls try_send and try_recv in turn cannot sit on them). A message larger than
+    /// the slot is an error, as for send().
+    bool try_send(uint32_t d, uint32_t src_l1, uint32_t nbytes, MsgInfo info = {}) {
+        Q& q = q_[check(d, "try_send", layout::kTx)];
+        check_size(q, d, nbytes, "try_send");
+        if (q.my_head - q.peer_tail_cache >= q.n_slots) {
+            refresh_tail(q);  // the cache says full: only now re-read the peer's credit
+            if (q.my_head - q.peer_tail_cache >= q.n_slots) {
+                flush_credits();
+                return false;
+            }
+        }
+        emit(q, d, src_l1, nbytes, info);
+        return true;
+    }
+
+private:
+    struct Q;
+    void check_size(const Q& q, uint32_t d, uint32_t nbytes, const char* op) const {
+        if (KCCL_LIKELY(nbytes <= q.slot_bytes)) return;
+        detail::Msg m;
+        where(m, op, d).s(": message of ").u(nbytes).s(" bytes does not fit a slot of ").u(q.slot_bytes)
+            .s(" bytes (allowed: nbytes <= slot_size)");
+        die(m);
+    }
+    /// Steps (2)-(6) of a send whose slot is free.
+    void emit(Q& q, uint32_t d, uint32_t src_l1, uint32_t nbytes, MsgInfo info) {
         info.nbytes = nbytes;
         const uint32_t slot = Policy::slot_from_counter ? q.my_head % q.n_slots : q.head_slot;
         const uint32_t next = q.my_head + 1;
@@ -296,6 +323,8 @@ public:
         hal_.noc_writes_flushed();
         trace(TraceOp::send, d, nbytes, next - 1);
     }
+
+public:
 
     /// L1 address of the tx ring slot the next send on d will use, after waiting for space: the
     /// kernel may compose the message there and pass it to send(). Needs a plan with tx rings.

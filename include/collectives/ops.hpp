@@ -1,0 +1,195 @@
+// kccl/collectives/ops.hpp — reduction operators: what a collective does when two chunks meet.
+//
+// Contract
+//   * `Reducer<T, Op>` is the only thing primitives and the executor know about an operator:
+//       combine(dst, a, b, n)   dst[i] = a[i] op b[i]; dst may alias a or b. `a` is the operand that
+//                               comes first in the method's fixed reduction order, so every rank
+//                               (and every run) evaluates the same expression and gets the same bits.
+//       prepare(dst, src, n)    applied once to each rank's own contribution before it enters the
+//                               reduction (square for square_add, a copy otherwise); dst may be src.
+//       finalize(dst, n, ranks) applied once to a fully reduced element (divide by the number of
+//                               ranks for mean, nothing otherwise).
+//     `has_prepare` / `has_finalize` say whether those do anything beyond a copy / nothing.
+//     `apply(a, b)` is the scalar form of combine.
+//   * Validity (GCL's rules, checked at compile time with a full-sentence static_assert):
+//       mean                       floating types only (float, bfloat16, half);
+//       logical_and, logical_or    bool only;
+//       bit_and, bit_or, bit_xor   integer types only (int32, uint32, int64, uint64);
+//       sum, prod, square_add      floating and integer types; not bool (GCL has no bool ADD/MUL;
+//                                  use logical_or / logical_and);
+//       min, max                   floating and integer types; not bool (use logical_and / _or).
+//     GCL lists no UNSIGNED_INT for ADD/MUL but does for MIN/MAX/SQUARE_ADD; we allow uint32 for
+//     all arithmetic operators (its wrap-around is well defined).
+//   * Arithmetic: integers wrap modulo 2^width (signed ones are computed in the unsigned type, so
+//     overflow is defined, two's complement). float uses float arithmetic. bfloat16 and half are
+//     combined in float: both operands are converted exactly, combined in float, and rounded once
+//     (nearest even) back to the type; prepare (square) and finalize (divide) also round once. The
+//     wire and the buffers carry T, so a reduction over p ranks rounds p-1 times, in the method's
+//     fixed order.
+//   * NaN: a NaN produced by sum/mean/prod/square_add (or finalize) is the canonical quiet NaN
+//     (float 0x7FC00000, bfloat16 0x7FC0, half 0x7E00), so swapping operands never changes bits.
+//     min/max on floating types: a NaN wins (of two NaNs the one whose bits, as float, are the
+//     smaller unsigned number), bits unchanged; -0 is smaller than +0; for low-precision types the
+//     selected operand's bits are returned unchanged. So every combine is commutative bit for bit.
+//   * Device-safe: C++17, freestanding, no heap; loops only.
+#pragma once
+
+#include <collectives/types.hpp>
+#include <stdint.h>
+#include <type_traits>
+
+namespace kccl::coll {
+
+enum class RedOp : uint8_t { sum, mean, prod, min, max, square_add, logical_and, logical_or,
+                             bit_and, bit_or, bit_xor };
+
+constexpr const char* redop_name(RedOp op) noexcept {
+    switch (op) {
+        case RedOp::sum: return "sum";
+        case RedOp::mean: return "mean";
+        case RedOp::prod: return "prod";
+        case RedOp::min: return "min";
+        case RedOp::max: return "max";
+        case RedOp::square_add: return "square_add";
+        case RedOp::logical_and: return "logical_and";
+        case RedOp::logical_or: return "logical_or";
+        case RedOp::bit_and: return "bit_and";
+        case RedOp::bit_or: return "bit_or";
+        case RedOp::bit_xor: return "bit_xor";
+    }
+    return "?";
+}
+
+/// True when GCL's validity rules (and ours, see the contract above) allow Op on T.
+template <class T, RedOp Op>
+constexpr bool is_valid_op_v =
+    is_supported_type_v<T> &&
+    ((Op == RedOp::mean) ? is_floating_v<T>
+     : (Op == RedOp::logical_and || Op == RedOp::logical_or) ? is_bool_v<T>
+     : (Op == RedOp::bit_and || Op == RedOp::bit_or || Op == RedOp::bit_xor) ? is_integer_v<T>
+     : (is_floating_v<T> || is_integer_v<T>));
+
+/// Run-time form of is_valid_op_v (benchmark flags, test sweeps).
+constexpr bool is_valid_op(DataType t, RedOp op) noexcept {
+    const bool fl = t == DataType::f32 || t == DataType::bf16 || t == DataType::f16;
+    const bool in = t == DataType::i32 || t == DataType::u32 || t == DataType::i64 || t == DataType::u64;
+    const bool bo = t == DataType::boolean;
+    switch (op) {
+        case RedOp::mean: return fl;
+        case RedOp::logical_and: case RedOp::logical_or: return bo;
+        case RedOp::bit_and: case RedOp::bit_or: case RedOp::bit_xor: return in;
+        default: return fl || in;
+    }
+}
+
+namespace detail {
+
+template <class T> struct unsigned_of { using type = T; };
+template <> struct unsigned_of<int32_t> { using type = uint32_t; };
+template <> struct unsigned_of<int64_t> { using type = uint64_t; };
+
+inline bool is_nan(float x) noexcept { return x != x; }
+inline bool sign_bit(float x) noexcept { return (float_bits(x) >> 31) != 0; }
+
+/// For min/max on floating values: true when the result is the first operand.
+template <bool IsMin>
+inline bool pick_first(float a, float b) noexcept {
+    if (is_nan(a)) return !is_nan(b) || float_bits(a) <= float_bits(b);  // two NaNs: fewer bits wins
+    if (is_nan(b)) return false;
+    if (a == b) return IsMin ? sign_bit(a) || !sign_bit(b) : !sign_bit(a) || sign_bit(b);
+    return IsMin ? (a < b) : (a > b);
+}
+
+/// Canonical quiet NaN of T: the one bit pattern every NaN produced by an arithmetic combine gets,
+/// so results do not depend on which operand's payload the hardware propagates.
+template <class T> inline T canonical_nan() noexcept {
+    if constexpr (std::is_same<T, bfloat16>::value) return bfloat16{0x7FC0};
+    else if constexpr (std::is_same<T, half>::value) return half{0x7E00};
+    else return bits_float(0x7FC00000u);
+}
+
+template <class T> inline float widen(T x) noexcept {
+    if constexpr (is_low_precision_v<T>) return x.to_float(); else return x;
+}
+template <class T> inline T narrow(float x) noexcept {
+    if (is_nan(x)) return canonical_nan<T>();
+    if constexpr (is_low_precision_v<T>) return T::from_float(x); else return x;
+}
+
+template <class T, RedOp Op>
+inline T apply(T a, T b) noexcept {
+    if constexpr (is_floating_v<T>) {
+        if constexpr (Op == RedOp::min || Op == RedOp::max) {
+            return pick_first<Op == RedOp::min>(widen(a), widen(b)) ? a : b;
+        } else if constexpr (Op == RedOp::prod) {
+            return narrow<T>(widen(a) * widen(b));
+        } else {  // sum, mean, square_add all add
+            return narrow<T>(widen(a) + widen(b));
+        }
+    } else if constexpr (is_integer_v<T>) {
+        using U = typename unsigned_of<T>::type;
+        if constexpr (Op == RedOp::min) return b < a ? b : a;
+        else if constexpr (Op == RedOp::max) return a < b ? b : a;
+        else if constexpr (Op == RedOp::prod) return T(U(a) * U(b));
+        else if constexpr (Op == RedOp::bit_and) return T(a & b);
+        else if constexpr (Op == RedOp::bit_or) return T(a | b);
+        else if constexpr (Op == RedOp::bit_xor) return T(a ^ b);
+        else return T(U(a) + U(b));  // sum, square_add
+    } else {  // bool
+        if constexpr (Op == RedOp::logical_and) return a && b;
+        else return a || b;
+    }
+}
+
+}  // namespace detail
+
+template <class T, RedOp Op>
+struct Reducer {
+    static_assert(is_supported_type_v<T>,
+                  "Collectives reduce only float, bfloat16, half, int32_t, uint32_t, int64_t, uint64_t "
+                  "and bool; convert the tensor to one of those types first.");
+    static_assert(Op != RedOp::mean || is_floating_v<T>,
+                  "The mean operator is defined only on floating types (float, bfloat16, half), as in "
+                  "GCL; use sum and divide yourself for integers.");
+    static_assert(!(Op == RedOp::logical_and || Op == RedOp::logical_or) || is_bool_v<T>,
+                  "The logical_and and logical_or operators are defined only on bool, as in GCL; use "
+                  "bit_and or bit_or for integers, or min or max for floating types.");
+    static_assert(!(Op == RedOp::bit_and || Op == RedOp::bit_or || Op == RedOp::bit_xor) ||
+                      is_integer_v<T>,
+                  "The bitwise operators bit_and, bit_or and bit_xor are defined only on integer types "
+                  "(int32_t, uint32_t, int64_t, uint64_t); use logical_and or logical_or for bool.");
+    static_assert(!is_bool_v<T> || Op == RedOp::logical_and || Op == RedOp::logical_or,
+                  "bool supports only logical_and and logical_or (GCL has no bool arithmetic): use "
+                  "logical_or instead of sum or max, and logical_and instead of prod or min.");
+
+    using value_type = T;
+    static constexpr RedOp op = Op;
+    static constexpr bool has_prepare = Op == RedOp::square_add;
+    static constexpr bool has_finalize = Op == RedOp::mean;
+
+    static T apply(T a, T b) noexcept { return detail::apply<T, Op>(a, b); }
+
+    static void combine(T* dst, const T* a, const T* b, uint32_t n) noexcept {
+        for (uint32_t i = 0; i < n; ++i) dst[i] = detail::apply<T, Op>(a[i], b[i]);
+    }
+
+    static void prepare(T* dst, const T* src, uint32_t n) noexcept {
+        if constexpr (Op == RedOp::square_add) {
+            for (uint32_t i = 0; i < n; ++i) dst[i] = detail::apply<T, RedOp::prod>(src[i], src[i]);
+        } else {
+            if (dst != src)
+                for (uint32_t i = 0; i < n; ++i) dst[i] = src[i];
+        }
+    }
+
+    static void finalize(T* dst, uint32_t n, uint32_t ranks) noexcept {
+        if constexpr (Op == RedOp::mean) {
+            const float d = float(ranks);
+            for (uint32_t i = 0; i < n; ++i) dst[i] = detail::narrow<T>(detail::widen(dst[i]) / d);
+        } else {
+            (void)dst; (void)n; (void)ranks;
+        }
+    }
+};
+
+}  // namespace kccl::coll

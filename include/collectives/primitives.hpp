@@ -1,0 +1,207 @@
+// kccl/collectives/primitives.hpp — the NCCL-style verbs every schedule is made of, written once
+// over the link concept (collectives/link.hpp), for both transports.
+//
+//   using R = kccl::coll::Reducer<float, kccl::coll::RedOp::sum>;    // from collectives/ops.hpp
+//   kccl::coll::send<R>(link, dir, src_l1, n);                          // n elements of R::value_type
+//   kccl::coll::recv_reduce_send<R>(link, from, to, src_l1, n);
+//
+// VERBS (one chunk of n elements each; addresses are local L1; `from`/`to` are directions)
+//   send                   (to, src, n)            src                   -> to
+//   recv                   (from, dst, n)          from                  -> dst
+//   recv_reduce_send       (from, to, src, n)      from (+) src          -> to
+//   recv_reduce_copy       (from, src, dst, n)     from (+) src          -> dst
+//   recv_copy_send         (from, to, dst, n)      from                  -> dst and -> to
+//   recv_reduce_copy_send  (from, to, src, dst, n) from (+) src          -> dst and -> to
+//   (+) is Red::combine(out, received, local): the RECEIVED partial is the first (lower-ordered)
+//   operand, the local operand the second. Red::prepare / Red::finalize are not applied here: the
+//   caller prepares its contribution (e.g. squares it for square_add) and finalizes results.
+//   The first template argument is the reducer; for the verbs that do not reduce it may also be a
+//   plain element type (send<float>(...)).
+//
+// PIPELINING. A chunk travels as pieces of P = piece_elems<T>(link) elements (the largest
+// multiple of 16 bytes that fits link.max_message_bytes(); the last piece is shorter), one message
+// each; a chunk of 0 elements is ONE 0-byte message, so every verb moves at least one message and
+// sender and receiver stay matched. Piece k is received, reduced and forwarded before piece k+1
+// is received, so a chunk larger than a slot streams through a forwarding rank, and the work per
+// piece happens in place: a received piece is reduced into its own view (IPCQ: the rx slot; EDM:
+// the landing buffer) or straight into dst, and forwarded from there — no staging copy.
+// Both ends must use the same n and links with the same max_message_bytes (the plan does both);
+// a piece whose length differs from what the receiver expects is a device error naming both.
+//
+// DEADLOCK NOTE. A send of a chunk of p pieces may block until the receiver takes pieces. In a
+// cycle where every rank sends before it receives (a ring step), keep chunks within the pipeline
+// depth the plan reports (GroupArgs::pipeline_messages pieces); chains have no such limit.
+//
+// C++17, freestanding, no heap.
+#pragma once
+
+#include "link.hpp"
+
+#include <stdint.h>
+#include <string.h>
+#include <type_traits>
+
+namespace kccl::coll {
+
+namespace detail {
+template <class X, class = void>
+struct elem_of {
+    using type = X;
+};
+template <class X>
+struct elem_of<X, void_t<typename X::value_type>> {
+    using type = typename X::value_type;
+};
+}  // namespace detail
+
+/// The element type of a reducer (its value_type), or X itself for a plain type.
+template <class X>
+using elem_t = typename detail::elem_of<X>::type;
+
+/// Elements per piece on `link`: the largest multiple of 16 bytes within max_message_bytes()
+/// (all of it if it is smaller than 16), in elements of T. At least 1, else a device error.
+template <class T, class L>
+uint32_t piece_elems(L& link) {
+    const uint32_t max = link.max_message_bytes();
+    const uint32_t bytes = max >= 16 ? (max & ~15u) : max;
+    const uint32_t p = bytes / uint32_t(sizeof(T));
+    if (KCCL_UNLIKELY(p == 0)) {
+        detail::Msg m;
+        m.s("collectives: the link's largest message (").u(max).s(" bytes) holds no element of ").u(uint32_t(sizeof(T)))
+            .s(" bytes; give the plan a larger message size");
+        detail::die(m);
+    }
+    return p;
+}
+
+namespace detail {
+
+/// Pieces of a chunk of n elements: max(1, ceil(n / p)).
+inline uint32_t pieces(uint32_t n, uint32_t p) { return n == 0 ? 1u : (n + p - 1) / p; }
+
+template <class L>
+View recv_piece(L& link, uint32_t from, uint32_t expect_bytes, const char* verb) {
+    View v = link.recv(from);
+    if (KCCL_UNLIKELY(v.bytes != expect_bytes)) {
+        Msg m;
+        m.s("collectives: ").s(verb).s(": a piece from direction ").u(from).s(" has ").u(v.bytes)
+            .s(" bytes but this rank expects ").u(expect_bytes)
+            .s(" (sender and receiver must agree on the chunk size and use links with one message size)");
+        die(m);
+    }
+    return v;
+}
+
+template <class Red, class H>
+void combine_l1(H& hal, uint32_t out, uint32_t received, uint32_t local, uint32_t n) {
+    using T = typename Red::value_type;
+    if (n == 0) return;
+    const uint32_t b = n * uint32_t(sizeof(T));
+    Red::combine(reinterpret_cast<T*>(hal.l1_ptr(out, b)), reinterpret_cast<const T*>(hal.l1_ptr(received, b)),
+                 reinterpret_cast<const T*>(hal.l1_ptr(local, b)), n);
+}
+
+template <class H>
+void copy_l1(H& hal, uint32_t dst, uint32_t src, uint32_t bytes) {
+    if (bytes && dst != src) memcpy(hal.l1_ptr(dst, bytes), hal.l1_ptr(src, bytes), bytes);
+}
+
+}  // namespace detail
+
+/// src -> to.
+template <class X, class L>
+void send(L& link, uint32_t to, uint32_t src_l1, uint32_t n) {
+    static_assert(check_link<L>(), "");
+    using T = elem_t<X>;
+    const uint32_t p = piece_elems<T>(link), k = detail::pieces(n, p);
+    for (uint32_t i = 0, off = 0; i < k; ++i) {
+        const uint32_t e = n - off < p ? n - off : p;
+        link.send(to, src_l1 + off * uint32_t(sizeof(T)), e * uint32_t(sizeof(T)));
+        off += e;
+    }
+}
+
+/// from -> dst.
+template <class X, class L>
+void recv(L& link, uint32_t from, uint32_t dst_l1, uint32_t n) {
+    static_assert(check_link<L>(), "");
+    using T = elem_t<X>;
+    const uint32_t p = piece_elems<T>(link), k = detail::pieces(n, p);
+    for (uint32_t i = 0, off = 0; i < k; ++i) {
+        const uint32_t e = n - off < p ? n - off : p;
+        const uint32_t b = e * uint32_t(sizeof(T));
+        const View v = detail::recv_piece(link, from, b, "recv");
+        detail::copy_l1(link.hal(), dst_l1 + off * uint32_t(sizeof(T)), v.l1, b);
+        link.release(v);
+        off += e;
+    }
+}
+
+/// (from (+) src) -> to. The sum is formed in the received piece's view and sent from there.
+template <class Red, class L>
+void recv_reduce_send(L& link, uint32_t from, uint32_t to, uint32_t src_l1, uint32_t n) {
+    static_assert(check_link<L>(), "");
+    using T = typename Red::value_type;
+    const uint32_t p = piece_elems<T>(link), k = detail::pieces(n, p);
+    for (uint32_t i = 0, off = 0; i < k; ++i) {
+        const uint32_t e = n - off < p ? n - off : p;
+        const uint32_t b = e * uint32_t(sizeof(T));
+        const View v = detail::recv_piece(link, from, b, "recv_reduce_send");
+        detail::combine_l1<Red>(link.hal(), v.l1, v.l1, src_l1 + off * uint32_t(sizeof(T)), e);
+        link.send(to, v.l1, b);
+        link.release(v);
+        off += e;
+    }
+}
+
+/// (from (+) src) -> dst.
+template <class Red, class L>
+void recv_reduce_copy(L& link, uint32_t from, uint32_t src_l1, uint32_t dst_l1, uint32_t n) {
+    static_assert(check_link<L>(), "");
+    using T = typename Red::value_type;
+    const uint32_t p = piece_elems<T>(link), k = detail::pieces(n, p);
+    for (uint32_t i = 0, off = 0; i < k; ++i) {
+        const uint32_t e = n - off < p ? n - off : p;
+        const uint32_t b = e * uint32_t(sizeof(T)), o = off * uint32_t(sizeof(T));
+        const View v = detail::recv_piece(link, from, b, "recv_reduce_copy");
+        detail::combine_l1<Red>(link.hal(), dst_l1 + o, v.l1, src_l1 + o, e);
+        link.release(v);
+        off += e;
+    }
+}
+
+/// from -> dst, and from -> to (forwarded from the view).
+template <class X, class L>
+void recv_copy_send(L& link, uint32_t from, uint32_t to, uint32_t dst_l1, uint32_t n) {
+    static_assert(check_link<L>(), "");
+    using T = elem_t<X>;
+    const uint32_t p = piece_elems<T>(link), k = detail::pieces(n, p);
+    for (uint32_t i = 0, off = 0; i < k; ++i) {
+        const uint32_t e = n - off < p ? n - off : p;
+        const uint32_t b = e * uint32_t(sizeof(T));
+        const View v = detail::recv_piece(link, from, b, "recv_copy_send");
+        link.send(to, v.l1, b);
+        detail::copy_l1(link.hal(), dst_l1 + off * uint32_t(sizeof(T)), v.l1, b);
+        link.release(v);
+        off += e;
+    }
+}
+
+/// (from (+) src) -> dst, and the same -> to (sent from dst).
+template <class Red, class L>
+void recv_reduce_copy_send(L& link, uint32_t from, uint32_t to, uint32_t src_l1, uint32_t dst_l1, uint32_t n) {
+    static_assert(check_link<L>(), "");
+    using T = typename Red::value_type;
+    const uint32_t p = piece_elems<T>(link), k = detail::pieces(n, p);
+    for (uint32_t i = 0, off = 0; i < k; ++i) {
+        const uint32_t e = n - off < p ? n - off : p;
+        const uint32_t b = e * uint32_t(sizeof(T)), o = off * uint32_t(sizeof(T));
+        const View v = detail::recv_piece(link, from, b, "recv_reduce_copy_send");
+        detail::combine_l1<Red>(link.hal(), dst_l1 + o, v.l1, src_l1 + o, e);
+        link.release(v);
+        link.send(to, dst_l1 + o, b);
+        off += e;
+    }
+}
+
+}  // namespace kccl::coll
