@@ -1,0 +1,204 @@
+// kccl/collectives/algorithms/arms.hpp — the 1D building blocks of the ring, line and mesh methods.
+//
+// WHAT IT IS
+//   A Group1D is a set of g ranks in a row (rank(i) = base + i*stride), closed into a ring or open
+//   (a line). Data moves along "arms": in direction d = +1 (position i -> i+1) or d = -1. A Flow
+//   says how far data travels on each arm:
+//     cw    everything goes the full way in +1            (GCL "clockwise ring")
+//     ccw   everything goes the full way in -1            (GCL "anticlockwise ring")
+//     meet  g/2 hops in +1 and (g-1)/2 in -1               (GCL "meet-in-the-middle")
+//     line  as far as the ends of the line in each direction (tt-metal line all-gather)
+//   The generators below emit the steps of ONE rank (G.me) for one arm and one round ("time") t, so
+//   callers can interleave arms in one lane or give each arm its own lane. Within an arm the rank
+//   sees at most one fragment per round (line reduce-scatter: all at round 0, ordered by distance),
+//   and every rank orders the same items the same way, so FIFO matching holds by construction.
+//
+// Who includes it: the algorithm headers. C++17, freestanding, no heap.
+#pragma once
+
+#include <collectives/schedule.hpp>
+
+namespace kccl::coll::detail {
+
+enum class Flow : uint8_t { cw, ccw, meet, line };
+
+struct Group1D {
+    uint32_t g = 1, me = 0, base = 0, stride = 1;
+    bool ring = true;
+    constexpr uint32_t rank(uint32_t i) const { return base + i * stride; }
+    /// Position i + d*t, or kNoPeer if it falls off a line (or wraps onto itself on a ring).
+    constexpr uint32_t step_pos(uint32_t i, int d, uint32_t t) const {
+        if (ring) {
+            const uint32_t tt = t % g;
+            return d > 0 ? (i + tt) % g : (i + g - tt) % g;
+        }
+        if (d > 0) return i + t < g ? i + t : kNoPeer;
+        return t <= i ? i - t : kNoPeer;
+    }
+};
+
+/// A fragment layout in one buffer: fragment f, chunk j -> base + f*stride + j.
+struct Frag {
+    Buf buf;
+    uint32_t base, stride;
+    constexpr ChunkRef at(uint32_t f, uint32_t j) const { return {buf, base + f * stride + j}; }
+};
+
+/// all-gather reach of origin o in direction d (how many hops its fragment travels that way).
+constexpr uint32_t ag_hops(Flow f, const Group1D& G, uint32_t o, int d) {
+    const uint32_t g = G.g;
+    switch (f) {
+        case Flow::cw: return d > 0 ? g - 1 : 0;
+        case Flow::ccw: return d < 0 ? g - 1 : 0;
+        case Flow::meet: return d > 0 ? g / 2 : (g - 1) / 2;
+        case Flow::line: return d > 0 ? g - 1 - o : o;
+    }
+    return 0;
+}
+/// reduce-scatter: how many contributors of fragment f arrive at f along direction d.
+constexpr uint32_t rs_hops(Flow f, const Group1D& G, uint32_t frag, int d) {
+    const uint32_t g = G.g;
+    switch (f) {
+        case Flow::cw: return d > 0 ? g - 1 : 0;
+        case Flow::ccw: return d < 0 ? g - 1 : 0;
+        case Flow::meet: return d > 0 ? g / 2 : (g - 1) / 2;
+        case Flow::line: return d > 0 ? frag : g - 1 - frag;
+    }
+    return 0;
+}
+
+/// All-gather arm, round t, for rank G.me. Only origins o with (only == kNoPeer || o == only)
+/// travel. Round 0 sends the own fragment (from own_src + j); round t >= 1 receives origin
+/// me - d*t into dst.at(o, j) and forwards it if it has further to go. Chunks [j0, j1).
+template <class E>
+void ag_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, ChunkRef own_src, const Frag& dst,
+              uint32_t j0, uint32_t j1, uint32_t t) {
+    const uint32_t me = G.me;
+    const uint32_t nxt = G.step_pos(me, d, 1), prv = G.step_pos(me, -d, 1);
+    if (t == 0) {
+        if ((only == kNoPeer || only == me) && ag_hops(fl, G, me, d) >= 1 && nxt != kNoPeer)
+            for (uint32_t j = j0; j < j1; ++j) e(mk::send(G.rank(nxt), {own_src.buf, own_src.chunk + j}));
+        return;
+    }
+    const uint32_t o = G.step_pos(me, -d, t);
+    if (o == kNoPeer || o == me || (only != kNoPeer && o != only)) return;
+    const uint32_t h = ag_hops(fl, G, o, d);
+    if (h < t) return;
+    for (uint32_t j = j0; j < j1; ++j) {
+        if (h > t && nxt != kNoPeer) e(mk::recv_copy_send(G.rank(prv), G.rank(nxt), dst.at(o, j)));
+        else e(mk::recv(G.rank(prv), dst.at(o, j)));
+    }
+}
+
+/// Reduce-scatter arm, round k, for rank G.me: every fragment f whose partial passes me at round k
+/// (k = hops(f) - distance(me -> f)), by increasing distance. Distance 0 is the final combine at
+/// the owner: recv_reduce_copy(src = first ? src.at(f) : dst.at(f), dst.at(f)); `first` tracks
+/// whether an earlier arm already combined into dst for this chunk range.
+template <class E>
+void rs_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, const Frag& src, const Frag& dst,
+              uint32_t j0, uint32_t j1, uint32_t k, bool& first_final_done) {
+    const uint32_t me = G.me, g = G.g;
+    const uint32_t nxt = G.step_pos(me, d, 1), prv = G.step_pos(me, -d, 1);
+    for (uint32_t t = 0; t < g; ++t) {
+        const uint32_t f = G.step_pos(me, d, t);
+        if (f == kNoPeer) break;
+        if (t > 0 && f == me) break;  // wrapped around a ring
+        if (only != kNoPeer && f != only) continue;
+        const uint32_t h = rs_hops(fl, G, f, d);
+        if (h < t || h - t != k) continue;
+        if (t == 0) {
+            if (h == 0) continue;
+            for (uint32_t j = j0; j < j1; ++j)
+                e(mk::recv_reduce_copy(G.rank(prv), first_final_done ? dst.at(f, j) : src.at(f, j), dst.at(f, j)));
+            first_final_done = true;
+        } else if (t == h) {
+            for (uint32_t j = j0; j < j1; ++j) e(mk::send(G.rank(nxt), src.at(f, j)));
+        } else {
+            for (uint32_t j = j0; j < j1; ++j) e(mk::recv_reduce_send(G.rank(prv), G.rank(nxt), src.at(f, j)));
+        }
+    }
+}
+
+/// A whole 1D all-gather for rank G.me in one lane, arms in `dirs` (1: +1 only, 2: -1 only,
+/// 3: both interleaved per round). copy_own: first copy own_src -> dst.at(me) (skip when the own
+/// fragment is already in place).
+template <class E>
+void ag_1d(E& e, const Group1D& G, Flow fl, unsigned dirs, uint32_t only, ChunkRef own_src, const Frag& dst,
+           uint32_t j0, uint32_t j1, bool copy_own) {
+    if (copy_own && (only == kNoPeer || only == G.me))
+        for (uint32_t j = j0; j < j1; ++j) {
+            const ChunkRef s{own_src.buf, own_src.chunk + j};
+            const ChunkRef d = dst.at(G.me, j);
+            if (s.buf != d.buf || s.chunk != d.chunk) e(mk::copy(s, d));
+        }
+    for (uint32_t t = 0; t < G.g; ++t) {
+        if (dirs & 1u) ag_round(e, G, fl, +1, only, own_src, dst, j0, j1, t);
+        if (dirs & 2u) ag_round(e, G, fl, -1, only, own_src, dst, j0, j1, t);
+    }
+}
+
+/// A whole 1D reduce-scatter (or, with only = root, a chain reduce) for rank G.me in one lane.
+/// When no arm brings anything to my own fragment (g == 1), copies src -> dst.
+template <class E>
+void rs_1d(E& e, const Group1D& G, Flow fl, unsigned dirs, uint32_t only, const Frag& src, const Frag& dst,
+           uint32_t j0, uint32_t j1) {
+    bool first = false;
+    for (uint32_t k = 0; k < G.g; ++k) {
+        if (dirs & 1u) rs_round(e, G, fl, +1, only, src, dst, j0, j1, k, first);
+        if (dirs & 2u) rs_round(e, G, fl, -1, only, src, dst, j0, j1, k, first);
+    }
+    const bool mine = only == kNoPeer || only == G.me;
+    const bool any = ((dirs & 1u) && rs_hops(fl, G, G.me, +1) > 0) || ((dirs & 2u) && rs_hops(fl, G, G.me, -1) > 0);
+    if (mine && !any)
+        for (uint32_t j = j0; j < j1; ++j) {
+            const ChunkRef s = src.at(G.me, j), d = dst.at(G.me, j);
+            if (s.buf != d.buf || s.chunk != d.chunk) e(mk::copy(s, d));
+        }
+}
+
+/// Which arms a flow uses (bit 0: +1, bit 1: -1).
+constexpr unsigned flow_dirs(Flow f) {
+    return f == Flow::cw ? 1u : f == Flow::ccw ? 2u : 3u;
+}
+
+/// The 1D group of the whole shape (ring or line topology; mesh callers build their own).
+constexpr Group1D whole(const Shape& sh, uint32_t rank) {
+    Group1D G;
+    G.g = sh.ranks;
+    G.me = rank;
+    G.ring = sh.topo == Topology::ring && sh.method != Method::line;
+    return G;
+}
+
+/// Flow of a ring/line method; Method::line on a ring uses the ring as a line (no wrap link).
+constexpr Flow method_flow(Method m) {
+    switch (m) {
+        case Method::ring_cw: return Flow::cw;
+        case Method::ring_ccw: return Flow::ccw;
+        case Method::ring_meet_middle: return Flow::meet;
+        default: return Flow::line;
+    }
+}
+
+/// Shape-level checks shared by all algorithms. Returns nullptr or a sentence.
+constexpr const char* validate_common(const Shape& sh) {
+    if (sh.ranks == 0) return "The rank count must be at least 1.";
+    if (sh.chunks == 0 && sh.op != Op::barrier) return "The chunk count (chunks per fragment) must be at least 1.";
+    if ((sh.topo == Topology::mesh || sh.topo == Topology::torus) && (sh.rows == 0 || sh.cols == 0 || sh.rows * sh.cols != sh.ranks))
+        return "A mesh or torus topology needs rows * cols == ranks with rows, cols >= 1.";
+    if (sh.root >= sh.ranks) return "The root must be a rank (root < ranks).";
+    if (sh.op == Op::send_recv && sh.peer >= sh.ranks) return "The send_recv peer must be a rank (peer < ranks).";
+    return nullptr;
+}
+
+/// Ring methods (cw, ccw, bidir, meet) need a ring; line runs on a ring or a line.
+constexpr const char* validate_ring_method(const Shape& sh) {
+    if (const char* e = validate_common(sh)) return e;
+    if (sh.topo != Topology::ring && sh.topo != Topology::line)
+        return "This method runs on a ring or a line topology; use Method::mesh_2d on a mesh or torus.";
+    if (sh.method != Method::line && sh.topo != Topology::ring)
+        return "Ring methods (ring_cw, ring_ccw, ring_bidir, ring_meet_middle) need a ring topology; use Method::line on a line.";
+    return nullptr;
+}
+
+}  // namespace kccl::coll::detail

@@ -1,0 +1,347 @@
+// kccl/collectives/algorithms/ring.hpp — ring and line algorithms (neighbour links only).
+//
+// Methods: ring_cw, ring_ccw, ring_bidir (2 lanes: the first ceil(s/2) chunks of every fragment
+// go cw, the rest ccw, each the full way round), ring_meet_middle, line. Which op takes which
+// method: algorithms.hpp. Every type here sends only to topology neighbours (multi_hop = false).
+// Reduction order: reduce_scatter computes each output fragment once, at its owner, as
+// combine(combine(in_owner, partial of the +1 arm), partial of the -1 arm), each partial folded
+// along the arm nearest-first from the far end; all_reduce then copies it everywhere.
+#pragma once
+
+#include <collectives/algorithms/arms.hpp>
+
+namespace kccl::coll {
+
+namespace detail {
+constexpr uint32_t bidir_split(uint32_t s) { return (s + 1) / 2; }
+constexpr uint32_t two_lane_methods(Method m) {
+    return m == Method::ring_bidir || m == Method::ring_meet_middle || m == Method::line ? 2 : 1;
+}
+}  // namespace detail
+
+/// all_gather on a ring or line. Lanes: cw/ccw 1; bidir 2 (chunk halves); meet/line 2 (one per
+/// direction, each carrying full fragments).
+struct RingAllGather : AlgorithmBase<RingAllGather> {
+    static constexpr bool multi_hop = false;
+    static const char* validate(const Shape& sh) {
+        if (sh.op != Op::all_gather) return "RingAllGather computes Op::all_gather only.";
+        return detail::validate_ring_method(sh);
+    }
+    static uint32_t lanes(const Shape& sh) { return detail::two_lane_methods(sh.method); }
+    template <class E>
+    static void generate(const Shape& sh, uint32_t rank, uint32_t lane, E& e) {
+        using namespace detail;
+        const Group1D G = whole(sh, rank);
+        const uint32_t s = sh.chunks;
+        const Frag dst{Buf::output, 0, s};
+        const ChunkRef own = mk::in(0);
+        if (sh.method == Method::ring_bidir) {
+            const uint32_t h = bidir_split(s);
+            if (lane == 0) ag_1d(e, G, Flow::cw, 1u, kNoPeer, own, dst, 0, h, true);
+            else ag_1d(e, G, Flow::ccw, 2u, kNoPeer, own, dst, h, s, true);
+        } else if (lanes(sh) == 2) {
+            ag_1d(e, G, method_flow(sh.method), lane == 0 ? 1u : 2u, kNoPeer, own, dst, 0, s, lane == 0);
+        } else {
+            const Flow f = method_flow(sh.method);
+            ag_1d(e, G, f, flow_dirs(f), kNoPeer, own, dst, 0, s, true);
+        }
+    }
+};
+
+/// reduce_scatter on a ring or line. Lanes: bidir 2 (chunk halves); others 1 (meet and line fold
+/// both arms into the owner's fragment in one lane, so the final combines are ordered).
+struct RingReduceScatter : AlgorithmBase<RingReduceScatter> {
+    static constexpr bool multi_hop = false;
+    static const char* validate(const Shape& sh) {
+        if (sh.op != Op::reduce_scatter) return "RingReduceScatter computes Op::reduce_scatter only.";
+        return detail::validate_ring_method(sh);
+    }
+    static uint32_t lanes(const Shape& sh) { return sh.method == Method::ring_bidir ? 2 : 1; }
+    template <class E>
+    static void generate(const Shape& sh, uint32_t rank, uint32_t lane, E& e) {
+        using namespace detail;
+        const Group1D G = whole(sh, rank);
+        const uint32_t s = sh.chunks;
+        const Frag src{Buf::input, 0, s}, dst{Buf::output, 0, 0};
+        if (sh.method == Method::ring_bidir) {
+            const uint32_t h = bidir_split(s);
+            if (lane == 0) rs_1d(e, G, Flow::cw, 1u, kNoPeer, src, dst, 0, h);
+            else rs_1d(e, G, Flow::ccw, 2u, kNoPeer, src, dst, h, s);
+        } else {
+            const Flow f = method_flow(sh.method);
+            rs_1d(e, G, f, flow_dirs(f), kNoPeer, src, dst, 0, s);
+        }
+    }
+};
+
+/// all_reduce = reduce_scatter + all_gather (GCL: AllReduce == AllGather(ReduceScatter)), on a
+/// ring or line, same method for both halves. Lanes: bidir 2, others 1.
+struct RingAllReduce : AlgorithmBase<RingAllReduce> {
+    static constexpr bool multi_hop = false;
+    static const char* validate(const Shape& sh) {
+        if (sh.op != Op::all_reduce) return "RingAllReduce computes Op::all_reduce only.";
+        return detail::validate_ring_method(sh);
+    }
+    static uint32_t lanes(const Shape& sh) { return sh.method == Method::ring_bidir ? 2 : 1; }
+    template <class E>
+    static void generate(const Shape& sh, uint32_t rank, uint32_t lane, E& e) {
+        using namespace detail;
+        const Group1D G = whole(sh, rank);
+        const uint32_t s = sh.chunks;
+        const Frag src{Buf::input, 0, s}, dst{Buf::output, 0, s};
+        const ChunkRef own = mk::out(rank * s);
+        if (sh.method == Method::ring_bidir) {
+            const uint32_t h = bidir_split(s);
+            const Flow f = lane == 0 ? Flow::cw : Flow::ccw;
+            const unsigned dirs = lane == 0 ? 1u : 2u;
+            const uint32_t j0 = lane == 0 ? 0 : h, j1 = lane == 0 ? h : s;
+            rs_1d(e, G, f, dirs, kNoPeer, src, dst, j0, j1);
+            ag_1d(e, G, f, dirs, kNoPeer, own, dst, j0, j1, false);
+        } else {
+            const Flow f = method_flow(sh.method);
+            rs_1d(e, G, f, flow_dirs(f), kNoPeer, src, dst, 0, s);
+            ag_1d(e, G, f, flow_dirs(f), kNoPeer, own, dst, 0, s, false);
+        }
+    }
+};
+
+namespace detail {
+constexpr const char* validate_rooted_chain(const Shape& sh, Op op, const char* who) {
+    if (sh.op != op) return who;
+    if (sh.method == Method::ring_bidir)
+        return "Rooted chains take ring_cw, ring_ccw, ring_meet_middle or line (a bidirectional pair has no meaning for one root).";
+    return validate_ring_method(sh);
+}
+}  // namespace detail
+
+/// broadcast by a pipelined chain (per chunk) from root: cw / ccw (one arm, p-1 hops), meet (both
+/// arms), line (both arms to the line's ends). One lane.
+struct ChainBroadcast : AlgorithmBase<ChainBroadcast> {
+    static constexpr bool multi_hop = false;
+    static const char* validate(const Shape& sh) {
+        return detail::validate_rooted_chain(sh, Op::broadcast, "ChainBroadcast computes Op::broadcast only.");
+    }
+    static uint32_t lanes(const Shape&) { return 1; }
+    template <class E>
+    static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
+        using namespace detail;
+        const Flow f = method_flow(sh.method);
+        ag_1d(e, whole(sh, rank), f, flow_dirs(f), sh.root, mk::in(0), Frag{Buf::output, 0, 0}, 0, sh.chunks, true);
+    }
+};
+
+/// reduce to root by a pipelined chain: each arm folds its partial from the far end towards root.
+struct ChainReduce : AlgorithmBase<ChainReduce> {
+    static constexpr bool multi_hop = false;
+    static const char* validate(const Shape& sh) {
+        return detail::validate_rooted_chain(sh, Op::reduce, "ChainReduce computes Op::reduce only.");
+    }
+    static uint32_t lanes(const Shape&) { return 1; }
+    template <class E>
+    static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
+        using namespace detail;
+        const Flow f = method_flow(sh.method);
+        rs_1d(e, whole(sh, rank), f, flow_dirs(f), sh.root, Frag{Buf::input, 0, 0}, Frag{Buf::output, 0, 0}, 0,
+              sh.chunks);
+    }
+};
+
+/// gather to root along the arms: every rank sends its own fragment towards root, then relays
+/// (through scratch) the fragments of the ranks behind it, nearest first.
+struct ChainGather : AlgorithmBase<ChainGather> {
+    static constexpr bool multi_hop = false;
+    static const char* validate(const Shape& sh) {
+        return detail::validate_rooted_chain(sh, Op::gather, "ChainGather computes Op::gather only.");
+    }
+    static uint32_t lanes(const Shape&) { return 1; }
+    template <class E>
+    static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
+        using namespace detail;
+        const Group1D G = whole(sh, rank);
+        const Flow f = method_flow(sh.method);
+        const uint32_t s = sh.chunks, root = sh.root;
+        const unsigned dirs = flow_dirs(f);
+        if (rank == root)
+            for (uint32_t j = 0; j < s; ++j) e(mk::copy(mk::in(j), mk::out(root * s + j)));
+        for (int d = +1; d >= -1; d -= 2) {
+            if (!(dirs & (d > 0 ? 1u : 2u))) continue;
+            const uint32_t T = rs_hops(f, G, root, d);  // ranks behind root on this arm
+            if (rank == root) {
+                const uint32_t prv = G.step_pos(root, -d, 1);
+                for (uint32_t u = 1; u <= T; ++u) {
+                    const uint32_t o = G.step_pos(root, -d, u);
+                    for (uint32_t j = 0; j < s; ++j) e(mk::recv(G.rank(prv), mk::out(o * s + j)));
+                }
+                continue;
+            }
+            for (uint32_t t = 1; t <= T; ++t) {
+                if (G.step_pos(root, -d, t) != rank) continue;
+                const uint32_t nxt = G.step_pos(rank, d, 1), prv = G.step_pos(rank, -d, 1);
+                for (uint32_t j = 0; j < s; ++j) e(mk::send(G.rank(nxt), mk::in(j)));
+                for (uint32_t u = t + 1; u <= T; ++u)
+                    for (uint32_t j = 0; j < s; ++j) e(mk::recv_copy_send(G.rank(prv), G.rank(nxt), mk::scr(j)));
+            }
+        }
+    }
+};
+
+/// scatter from root along the arms: root sends the farthest rank's fragment first; each rank
+/// relays (through scratch) the fragments for ranks beyond it, then receives its own.
+struct ChainScatter : AlgorithmBase<ChainScatter> {
+    static constexpr bool multi_hop = false;
+    static const char* validate(const Shape& sh) {
+        return detail::validate_rooted_chain(sh, Op::scatter, "ChainScatter computes Op::scatter only.");
+    }
+    static uint32_t lanes(const Shape&) { return 1; }
+    template <class E>
+    static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
+        using namespace detail;
+        const Group1D G = whole(sh, rank);
+        const Flow f = method_flow(sh.method);
+        const uint32_t s = sh.chunks, root = sh.root;
+        const unsigned dirs = flow_dirs(f);
+        if (rank == root)
+            for (uint32_t j = 0; j < s; ++j) e(mk::copy(mk::in(root * s + j), mk::out(j)));
+        for (int d = +1; d >= -1; d -= 2) {
+            if (!(dirs & (d > 0 ? 1u : 2u))) continue;
+            const uint32_t T = ag_hops(f, G, root, d);  // ranks beyond root on this arm
+            if (rank == root) {
+                const uint32_t nxt = G.step_pos(root, d, 1);
+                for (uint32_t u = T; u >= 1; --u) {
+                    const uint32_t o = G.step_pos(root, d, u);
+                    for (uint32_t j = 0; j < s; ++j) e(mk::send(G.rank(nxt), mk::in(o * s + j)));
+                }
+                continue;
+            }
+            for (uint32_t t = 1; t <= T; ++t) {
+                if (G.step_pos(root, d, t) != rank) continue;
+                const uint32_t nxt = G.step_pos(rank, d, 1), prv = G.step_pos(rank, -d, 1);
+                for (uint32_t u = T; u > t; --u)
+                    for (uint32_t j = 0; j < s; ++j) e(mk::recv_copy_send(G.rank(prv), G.rank(nxt), mk::scr(j)));
+                for (uint32_t j = 0; j < s; ++j) e(mk::recv(G.rank(prv), mk::out(j)));
+            }
+        }
+    }
+};
+
+/// send_recv relayed hop by hop from root (sender) to peer (receiver): ring_cw / ring_ccw go that
+/// way round, ring_meet_middle the shorter way (ties cw), line along the line.
+struct RelaySendRecv : AlgorithmBase<RelaySendRecv> {
+    static constexpr bool multi_hop = false;
+    static const char* validate(const Shape& sh) {
+        return detail::validate_rooted_chain(sh, Op::send_recv, "RelaySendRecv computes Op::send_recv only.");
+    }
+    static uint32_t lanes(const Shape&) { return 1; }
+    template <class E>
+    static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
+        using namespace detail;
+        const Group1D G = whole(sh, rank);
+        const uint32_t p = sh.ranks, s = sh.chunks, a = sh.root, b = sh.peer;
+        if (a == b) {
+            if (rank == a)
+                for (uint32_t j = 0; j < s; ++j) e(mk::copy(mk::in(j), mk::out(j)));
+            return;
+        }
+        const uint32_t fwd = (b + p - a) % p, bwd = p - fwd;
+        int d = +1;
+        uint32_t dist = fwd;
+        if (!G.ring) { d = b > a ? +1 : -1; dist = b > a ? b - a : a - b; }
+        else if (sh.method == Method::ring_ccw || (sh.method == Method::ring_meet_middle && bwd < fwd)) { d = -1; dist = bwd; }
+        for (uint32_t t = 0; t <= dist; ++t) {
+            if (G.step_pos(a, d, t) != rank) continue;
+            const uint32_t nxt = G.step_pos(rank, d, 1), prv = G.step_pos(rank, -d, 1);
+            for (uint32_t j = 0; j < s; ++j) {
+                if (t == 0) e(mk::send(G.rank(nxt), mk::in(j)));
+                else if (t == dist) e(mk::recv(G.rank(prv), mk::out(j)));
+                else e(mk::recv_copy_send(G.rank(prv), G.rank(nxt), mk::scr(j)));
+            }
+        }
+    }
+};
+
+/// all_reduce (or barrier: one token chunk) as a pipelined chain reduce to root followed by a
+/// chain broadcast of the result from root: meet-in-the-middle arms on a ring, line arms on a
+/// line. The value is computed once at root and copied everywhere.
+struct ReduceBroadcastChain : AlgorithmBase<ReduceBroadcastChain> {
+    static constexpr bool multi_hop = false;
+    static const char* validate(const Shape& sh) {
+        if (sh.op != Op::all_reduce && sh.op != Op::barrier)
+            return "ReduceBroadcastChain computes Op::all_reduce or Op::barrier only.";
+        if (const char* err = detail::validate_common(sh)) return err;
+        if (sh.topo != Topology::ring && sh.topo != Topology::line)
+            return "reduce_broadcast_chain runs on a ring or a line topology.";
+        return nullptr;
+    }
+    static uint32_t lanes(const Shape&) { return 1; }
+    template <class E>
+    static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
+        using namespace detail;
+        const Group1D G = whole(sh, rank);
+        const Flow f = sh.topo == Topology::ring ? Flow::meet : Flow::line;
+        const uint32_t n = tensor_chunks(sh);
+        rs_1d(e, G, f, 3u, sh.root, Frag{Buf::input, 0, 0}, Frag{Buf::output, 0, 0}, 0, n);
+        ag_1d(e, G, f, 3u, sh.root, mk::out(0), Frag{Buf::output, 0, 0}, 0, n, false);
+    }
+};
+
+/// all_reduce for small tensors (GCL "broadcast"): every rank's whole input goes to every rank
+/// (meet-in-the-middle arms on a ring, line arms on a line) into scratch[q*n ..], then each rank
+/// reduces locally in rank order 0, 1, ..., p-1 (same combine tree everywhere). Latency is paid
+/// once; memory is p*n chunks of scratch. GCL's cut-off: group_size * bytes <= 2048.
+struct BroadcastLocalReduce : AlgorithmBase<BroadcastLocalReduce> {
+    static constexpr bool multi_hop = false;
+    static const char* validate(const Shape& sh) {
+        if (sh.op != Op::all_reduce) return "BroadcastLocalReduce computes Op::all_reduce only.";
+        if (const char* err = detail::validate_common(sh)) return err;
+        if (sh.topo != Topology::ring && sh.topo != Topology::line)
+            return "broadcast_local_reduce runs on a ring or a line topology.";
+        return nullptr;
+    }
+    static uint32_t lanes(const Shape&) { return 1; }
+    template <class E>
+    static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
+        using namespace detail;
+        const Group1D G = whole(sh, rank);
+        const Flow f = sh.topo == Topology::ring ? Flow::meet : Flow::line;
+        const uint32_t n = tensor_chunks(sh), p = sh.ranks;
+        ag_1d(e, G, f, 3u, kNoPeer, mk::in(0), Frag{Buf::scratch, 0, n}, 0, n, false);
+        for (uint32_t q = 0; q < p; ++q) {
+            const ChunkRef src = q == rank ? mk::in(0) : mk::scr(q * n);
+            if (q == 0) e(mk::copy(src, mk::out(0), n));
+            else e(mk::reduce_local(src, mk::out(0), n));
+        }
+    }
+};
+
+/// all_to_all on a ring by relaying bundles clockwise: in round t (1..p-1) rank r sends r+1 the
+/// fragments that started at r-t+1 and still have to travel (destinations t..p-1 hops away), and
+/// receives from r-1 those that started at r-t: the one for r goes to the output, the rest to
+/// scratch (two alternating bundles) for round t+1. Neighbour links only; p(p-1)/2 fragment hops.
+struct RingAllToAll : AlgorithmBase<RingAllToAll> {
+    static constexpr bool multi_hop = false;
+    static const char* validate(const Shape& sh) {
+        if (sh.op != Op::all_to_all) return "RingAllToAll computes Op::all_to_all only.";
+        if (const char* err = detail::validate_common(sh)) return err;
+        if (sh.topo != Topology::ring) return "The ring_cw all_to_all relay needs a ring topology; use Method::pairwise elsewhere.";
+        return nullptr;
+    }
+    static uint32_t lanes(const Shape&) { return 1; }
+    template <class E>
+    static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
+        const uint32_t p = sh.ranks, s = sh.chunks;
+        const uint32_t nxt = (rank + 1) % p, prv = (rank + p - 1) % p;
+        for (uint32_t j = 0; j < s; ++j) e(mk::copy(mk::in(rank * s + j), mk::out(rank * s + j)));
+        auto slot = [&](uint32_t t, uint32_t d, uint32_t j) { return mk::scr(((t % 2) * p + d) * s + j); };
+        for (uint32_t t = 1; t < p; ++t) {
+            for (uint32_t d = t; d < p; ++d)
+                for (uint32_t j = 0; j < s; ++j)
+                    e(mk::send(nxt, t == 1 ? mk::in(((rank + d) % p) * s + j) : slot(t - 1, d, j)));
+            const uint32_t o = (rank + p - t) % p;
+            for (uint32_t d = t; d < p; ++d)
+                for (uint32_t j = 0; j < s; ++j)
+                    e(mk::recv(prv, d == t ? mk::out(o * s + j) : slot(t, d, j)));
+        }
+    }
+};
+
+}  // namespace kccl::coll

@@ -1,0 +1,176 @@
+// kccl/collectives/algorithms/tree.hpp — tree broadcast / reduce (binomial, or any parent array).
+//
+// Trees are multi-hop: a tree edge joins two ranks that need not be topology neighbours (on a
+// wafer the wavelets pass through routers; on chips the transport must route). Every step is per
+// chunk, so the tree is pipelined chunk by chunk.
+// Reduction order: a node combines its own input with its children's partials one child at a
+// time, closest child first (binomial: child v+1, then v+2, v+4, ...; parent array: ascending
+// rank, which is "closest first" for seed 002's pre-order trees). The value is computed once, at
+// the root.
+#pragma once
+
+#include <collectives/algorithms/arms.hpp>
+
+namespace kccl::coll {
+
+namespace detail {
+
+/// Tree over the shape's ranks: binomial rooted at sh.root, or sh.tree's parent array.
+struct TreeView {
+    const Shape* sh;
+    bool binomial;
+    constexpr uint32_t rel(uint32_t m) const { return (m + sh->ranks - sh->root) % sh->ranks; }
+    constexpr uint32_t abs(uint32_t v) const { return (v + sh->root) % sh->ranks; }
+    constexpr uint32_t parent(uint32_t m) const {
+        if (!binomial) return sh->tree[m];
+        const uint32_t v = rel(m);
+        return abs(v & (v - 1));
+    }
+    constexpr bool is_root(uint32_t m) const { return m == sh->root; }
+    /// Calls f(child) for every child of m; closest first, or farthest (largest subtree) first.
+    template <class F>
+    void children(uint32_t m, bool far_first, F&& f) const {
+        const uint32_t p = sh->ranks;
+        if (!binomial) {
+            for (uint32_t i = 0; i < p; ++i) {
+                const uint32_t c = far_first ? p - 1 - i : i;
+                if (c != m && sh->tree[c] == m) f(c);
+            }
+            return;
+        }
+        const uint32_t v = rel(m);
+        const uint32_t low = v == 0 ? 0x80000000u : (v & (0u - v));
+        uint32_t bits[32];
+        uint32_t n = 0;
+        for (uint32_t b = 1; b < low && v + b < p && b != 0; b <<= 1) bits[n++] = b;
+        for (uint32_t i = 0; i < n; ++i) f(abs(v + bits[far_first ? n - 1 - i : i]));
+    }
+    uint32_t child_count(uint32_t m) const {
+        uint32_t k = 0;
+        children(m, false, [&k](uint32_t) { ++k; });
+        return k;
+    }
+};
+
+constexpr const char* validate_tree(const Shape& sh, bool binomial) {
+    if (const char* e = validate_common(sh)) return e;
+    if (binomial) return nullptr;
+    if (sh.tree == nullptr) return "Method::tree needs Shape::tree, a parent array of `ranks` entries.";
+    if (sh.tree[sh.root] != sh.root) return "The parent array must make the root its own parent (tree[root] == root).";
+    for (uint32_t r = 0; r < sh.ranks; ++r) {
+        uint32_t x = r, hops = 0;
+        while (x != sh.root) {
+            if (sh.tree[x] >= sh.ranks) return "Every parent in the tree must be a rank (< ranks).";
+            x = sh.tree[x];
+            if (++hops > sh.ranks) return "The parent array has a cycle: every rank must reach the root.";
+        }
+    }
+    return nullptr;
+}
+
+/// Tree reduce of chunks [0, n) from `src` into out[] at the root (scratch at inner nodes).
+template <class E>
+void tree_reduce(E& e, const TreeView& T, uint32_t m, ChunkRef src, uint32_t n) {
+    const uint32_t k = T.child_count(m);
+    const bool root = T.is_root(m);
+    const uint32_t par = root ? kNoPeer : T.parent(m);
+    for (uint32_t j = 0; j < n; ++j) {
+        const ChunkRef mine{src.buf, src.chunk + j};
+        if (k == 0) {
+            if (root) e(mk::copy(mine, mk::out(j)));
+            else e(mk::send(par, mine));
+            continue;
+        }
+        ChunkRef acc = mine;
+        uint32_t i = 0;
+        T.children(m, false, [&](uint32_t c) {
+            const bool last = ++i == k;
+            if (!last || root) {
+                const ChunkRef d = root ? mk::out(j) : mk::scr(j);
+                e(mk::recv_reduce_copy(c, acc, d));
+                acc = d;
+            } else {
+                e(mk::recv_reduce_send(c, par, acc));
+            }
+        });
+    }
+}
+
+/// Tree broadcast of chunks [0, n): the root sends `root_src` (after copying it to out[] if
+/// copy_root), every other rank receives into out[] and passes it on, largest subtree first.
+template <class E>
+void tree_broadcast(E& e, const TreeView& T, uint32_t m, ChunkRef root_src, uint32_t n, bool copy_root) {
+    const uint32_t k = T.child_count(m);
+    const bool root = T.is_root(m);
+    for (uint32_t j = 0; j < n; ++j) {
+        if (root) {
+            const ChunkRef s{root_src.buf, root_src.chunk + j};
+            if (copy_root) e(mk::copy(s, mk::out(j)));
+            T.children(m, true, [&](uint32_t c) { e(mk::send(c, s)); });
+            continue;
+        }
+        const uint32_t par = T.parent(m);
+        if (k == 0) {
+            e(mk::recv(par, mk::out(j)));
+            continue;
+        }
+        bool first = true;
+        T.children(m, true, [&](uint32_t c) {
+            if (first) e(mk::recv_copy_send(par, c, mk::out(j)));
+            else e(mk::send(c, mk::out(j)));
+            first = false;
+        });
+    }
+}
+
+}  // namespace detail
+
+/// broadcast down a binomial tree (Method::binomial_tree) or a parent array (Method::tree).
+struct TreeBroadcast : AlgorithmBase<TreeBroadcast> {
+    static constexpr bool multi_hop = true;
+    static const char* validate(const Shape& sh) {
+        if (sh.op != Op::broadcast) return "TreeBroadcast computes Op::broadcast only.";
+        return detail::validate_tree(sh, sh.method != Method::tree);
+    }
+    static uint32_t lanes(const Shape&) { return 1; }
+    template <class E>
+    static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
+        const detail::TreeView T{&sh, sh.method != Method::tree};
+        detail::tree_broadcast(e, T, rank, mk::in(0), sh.chunks, true);
+    }
+};
+
+/// reduce up a binomial tree (Method::binomial_tree) or a parent array (Method::tree): seed 002's
+/// chain, binary/binomial tree, two-phase and pre-order reduces are parent arrays (schedule.hpp).
+struct TreeReduce : AlgorithmBase<TreeReduce> {
+    static constexpr bool multi_hop = true;
+    static const char* validate(const Shape& sh) {
+        if (sh.op != Op::reduce) return "TreeReduce computes Op::reduce only.";
+        return detail::validate_tree(sh, sh.method != Method::tree);
+    }
+    static uint32_t lanes(const Shape&) { return 1; }
+    template <class E>
+    static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
+        const detail::TreeView T{&sh, sh.method != Method::tree};
+        detail::tree_reduce(e, T, rank, mk::in(0), sh.chunks);
+    }
+};
+
+/// all_reduce as binomial-tree reduce to root + binomial-tree broadcast of the result.
+struct ReduceBroadcastTree : AlgorithmBase<ReduceBroadcastTree> {
+    static constexpr bool multi_hop = true;
+    static const char* validate(const Shape& sh) {
+        if (sh.op != Op::all_reduce) return "ReduceBroadcastTree computes Op::all_reduce only.";
+        return detail::validate_tree(sh, true);
+    }
+    static uint32_t lanes(const Shape&) { return 1; }
+    template <class E>
+    static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
+        const detail::TreeView T{&sh, true};
+        const uint32_t n = tensor_chunks(sh);
+        detail::tree_reduce(e, T, rank, mk::in(0), n);
+        detail::tree_broadcast(e, T, rank, mk::out(0), n, false);
+    }
+};
+
+}  // namespace kccl::coll
