@@ -23,7 +23,8 @@
 //   View recv(d)                              blocks for the next message from d; returns a view of it
 //                                             in LOCAL L1 (IPCQ: the rx slot itself, zero copy; EDM:
 //                                             the worker's landing buffer for d). Valid until release.
-//   bool try_recv(d, View& out)               the same, or false if nothing has arrived
+//   bool try_recv(d, View& out)               the same, or false if nothing has arrived (also once
+//                                             the peer has quiesced: nothing more will come)
 //   void release(const View&)                 frees the view's slot (messages of one direction are
 //                                             released in receive order; at most max_held_views()
 //                                             views of one direction may be held at once)
@@ -184,11 +185,13 @@ constexpr bool check_link() {
 //   [5] next_dir (towards rank+1 in ring order; no_dir at the end of a line)   [6] prev_dir
 //   [7] directions    [8 .. 8+max_group_dirs) peer rank of each direction (no_dir: none)
 //   [16] input_l1  [17] output_l1  [18] scratch_l1  [19] buffer_bytes (each of the three)
-//   [20] max_message_bytes   [21] link_args (index of the link's own arguments, for L(hal, that))
+//   [20] max_message_bytes   [21] link_args (offset from the block of the link's own arguments)
+//   [22] pipeline_messages (messages one direction holds before the sender blocks)
 namespace group_args {
 inline constexpr uint32_t magic = 0, transport = 1, rank = 2, ranks = 3, shape = 4, next_dir = 5, prev_dir = 6,
                           directions = 7, peer_of_dir = 8, input_l1 = 16, output_l1 = 17, scratch_l1 = 18,
-                          buffer_bytes = 19, max_message_bytes = 20, link_args = 21, count = 24;
+                          buffer_bytes = 19, max_message_bytes = 20, link_args = 21, pipeline_messages = 22,
+                          count = 24;
 }
 inline constexpr uint32_t group_magic = 0x4C4F434Bu;  // "KCOL"
 inline constexpr uint32_t max_group_dirs = 8;
@@ -206,6 +209,7 @@ struct GroupArgs {
     uint32_t peer_of_dir[max_group_dirs] = {};
     uint32_t input_l1 = 0, output_l1 = 0, scratch_l1 = 0, buffer_bytes = 0;
     uint32_t max_message_bytes = 0;
+    uint32_t pipeline_messages = 0;
     uint32_t link_args = 0;  ///< absolute argument index of the link's block
 
     /// The direction that reaches `peer` in one hop, or no_dir.
@@ -240,6 +244,7 @@ GroupArgs load_group_args(H& hal, uint32_t base = 0) {
     g.scratch_l1 = hal.arg(base + a::scratch_l1);
     g.buffer_bytes = hal.arg(base + a::buffer_bytes);
     g.max_message_bytes = hal.arg(base + a::max_message_bytes);
+    g.pipeline_messages = hal.arg(base + a::pipeline_messages);
     g.link_args = base + hal.arg(base + a::link_args);
     return g;
 }

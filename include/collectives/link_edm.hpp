@@ -102,8 +102,13 @@ public:
     }
     bool try_recv(uint32_t d, View& out) {
         D& x = rx_dir(d, "try_recv");
+        if (x.ended) return false;
         const edm::Received r = x.rx.try_recv(hal_, x.landing, x.rx_ch.packet_bytes);
         if (r.signal == edm::Signal::none) return false;
+        if (r.signal == edm::Signal::terminate) {  // the peer quiesced: nothing more will come
+            x.ended = true;
+            return false;
+        }
         out = take(x, d, r, "try_recv");
         return true;
     }
@@ -143,7 +148,7 @@ public:
             if (d_[d].flags & edm_link_flag_send) d_[d].tx.terminate(hal_);
         for (uint32_t d = 0; d < dirs_; ++d) {
             D& x = d_[d];
-            if (!(x.flags & edm_link_flag_recv)) continue;
+            if (!(x.flags & edm_link_flag_recv) || x.ended) continue;
             const edm::Received r = x.rx.recv(hal_, x.landing, x.rx_ch.packet_bytes);
             if (KCCL_UNLIKELY(r.signal != edm::Signal::terminate)) {
                 detail::Msg m;
@@ -163,6 +168,7 @@ private:
     struct D {
         uint32_t flags = 0, landing = 0, seq = 0;
         bool held = false;
+        bool ended = false;  ///< the peer's terminate was taken (by try_recv)
         edm::WorkerChannel tx_ch{}, rx_ch{};
         edm::SenderAdapter<Config> tx{};
         edm::ReceiverAdapter<Config> rx{};
@@ -192,6 +198,12 @@ private:
             detail::Msg m;
             where(m, op, d).s(d < dirs_ ? ": this direction does not receive" : ": no such direction")
                 .s(" (directions: ").u(dirs_).s(")");
+            detail::die(m);
+        }
+        if (KCCL_UNLIKELY(d_[d].ended)) {
+            detail::Msg m;
+            where(m, op, d).s(": the peer has quiesced (its terminate came after message ").u(d_[d].seq)
+                .s("); nothing more will arrive on this direction");
             detail::die(m);
         }
         if (KCCL_UNLIKELY(d_[d].held)) {

@@ -1,0 +1,403 @@
+// kccl/collectives/host/plan.hpp — host side: ONE plan per collective group, for both transports.
+//
+// HOST-ONLY (std::vector, std::string, exceptions). The emulation and hardware use the same plan:
+// it computes every address and argument; a small writer (emulation: install_on / add_kernels
+// below; hardware: SetRuntimeArgs, CreateSemaphore, a buffer write) carries them to the cores.
+//
+//   kccl::coll::host::GroupSpec g;
+//   g.transport = Transport::edm;  g.shape = GroupShape::ring;
+//   g.workers = {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}};                 // one worker core per rank, ring order
+//   g.hops = edm_hops_from(cluster, g);                           // EDM: the Ethernet link of each hop
+//   g.message_bytes = 4096; g.slots = 4; g.buffer_bytes = 64 * 1024;
+//   g.worker_l1 = {0x10000, 1 << 20};  g.eth_l1 = {0x1000, 256 * 1024, 0x800};
+//   auto plan = kccl::coll::host::build_group(g);                 // validates (PlanError), lays out
+//   plan.worker_args(rank)        -> the kernel args of rank's worker (coll::load_group_args reads them)
+//   plan.edm_kernels()            -> each EDM core and its args (EDM transport)
+//   plan.emit(writer)             -> writer.write(core, addr, bytes, n) / writer.init_word(core, addr, v)
+//
+// LAYOUT
+//   Ranks are in ring order: rank r's "next" neighbour is r+1 (mod ranks on a ring; none after the
+//   last rank of a line), "prev" is r-1. Directions:
+//     IPCQ: the Nsew set, next = E, prev = W (ring_1d; a line drops the wrap link). All ranks on
+//           one chip. The IPCQ block starts at worker_l1.base.
+//     EDM:  direction 0 = next, 1 = prev. Hop r joins rank r's chip and rank r+1's chip over one
+//           Ethernet link (hops[r] = {eth core on r's chip, eth core on r+1's chip}); its two EDMs
+//           carry 2 channels: channel 0 r -> r+1, channel 1 r+1 -> r (one worker each, not shared,
+//           worker-initiated termination). Worker L1 from worker_l1.base: 4 semaphores (16 B
+//           apart: tx/rx of next, tx/rx of prev), then one landing buffer per direction.
+//   Then, on every worker, three buffers of buffer_bytes each (16-byte aligned): input, output,
+//   scratch. Everything must fit worker_l1 (and eth_l1 for the EDM channels).
+#pragma once
+
+#include "../link.hpp"
+#include "../link_edm.hpp"
+#include "../link_ipcq.hpp"
+
+#include <edm/host/builder.hpp>
+#include <ipcq/host/plan.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kccl::coll::host {
+
+/// Every invalid group; the message says what was wrong and what is allowed.
+struct PlanError : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
+
+/// A core: chip index and NoC coordinates on that chip (worker or Ethernet core).
+struct Core {
+    uint32_t chip = 0, x = 0, y = 0;
+    friend bool operator==(const Core& a, const Core& b) { return a.chip == b.chip && a.x == b.x && a.y == b.y; }
+};
+
+/// The Ethernet link of one hop: `a` on rank r's chip, `b` on rank r+1's chip.
+struct Hop {
+    Core a, b;
+};
+
+/// An L1 range [base, end) a plan may use; `reserved` only for Ethernet cores (edm::reserved_bytes
+/// at that address, outside [base, end), the same for every program).
+struct L1Range {
+    uint32_t base = 0;
+    uint32_t end = 0;
+    uint32_t reserved = 0;
+};
+
+struct GroupSpec {
+    Transport transport = Transport::ipcq;
+    GroupShape shape = GroupShape::ring;
+    std::vector<Core> workers;   ///< one worker core per rank, in ring order
+    std::vector<Hop> hops;       ///< EDM: ring: one per rank (hop r: r -> r+1 mod n); line: ranks - 1
+    uint32_t message_bytes = 4096;  ///< largest message (IPCQ slot / EDM packet), multiple of 16
+    uint32_t slots = 4;             ///< IPCQ n_slots / EDM buffers per channel
+    ipcq::Backpressure backpressure = ipcq::Backpressure::poll;  ///< IPCQ
+    uint32_t buffer_bytes = 0;      ///< each of input / output / scratch, per rank
+    L1Range worker_l1{0x10000, 0, 0};
+    L1Range eth_l1{0x1000, 0, 0x800};
+};
+
+/// Where one rank's pieces are.
+struct RankLayout {
+    Core worker;
+    uint32_t next_dir = no_dir, prev_dir = no_dir, directions = 0;
+    std::vector<uint32_t> peer_of_dir;  ///< max_group_dirs entries
+    uint32_t input = 0, output = 0, scratch = 0, l1_end = 0;
+    std::vector<uint32_t> link_args;
+};
+
+struct EdmKernel {
+    Core core;
+    std::vector<uint32_t> args;
+};
+
+class GroupPlan {
+public:
+    GroupSpec spec;
+    std::vector<RankLayout> ranks;
+    std::vector<EdmKernel> edm;                        ///< EDM transport: one per Ethernet core used
+    std::vector<std::pair<Core, uint32_t>> zero_words; ///< semaphores the host sets to 0 before a launch
+    std::vector<ipcq::host::RankPlan> ipcq_images;     ///< IPCQ transport: the block of each rank
+    uint32_t ipcq_block = 0;
+
+    uint32_t size() const { return uint32_t(ranks.size()); }
+    /// Messages one direction holds before a sender blocks (IPCQ: n_slots; EDM: the receiver's
+    /// buffers — the sender EDM's own copies come on top).
+    uint32_t pipeline_messages() const { return spec.slots; }
+
+    /// The whole argument block of rank's worker: the group block, then the link's block.
+    std::vector<uint32_t> worker_args(uint32_t rank) const {
+        const RankLayout& l = at(rank);
+        std::vector<uint32_t> v(group_args::count, 0);
+        v[group_args::magic] = group_magic;
+        v[group_args::transport] = uint32_t(spec.transport);
+        v[group_args::rank] = rank;
+        v[group_args::ranks] = size();
+        v[group_args::shape] = uint32_t(spec.shape);
+        v[group_args::next_dir] = l.next_dir;
+        v[group_args::prev_dir] = l.prev_dir;
+        v[group_args::directions] = l.directions;
+        for (uint32_t d = 0; d < max_group_dirs; ++d) v[group_args::peer_of_dir + d] = l.peer_of_dir[d];
+        v[group_args::input_l1] = l.input;
+        v[group_args::output_l1] = l.output;
+        v[group_args::scratch_l1] = l.scratch;
+        v[group_args::buffer_bytes] = spec.buffer_bytes;
+        v[group_args::max_message_bytes] = spec.message_bytes;
+        v[group_args::link_args] = group_args::count;
+        v[group_args::pipeline_messages] = pipeline_messages();
+        v.insert(v.end(), l.link_args.begin(), l.link_args.end());
+        return v;
+    }
+    const std::vector<EdmKernel>& edm_kernels() const { return edm; }
+    const RankLayout& at(uint32_t rank) const {
+        if (rank >= ranks.size())
+            throw PlanError("collective plan: rank " + std::to_string(rank) + " is out of range (the group has " +
+                            std::to_string(ranks.size()) + " ranks)");
+        return ranks[rank];
+    }
+
+    /// Writes every initial memory content: `w.write(Core, addr, const uint8_t*, size_t)` and
+    /// `w.init_word(Core, addr, uint32_t)`. Call before every launch that starts the group afresh.
+    template <class W>
+    void emit(W& w) const {
+        for (uint32_t r = 0; r < ipcq_images.size(); ++r)
+            w.write(ranks[r].worker, ipcq_block, ipcq_images[r].image.data(), ipcq_images[r].image.size());
+        for (const auto& [c, a] : zero_words) w.init_word(c, a, 0u);
+    }
+};
+
+namespace detail {
+inline uint32_t round16(uint64_t v) { return uint32_t((v + 15) & ~uint64_t(15)); }
+inline std::string core_name(const Core& c) {
+    return "chip " + std::to_string(c.chip) + " (" + std::to_string(c.x) + "," + std::to_string(c.y) + ")";
+}
+}  // namespace detail
+
+/// Validates the spec and lays out both transports' resources.
+inline GroupPlan build_group(const GroupSpec& g) {
+    const std::string pfx = "collective plan: ";
+    const uint32_t n = uint32_t(g.workers.size());
+    if (n == 0) throw PlanError(pfx + "the group has no ranks; give one worker core per rank (at least 1)");
+    if (n > 1024) throw PlanError(pfx + std::to_string(n) + " ranks; at most 1024 are allowed");
+    if (g.message_bytes == 0 || g.message_bytes % 16)
+        throw PlanError(pfx + "message_bytes " + std::to_string(g.message_bytes) +
+                        " must be a positive multiple of 16 (an Ethernet word)");
+    if (g.slots == 0) throw PlanError(pfx + "slots is 0; at least 1 message buffer per direction is needed");
+    if (g.shape != GroupShape::ring && g.shape != GroupShape::line)
+        throw PlanError(pfx + "shape " + std::to_string(uint32_t(g.shape)) + " is unknown; allowed: ring, line");
+    if (g.worker_l1.base % 64)
+        throw PlanError(pfx + "worker_l1.base " + std::to_string(g.worker_l1.base) + " must be 64-byte aligned");
+    if (g.worker_l1.end <= g.worker_l1.base)
+        throw PlanError(pfx + "worker_l1 [" + std::to_string(g.worker_l1.base) + ", " + std::to_string(g.worker_l1.end) +
+                        ") is empty; give the L1 range the plan may use on each worker (end > base)");
+    for (uint32_t a = 0; a < n; ++a)
+        for (uint32_t b = a + 1; b < n; ++b)
+            if (g.workers[a] == g.workers[b])
+                throw PlanError(pfx + "ranks " + std::to_string(a) + " and " + std::to_string(b) + " are both on " +
+                                detail::core_name(g.workers[a]) + "; one rank per worker core");
+    const bool ring = g.shape == GroupShape::ring;
+
+    GroupPlan plan;
+    plan.spec = g;
+    plan.ranks.resize(n);
+    for (uint32_t r = 0; r < n; ++r) {
+        plan.ranks[r].worker = g.workers[r];
+        plan.ranks[r].peer_of_dir.assign(max_group_dirs, no_dir);
+    }
+    // Direction numbers and peers.
+    const bool ipcq_t = g.transport == Transport::ipcq;
+    const uint32_t dn = ipcq_t ? uint32_t(ipcq::Nsew::E) : 0u, dp = ipcq_t ? uint32_t(ipcq::Nsew::W) : 1u;
+    for (uint32_t r = 0; r < n; ++r) {
+        RankLayout& l = plan.ranks[r];
+        l.directions = ipcq_t ? ipcq::Nsew::count : 2u;
+        if (n < 2) continue;
+        const bool has_next = ring || r + 1 < n, has_prev = ring || r > 0;
+        if (has_next) l.next_dir = dn, l.peer_of_dir[dn] = (r + 1) % n;
+        if (has_prev) l.prev_dir = dp, l.peer_of_dir[dp] = (r + n - 1) % n;
+    }
+    // A 2-rank ring has two links between the same pair: peer_of_dir names the peer in both, and
+    // dir_to(peer) returns the first (next); schedules address next / prev explicitly.
+
+    uint64_t at_end = 0;  // per-rank link L1 end (same for all ranks)
+    if (ipcq_t) {
+        for (uint32_t r = 1; r < n; ++r)
+            if (g.workers[r].chip != g.workers[0].chip)
+                throw PlanError(pfx + "IPCQ joins cores of one chip, but rank " + std::to_string(r) + " is on chip " +
+                                std::to_string(g.workers[r].chip) + " and rank 0 on chip " +
+                                std::to_string(g.workers[0].chip) + " (use the EDM transport between chips)");
+        if (!g.hops.empty())
+            throw PlanError(pfx + "hops are Ethernet links of the EDM transport; an IPCQ group takes none");
+        ipcq::host::Topology<ipcq::Nsew> topo(n, ring ? "collective ring" : "collective line");
+        if (n >= 2) {
+            for (uint32_t r = 0; r < n; ++r)
+                if (ring || r + 1 < n) topo.connect(r, ipcq::Nsew::E, (r + 1) % n, ipcq::Nsew::W);
+        }
+        std::vector<ipcq::host::CoreXY> cores;
+        for (const Core& c : g.workers) cores.push_back({c.x, c.y});
+        ipcq::host::QueueConfig qc;
+        qc.n_slots = g.slots;
+        qc.slot_size = g.message_bytes;
+        qc.mode = g.backpressure;
+        ipcq::host::MemoryConfig mem;
+        mem.block_l1 = g.worker_l1.base;
+        mem.l1_bytes = g.worker_l1.end;
+        ipcq::host::Plan<ipcq::Nsew> ip;
+        try {
+            ip = ipcq::host::build_plan(topo, cores, qc, mem);
+        } catch (const std::invalid_argument& e) {
+            throw PlanError(pfx + "IPCQ queues: " + e.what());
+        }
+        plan.ipcq_block = mem.block_l1;
+        for (uint32_t r = 0; r < n; ++r) {
+            plan.ipcq_images.push_back(ip.ranks[r]);
+            plan.ranks[r].link_args = ip.runtime_args(r);
+            at_end = ip.ranks[r].l1_end > at_end ? ip.ranks[r].l1_end : at_end;
+        }
+    } else {
+        const uint32_t hops = n < 2 ? 0 : ring ? n : n - 1;
+        if (g.hops.size() != hops)
+            throw PlanError(pfx + "an EDM " + (ring ? "ring" : "line") + " of " + std::to_string(n) + " ranks needs " +
+                            std::to_string(hops) + " hops (Ethernet links r -> r+1), got " + std::to_string(g.hops.size()));
+        if (g.eth_l1.end <= g.eth_l1.base)
+            throw PlanError(pfx + "eth_l1 [" + std::to_string(g.eth_l1.base) + ", " + std::to_string(g.eth_l1.end) +
+                            ") is empty; give the Ethernet-core L1 the EDM channels may use");
+        for (uint32_t h = 0; h < hops; ++h) {
+            const Hop& hp = g.hops[h];
+            const uint32_t r = h, s = (h + 1) % n;
+            if (hp.a.chip != g.workers[r].chip || hp.b.chip != g.workers[s].chip)
+                throw PlanError(pfx + "hop " + std::to_string(h) + " joins " + detail::core_name(hp.a) + " and " +
+                                detail::core_name(hp.b) + ", but rank " + std::to_string(r) + " is on chip " +
+                                std::to_string(g.workers[r].chip) + " and rank " + std::to_string(s) + " on chip " +
+                                std::to_string(g.workers[s].chip) + " (hop r must join rank r's chip to rank r+1's)");
+            if (g.workers[r].chip == g.workers[s].chip)
+                throw PlanError(pfx + "ranks " + std::to_string(r) + " and " + std::to_string(s) +
+                                " are on the same chip; the EDM transport joins ranks on different chips");
+            for (uint32_t k = 0; k < h; ++k)
+                for (const Core* c : {&g.hops[k].a, &g.hops[k].b})
+                    if (*c == hp.a || *c == hp.b)
+                        throw PlanError(pfx + "hops " + std::to_string(k) + " and " + std::to_string(h) +
+                                        " both use the Ethernet core " + detail::core_name(*c) +
+                                        "; each hop needs its own link (a 2-rank ring needs two links between the chips)");
+        }
+        // Worker L1: 4 semaphores, 2 landing buffers.
+        const uint32_t sem0 = g.worker_l1.base;
+        auto sem = [&](uint32_t dir, bool rx) { return sem0 + 32 * dir + (rx ? 16 : 0); };
+        const uint32_t land0 = sem0 + 64;
+        auto landing = [&](uint32_t dir) { return land0 + dir * g.message_bytes; };
+        at_end = uint64_t(land0) + 2ull * g.message_bytes;
+        using EL = coll::EdmLinkConfig;
+        for (uint32_t r = 0; r < n; ++r) {
+            auto& la = plan.ranks[r].link_args;
+            la.assign(edm_link_args(2), 0);
+            la[0] = 2;
+        }
+        auto dir_block = [](uint32_t, uint32_t dir) { return 1 + dir * edm_link_dir_args; };
+        for (uint32_t h = 0; h < hops; ++h) {
+            const Hop& hp = g.hops[h];
+            const uint32_t r = h, s = (h + 1) % n;
+            const Core& wr = g.workers[r];
+            const Core& ws = g.workers[s];
+            edm::host::ChannelSpec c0, c1;
+            for (auto* c : {&c0, &c1}) {
+                c->buffers = g.slots;
+                c->packet_bytes = g.message_bytes;
+                c->sharing = edm::Sharing::not_shared;
+            }
+            edm::host::EdmEnd a, b;
+            c0.workers = {{wr.x, wr.y, sem(0, false)}};  // r sends next
+            a.add_sender(c0);
+            c0.workers = {{ws.x, ws.y, sem(1, true)}};   // s receives from prev
+            b.add_receiver(c0);
+            c1.workers = {{ws.x, ws.y, sem(1, false)}};  // s sends prev
+            b.add_sender(c1);
+            c1.workers = {{wr.x, wr.y, sem(0, true)}};   // r receives from next
+            a.add_receiver(c1);
+            edm::host::LinkPlan lp;
+            try {
+                lp = edm::host::build_link(a, b, {g.eth_l1.base, g.eth_l1.end - g.eth_l1.base, g.eth_l1.reserved},
+                                           edm::host::Limits::of<EL>());
+            } catch (const std::invalid_argument& e) {
+                throw PlanError(pfx + "EDM of hop " + std::to_string(h) + ": " + e.what());
+            }
+            plan.edm.push_back({hp.a, lp.edm_args(edm::host::Side::a)});
+            plan.edm.push_back({hp.b, lp.edm_args(edm::host::Side::b)});
+            auto put = [](std::vector<uint32_t>& dst, uint32_t at, const std::vector<uint32_t>& src) {
+                for (size_t i = 0; i < src.size(); ++i) dst[at + i] = src[i];
+            };
+            // rank r, direction next (0): sends channel 0 (end a), receives channel 1 (end a).
+            auto& lr = plan.ranks[r].link_args;
+            const uint32_t br = dir_block(r, 0);
+            lr[br] = edm_link_flag_send | edm_link_flag_recv;
+            lr[br + 1] = landing(0);
+            put(lr, br + 2, lp.worker_args(edm::host::Side::a, 0, 0, hp.a.x, hp.a.y));
+            put(lr, br + 2 + edm::args::w_count, lp.worker_args(edm::host::Side::a, 1, 0, hp.a.x, hp.a.y));
+            // rank s, direction prev (1): sends channel 1 (end b), receives channel 0 (end b).
+            auto& ls = plan.ranks[s].link_args;
+            const uint32_t bs = dir_block(s, 1);
+            ls[bs] = edm_link_flag_send | edm_link_flag_recv;
+            ls[bs + 1] = landing(1);
+            put(ls, bs + 2, lp.worker_args(edm::host::Side::b, 1, 0, hp.b.x, hp.b.y));
+            put(ls, bs + 2 + edm::args::w_count, lp.worker_args(edm::host::Side::b, 0, 0, hp.b.x, hp.b.y));
+            for (uint32_t d = 0; d < 2; ++d) {
+                plan.zero_words.push_back({wr, sem(d, false)});
+                plan.zero_words.push_back({wr, sem(d, true)});
+                plan.zero_words.push_back({ws, sem(d, false)});
+                plan.zero_words.push_back({ws, sem(d, true)});
+            }
+        }
+    }
+    // Buffers after the link's L1.
+    for (uint32_t r = 0; r < n; ++r) {
+        RankLayout& l = plan.ranks[r];
+        uint64_t off = detail::round16(at_end);
+        l.input = uint32_t(off);
+        off += detail::round16(g.buffer_bytes);
+        l.output = uint32_t(off);
+        off += detail::round16(g.buffer_bytes);
+        l.scratch = uint32_t(off);
+        off += detail::round16(g.buffer_bytes);
+        if (off > g.worker_l1.end)
+            throw PlanError(pfx + "rank " + std::to_string(r) + " needs worker L1 up to " + std::to_string(off) +
+                            " (link from " + std::to_string(g.worker_l1.base) + " to " + std::to_string(at_end) +
+                            ", then 3 buffers of " + std::to_string(g.buffer_bytes) + " bytes) but worker_l1 ends at " +
+                            std::to_string(g.worker_l1.end) + " (allowed: everything fits; smaller buffers, fewer slots or messages)");
+        l.l1_end = uint32_t(off);
+    }
+    return plan;
+}
+
+// ---- glue for the emulation (duck-typed: no emulation include) ---------------------------------
+
+/// The Ethernet links of each hop of `g` (ring order of g.workers' chips) in `cluster`: hop r uses
+/// the first link between rank r's and rank r+1's chips that no earlier hop uses.
+template <class Cluster>
+std::vector<Hop> edm_hops_from(const Cluster& cluster, const GroupSpec& g) {
+    const uint32_t n = uint32_t(g.workers.size());
+    const uint32_t hops = n < 2 ? 0 : g.shape == GroupShape::ring ? n : n - 1;
+    std::vector<Hop> out;
+    for (uint32_t h = 0; h < hops; ++h) {
+        const uint32_t ca = g.workers[h].chip, cb = g.workers[(h + 1) % n].chip;
+        bool found = false;
+        for (const auto& [ea, eb] : cluster.links_between(ca, cb)) {
+            const Core a{ea.chip, ea.x, ea.y}, b{eb.chip, eb.x, eb.y};
+            bool used = false;
+            for (const Hop& o : out) used = used || o.a == a || o.b == a || o.a == b || o.b == b;
+            if (used) continue;
+            out.push_back({a, b});
+            found = true;
+            break;
+        }
+        if (!found)
+            throw PlanError("collective plan: no free Ethernet link between chips " + std::to_string(ca) + " and " +
+                            std::to_string(cb) + " for hop " + std::to_string(h) +
+                            " (each hop needs its own link; a 2-rank ring needs two)");
+    }
+    return out;
+}
+
+/// Writes the plan's initial memory into `cluster` and its semaphore initial values into `launcher`.
+template <class Cluster, class Launcher>
+void install_on(const GroupPlan& plan, Cluster& cluster, Launcher& launcher) {
+    struct W {
+        Cluster& c;
+        Launcher& l;
+        void write(const Core& k, uint32_t addr, const uint8_t* p, size_t n) { c.write({k.chip, k.x, k.y}, addr, p, n); }
+        void init_word(const Core& k, uint32_t addr, uint32_t v) { l.init_word({k.chip, k.x, k.y}, addr, v); }
+    } w{cluster, launcher};
+    plan.emit(w);
+}
+
+/// Adds `worker(hal)` on every rank's worker with its args, and `edm_kernel(hal)` on every EDM core.
+template <class Launcher, class WK, class EK>
+void add_kernels(const GroupPlan& plan, Launcher& launcher, WK worker, EK edm_kernel) {
+    for (uint32_t r = 0; r < plan.size(); ++r) {
+        const Core& c = plan.ranks[r].worker;
+        launcher.add({c.chip, c.x, c.y}, worker, plan.worker_args(r));
+    }
+    for (const EdmKernel& k : plan.edm) launcher.add({k.core.chip, k.core.x, k.core.y}, edm_kernel, k.args);
+}
+
+}  // namespace kccl::coll::host
