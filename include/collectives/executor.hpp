@@ -3,7 +3,8 @@
 //
 //   using R = kccl::coll::Reducer<float, kccl::coll::RedOp::sum>;
 //   kccl::coll::ExecParams p{shape, rank, chunk_elems, {in_l1, out_l1, scratch_l1, in_l1}, count};
-//   kccl::coll::execute<kccl::coll::algorithms::Ring, R>(link, p, [&](uint32_t peer) { return dir_of[peer]; });
+//   kccl::coll::execute<kccl::coll::RingAllReduce, R>(link, p, kccl::coll::RingDirs{rank, p, next, prev});
+//   kccl::coll::execute_any<R>(link, p, dirs);   // algorithm chosen from (shape.op, shape.method)
 //   link.quiesce();   // once, after the kernel's last collective
 //
 // Contract
@@ -24,8 +25,11 @@
 //     on its own, and every rank finishes its lane-0 messages before its lane-1 messages, so the
 //     per-direction FIFO order matches on both ends even when two lanes share a direction (a
 //     2-rank bidirectional ring).
-//   * `dir_of(peer)` maps a peer rank to a link direction (the group plan's table); no_dir for a
-//     peer the schedule names is a device error naming rank and peer.
+//   * `dir_of(peer, sending)` maps a peer rank to the link direction that sends to / receives from
+//     it (RingDirs for the plan's ring / line groups); no_dir for a peer the schedule names is a
+//     device error naming rank and peer. Multi-hop methods (trees, recursive doubling,
+//     Rabenseifner, pairwise, direct) need a link that reaches non-neighbours: the ring/line group
+//     plan does not, so they fail with that error there.
 //   * Deadlock: a step's send may block until the receiver takes pieces; choose chunk_elems so a
 //     chunk fits the receiver's pipeline (choose_chunking's max_chunk_elems), see primitives.hpp.
 //   * Does not quiesce the link (several collectives may run back to back on one link).
@@ -36,9 +40,11 @@
 #include "ops.hpp"
 #include "primitives.hpp"
 #include "schedule.hpp"
+#include "algorithms.hpp"
 
 #include <stdint.h>
 #include <string.h>
+#include <type_traits>
 
 namespace kccl::coll {
 
@@ -92,87 +98,150 @@ constexpr Chunking choose_chunking(Op op, uint32_t ranks, uint32_t count, uint32
     return {s, (f + s - 1) / s};
 }
 
-namespace detail {
 
-template <class Link, class DirOf>
-uint32_t direction(DirOf& dir_of, uint32_t rank, uint32_t peer, const Step& s) {
-    const uint32_t d = dir_of(peer);
-    if (KCCL_UNLIKELY(d == no_dir)) {
-        Msg m;
-        m.s("collectives: executor: rank ").u(rank).s(" has no link direction to rank ").u(peer)
-            .s(" for a ").s(verb_name(s.verb)).s(" step (the schedule needs a peer the group plan does not connect)");
-        die(m);
+/// Runs the steps of one rank on a link: the per-step dispatch to the primitives, plus the
+/// prepare / finalize / padding work around them. Used through execute() / execute_any().
+template <class Red, class Link, class DirOf>
+class StepRunner {
+public:
+    using T = typename Red::value_type;
+    static constexpr uint32_t eb = uint32_t(sizeof(T));
+
+    StepRunner(Link& link, const ExecParams& p, DirOf& dir_of) : link_(link), p_(p), dir_of_(dir_of) {
+        in_base_ = p.buf.input;
     }
-    return d;
-}
 
-}  // namespace detail
+    /// Before the first step: prepare this rank's contribution.
+    void begin() {
+        if constexpr (Red::has_prepare) {
+            const uint32_t n = grid(p_.shape, Buf::input) * p_.chunk_elems;
+            if (op_reduces(p_.shape.op) && n) {
+                Red::prepare(ptr(p_.buf.prepared, n), ptr(p_.buf.input, n), n);
+                in_base_ = p_.buf.prepared;
+            }
+        }
+    }
 
-/// Runs every lane of Algo for this rank. See the contract above.
+    void operator()(const Step& s) {
+        const uint32_t n = s.count * p_.chunk_elems;
+        const uint32_t from = verb_receives(s.verb) ? dir(s.recv_peer, false, s) : no_dir;
+        const uint32_t to = verb_sends(s.verb) ? dir(s.send_peer, true, s) : no_dir;
+        switch (s.verb) {
+            case Verb::send: send<Red>(link_, to, addr(s.src), n); break;
+            case Verb::recv: recv<Red>(link_, from, addr(s.dst), n); break;
+            case Verb::recv_reduce_send: recv_reduce_send<Red>(link_, from, to, addr(s.src), n); break;
+            case Verb::recv_reduce_copy: recv_reduce_copy<Red>(link_, from, addr(s.src), addr(s.dst), n); break;
+            case Verb::recv_copy_send: recv_copy_send<Red>(link_, from, to, addr(s.dst), n); break;
+            case Verb::recv_reduce_copy_send:
+                recv_reduce_copy_send<Red>(link_, from, to, addr(s.src), addr(s.dst), n);
+                break;
+            case Verb::copy:
+                if (n && addr(s.src) != addr(s.dst)) memmove(ptr(addr(s.dst), n), ptr(addr(s.src), n), n * eb);
+                break;
+            case Verb::reduce_local:
+                if (n) Red::combine(ptr(addr(s.dst), n), ptr(addr(s.dst), n), ptr(addr(s.src), n), n);
+                break;
+        }
+    }
+
+    /// After the last step: finalize what this rank holds, zero reduce_scatter's padding.
+    void end() {
+        const Shape& sh = p_.shape;
+        const uint32_t out = grid(sh, Buf::output) * p_.chunk_elems;
+        if constexpr (Red::has_finalize) {
+            const bool holds = sh.op == Op::all_reduce || sh.op == Op::reduce_scatter ||
+                               (sh.op == Op::reduce && p_.rank == sh.root);
+            if (holds && out) Red::finalize(ptr(p_.buf.output, out), out, sh.ranks);
+        }
+        if (sh.op == Op::reduce_scatter && out) {
+            const uint64_t first = uint64_t(p_.rank) * out;  // this rank's slice of the input tensor
+            const uint32_t valid = p_.count <= first ? 0u : (p_.count - first >= out ? out : uint32_t(p_.count - first));
+            if (valid < out)
+                memset(reinterpret_cast<uint8_t*>(ptr(p_.buf.output, out)) + size_t(valid) * eb, 0, size_t(out - valid) * eb);
+        }
+    }
+
+private:
+    T* ptr(uint32_t l1, uint32_t n) { return reinterpret_cast<T*>(link_.hal().l1_ptr(l1, n * eb)); }
+    uint32_t addr(ChunkRef c) const {
+        const uint32_t base = c.buf == Buf::input ? in_base_ : c.buf == Buf::output ? p_.buf.output : p_.buf.scratch;
+        return base + c.chunk * p_.chunk_elems * eb;
+    }
+    uint32_t dir(uint32_t peer, bool sending, const Step& s) {
+        const uint32_t d = dir_of_(peer, sending);
+        if (KCCL_UNLIKELY(d == no_dir)) {
+            detail::Msg m;
+            m.s("collectives: executor: rank ").u(p_.rank).s(" has no link direction to rank ").u(peer)
+                .s(" for a ").s(verb_name(s.verb))
+                .s(" step (the schedule needs a peer the group plan does not connect; multi-hop methods need a routed link)");
+            detail::die(m);
+        }
+        return d;
+    }
+
+    Link& link_;
+    const ExecParams& p_;
+    DirOf& dir_of_;
+    uint32_t in_base_ = 0;
+};
+
+/// Type-erased step callback: the algorithms' generators are instantiated once for it, whatever
+/// the reducer and link (keeps a sweep over types x operators x methods compilable).
+struct StepSink {
+    void* ctx;
+    void (*fn)(void*, const Step&);
+    void operator()(const Step& s) const { fn(ctx, s); }
+};
+
+/// Runs every lane of Algo for this rank. `dir_of(peer, sending)` gives the link direction that
+/// sends to (sending) / receives from (!sending) `peer` — the two differ on a 2-rank ring, where
+/// both directions reach the one peer (see ring_dir_of).
 template <class Algo, class Red, class Link, class DirOf>
 void execute(Link& link, const ExecParams& p, DirOf&& dir_of) {
     static_assert(check_link<Link>(), "");
-    using T = typename Red::value_type;
-    constexpr uint32_t eb = uint32_t(sizeof(T));
-    const Shape& sh = p.shape;
-    const uint32_t ce = p.chunk_elems;
-    auto& hal = link.hal();
-
-    uint32_t in_base = p.buf.input;
-    const uint32_t in_elems = grid(sh, Buf::input) * ce;
-    if constexpr (Red::has_prepare) {
-        if (op_reduces(sh.op) && in_elems) {
-            Red::prepare(reinterpret_cast<T*>(hal.l1_ptr(p.buf.prepared, in_elems * eb)),
-                         reinterpret_cast<const T*>(hal.l1_ptr(p.buf.input, in_elems * eb)), in_elems);
-            in_base = p.buf.prepared;
-        }
-    }
-    auto addr = [&](ChunkRef c) -> uint32_t {
-        const uint32_t base = c.buf == Buf::input ? in_base : c.buf == Buf::output ? p.buf.output : p.buf.scratch;
-        return base + c.chunk * ce * eb;
-    };
-
-    auto run = [&](const Step& s) {
-        const uint32_t n = s.count * ce;
-        const uint32_t from = verb_receives(s.verb) ? detail::direction<Link>(dir_of, p.rank, s.recv_peer, s) : no_dir;
-        const uint32_t to = verb_sends(s.verb) ? detail::direction<Link>(dir_of, p.rank, s.send_peer, s) : no_dir;
-        switch (s.verb) {
-            case Verb::send: send<Red>(link, to, addr(s.src), n); break;
-            case Verb::recv: recv<Red>(link, from, addr(s.dst), n); break;
-            case Verb::recv_reduce_send: recv_reduce_send<Red>(link, from, to, addr(s.src), n); break;
-            case Verb::recv_reduce_copy: recv_reduce_copy<Red>(link, from, addr(s.src), addr(s.dst), n); break;
-            case Verb::recv_copy_send: recv_copy_send<Red>(link, from, to, addr(s.dst), n); break;
-            case Verb::recv_reduce_copy_send:
-                recv_reduce_copy_send<Red>(link, from, to, addr(s.src), addr(s.dst), n);
-                break;
-            case Verb::copy:
-                if (n && addr(s.src) != addr(s.dst))
-                    memmove(hal.l1_ptr(addr(s.dst), n * eb), hal.l1_ptr(addr(s.src), n * eb), n * eb);
-                break;
-            case Verb::reduce_local:
-                if (n) {
-                    T* d = reinterpret_cast<T*>(hal.l1_ptr(addr(s.dst), n * eb));
-                    Red::combine(d, d, reinterpret_cast<const T*>(hal.l1_ptr(addr(s.src), n * eb)), n);
-                }
-                break;
-        }
-    };
-    const uint32_t lanes = Algo::lanes(sh);
-    for (uint32_t lane = 0; lane < lanes; ++lane) Algo::for_each(sh, p.rank, lane, run);
-
-    const uint32_t out_elems = grid(sh, Buf::output) * ce;
-    if constexpr (Red::has_finalize) {
-        const bool holds = sh.op == Op::all_reduce || sh.op == Op::reduce_scatter ||
-                           (sh.op == Op::reduce && p.rank == sh.root);
-        if (holds && out_elems) Red::finalize(reinterpret_cast<T*>(hal.l1_ptr(p.buf.output, out_elems * eb)), out_elems, sh.ranks);
-    }
-    if (sh.op == Op::reduce_scatter && out_elems) {
-        const uint64_t first = uint64_t(p.rank) * out_elems;  // this rank's slice of the input tensor
-        const uint32_t valid = p.count <= first ? 0u
-                               : (p.count - first >= out_elems ? out_elems : uint32_t(p.count - first));
-        if (valid < out_elems) memset(static_cast<uint8_t*>(hal.l1_ptr(p.buf.output, out_elems * eb)) + valid * eb, 0,
-                                      (out_elems - valid) * eb);
-    }
+    StepRunner<Red, Link, std::remove_reference_t<DirOf>> run(link, p, dir_of);
+    run.begin();
+    const uint32_t lanes = Algo::lanes(p.shape);
+    for (uint32_t lane = 0; lane < lanes; ++lane) Algo::for_each(p.shape, p.rank, lane, run);
+    run.end();
 }
+
+/// The same, with the algorithm chosen at run time from (shape.op, shape.method) (algorithms.hpp).
+/// An unsupported pair is a device error naming it.
+template <class Red, class Link, class DirOf>
+void execute_any(Link& link, const ExecParams& p, DirOf&& dir_of) {
+    static_assert(check_link<Link>(), "");
+    using Runner = StepRunner<Red, Link, std::remove_reference_t<DirOf>>;
+    Runner run(link, p, dir_of);
+    const StepSink sink{&run, [](void* c, const Step& s) { (*static_cast<Runner*>(c))(s); }};
+    const uint32_t n = lanes(p.shape);
+    if (KCCL_UNLIKELY(n == 0)) {
+        detail::Msg m;
+        m.s("collectives: executor: ").s(op_name(p.shape.op)).s(" has no method ").s(method_name(p.shape.method))
+            .s("; allowed: ").s(allowed_methods(p.shape.op));
+        detail::die(m);
+    }
+    run.begin();
+    for (uint32_t lane = 0; lane < n; ++lane) for_each_step(p.shape, p.rank, lane, sink);
+    run.end();
+}
+
+/// The usual direction map of a ring or line group (GroupArgs: next_dir towards rank+1, prev_dir
+/// towards rank-1). On a 2-rank ring both reach the one peer: sends go out on next, receives come
+/// in on prev, which is where the peer's next arrives.
+struct RingDirs {
+    uint32_t rank, ranks, next_dir, prev_dir;
+    uint32_t operator()(uint32_t peer, bool sending) const {
+        const uint32_t next = ranks ? (rank + 1) % ranks : 0, prev = ranks ? (rank + ranks - 1) % ranks : 0;
+        if (sending) {
+            if (peer == next && next_dir != no_dir) return next_dir;
+            if (peer == prev && prev_dir != no_dir) return prev_dir;
+        } else {
+            if (peer == prev && prev_dir != no_dir) return prev_dir;
+            if (peer == next && next_dir != no_dir) return next_dir;
+        }
+        return no_dir;
+    }
+};
 
 }  // namespace kccl::coll

@@ -1,0 +1,395 @@
+// Collectives end to end on the emulation: the executor runs every operation x method the
+// schedules offer (on ring / line groups; the multi-hop methods need a routed link, see below)
+// over both transports (IPCQ on a ring of PEs, EDM on a ring of chips), for every dtype x
+// operator, sizes 0, 1, odd and large, under the adversarial mode with dirty L1. Each rank's
+// output is compared bit for bit with a plain host reference computed here from the same seeded
+// inputs, written from the operations' definitions (seed 003), not from the schedules.
+//
+// Inputs are chosen so every reduction order gives the same exact value (small integers for
+// floating sums, powers of two for products, any bits for integers, selections for min/max with
+// NaNs and signed zeros), so the reference does not need to know the method's order; results
+// must then be bitwise identical on every rank.
+//
+// CI runs a bounded cross-section ("[collectives][e2e]"); "[long]" runs the whole matrix.
+#include <catch2/catch.hpp>
+
+#include "exec_bed.hpp"
+
+#include <cmath>
+#include <functional>
+#include <sstream>
+#include <vector>
+
+using namespace kccl::coll;
+namespace cb = kccl::coll_bed;
+namespace emu = kccl::emu;
+
+namespace {
+
+uint64_t mix(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+uint64_t hash(uint64_t seed, uint32_t rank, uint32_t i) { return mix(seed ^ mix((uint64_t(rank) << 32) | i)); }
+
+float bitsf(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+template <class T> uint64_t raw(T x) { uint64_t r = 0; std::memcpy(&r, &x, sizeof x); return r; }
+
+template <class T> T from_float(float f) {
+    if constexpr (is_low_precision_v<T>) return T::from_float(f); else return f;
+}
+template <class T> double to_double(T x) {
+    if constexpr (is_low_precision_v<T>) return x.to_float(); else return double(x);
+}
+
+/// Input element i of `rank`: exactly predictable, chosen per operator (see the file comment).
+template <class T>
+T input_value(uint64_t seed, RedOp op, bool reduces, uint32_t rank, uint32_t i) {
+    const uint64_t h = hash(seed, rank, i);
+    if constexpr (std::is_same_v<T, bool>) {
+        return (h >> 7) & 1;
+    } else if constexpr (is_integer_v<T>) {
+        return T(h);
+    } else {
+        if (!reduces) {  // moved, not combined: any bits, NaNs included
+            if constexpr (std::is_same_v<T, float>) return bitsf(uint32_t(h));
+            else return T{uint16_t(h)};
+        }
+        const uint32_t r = uint32_t(h >> 8);
+        const bool rare = (h & 0xFF) == 0;  // 1 in 256: an infinity
+        switch (op) {
+            case RedOp::sum:
+            case RedOp::mean:
+                if (rare) return from_float<T>((h >> 9) & 1 ? INFINITY : -INFINITY);
+                return from_float<T>(float(int(r % 17) - 8));
+            case RedOp::square_add: return from_float<T>(float(int(r % 9) - 4));
+            case RedOp::prod: {
+                if (rare) return from_float<T>((h >> 9) & 1 ? INFINITY : 0.f);
+                const float v[] = {0.5f, 1.f, 2.f, -0.5f, -1.f, -2.f};
+                return from_float<T>(v[r % 6]);
+            }
+            default: {  // min / max: NaNs (varied payloads), signed zeros, infinities, values
+                switch (r % 16) {
+                    case 0: return std::is_same_v<T, float> ? T(bitsf(0x7FC00000u | (r & 0xFFFF) | ((h >> 40) & 1) << 31))
+                                                             : from_float<T>(bitsf(0x7F800000u | ((r & 7) + 1) << 16 | (r & 1) << 31));
+                    case 1: return from_float<T>(0.f);
+                    case 2: return from_float<T>(-0.f);
+                    case 3: return from_float<T>(-INFINITY);
+                    default: return from_float<T>(float(int(r % 4001) - 2000) / 8.f);
+                }
+            }
+        }
+    }
+}
+
+/// The canonical NaN the library produces for arithmetic NaN results (ops.hpp).
+template <class T> T canonical_nan() {
+    if constexpr (std::is_same_v<T, bfloat16>) return bfloat16{0x7FC0};
+    else if constexpr (std::is_same_v<T, half>) return half{0x7E00};
+    else return bitsf(0x7FC00000u);
+}
+
+/// Reduction of xs (all ranks' elements) by the operator's definition.
+template <class T>
+T reference_reduce(RedOp op, const std::vector<T>& xs) {
+    const uint32_t p = uint32_t(xs.size());
+    if constexpr (std::is_same_v<T, bool>) {
+        bool acc = op == RedOp::logical_and;
+        for (bool x : xs) acc = op == RedOp::logical_and ? (acc && x) : (acc || x);
+        return acc;
+    } else if constexpr (is_integer_v<T>) {
+        uint64_t acc = 0;
+        switch (op) {
+            case RedOp::sum: for (T x : xs) acc += uint64_t(x); return T(acc);
+            case RedOp::square_add: for (T x : xs) acc += uint64_t(x) * uint64_t(x); return T(acc);
+            case RedOp::prod: acc = 1; for (T x : xs) acc *= uint64_t(x); return T(acc);
+            case RedOp::bit_and: acc = ~0ull; for (T x : xs) acc &= uint64_t(x); return T(acc);
+            case RedOp::bit_or: for (T x : xs) acc |= uint64_t(x); return T(acc);
+            case RedOp::bit_xor: for (T x : xs) acc ^= uint64_t(x); return T(acc);
+            case RedOp::min: return *std::min_element(xs.begin(), xs.end());
+            case RedOp::max: return *std::max_element(xs.begin(), xs.end());
+            default: FAIL("operator not valid on integers"); return T{};
+        }
+    } else {
+        if (op == RedOp::min || op == RedOp::max) {
+            // Total order of keys: NaNs first (fewest bits first), then by value, -0 before +0.
+            auto better = [&](T a, T b) {  // is a selected over b?
+                const double x = to_double(a), y = to_double(b);
+                if (std::isnan(x) || std::isnan(y)) {
+                    if (std::isnan(x) && std::isnan(y)) return raw(a) < raw(b);
+                    return std::isnan(x);
+                }
+                if (x == y) return op == RedOp::min ? std::signbit(x) && !std::signbit(y) : !std::signbit(x) && std::signbit(y);
+                return op == RedOp::min ? x < y : x > y;
+            };
+            T best = xs[0];
+            for (T x : xs) if (better(x, best)) best = x;
+            return best;
+        }
+        double acc = op == RedOp::prod ? 1.0 : 0.0;
+        for (T x : xs) {
+            const double v = to_double(x);
+            if (op == RedOp::prod) acc *= v;
+            else if (op == RedOp::square_add) acc += v * v;
+            else acc += v;
+        }
+        if (op == RedOp::mean) acc /= p;
+        if (std::isnan(acc)) return canonical_nan<T>();
+        return from_float<T>(float(acc));  // exact sums; the mean's quotient rounds once (to float, then T)
+    }
+}
+
+struct Case {
+    Op op;
+    Method method;
+    Topology topo;
+    Transport transport;
+    uint32_t ranks;
+    DataType dtype;
+    RedOp redop;
+    uint32_t count;
+    bool adversarial = true;
+    uint64_t seed = 1;
+
+    std::string describe() const {
+        std::ostringstream s;
+        s << op_name(op) << " " << method_name(method) << " on a " << topology_name(topo) << " of " << ranks << " over "
+          << cb::name(transport) << ", " << dtype_name(dtype) << " " << redop_name(redop) << ", count " << count
+          << (adversarial ? ", adversarial" : "");
+        return s.str();
+    }
+};
+
+/// Runs one case; returns "" if every rank's output matches the reference bit for bit, else the
+/// first mismatches.
+template <class Red>
+std::string run_case(const Case& c) {
+    using T = typename Red::value_type;
+    constexpr uint32_t eb = sizeof(T);
+    Shape sh;
+    sh.op = c.op;
+    sh.method = c.method;
+    sh.topo = c.topo;
+    sh.ranks = c.ranks;
+    sh.root = c.ranks > 1 ? 1 : 0;
+    sh.peer = c.ranks > 2 ? c.ranks - 1 : 0;
+    cb::BedOptions bo;
+    bo.transport = c.transport;
+    bo.shape = c.topo == Topology::line ? GroupShape::line : GroupShape::ring;
+    bo.ranks = c.ranks;
+    bo.message_bytes = 256;
+    bo.slots = 4;
+    const cb::Layout L = cb::make_layout(sh, c.count, cb::max_chunk_elems(bo, eb));
+    if (const char* err = validate(L.shape)) return std::string("not supported: ") + err;
+    bo.buffer_bytes = cb::buffer_bytes_for(L, eb);
+    cb::Bed bed(bo);
+
+    const bool reduces = op_reduces(c.op);
+    const uint64_t seed = c.seed;
+    const RedOp redop = c.redop;
+    const uint32_t p = c.ranks;
+    // Elements of the input a rank fills: its whole real tensor (count elements; the grid's
+    // padding stays dirty L1). Fragmented inputs (p fragments of L.frag) hold count elements.
+    bed.add([L, seed, redop, reduces](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
+        T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * eb));
+        for (uint32_t i = 0; i < L.count; ++i) in[i] = input_value<T>(seed, redop, reduces, g.rank, i);
+        ExecParams ep;
+        ep.shape = L.shape;
+        ep.rank = g.rank;
+        ep.chunk_elems = L.chunk_elems;
+        ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, g.input_l1};
+        ep.count = L.count;
+        execute_any<Red>(link, ep, cb::dirs_of(g));
+        link.quiesce();
+        return 0;
+    });
+    emu::RunOptions ro;
+    ro.watchdog = std::chrono::milliseconds(10000);
+    if (c.adversarial) {
+        ro.adversary.enabled = true;
+        ro.adversary.seed = seed * 131 + 7;
+    }
+    const emu::RunReport rep = bed.run(ro);
+    if (!rep.ok()) return "run failed: " + rep.summary();
+
+    // Inputs as the reference sees them.
+    auto in = [&](uint32_t r, uint32_t i) { return input_value<T>(seed, redop, reduces, r, i); };
+    std::ostringstream bad;
+    uint32_t nbad = 0;
+    auto expect = [&](uint32_t r, uint32_t at, T want) {
+        T got;
+        std::memcpy(&got, bed.output(r) + size_t(at) * eb, eb);
+        if (raw(got) != raw(want) && nbad++ < 5)
+            bad << " rank " << r << " out[" << at << "]: got 0x" << std::hex << raw(got) << " want 0x" << raw(want) << std::dec << ";";
+    };
+    const uint32_t F = L.frag, n = c.count;
+    std::vector<T> xs(p);
+    auto reduced = [&](uint32_t i) {
+        for (uint32_t q = 0; q < p; ++q) xs[q] = in(q, i);
+        return reference_reduce<T>(redop, xs);
+    };
+    const uint32_t root = L.shape.root;
+    switch (c.op) {
+        case Op::all_gather:
+            for (uint32_t r = 0; r < p; ++r)
+                for (uint32_t f = 0; f < p; ++f)
+                    for (uint32_t j = 0; j < n; ++j) expect(r, f * F + j, in(f, j));
+            break;
+        case Op::gather:
+            for (uint32_t f = 0; f < p; ++f)
+                for (uint32_t j = 0; j < n; ++j) expect(root, f * F + j, in(f, j));
+            break;
+        case Op::reduce_scatter:
+            for (uint32_t r = 0; r < p; ++r)
+                for (uint32_t j = 0; j < F; ++j) {
+                    const uint64_t i = uint64_t(r) * F + j;
+                    if (i < n) expect(r, j, reduced(uint32_t(i)));
+                    else { T z; std::memset(&z, 0, sizeof z); expect(r, j, z); }  // GCL's zero padding
+                }
+            break;
+        case Op::all_reduce:
+            for (uint32_t i = 0; i < n; ++i) {
+                const T want = reduced(i);
+                for (uint32_t r = 0; r < p; ++r) expect(r, i, want);
+            }
+            break;
+        case Op::reduce:
+            for (uint32_t i = 0; i < n; ++i) expect(root, i, reduced(i));
+            break;
+        case Op::broadcast:
+            for (uint32_t r = 0; r < p; ++r)
+                for (uint32_t i = 0; i < n; ++i) expect(r, i, in(root, i));
+            break;
+        case Op::scatter:
+            for (uint32_t r = 0; r < p; ++r)
+                for (uint32_t j = 0; j < F && uint64_t(r) * F + j < n; ++j) expect(r, j, in(root, r * F + j));
+            break;
+        case Op::all_to_all:
+            for (uint32_t r = 0; r < p; ++r)
+                for (uint32_t f = 0; f < p; ++f)
+                    for (uint32_t j = 0; j < F && uint64_t(r) * F + j < n; ++j) expect(r, f * F + j, in(f, r * F + j));
+            break;
+        case Op::send_recv:
+            for (uint32_t i = 0; i < n; ++i) expect(L.shape.peer, i, in(root, i));
+            break;
+        case Op::barrier: break;
+    }
+    if (nbad) return std::to_string(nbad) + " wrong elements:" + bad.str();
+    return "";
+}
+
+std::string run_any(const Case& c) {
+    std::string out = "no reducer";
+    const RedOp op = op_reduces(c.op) ? c.redop : cb::any_valid_op(c.dtype);
+    cb::with_reducer(c.dtype, op, [&](auto red) { out = run_case<decltype(red)>(c); });
+    return out;
+}
+
+constexpr Op kOps[] = {Op::all_gather, Op::reduce_scatter, Op::all_reduce, Op::broadcast, Op::reduce,
+                       Op::gather, Op::scatter, Op::all_to_all, Op::send_recv};
+constexpr Method kMethods[] = {Method::ring_cw, Method::ring_ccw, Method::ring_bidir, Method::ring_meet_middle,
+                               Method::line, Method::broadcast_local_reduce, Method::reduce_broadcast_chain,
+                               Method::reduce_broadcast_tree, Method::binomial_tree, Method::recursive_doubling,
+                               Method::rabenseifner, Method::pairwise, Method::direct};
+constexpr DataType kTypes[] = {DataType::f32, DataType::bf16, DataType::f16, DataType::i32,
+                               DataType::u32, DataType::i64, DataType::u64, DataType::boolean};
+constexpr RedOp kRedOps[] = {RedOp::sum, RedOp::mean, RedOp::prod, RedOp::min, RedOp::max, RedOp::square_add,
+                             RedOp::logical_and, RedOp::logical_or, RedOp::bit_and, RedOp::bit_or, RedOp::bit_xor};
+
+/// Methods of `op` that run on a ring / line group plan (every peer a neighbour).
+std::vector<Method> runnable_methods(Op op, Topology topo, uint32_t p) {
+    std::vector<Method> v;
+    for (Method m : kMethods) {
+        Shape sh;
+        sh.op = op;
+        sh.method = m;
+        sh.topo = topo;
+        sh.ranks = p;
+        sh.root = p > 1 ? 1 : 0;
+        sh.peer = p > 2 ? p - 1 : 0;
+        if (validate(sh) == nullptr && !multi_hop(sh)) v.push_back(m);
+    }
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("e2e: the reference itself — GCL's worked examples (seed 003)", "[collectives][e2e]") {
+    // 3.1: two replicas {1,2,3,4} and {5,6,7,8}.
+    CHECK(reference_reduce<int32_t>(RedOp::sum, {3, 7}) == 10);
+    CHECK(reference_reduce<int32_t>(RedOp::prod, {4, 8}) == 32);
+    CHECK(reference_reduce<int32_t>(RedOp::square_add, {2, 6}) == 40);
+    CHECK(reference_reduce<float>(RedOp::mean, {1.f, 5.f}) == 3.f);
+    CHECK(reference_reduce<bool>(RedOp::logical_and, {true, false}) == false);
+    CHECK(reference_reduce<bool>(RedOp::logical_or, {false, true}) == true);
+}
+
+TEST_CASE("e2e: every op x method on ring groups over IPCQ and EDM, float sum, sizes 0/1/odd/large", "[collectives][e2e]") {
+    for (Transport t : {Transport::ipcq, Transport::edm})
+        for (uint32_t p : {3u, 4u})
+            for (Op op : kOps)
+                for (Method m : runnable_methods(op, Topology::ring, p))
+                    for (uint32_t count : {0u, 1u, 37u, 1000u}) {
+                        const Case c{op, m, Topology::ring, t, p, DataType::f32, RedOp::sum, count, true, count + p};
+                        INFO(c.describe());
+                        CHECK(run_any(c) == "");
+                    }
+}
+
+TEST_CASE("e2e: every dtype x operator, all_reduce and reduce_scatter, ring over IPCQ and EDM", "[collectives][e2e]") {
+    for (DataType d : kTypes)
+        for (RedOp r : kRedOps) {
+            if (!is_valid_op(d, r)) continue;
+            for (Transport t : {Transport::ipcq, Transport::edm}) {
+                const Case a{Op::all_reduce, Method::ring_bidir, Topology::ring, t, 4, d, r, 301, true, 11};
+                INFO(a.describe());
+                CHECK(run_any(a) == "");
+                const Case b{Op::reduce_scatter, Method::ring_cw, Topology::ring, t, 3, d, r, 100, true, 12};
+                INFO(b.describe());
+                CHECK(run_any(b) == "");
+            }
+        }
+}
+
+TEST_CASE("e2e: line groups and 1-2 rank groups", "[collectives][e2e]") {
+    for (Transport t : {Transport::ipcq, Transport::edm})
+        for (uint32_t p : {1u, 2u, 3u}) {
+            for (Op op : {Op::all_gather, Op::reduce_scatter, Op::all_reduce})
+                for (Method m : runnable_methods(op, Topology::line, p)) {
+                    const Case c{op, m, Topology::line, t, p, DataType::bf16, RedOp::sum, 33, true, 5};
+                    INFO(c.describe());
+                    CHECK(run_any(c) == "");
+                }
+            for (Method m : runnable_methods(Op::all_reduce, Topology::ring, p)) {
+                const Case c{Op::all_reduce, m, Topology::ring, t, p, DataType::f16, RedOp::max, 33, true, 6};
+                INFO(c.describe());
+                CHECK(run_any(c) == "");
+            }
+        }
+}
+
+TEST_CASE("e2e: full matrix — every op x method x dtype x operator x size x transport", "[collectives][e2e][long]") {
+    for (Transport t : {Transport::ipcq, Transport::edm})
+        for (Topology topo : {Topology::ring, Topology::line})
+            for (uint32_t p : {1u, 2u, 3u, 5u, 8u})
+                for (Op op : kOps)
+                    for (Method m : runnable_methods(op, topo, p))
+                        for (DataType d : kTypes)
+                            for (RedOp r : kRedOps) {
+                                if (!is_valid_op(d, r)) continue;
+                                if (!op_reduces(op) && r != cb::any_valid_op(d)) continue;  // the operator does not matter
+                                for (uint32_t count : {0u, 1u, 37u, 4099u}) {
+                                    const Case c{op, m, topo, t, p, d, r, count, true, uint64_t(count) * 7 + p};
+                                    INFO(c.describe());
+                                    CHECK(run_any(c) == "");
+                                }
+                            }
+}
+
+TEST_CASE("e2e: a multi-hop method on a ring group plan fails with the named device error", "[collectives][e2e]") {
+    Case c{Op::all_reduce, Method::recursive_doubling, Topology::ring, Transport::ipcq, 4, DataType::f32, RedOp::sum, 8, false, 3};
+    const std::string r = run_any(c);
+    CHECK_THAT(r, Catch::Contains("has no link direction to rank") && Catch::Contains("multi-hop"));
+}
