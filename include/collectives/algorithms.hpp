@@ -11,8 +11,10 @@
 //                   mesh_2d (mesh, torus)
 //   broadcast       ring_cw ring_ccw ring_meet_middle (ring); line (ring, line);
 //   reduce          binomial_tree, tree (any, multi-hop)
-//   gather, scatter ring_cw ring_ccw ring_meet_middle (ring); line (ring, line)
-//   all_to_all      ring_cw (ring); pairwise (any, multi-hop)
+//   gather, scatter ring_cw ring_ccw ring_meet_middle (ring); line (ring, line);
+//                   binomial_tree (any, multi-hop)
+//   all_to_all      ring_cw ring_ccw ring_meet_middle (ring); line (ring, line): relays;
+//                   pairwise (any, multi-hop)
 //   send_recv       ring_cw ring_ccw ring_meet_middle (ring); line (ring, line); direct (multi-hop)
 //   barrier         reduce_broadcast_chain (ring, line); recursive_doubling (any, multi-hop)
 //
@@ -68,12 +70,14 @@ bool dispatch(const Shape& sh, F&& f) {
             return false;
         case Op::gather:
             if (chainish) return f(AlgoTag<ChainGather>{}), true;
+            if (m == M::binomial_tree) return f(AlgoTag<TreeGather>{}), true;
             return false;
         case Op::scatter:
             if (chainish) return f(AlgoTag<ChainScatter>{}), true;
+            if (m == M::binomial_tree) return f(AlgoTag<TreeScatter>{}), true;
             return false;
         case Op::all_to_all:
-            if (m == M::ring_cw) return f(AlgoTag<RingAllToAll>{}), true;
+            if (chainish) return f(AlgoTag<RelayAllToAll>{}), true;
             if (m == M::pairwise) return f(AlgoTag<PairwiseAllToAll>{}), true;
             return false;
         case Op::send_recv:
@@ -99,8 +103,8 @@ constexpr const char* allowed_methods(Op op) {
         case Op::broadcast:
         case Op::reduce: return "ring_cw, ring_ccw, ring_meet_middle, line, binomial_tree, tree";
         case Op::gather:
-        case Op::scatter: return "ring_cw, ring_ccw, ring_meet_middle, line";
-        case Op::all_to_all: return "ring_cw, pairwise";
+        case Op::scatter: return "ring_cw, ring_ccw, ring_meet_middle, line, binomial_tree";
+        case Op::all_to_all: return "ring_cw, ring_ccw, ring_meet_middle, line, pairwise";
         case Op::send_recv: return "ring_cw, ring_ccw, ring_meet_middle, line, direct";
         case Op::barrier: return "reduce_broadcast_chain, recursive_doubling";
     }

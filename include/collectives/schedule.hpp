@@ -182,7 +182,7 @@ enum class Method : uint8_t {
     tree,                    // broadcast / reduce: any tree given as parent array (seed 002; multi-hop)
     recursive_doubling,      // all_reduce / barrier: butterfly exchange of the whole vector
     rabenseifner,            // all_reduce: recursive halving reduce_scatter + doubling all_gather
-    pairwise,                // all_to_all: p-1 direct exchanges (multi-hop)
+    pairwise,                // all_to_all: p-1 direct exchanges (multi-hop); ring/line methods relay
     direct,                  // send_recv: one message straight to the peer (multi-hop)
     mesh_2d                  // all_gather / all_reduce on mesh/torus: rows then columns
 };
@@ -265,11 +265,12 @@ constexpr uint32_t grid(const Shape& sh, Buf b) {
 }
 
 /// Scratch chunks an algorithm may use (an upper bound every algorithm stays inside; the checker
-/// rejects a step outside it). 2*p*s covers relays (2 slots), all_to_all relay bundles
-/// (2 rounds x p fragments) and broadcast_local_reduce (p full inputs of p*s... see algorithms).
+/// rejects a step outside it). n = tensor_chunks: relays and tree nodes use < 2n; all_to_all
+/// relays keep 2 bundles per direction (4n); broadcast_local_reduce keeps every rank's input (p*n).
 constexpr uint32_t scratch_chunks(const Shape& sh) {
     const uint32_t n = sh.op == Op::barrier ? 1 : sh.ranks * sh.chunks;
-    return sh.method == Method::broadcast_local_reduce ? sh.ranks * n : 2 * n;
+    if (sh.method == Method::broadcast_local_reduce) return sh.ranks * n;
+    return sh.op == Op::all_to_all ? 4 * n : 2 * n;
 }
 
 /// Is q a topology neighbour of r (a rank this rank can send to without routing)?

@@ -91,12 +91,19 @@ void ag_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, ChunkRef ow
 }
 
 /// Reduce-scatter arm, round k, for rank G.me: every fragment f whose partial passes me at round k
-/// (k = hops(f) - distance(me -> f)), by increasing distance. Distance 0 is the final combine at
-/// the owner: recv_reduce_copy(src = first ? src.at(f) : dst.at(f), dst.at(f)); `first` tracks
-/// whether an earlier arm already combined into dst for this chunk range.
+/// (k = hops(f) - distance(me -> f) + its place in the start rank's send order), by increasing
+/// distance. Distance 0 is the final combine at the owner; with two arms (two_finals) the first
+/// goes to scratch and the second combines scratch into dst; `first_final_done` tracks which.
+/// Position of fragment f in its start rank's send order: on a line every partial of an arm
+/// starts at the same end rank, which sends them nearest first; on a ring each rank starts one.
+constexpr uint32_t rs_start_index(Flow fl, const Group1D& G, uint32_t only, uint32_t f, int d) {
+    if (fl != Flow::line || only != kNoPeer) return 0;
+    return d > 0 ? (f >= 1 ? f - 1 : 0) : (G.g >= 2 + f ? G.g - 2 - f : 0);
+}
+
 template <class E>
 void rs_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, const Frag& src, const Frag& dst,
-              uint32_t j0, uint32_t j1, uint32_t k, bool& first_final_done) {
+              uint32_t j0, uint32_t j1, uint32_t k, bool& first_final_done, bool two_finals) {
     const uint32_t me = G.me, g = G.g;
     const uint32_t nxt = G.step_pos(me, d, 1), prv = G.step_pos(me, -d, 1);
     for (uint32_t t = 0; t < g; ++t) {
@@ -105,11 +112,16 @@ void rs_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, const Frag&
         if (t > 0 && f == me) break;  // wrapped around a ring
         if (only != kNoPeer && f != only) continue;
         const uint32_t h = rs_hops(fl, G, f, d);
-        if (h < t || h - t != k) continue;
+        if (h < t || h - t + rs_start_index(fl, G, only, f, d) != k) continue;
         if (t == 0) {
             if (h == 0) continue;
-            for (uint32_t j = j0; j < j1; ++j)
-                e(mk::recv_reduce_copy(G.rank(prv), first_final_done ? dst.at(f, j) : src.at(f, j), dst.at(f, j)));
+            // with two arms the first partial is folded into scratch (same index as the output
+            // chunk) and the second writes the output: the output is written exactly once
+            for (uint32_t j = j0; j < j1; ++j) {
+                const ChunkRef out = dst.at(f, j), tmp{Buf::scratch, out.chunk};
+                if (!first_final_done) e(mk::recv_reduce_copy(G.rank(prv), src.at(f, j), two_finals ? tmp : out));
+                else e(mk::recv_reduce_copy(G.rank(prv), tmp, out));
+            }
             first_final_done = true;
         } else if (t == h) {
             for (uint32_t j = j0; j < j1; ++j) e(mk::send(G.rank(nxt), src.at(f, j)));
@@ -131,10 +143,13 @@ void ag_1d(E& e, const Group1D& G, Flow fl, unsigned dirs, uint32_t only, ChunkR
             const ChunkRef d = dst.at(G.me, j);
             if (s.buf != d.buf || s.chunk != d.chunk) e(mk::copy(s, d));
         }
-    for (uint32_t t = 0; t < G.g; ++t) {
-        if (dirs & 1u) ag_round(e, G, fl, +1, only, own_src, dst, j0, j1, t);
-        if (dirs & 2u) ag_round(e, G, fl, -1, only, own_src, dst, j0, j1, t);
-    }
+    // chunk-major: each chunk is a small all-gather of its own, so a link needs only a couple of
+    // message slots whatever the chunk count (the tensor slicer sizes chunks to the pipeline)
+    for (uint32_t j = j0; j < j1; ++j)
+        for (uint32_t t = 0; t < G.g; ++t) {
+            if (dirs & 1u) ag_round(e, G, fl, +1, only, own_src, dst, j, j + 1, t);
+            if (dirs & 2u) ag_round(e, G, fl, -1, only, own_src, dst, j, j + 1, t);
+        }
 }
 
 /// A whole 1D reduce-scatter (or, with only = root, a chain reduce) for rank G.me in one lane.
@@ -142,13 +157,16 @@ void ag_1d(E& e, const Group1D& G, Flow fl, unsigned dirs, uint32_t only, ChunkR
 template <class E>
 void rs_1d(E& e, const Group1D& G, Flow fl, unsigned dirs, uint32_t only, const Frag& src, const Frag& dst,
            uint32_t j0, uint32_t j1) {
-    bool first = false;
-    for (uint32_t k = 0; k < G.g; ++k) {
-        if (dirs & 1u) rs_round(e, G, fl, +1, only, src, dst, j0, j1, k, first);
-        if (dirs & 2u) rs_round(e, G, fl, -1, only, src, dst, j0, j1, k, first);
+    const bool plus = (dirs & 1u) && rs_hops(fl, G, G.me, +1) > 0, minus = (dirs & 2u) && rs_hops(fl, G, G.me, -1) > 0;
+    for (uint32_t j = j0; j < j1; ++j) {  // chunk-major, as in ag_1d
+        bool first = false;
+        for (uint32_t k = 0; k < 2 * G.g; ++k) {
+            if (dirs & 1u) rs_round(e, G, fl, +1, only, src, dst, j, j + 1, k, first, plus && minus);
+            if (dirs & 2u) rs_round(e, G, fl, -1, only, src, dst, j, j + 1, k, first, plus && minus);
+        }
     }
     const bool mine = only == kNoPeer || only == G.me;
-    const bool any = ((dirs & 1u) && rs_hops(fl, G, G.me, +1) > 0) || ((dirs & 2u) && rs_hops(fl, G, G.me, -1) > 0);
+    const bool any = plus || minus;
     if (mine && !any)
         for (uint32_t j = j0; j < j1; ++j) {
             const ChunkRef s = src.at(G.me, j), d = dst.at(G.me, j);

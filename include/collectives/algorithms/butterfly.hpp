@@ -5,6 +5,8 @@
 // their input to rank r-P, which folds it in (recv_reduce_copy); the P low ranks run the power-of-
 // two algorithm; at the end rank r-P sends the result back to r (the usual fold of the extra ranks,
 // 2 more message latencies).
+// Every message is one chunk and exchanges alternate send / receive chunk by chunk, so one message
+// slot per link is enough (a whole-vector message would need the vector's size in buffering).
 // Reduction order: recursive doubling combines (mine, partner's) on each side of every exchange:
 // the same combine tree on every rank up to operand swaps, which every supported operator makes
 // bit-identical. Rabenseifner's halving computes each block once (at its owner), doubling copies it.
@@ -29,18 +31,20 @@ template <class E>
 bool fold_in(E& e, uint32_t m, uint32_t p, uint32_t n) {
     const uint32_t P = pow2_floor(p), rem = p - P;
     if (m >= P) {
-        e(mk::send(m - P, mk::in(0), n));
-        e(mk::recv(m - P, mk::out(0), n));
+        for (uint32_t j = 0; j < n; ++j) e(mk::send(m - P, mk::in(j)));
+        for (uint32_t j = 0; j < n; ++j) e(mk::recv(m - P, mk::out(j)));
         return false;
     }
-    if (m < rem) e(mk::recv_reduce_copy(m + P, mk::in(0), mk::out(0), n));
+    if (m < rem)
+        for (uint32_t j = 0; j < n; ++j) e(mk::recv_reduce_copy(m + P, mk::in(j), mk::out(j)));
     else e(mk::copy(mk::in(0), mk::out(0), n));
     return true;
 }
 template <class E>
 void fold_out(E& e, uint32_t m, uint32_t p, uint32_t n) {
     const uint32_t P = pow2_floor(p);
-    if (m < p - P) e(mk::send(m + P, mk::out(0), n));
+    if (m < p - P)
+        for (uint32_t j = 0; j < n; ++j) e(mk::send(m + P, mk::out(j)));
 }
 }  // namespace detail
 
@@ -57,8 +61,10 @@ struct RecursiveDoubling : AlgorithmBase<RecursiveDoubling> {
         if (!detail::fold_in(e, m, p, n)) return;
         for (uint32_t d = 1; d < P; d <<= 1) {
             const uint32_t q = m ^ d;
-            e(mk::send(q, mk::out(0), n));
-            e(mk::recv_reduce_copy(q, mk::out(0), mk::out(0), n));
+            for (uint32_t j = 0; j < n; ++j) {
+                e(mk::send(q, mk::out(j)));
+                e(mk::recv_reduce_copy(q, mk::out(j), mk::out(j)));
+            }
         }
         detail::fold_out(e, m, p, n);
     }
@@ -95,8 +101,10 @@ struct Rabenseifner : AlgorithmBase<Rabenseifner> {
             const bool upper = (m & d) != 0;
             const uint32_t klo = upper ? mid : lo, khi = upper ? hi : mid;
             const uint32_t slo = upper ? lo : mid, shi = upper ? mid : hi;
-            if (shi > slo) e(mk::send(q, mk::out(slo), shi - slo));
-            if (khi > klo) e(mk::recv_reduce_copy(q, mk::out(klo), mk::out(klo), khi - klo));
+            for (uint32_t i = 0; i < shi - slo || i < khi - klo; ++i) {
+                if (i < shi - slo) e(mk::send(q, mk::out(slo + i)));
+                if (i < khi - klo) e(mk::recv_reduce_copy(q, mk::out(klo + i), mk::out(klo + i)));
+            }
         }
         for (uint32_t d = 1; d < P; d <<= 1) {
             uint32_t lo, hi;
@@ -105,8 +113,10 @@ struct Rabenseifner : AlgorithmBase<Rabenseifner> {
             const bool upper = (m & d) != 0;
             const uint32_t mlo = upper ? mid : lo, mhi = upper ? hi : mid;
             const uint32_t tlo = upper ? lo : mid, thi = upper ? mid : hi;
-            if (mhi > mlo) e(mk::send(q, mk::out(mlo), mhi - mlo));
-            if (thi > tlo) e(mk::recv(q, mk::out(tlo), thi - tlo));
+            for (uint32_t i = 0; i < mhi - mlo || i < thi - tlo; ++i) {
+                if (i < mhi - mlo) e(mk::send(q, mk::out(mlo + i)));
+                if (i < thi - tlo) e(mk::recv(q, mk::out(tlo + i)));
+            }
         }
         detail::fold_out(e, m, p, n);
     }
@@ -127,8 +137,10 @@ struct PairwiseAllToAll : AlgorithmBase<PairwiseAllToAll> {
         e(mk::copy(mk::in(m * s), mk::out(m * s), s));
         for (uint32_t t = 1; t < p; ++t) {
             const uint32_t to = (m + t) % p, from = (m + p - t) % p;
-            e(mk::send(to, mk::in(to * s), s));
-            e(mk::recv(from, mk::out(from * s), s));
+            for (uint32_t j = 0; j < s; ++j) {
+                e(mk::send(to, mk::in(to * s + j)));
+                e(mk::recv(from, mk::out(from * s + j)));
+            }
         }
     }
 };
@@ -147,9 +159,9 @@ struct DirectSendRecv : AlgorithmBase<DirectSendRecv> {
         if (sh.root == sh.peer) {
             if (m == sh.root) e(mk::copy(mk::in(0), mk::out(0), s));
         } else if (m == sh.root) {
-            e(mk::send(sh.peer, mk::in(0), s));
+            for (uint32_t j = 0; j < s; ++j) e(mk::send(sh.peer, mk::in(j)));
         } else if (m == sh.peer) {
-            e(mk::recv(sh.root, mk::out(0), s));
+            for (uint32_t j = 0; j < s; ++j) e(mk::recv(sh.root, mk::out(j)));
         }
     }
 };

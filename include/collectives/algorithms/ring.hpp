@@ -109,7 +109,8 @@ namespace detail {
 constexpr const char* validate_rooted_chain(const Shape& sh, Op op, const char* who) {
     if (sh.op != op) return who;
     if (sh.method == Method::ring_bidir)
-        return "Rooted chains take ring_cw, ring_ccw, ring_meet_middle or line (a bidirectional pair has no meaning for one root).";
+        return "This op's ring methods are ring_cw, ring_ccw, ring_meet_middle and line (ring_bidir splits chunks over two "
+               "full rings, which only all_gather, reduce_scatter and all_reduce offer).";
     return validate_ring_method(sh);
 }
 }  // namespace detail
@@ -313,34 +314,49 @@ struct BroadcastLocalReduce : AlgorithmBase<BroadcastLocalReduce> {
     }
 };
 
-/// all_to_all on a ring by relaying bundles clockwise: in round t (1..p-1) rank r sends r+1 the
-/// fragments that started at r-t+1 and still have to travel (destinations t..p-1 hops away), and
-/// receives from r-1 those that started at r-t: the one for r goes to the output, the rest to
-/// scratch (two alternating bundles) for round t+1. Neighbour links only; p(p-1)/2 fragment hops.
-struct RingAllToAll : AlgorithmBase<RingAllToAll> {
+/// all_to_all by relaying bundles along the arms (neighbour links only): ring_cw / ring_ccw (one
+/// arm, every destination p-1 hops away at most), ring_meet_middle (destinations up to p/2 hops
+/// one way and (p-1)/2 the other), line (each way to the end of the line). In round t (1..p-1) a
+/// rank sends its neighbour the fragments that have travelled t-1 hops and must go further
+/// (those that started t-1 ranks behind it; in round 1 its own, from the input), alternating with
+/// receiving the bundle that started t ranks behind: the fragment addressed to this rank goes to
+/// the output, the rest to scratch (two alternating bundles per arm) for round t+1.
+/// Cost (p-1) alpha + (p-1)/2 n beta for one arm (p(p-1)/2 fragment hops), about half with two.
+struct RelayAllToAll : AlgorithmBase<RelayAllToAll> {
     static constexpr bool multi_hop = false;
     static const char* validate(const Shape& sh) {
-        if (sh.op != Op::all_to_all) return "RingAllToAll computes Op::all_to_all only.";
-        if (const char* err = detail::validate_common(sh)) return err;
-        if (sh.topo != Topology::ring) return "The ring_cw all_to_all relay needs a ring topology; use Method::pairwise elsewhere.";
-        return nullptr;
+        return detail::validate_rooted_chain(sh, Op::all_to_all, "RelayAllToAll computes Op::all_to_all only.");
     }
     static uint32_t lanes(const Shape&) { return 1; }
     template <class E>
     static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
+        using namespace detail;
+        const Group1D G = whole(sh, rank);
+        const Flow fl = method_flow(sh.method);
+        const unsigned dirs = flow_dirs(fl);
         const uint32_t p = sh.ranks, s = sh.chunks;
-        const uint32_t nxt = (rank + 1) % p, prv = (rank + p - 1) % p;
         for (uint32_t j = 0; j < s; ++j) e(mk::copy(mk::in(rank * s + j), mk::out(rank * s + j)));
-        auto slot = [&](uint32_t t, uint32_t d, uint32_t j) { return mk::scr(((t % 2) * p + d) * s + j); };
-        for (uint32_t t = 1; t < p; ++t) {
-            for (uint32_t d = t; d < p; ++d)
-                for (uint32_t j = 0; j < s; ++j)
-                    e(mk::send(nxt, t == 1 ? mk::in(((rank + d) % p) * s + j) : slot(t - 1, d, j)));
-            const uint32_t o = (rank + p - t) % p;
-            for (uint32_t d = t; d < p; ++d)
-                for (uint32_t j = 0; j < s; ++j)
-                    e(mk::recv(prv, d == t ? mk::out(o * s + j) : slot(t, d, j)));
-        }
+        auto slot = [&](uint32_t t, int d, uint32_t k, uint32_t j) {
+            return mk::scr((((t % 2) * 2 + (d > 0 ? 0u : 1u)) * p + k) * s + j);
+        };
+        for (uint32_t t = 1; t < p; ++t)
+            for (int d = +1; d >= -1; d -= 2) {
+                if (!(dirs & (d > 0 ? 1u : 2u))) continue;
+                const uint32_t os = G.step_pos(rank, -d, t - 1), orr = G.step_pos(rank, -d, t);
+                const uint32_t ks = os == kNoPeer ? 0 : ag_hops(fl, G, os, d);
+                const uint32_t kr = (orr == kNoPeer || (G.ring && orr == rank)) ? 0 : ag_hops(fl, G, orr, d);
+                const uint32_t nsend = ks >= t ? ks - t + 1 : 0, nrecv = kr >= t ? kr - t + 1 : 0;
+                const uint32_t nxt = G.step_pos(rank, d, 1), prv = G.step_pos(rank, -d, 1);
+                for (uint32_t i = 0; i < nsend || i < nrecv; ++i)
+                    for (uint32_t j = 0; j < s; ++j) {
+                        const uint32_t k = t + i;
+                        if (i < nsend) {
+                            const uint32_t dest = G.step_pos(os, d, k);
+                            e(mk::send(G.rank(nxt), t == 1 ? mk::in(dest * s + j) : slot(t - 1, d, k, j)));
+                        }
+                        if (i < nrecv) e(mk::recv(G.rank(prv), k == t ? mk::out(orr * s + j) : slot(t, d, k, j)));
+                    }
+            }
     }
 };
 

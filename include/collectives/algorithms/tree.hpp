@@ -86,7 +86,7 @@ void tree_reduce(E& e, const TreeView& T, uint32_t m, ChunkRef src, uint32_t n) 
         T.children(m, false, [&](uint32_t c) {
             const bool last = ++i == k;
             if (!last || root) {
-                const ChunkRef d = root ? mk::out(j) : mk::scr(j);
+                const ChunkRef d = (root && last) ? mk::out(j) : mk::scr(j);  // out written once
                 e(mk::recv_reduce_copy(c, acc, d));
                 acc = d;
             } else {
@@ -153,6 +153,78 @@ struct TreeReduce : AlgorithmBase<TreeReduce> {
     static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
         const detail::TreeView T{&sh, sh.method != Method::tree};
         detail::tree_reduce(e, T, rank, mk::in(0), sh.chunks);
+    }
+};
+
+namespace detail {
+/// Size of v's subtree in the binomial tree over relative ranks 0..p-1: [v, v + size).
+constexpr uint32_t binomial_subtree(uint32_t v, uint32_t p) {
+    const uint32_t low = v == 0 ? p : (v & (0u - v));
+    return v + low < p ? low : p - v;
+}
+}  // namespace detail
+
+/// gather up a binomial tree (Method::binomial_tree): every rank sends its own fragment to its
+/// parent, then relays (through scratch) its subtree's fragments in ascending relative rank,
+/// child by child, as they arrive; the root stores them. ceil(lg p) message latencies on the
+/// critical path instead of p-1 (latency-optimal for small fragments); multi-hop.
+struct TreeGather : AlgorithmBase<TreeGather> {
+    static constexpr bool multi_hop = true;
+    static const char* validate(const Shape& sh) {
+        if (sh.op != Op::gather) return "TreeGather computes Op::gather only.";
+        return detail::validate_tree(sh, true);
+    }
+    static uint32_t lanes(const Shape&) { return 1; }
+    template <class E>
+    static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
+        const detail::TreeView T{&sh, true};
+        const uint32_t p = sh.ranks, s = sh.chunks, v = T.rel(rank);
+        const bool root = v == 0;
+        if (root)
+            for (uint32_t j = 0; j < s; ++j) e(mk::copy(mk::in(j), mk::out(rank * s + j)));
+        else
+            for (uint32_t j = 0; j < s; ++j) e(mk::send(T.parent(rank), mk::in(j)));
+        T.children(rank, false, [&](uint32_t c) {
+            const uint32_t cv = T.rel(c), n = detail::binomial_subtree(cv, p);
+            for (uint32_t u = cv; u < cv + n; ++u)
+                for (uint32_t j = 0; j < s; ++j) {
+                    if (root) e(mk::recv(c, mk::out(T.abs(u) * s + j)));
+                    else e(mk::recv_copy_send(c, T.parent(rank), mk::scr(j)));
+                }
+        });
+    }
+};
+
+/// scatter down a binomial tree (Method::binomial_tree): the root sends each child its subtree's
+/// fragments in ascending relative rank (largest subtree first); a rank keeps the first (its own)
+/// and relays the others (through scratch) to the child whose subtree holds them.
+struct TreeScatter : AlgorithmBase<TreeScatter> {
+    static constexpr bool multi_hop = true;
+    static const char* validate(const Shape& sh) {
+        if (sh.op != Op::scatter) return "TreeScatter computes Op::scatter only.";
+        return detail::validate_tree(sh, true);
+    }
+    static uint32_t lanes(const Shape&) { return 1; }
+    template <class E>
+    static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
+        const detail::TreeView T{&sh, true};
+        const uint32_t p = sh.ranks, s = sh.chunks, v = T.rel(rank);
+        if (v == 0) {
+            for (uint32_t j = 0; j < s; ++j) e(mk::copy(mk::in(rank * s + j), mk::out(j)));
+            T.children(rank, true, [&](uint32_t c) {
+                const uint32_t cv = T.rel(c), n = detail::binomial_subtree(cv, p);
+                for (uint32_t u = cv; u < cv + n; ++u)
+                    for (uint32_t j = 0; j < s; ++j) e(mk::send(c, mk::in(T.abs(u) * s + j)));
+            });
+            return;
+        }
+        const uint32_t par = T.parent(rank);
+        for (uint32_t j = 0; j < s; ++j) e(mk::recv(par, mk::out(j)));
+        T.children(rank, false, [&](uint32_t c) {  // ascending relative rank = closest child first
+            const uint32_t cv = T.rel(c), n = detail::binomial_subtree(cv, p);
+            for (uint32_t u = cv; u < cv + n; ++u)
+                for (uint32_t j = 0; j < s; ++j) e(mk::recv_copy_send(par, c, mk::scr(j)));
+        });
     }
 };
 
