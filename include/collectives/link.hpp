@@ -181,23 +181,25 @@ constexpr bool check_link() {
 // ---- the group arguments -------------------------------------------------------------------
 // Every core of a collective group gets one argument block from coll::host::GroupPlan::worker_args
 // (the same writer for both transports, for the emulation and for hardware):
-//   [0] group_magic   [1] transport (0 IPCQ, 1 EDM)   [2] rank   [3] ranks   [4] shape (0 ring, 1 line)
+//   [0] group_magic   [1] transport (0 IPCQ, 1 EDM)   [2] rank   [3] ranks   [4] shape (0 ring, 1 line, 2 mesh)
 //   [5] next_dir (towards rank+1 in ring order; no_dir at the end of a line)   [6] prev_dir
 //   [7] directions    [8 .. 8+max_group_dirs) peer rank of each direction (no_dir: none)
 //   [16] input_l1  [17] output_l1  [18] scratch_l1  [19] buffer_bytes (each of the three)
 //   [20] max_message_bytes   [21] link_args (offset from the block of the link's own arguments)
 //   [22] pipeline_messages (messages one direction holds before the sender blocks)
+//   [23] mesh_cols (mesh: columns, rank = row * cols + col; 0 otherwise)
+// Directions are Nsew numbers (N 0, S 1, E 2, W 3) on both transports; next = E, prev = W.
 namespace group_args {
 inline constexpr uint32_t magic = 0, transport = 1, rank = 2, ranks = 3, shape = 4, next_dir = 5, prev_dir = 6,
                           directions = 7, peer_of_dir = 8, input_l1 = 16, output_l1 = 17, scratch_l1 = 18,
                           buffer_bytes = 19, max_message_bytes = 20, link_args = 21, pipeline_messages = 22,
-                          count = 24;
+                          mesh_cols = 23, count = 24;
 }
 inline constexpr uint32_t group_magic = 0x4C4F434Bu;  // "KCOL"
 inline constexpr uint32_t max_group_dirs = 8;
 
 enum class Transport : uint32_t { ipcq = 0, edm = 1 };
-enum class GroupShape : uint32_t { ring = 0, line = 1 };
+enum class GroupShape : uint32_t { ring = 0, line = 1, mesh = 2 };
 
 /// A core's view of its group, read from its arguments.
 struct GroupArgs {
@@ -210,6 +212,7 @@ struct GroupArgs {
     uint32_t input_l1 = 0, output_l1 = 0, scratch_l1 = 0, buffer_bytes = 0;
     uint32_t max_message_bytes = 0;
     uint32_t pipeline_messages = 0;
+    uint32_t mesh_cols = 0;
     uint32_t link_args = 0;  ///< absolute argument index of the link's block
 
     /// The direction that reaches `peer` in one hop, or no_dir.
@@ -245,6 +248,7 @@ GroupArgs load_group_args(H& hal, uint32_t base = 0) {
     g.buffer_bytes = hal.arg(base + a::buffer_bytes);
     g.max_message_bytes = hal.arg(base + a::max_message_bytes);
     g.pipeline_messages = hal.arg(base + a::pipeline_messages);
+    g.mesh_cols = hal.arg(base + a::mesh_cols);
     g.link_args = base + hal.arg(base + a::link_args);
     return g;
 }

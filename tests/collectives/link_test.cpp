@@ -62,8 +62,9 @@ uint64_t verify(H& hal, uint32_t addr, uint32_t got, uint32_t want, uint32_t fro
     return bad;
 }
 
-/// Every rank streams `msgs` messages to next and to prev (where it has them) and receives as
-/// many from each, with the non-blocking forms only, interleaved. Lane 0 = sent towards next.
+/// Every rank streams `msgs` messages on each of its directions that has a peer and receives as
+/// many on each, with the non-blocking forms only, interleaved. A message's pattern is keyed by
+/// the sender and the direction it was sent on (the receiver's direction reversed: N<->S, E<->W).
 /// Returns errors << 32 | messages received.
 struct Stream {
     uint32_t msgs;
@@ -72,30 +73,30 @@ struct Stream {
     uint64_t operator()(L& link, const GroupArgs& g) const {
         auto& hal = link.hal();
         const uint32_t max = link.max_message_bytes();
-        const uint32_t tx_dir[2] = {g.next_dir, g.prev_dir};
-        const uint32_t rx_dir[2] = {g.prev_dir, g.next_dir};  // lane l arrives from the other side
-        uint32_t sent[2] = {0, 0}, got[2] = {0, 0}, composed[2] = {~0u, ~0u};
+        constexpr uint32_t D = 4;
+        uint32_t sent[D] = {}, got[D] = {}, composed[D] = {~0u, ~0u, ~0u, ~0u};
         uint64_t errors = 0, received = 0;
         if (g.max_message_bytes != max) ++errors;
+        for (uint32_t d = 0; d < D; ++d) errors += (g.peer_of_dir[d] != kccl::coll::no_dir) != link.can_send(d);
         for (;;) {
             bool progress = false, done = true;
-            for (uint32_t l = 0; l < 2; ++l) {
-                const uint32_t stage = g.scratch_l1 + l * max;
-                if (tx_dir[l] != kccl::coll::no_dir && sent[l] < msgs) {
+            for (uint32_t d = 0; d < D; ++d) {
+                if (g.peer_of_dir[d] == kccl::coll::no_dir) continue;
+                const uint32_t stage = g.scratch_l1 + d * max;
+                if (sent[d] < msgs) {
                     done = false;
-                    const uint32_t len = length(sent[l], max);
-                    if (composed[l] != sent[l]) compose(hal, stage, len, g.rank, l, sent[l], prog), composed[l] = sent[l];
-                    if (link.try_send(tx_dir[l], stage, len)) ++sent[l], progress = true;
+                    const uint32_t len = length(sent[d], max);
+                    if (composed[d] != sent[d]) compose(hal, stage, len, g.rank, d, sent[d], prog), composed[d] = sent[d];
+                    if (link.try_send(d, stage, len)) ++sent[d], progress = true;
                 }
-                if (rx_dir[l] != kccl::coll::no_dir && got[l] < msgs) {
+                if (got[d] < msgs) {
                     done = false;
                     View v;
-                    if (link.try_recv(rx_dir[l], v)) {
-                        const uint32_t from = g.peer_of_dir[rx_dir[l]];
-                        errors += v.dir != rx_dir[l];
-                        errors += verify(hal, v.l1, v.bytes, length(got[l], max), from, l, got[l], prog);
+                    if (link.try_recv(d, v)) {
+                        errors += v.dir != d;
+                        errors += verify(hal, v.l1, v.bytes, length(got[d], max), g.peer_of_dir[d], d ^ 1u, got[d], prog);
                         link.release(v);
-                        ++got[l], ++received, progress = true;
+                        ++got[d], ++received, progress = true;
                     }
                 }
             }
@@ -141,12 +142,12 @@ struct Relay {
 void check_stream(Bed& bed, const RunReport& rep, uint32_t msgs, uint32_t programs = 1) {
     INFO(bed.describe());
     KCCL_REQUIRE_OK(rep);
-    const bool ring = bed.shape == GroupShape::ring;
     for (uint32_t p = 0; p < programs; ++p)
         for (uint32_t r = 0; r < bed.n; ++r) {
             INFO("rank " << r << " program " << p);
             const uint64_t v = rep.at(bed.worker(r), p).value;
-            const uint32_t sides = bed.n < 2 ? 0 : ring ? 2 : (r == 0 || r + 1 == bed.n) ? 1 : 2;
+            uint32_t sides = 0;
+            for (uint32_t peer : bed.plan.ranks[r].peer_of_dir) sides += peer != kccl::coll::no_dir;
             CHECK((v >> 32) == 0);
             CHECK((v & 0xffffffffu) == uint64_t(sides) * msgs);
         }
@@ -167,6 +168,23 @@ TEST_CASE("link: non-blocking streams both ways, every length, on rings and line
                     check_stream(bed, rep, msgs);
                 }
             }
+}
+
+TEST_CASE("link: non-blocking streams on every direction of 2D meshes, both transports", "[collectives][link]") {
+    struct M {
+        Transport t;
+        uint32_t rows, cols;
+        bool wrap;
+    };
+    for (const M m : {M{Transport::ipcq, 2, 3, false}, M{Transport::ipcq, 3, 3, true}, M{Transport::edm, 2, 2, false},
+                      M{Transport::edm, 2, 3, false}})
+        for (bool adv : {false, true}) {
+            Bed bed(m.t, GroupShape::mesh, m.rows * m.cols, 128, 2, 4096, m.cols, m.wrap);
+            bed.add([](auto& hal) { return with_link(hal, Stream{20}); });
+            const RunReport rep = bed.run(adv ? adversarial(m.rows * 10 + m.cols + uint32_t(m.t)) : normal());
+            INFO(bed.describe() << " " << m.rows << " x " << m.cols << (m.wrap ? " torus" : "") << (adv ? " adversarial" : ""));
+            check_stream(bed, rep, 20);
+        }
 }
 
 TEST_CASE("link: blocking relay through a chain: views forwarded in place, the last rank receives into L1", "[collectives][link]") {
@@ -306,4 +324,119 @@ TEST_CASE("link: device errors name the direction and the sizes", "[collectives]
             CHECK_THAT(rep.first_error(), Catch::Contains("message 0"));
         }
     }
+}
+
+// ---- the host plan ------------------------------------------------------------------------------
+
+namespace {
+ch::GroupSpec spec(Transport t, uint32_t n, GroupShape s = GroupShape::ring) {
+    ch::GroupSpec g;
+    g.transport = t;
+    g.shape = s;
+    g.message_bytes = 256;
+    g.slots = 2;
+    g.buffer_bytes = 1024;
+    g.worker_l1 = {0x10000, 0x40000, 0};
+    g.eth_l1 = {0x1000, 0x10000, 0x800};
+    for (uint32_t r = 0; r < n; ++r) g.workers.push_back(t == Transport::ipcq ? ch::Core{0, r, 0} : ch::Core{r, 0, 0});
+    if (t == Transport::edm) {
+        const uint32_t hops = n < 2 ? 0 : s == GroupShape::ring ? n : n - 1;
+        for (uint32_t h = 0; h < hops; ++h) g.hops.push_back({{h, 0, 1}, {(h + 1) % n, 1, 1}});
+    }
+    return g;
+}
+}  // namespace
+
+TEST_CASE("plan: worker arguments name rank, ring neighbours and directions of both transports", "[collectives][plan]") {
+    namespace a = kccl::coll::group_args;
+    {
+        const auto p = ch::build_group(spec(Transport::ipcq, 4));
+        const auto v = p.worker_args(0);
+        CHECK(v[a::magic] == kccl::coll::group_magic);
+        CHECK(v[a::transport] == 0);
+        CHECK(v[a::rank] == 0);
+        CHECK(v[a::ranks] == 4);
+        CHECK(v[a::next_dir] == 2);  // Nsew::E
+        CHECK(v[a::prev_dir] == 3);  // Nsew::W
+        CHECK(v[a::peer_of_dir + 2] == 1);
+        CHECK(v[a::peer_of_dir + 3] == 3);
+        CHECK(v[a::peer_of_dir + 0] == kccl::coll::no_dir);
+        CHECK(v[a::link_args] == a::count);
+        CHECK(v.size() == a::count + kccl::coll::ipcq_link_args);
+        CHECK(v[a::count] == 0x10000);  // the IPCQ block
+        CHECK(v[a::input_l1] >= p.ranks[0].l1_end - 3 * 1024);
+        CHECK(v[a::output_l1] == v[a::input_l1] + 1024);
+        CHECK(v[a::scratch_l1] == v[a::output_l1] + 1024);
+        CHECK(v[a::pipeline_messages] == 2);
+    }
+    {
+        const auto p = ch::build_group(spec(Transport::edm, 3, GroupShape::line));
+        CHECK(p.edm_kernels().size() == 4);  // 2 hops x 2 ends
+        const auto v0 = p.worker_args(0), v2 = p.worker_args(2);
+        CHECK(v0[a::transport] == 1);
+        CHECK(v0[a::next_dir] == 2);  // E
+        CHECK(v0[a::prev_dir] == kccl::coll::no_dir);
+        CHECK(v2[a::next_dir] == kccl::coll::no_dir);
+        CHECK(v2[a::prev_dir] == 3);  // W
+        CHECK(v2[a::peer_of_dir + 3] == 1);
+        CHECK(v2[a::peer_of_dir + 2] == kccl::coll::no_dir);
+        CHECK(v0.size() == a::count + kccl::coll::edm_link_args(4));
+        CHECK(p.zero_words.size() == 2 * 4);  // each hop: a tx and an rx semaphore on each of its two workers
+    }
+    {
+        auto g = spec(Transport::ipcq, 6);
+        g.shape = GroupShape::mesh;
+        g.mesh_cols = 3;
+        const auto p = ch::build_group(g);
+        // 2 x 3 grid, no wrap: rank 4 = (row 1, col 1): N -> 1, S none, E -> 5, W -> 3.
+        const auto v = p.worker_args(4);
+        CHECK(v[a::shape] == 2);
+        CHECK(v[a::mesh_cols] == 3);
+        CHECK(v[a::peer_of_dir + 0] == 1);
+        CHECK(v[a::peer_of_dir + 1] == kccl::coll::no_dir);
+        CHECK(v[a::peer_of_dir + 2] == 5);
+        CHECK(v[a::peer_of_dir + 3] == 3);
+        g.mesh_wrap = true;  // columns (3) wrap, rows (2) do not
+        const auto w = ch::build_group(g).worker_args(5);
+        CHECK(w[a::peer_of_dir + 2] == 3);
+        CHECK(w[a::peer_of_dir + 1] == kccl::coll::no_dir);
+        CHECK(ch::group_edges(g).size() == 6 + 3);
+    }
+}
+
+TEST_CASE("plan: bad groups are named errors", "[collectives][plan]") {
+    using Catch::Contains;
+    auto g = spec(Transport::ipcq, 3);
+    g.workers[2].chip = 1;
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("IPCQ joins cores of one chip, but rank 2 is on chip 1"));
+    g = spec(Transport::ipcq, 3);
+    g.workers[2] = g.workers[0];
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("ranks 0 and 2 are both on chip 0 (0,0); one rank per worker core"));
+    g = spec(Transport::ipcq, 3);
+    g.message_bytes = 100;
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("message_bytes 100 must be a positive multiple of 16"));
+    g = spec(Transport::ipcq, 3);
+    g.buffer_bytes = 0x40000;
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("then 3 buffers of 262144 bytes) but worker_l1 ends at 262144"));
+    g = spec(Transport::ipcq, 0);
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("the group has no ranks"));
+    g = spec(Transport::edm, 4);
+    g.hops.pop_back();
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("an EDM ring of 4 ranks needs 4 hops (one Ethernet link per neighbour pair, in group_edges order), got 3"));
+    g = spec(Transport::edm, 3);
+    g.hops[1].a = g.hops[0].b;
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("hops 0 and 1 both use the Ethernet core chip 1 (1,1)"));
+    g = spec(Transport::edm, 3);
+    g.hops[1].b.chip = 0;
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("hop 1 joins chip 1 (0,1) and chip 0 (1,1), but rank 1 is on chip 1 and rank 2 on chip 2"));
+    g = spec(Transport::edm, 3);
+    g.eth_l1.end = 0x1100;
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("EDM of hop 0: EDM layout needs"));
+    g = spec(Transport::ipcq, 6);
+    g.shape = GroupShape::mesh;
+    g.mesh_cols = 4;
+    CHECK_THROWS_WITH(ch::build_group(g), Contains("a mesh of 6 ranks with 4 columns is not rectangular"));
+    g = spec(Transport::edm, 3);
+    const auto p = ch::build_group(g);
+    CHECK_THROWS_WITH(p.worker_args(3), Contains("rank 3 is out of range (the group has 3 ranks)"));
 }

@@ -22,7 +22,7 @@ namespace ch = kccl::coll::host;
 inline void throw_handler(const char*, const char* msg, const char*, int) { throw kccl::emu::EmulationError(msg); }
 
 inline const char* name(coll::Transport t) { return t == coll::Transport::edm ? "edm" : "ipcq"; }
-inline const char* name(coll::GroupShape s) { return s == coll::GroupShape::line ? "line" : "ring"; }
+inline const char* name(coll::GroupShape s) { return ch::shape_name(s); }
 
 /// Runs `f(link, group_args)` on the link model of the group's transport.
 template <class H, class F>
@@ -48,8 +48,9 @@ struct Bed {
     ch::GroupPlan plan;
     std::unique_ptr<Launcher> launch;
 
+    /// A mesh has `cols` columns (and wraps when `wrap`); rings and lines ignore both.
     Bed(coll::Transport t, coll::GroupShape s, uint32_t ranks, uint32_t message_bytes, uint32_t slots,
-        uint32_t buffer_bytes = 4096)
+        uint32_t buffer_bytes = 4096, uint32_t cols = 0, bool wrap = false)
         : transport(t), shape(s), n(ranks) {
         kccl::set_assert_handler(&throw_handler);
         emu::ChipSpec chip;
@@ -60,6 +61,8 @@ struct Bed {
         g.slots = slots;
         g.buffer_bytes = buffer_bytes;
         g.worker_l1 = {0x10000, kWorkerL1, 0};
+        g.mesh_cols = cols;
+        g.mesh_wrap = wrap;
         if (t == coll::Transport::ipcq) {
             chip.grid_w = 4;
             chip.grid_h = 4;
@@ -71,11 +74,13 @@ struct Bed {
         } else {
             chip.grid_w = 2;
             chip.grid_h = 1;
-            chip.eth_cores = 2;
+            chip.eth_cores = s == coll::GroupShape::mesh ? 4 : 2;
             chip.worker_l1_bytes = kWorkerL1;
             chip.eth_l1_bytes = 64 * 1024;
             g.eth_l1 = {0x1000, 64 * 1024, 0x800};
             if (n == 1) cluster = std::make_unique<Cluster>(emu::topology::single_chip(chip));
+            else if (s == coll::GroupShape::mesh)
+                cluster = std::make_unique<Cluster>(emu::topology::mesh(n / cols, cols, 1, wrap, chip));
             else if (s == coll::GroupShape::ring) cluster = std::make_unique<Cluster>(emu::topology::ring(n, 1, chip));
             else cluster = std::make_unique<Cluster>(emu::topology::line(n, 1, chip));
             for (uint32_t r = 0; r < n; ++r) g.workers.push_back({r, 0, 0});

@@ -16,15 +16,18 @@
 //   plan.emit(writer)             -> writer.write(core, addr, bytes, n) / writer.init_word(core, addr, v)
 //
 // LAYOUT
-//   Ranks are in ring order: rank r's "next" neighbour is r+1 (mod ranks on a ring; none after the
-//   last rank of a line), "prev" is r-1. Directions:
-//     IPCQ: the Nsew set, next = E, prev = W (ring_1d; a line drops the wrap link). All ranks on
-//           one chip. The IPCQ block starts at worker_l1.base.
-//     EDM:  direction 0 = next, 1 = prev. Hop r joins rank r's chip and rank r+1's chip over one
-//           Ethernet link (hops[r] = {eth core on r's chip, eth core on r+1's chip}); its two EDMs
-//           carry 2 channels: channel 0 r -> r+1, channel 1 r+1 -> r (one worker each, not shared,
-//           worker-initiated termination). Worker L1 from worker_l1.base: 4 semaphores (16 B
-//           apart: tx/rx of next, tx/rx of prev), then one landing buffer per direction.
+//   Shapes: ring and line (ranks in ring order: rank r's "next" neighbour is r+1, mod ranks on a
+//   ring, none after the last rank of a line; "prev" is r-1) and mesh (rows x mesh_cols, rank =
+//   row * cols + col, torus links with mesh_wrap along dimensions of 3 or more). The group's
+//   links are group_edges(spec). Directions are Nsew numbers on BOTH transports: N 0, S 1, E 2,
+//   W 3; next = E, prev = W (along the row in a mesh).
+//     IPCQ: all ranks on one chip; one queue pair per edge; the IPCQ block starts at worker_l1.base.
+//     EDM:  edge i joins its two ranks' chips over the Ethernet link hops[i] = {eth core on the
+//           first rank's chip, eth core on the second's}; its two EDMs carry 2 channels (channel 0
+//           first -> second, channel 1 back; one worker each, not shared, worker-initiated
+//           termination). Worker L1 from worker_l1.base: 2 semaphores per direction (tx, rx; 16 B
+//           apart; 128 B), then one landing buffer per receiving direction the shape uses (ring /
+//           line: E and W; mesh: all four).
 //   Then, on every worker, three buffers of buffer_bytes each (16-byte aligned): input, output,
 //   scratch. Everything must fit worker_l1 (and eth_l1 for the EDM channels).
 #pragma once
@@ -71,7 +74,9 @@ struct GroupSpec {
     Transport transport = Transport::ipcq;
     GroupShape shape = GroupShape::ring;
     std::vector<Core> workers;   ///< one worker core per rank, in ring order
-    std::vector<Hop> hops;       ///< EDM: ring: one per rank (hop r: r -> r+1 mod n); line: ranks - 1
+    uint32_t mesh_cols = 0;      ///< mesh: columns (rank = row * mesh_cols + col)
+    bool mesh_wrap = false;      ///< mesh: torus links along dimensions of 3 or more
+    std::vector<Hop> hops;       ///< EDM: the Ethernet link of each group_edges() entry, in that order
     uint32_t message_bytes = 4096;  ///< largest message (IPCQ slot / EDM packet), multiple of 16
     uint32_t slots = 4;             ///< IPCQ n_slots / EDM buffers per channel
     ipcq::Backpressure backpressure = ipcq::Backpressure::poll;  ///< IPCQ
@@ -128,6 +133,7 @@ public:
         v[group_args::max_message_bytes] = spec.message_bytes;
         v[group_args::link_args] = group_args::count;
         v[group_args::pipeline_messages] = pipeline_messages();
+        v[group_args::mesh_cols] = spec.shape == GroupShape::mesh ? spec.mesh_cols : 0;
         v.insert(v.end(), l.link_args.begin(), l.link_args.end());
         return v;
     }
@@ -149,6 +155,10 @@ public:
     }
 };
 
+inline const char* shape_name(GroupShape s) {
+    return s == GroupShape::ring ? "ring" : s == GroupShape::line ? "line" : s == GroupShape::mesh ? "mesh" : "?";
+}
+
 namespace detail {
 inline uint32_t round16(uint64_t v) { return uint32_t((v + 15) & ~uint64_t(15)); }
 inline std::string core_name(const Core& c) {
@@ -156,8 +166,38 @@ inline std::string core_name(const Core& c) {
 }
 }  // namespace detail
 
+/// One link of the group: rank a's direction da joins rank b's direction db.
+struct Edge {
+    uint32_t a = 0, da = 0, b = 0, db = 0;
+};
+
+/// The group's links in plan order (GroupSpec::hops follows this order for EDM):
+///   ring / line: for r = 0, 1, ...: (r, E) <-> (r+1, W); the ring closes with (n-1, E) <-> (0, W).
+///   mesh:        for r = 0, 1, ... (row-major): (r, E) <-> east neighbour's W, then
+///                (r, S) <-> south neighbour's N; wrap links only along dimensions of 3 or more
+///                (a dimension of 2 would join the same pair twice).
+inline std::vector<Edge> group_edges(const GroupSpec& g) {
+    using D = ipcq::Nsew;
+    const uint32_t n = uint32_t(g.workers.size());
+    std::vector<Edge> e;
+    if (n < 2) return e;
+    if (g.shape == GroupShape::mesh) {
+        const uint32_t cols = g.mesh_cols, rows = cols ? n / cols : 0;
+        for (uint32_t r = 0; r < n; ++r) {
+            const uint32_t row = r / cols, col = r % cols;
+            if (col + 1 < cols || (g.mesh_wrap && cols >= 3)) e.push_back({r, D::E, row * cols + (col + 1) % cols, D::W});
+            if (row + 1 < rows || (g.mesh_wrap && rows >= 3)) e.push_back({r, D::S, ((row + 1) % rows) * cols + col, D::N});
+        }
+        return e;
+    }
+    for (uint32_t r = 0; r < n; ++r)
+        if (g.shape == GroupShape::ring || r + 1 < n) e.push_back({r, D::E, (r + 1) % n, D::W});
+    return e;
+}
+
 /// Validates the spec and lays out both transports' resources.
 inline GroupPlan build_group(const GroupSpec& g) {
+    using D = ipcq::Nsew;
     const std::string pfx = "collective plan: ";
     const uint32_t n = uint32_t(g.workers.size());
     if (n == 0) throw PlanError(pfx + "the group has no ranks; give one worker core per rank (at least 1)");
@@ -166,8 +206,11 @@ inline GroupPlan build_group(const GroupSpec& g) {
         throw PlanError(pfx + "message_bytes " + std::to_string(g.message_bytes) +
                         " must be a positive multiple of 16 (an Ethernet word)");
     if (g.slots == 0) throw PlanError(pfx + "slots is 0; at least 1 message buffer per direction is needed");
-    if (g.shape != GroupShape::ring && g.shape != GroupShape::line)
-        throw PlanError(pfx + "shape " + std::to_string(uint32_t(g.shape)) + " is unknown; allowed: ring, line");
+    if (g.shape != GroupShape::ring && g.shape != GroupShape::line && g.shape != GroupShape::mesh)
+        throw PlanError(pfx + "shape " + std::to_string(uint32_t(g.shape)) + " is unknown; allowed: ring, line, mesh");
+    if (g.shape == GroupShape::mesh && (g.mesh_cols == 0 || n % g.mesh_cols))
+        throw PlanError(pfx + "a mesh of " + std::to_string(n) + " ranks with " + std::to_string(g.mesh_cols) +
+                        " columns is not rectangular (allowed: mesh_cols >= 1 dividing the number of ranks)");
     if (g.worker_l1.base % 64)
         throw PlanError(pfx + "worker_l1.base " + std::to_string(g.worker_l1.base) + " must be 64-byte aligned");
     if (g.worker_l1.end <= g.worker_l1.base)
@@ -178,7 +221,7 @@ inline GroupPlan build_group(const GroupSpec& g) {
             if (g.workers[a] == g.workers[b])
                 throw PlanError(pfx + "ranks " + std::to_string(a) + " and " + std::to_string(b) + " are both on " +
                                 detail::core_name(g.workers[a]) + "; one rank per worker core");
-    const bool ring = g.shape == GroupShape::ring;
+    const std::vector<Edge> edges = group_edges(g);
 
     GroupPlan plan;
     plan.spec = g;
@@ -186,23 +229,23 @@ inline GroupPlan build_group(const GroupSpec& g) {
     for (uint32_t r = 0; r < n; ++r) {
         plan.ranks[r].worker = g.workers[r];
         plan.ranks[r].peer_of_dir.assign(max_group_dirs, no_dir);
+        plan.ranks[r].directions = D::count;
     }
-    // Direction numbers and peers.
-    const bool ipcq_t = g.transport == Transport::ipcq;
-    const uint32_t dn = ipcq_t ? uint32_t(ipcq::Nsew::E) : 0u, dp = ipcq_t ? uint32_t(ipcq::Nsew::W) : 1u;
+    for (const Edge& e : edges) {
+        plan.ranks[e.a].peer_of_dir[e.da] = e.b;
+        plan.ranks[e.b].peer_of_dir[e.db] = e.a;
+    }
+    // next = E (towards rank+1 in a ring / line; along the row in a mesh), prev = W.
     for (uint32_t r = 0; r < n; ++r) {
         RankLayout& l = plan.ranks[r];
-        l.directions = ipcq_t ? ipcq::Nsew::count : 2u;
-        if (n < 2) continue;
-        const bool has_next = ring || r + 1 < n, has_prev = ring || r > 0;
-        if (has_next) l.next_dir = dn, l.peer_of_dir[dn] = (r + 1) % n;
-        if (has_prev) l.prev_dir = dp, l.peer_of_dir[dp] = (r + n - 1) % n;
+        if (l.peer_of_dir[D::E] != no_dir) l.next_dir = D::E;
+        if (l.peer_of_dir[D::W] != no_dir) l.prev_dir = D::W;
     }
     // A 2-rank ring has two links between the same pair: peer_of_dir names the peer in both, and
-    // dir_to(peer) returns the first (next); schedules address next / prev explicitly.
+    // dir_to(peer) returns the first (N, S, E, W order); schedules address next / prev explicitly.
 
     uint64_t at_end = 0;  // per-rank link L1 end (same for all ranks)
-    if (ipcq_t) {
+    if (g.transport == Transport::ipcq) {
         for (uint32_t r = 1; r < n; ++r)
             if (g.workers[r].chip != g.workers[0].chip)
                 throw PlanError(pfx + "IPCQ joins cores of one chip, but rank " + std::to_string(r) + " is on chip " +
@@ -210,11 +253,8 @@ inline GroupPlan build_group(const GroupSpec& g) {
                                 std::to_string(g.workers[0].chip) + " (use the EDM transport between chips)");
         if (!g.hops.empty())
             throw PlanError(pfx + "hops are Ethernet links of the EDM transport; an IPCQ group takes none");
-        ipcq::host::Topology<ipcq::Nsew> topo(n, ring ? "collective ring" : "collective line");
-        if (n >= 2) {
-            for (uint32_t r = 0; r < n; ++r)
-                if (ring || r + 1 < n) topo.connect(r, ipcq::Nsew::E, (r + 1) % n, ipcq::Nsew::W);
-        }
+        ipcq::host::Topology<ipcq::Nsew> topo(n, std::string("collective ") + shape_name(g.shape));
+        for (const Edge& e : edges) topo.connect(e.a, e.da, e.b, e.db);
         std::vector<ipcq::host::CoreXY> cores;
         for (const Core& c : g.workers) cores.push_back({c.x, c.y});
         ipcq::host::QueueConfig qc;
@@ -237,21 +277,22 @@ inline GroupPlan build_group(const GroupSpec& g) {
             at_end = ip.ranks[r].l1_end > at_end ? ip.ranks[r].l1_end : at_end;
         }
     } else {
-        const uint32_t hops = n < 2 ? 0 : ring ? n : n - 1;
-        if (g.hops.size() != hops)
-            throw PlanError(pfx + "an EDM " + (ring ? "ring" : "line") + " of " + std::to_string(n) + " ranks needs " +
-                            std::to_string(hops) + " hops (Ethernet links r -> r+1), got " + std::to_string(g.hops.size()));
-        if (g.eth_l1.end <= g.eth_l1.base)
+        if (g.hops.size() != edges.size())
+            throw PlanError(pfx + "an EDM " + shape_name(g.shape) + " of " + std::to_string(n) + " ranks needs " +
+                            std::to_string(edges.size()) + " hops (one Ethernet link per neighbour pair, in group_edges "
+                            "order), got " + std::to_string(g.hops.size()));
+        if (!edges.empty() && g.eth_l1.end <= g.eth_l1.base)
             throw PlanError(pfx + "eth_l1 [" + std::to_string(g.eth_l1.base) + ", " + std::to_string(g.eth_l1.end) +
                             ") is empty; give the Ethernet-core L1 the EDM channels may use");
-        for (uint32_t h = 0; h < hops; ++h) {
+        for (uint32_t h = 0; h < edges.size(); ++h) {
             const Hop& hp = g.hops[h];
-            const uint32_t r = h, s = (h + 1) % n;
+            const uint32_t r = edges[h].a, s = edges[h].b;
             if (hp.a.chip != g.workers[r].chip || hp.b.chip != g.workers[s].chip)
                 throw PlanError(pfx + "hop " + std::to_string(h) + " joins " + detail::core_name(hp.a) + " and " +
                                 detail::core_name(hp.b) + ", but rank " + std::to_string(r) + " is on chip " +
                                 std::to_string(g.workers[r].chip) + " and rank " + std::to_string(s) + " on chip " +
-                                std::to_string(g.workers[s].chip) + " (hop r must join rank r's chip to rank r+1's)");
+                                std::to_string(g.workers[s].chip) + " (hop " + std::to_string(h) + " must join rank " +
+                                std::to_string(r) + "'s chip to rank " + std::to_string(s) + "'s)");
             if (g.workers[r].chip == g.workers[s].chip)
                 throw PlanError(pfx + "ranks " + std::to_string(r) + " and " + std::to_string(s) +
                                 " are on the same chip; the EDM transport joins ranks on different chips");
@@ -262,24 +303,27 @@ inline GroupPlan build_group(const GroupSpec& g) {
                                         " both use the Ethernet core " + detail::core_name(*c) +
                                         "; each hop needs its own link (a 2-rank ring needs two links between the chips)");
         }
-        // Worker L1: 4 semaphores, 2 landing buffers.
+        // Worker L1: 2 semaphores per direction (tx, rx; 16 B apart), then one landing buffer per
+        // receiving direction the shape uses (ring / line: E and W; mesh: all four).
         const uint32_t sem0 = g.worker_l1.base;
         auto sem = [&](uint32_t dir, bool rx) { return sem0 + 32 * dir + (rx ? 16 : 0); };
-        const uint32_t land0 = sem0 + 64;
-        auto landing = [&](uint32_t dir) { return land0 + dir * g.message_bytes; };
-        at_end = uint64_t(land0) + 2ull * g.message_bytes;
-        using EL = coll::EdmLinkConfig;
+        const uint32_t land0 = sem0 + 32 * D::count;
+        const bool mesh = g.shape == GroupShape::mesh;
+        auto landing = [&](uint32_t dir) { return land0 + (mesh ? dir : dir - D::E) * g.message_bytes; };
+        at_end = uint64_t(land0) + uint64_t(mesh ? 4 : 2) * g.message_bytes;
         for (uint32_t r = 0; r < n; ++r) {
             auto& la = plan.ranks[r].link_args;
-            la.assign(edm_link_args(2), 0);
-            la[0] = 2;
+            la.assign(edm_link_args(D::count), 0);
+            la[0] = D::count;
         }
-        auto dir_block = [](uint32_t, uint32_t dir) { return 1 + dir * edm_link_dir_args; };
-        for (uint32_t h = 0; h < hops; ++h) {
+        auto put = [](std::vector<uint32_t>& dst, uint32_t at, const std::vector<uint32_t>& src) {
+            for (size_t i = 0; i < src.size(); ++i) dst[at + i] = src[i];
+        };
+        for (uint32_t h = 0; h < edges.size(); ++h) {
             const Hop& hp = g.hops[h];
-            const uint32_t r = h, s = (h + 1) % n;
-            const Core& wr = g.workers[r];
-            const Core& ws = g.workers[s];
+            const Edge& e = edges[h];
+            const Core& wr = g.workers[e.a];
+            const Core& ws = g.workers[e.b];
             edm::host::ChannelSpec c0, c1;
             for (auto* c : {&c0, &c1}) {
                 c->buffers = g.slots;
@@ -287,45 +331,40 @@ inline GroupPlan build_group(const GroupSpec& g) {
                 c->sharing = edm::Sharing::not_shared;
             }
             edm::host::EdmEnd a, b;
-            c0.workers = {{wr.x, wr.y, sem(0, false)}};  // r sends next
+            c0.workers = {{wr.x, wr.y, sem(e.da, false)}};  // a sends on da
             a.add_sender(c0);
-            c0.workers = {{ws.x, ws.y, sem(1, true)}};   // s receives from prev
+            c0.workers = {{ws.x, ws.y, sem(e.db, true)}};   // b receives on db
             b.add_receiver(c0);
-            c1.workers = {{ws.x, ws.y, sem(1, false)}};  // s sends prev
+            c1.workers = {{ws.x, ws.y, sem(e.db, false)}};  // b sends on db
             b.add_sender(c1);
-            c1.workers = {{wr.x, wr.y, sem(0, true)}};   // r receives from next
+            c1.workers = {{wr.x, wr.y, sem(e.da, true)}};   // a receives on da
             a.add_receiver(c1);
             edm::host::LinkPlan lp;
             try {
                 lp = edm::host::build_link(a, b, {g.eth_l1.base, g.eth_l1.end - g.eth_l1.base, g.eth_l1.reserved},
-                                           edm::host::Limits::of<EL>());
-            } catch (const std::invalid_argument& e) {
-                throw PlanError(pfx + "EDM of hop " + std::to_string(h) + ": " + e.what());
+                                           edm::host::Limits::of<EdmLinkConfig>());
+            } catch (const std::invalid_argument& ex) {
+                throw PlanError(pfx + "EDM of hop " + std::to_string(h) + ": " + ex.what());
             }
             plan.edm.push_back({hp.a, lp.edm_args(edm::host::Side::a)});
             plan.edm.push_back({hp.b, lp.edm_args(edm::host::Side::b)});
-            auto put = [](std::vector<uint32_t>& dst, uint32_t at, const std::vector<uint32_t>& src) {
-                for (size_t i = 0; i < src.size(); ++i) dst[at + i] = src[i];
-            };
-            // rank r, direction next (0): sends channel 0 (end a), receives channel 1 (end a).
-            auto& lr = plan.ranks[r].link_args;
-            const uint32_t br = dir_block(r, 0);
-            lr[br] = edm_link_flag_send | edm_link_flag_recv;
-            lr[br + 1] = landing(0);
-            put(lr, br + 2, lp.worker_args(edm::host::Side::a, 0, 0, hp.a.x, hp.a.y));
-            put(lr, br + 2 + edm::args::w_count, lp.worker_args(edm::host::Side::a, 1, 0, hp.a.x, hp.a.y));
-            // rank s, direction prev (1): sends channel 1 (end b), receives channel 0 (end b).
-            auto& ls = plan.ranks[s].link_args;
-            const uint32_t bs = dir_block(s, 1);
-            ls[bs] = edm_link_flag_send | edm_link_flag_recv;
-            ls[bs + 1] = landing(1);
-            put(ls, bs + 2, lp.worker_args(edm::host::Side::b, 1, 0, hp.b.x, hp.b.y));
-            put(ls, bs + 2 + edm::args::w_count, lp.worker_args(edm::host::Side::b, 0, 0, hp.b.x, hp.b.y));
-            for (uint32_t d = 0; d < 2; ++d) {
-                plan.zero_words.push_back({wr, sem(d, false)});
-                plan.zero_words.push_back({wr, sem(d, true)});
-                plan.zero_words.push_back({ws, sem(d, false)});
-                plan.zero_words.push_back({ws, sem(d, true)});
+            // rank a, direction da: sends channel 0, receives channel 1 (end a).
+            auto& la = plan.ranks[e.a].link_args;
+            const uint32_t ba = 1 + e.da * edm_link_dir_args;
+            la[ba] = edm_link_flag_send | edm_link_flag_recv;
+            la[ba + 1] = landing(e.da);
+            put(la, ba + 2, lp.worker_args(edm::host::Side::a, 0, 0, hp.a.x, hp.a.y));
+            put(la, ba + 2 + edm::args::w_count, lp.worker_args(edm::host::Side::a, 1, 0, hp.a.x, hp.a.y));
+            // rank b, direction db: sends channel 1, receives channel 0 (end b).
+            auto& lb = plan.ranks[e.b].link_args;
+            const uint32_t bb = 1 + e.db * edm_link_dir_args;
+            lb[bb] = edm_link_flag_send | edm_link_flag_recv;
+            lb[bb + 1] = landing(e.db);
+            put(lb, bb + 2, lp.worker_args(edm::host::Side::b, 1, 0, hp.b.x, hp.b.y));
+            put(lb, bb + 2 + edm::args::w_count, lp.worker_args(edm::host::Side::b, 0, 0, hp.b.x, hp.b.y));
+            for (bool rx : {false, true}) {
+                plan.zero_words.push_back({wr, sem(e.da, rx)});
+                plan.zero_words.push_back({ws, sem(e.db, rx)});
             }
         }
     }
@@ -351,15 +390,14 @@ inline GroupPlan build_group(const GroupSpec& g) {
 
 // ---- glue for the emulation (duck-typed: no emulation include) ---------------------------------
 
-/// The Ethernet links of each hop of `g` (ring order of g.workers' chips) in `cluster`: hop r uses
-/// the first link between rank r's and rank r+1's chips that no earlier hop uses.
+/// The Ethernet link of each hop of `g` (group_edges order) in `cluster`: hop i uses the first
+/// link between its two ranks' chips that no earlier hop uses.
 template <class Cluster>
 std::vector<Hop> edm_hops_from(const Cluster& cluster, const GroupSpec& g) {
-    const uint32_t n = uint32_t(g.workers.size());
-    const uint32_t hops = n < 2 ? 0 : g.shape == GroupShape::ring ? n : n - 1;
     std::vector<Hop> out;
-    for (uint32_t h = 0; h < hops; ++h) {
-        const uint32_t ca = g.workers[h].chip, cb = g.workers[(h + 1) % n].chip;
+    const std::vector<Edge> edges = group_edges(g);
+    for (uint32_t h = 0; h < edges.size(); ++h) {
+        const uint32_t ca = g.workers[edges[h].a].chip, cb = g.workers[edges[h].b].chip;
         bool found = false;
         for (const auto& [ea, eb] : cluster.links_between(ca, cb)) {
             const Core a{ea.chip, ea.x, ea.y}, b{eb.chip, eb.x, eb.y};
