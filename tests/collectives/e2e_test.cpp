@@ -206,7 +206,7 @@ std::string run_case(const Case& c) {
         return 0;
     });
     emu::RunOptions ro;
-    ro.watchdog = std::chrono::milliseconds(10000);
+    ro.watchdog = std::chrono::milliseconds(5000);
     if (c.adversarial) {
         ro.adversary.enabled = true;
         ro.adversary.seed = seed * 131 + 7;

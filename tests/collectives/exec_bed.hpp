@@ -206,10 +206,10 @@ struct Bed {
 /// The direction map of a rank of a ring / line group.
 inline coll::RingDirs dirs_of(const coll::GroupArgs& g) { return {g.rank, g.ranks, g.next_dir, g.prev_dir}; }
 
-/// Largest chunk (elements) that keeps a chunk within the receiver's pipeline.
+/// Chunk size: one packet (the schedules are checked to finish with 2 slots per channel when
+/// every message is one chunk of one packet; slicer.hpp, kSlotsNeeded).
 inline uint32_t max_chunk_elems(const BedOptions& o, uint32_t elem_bytes) {
-    const uint32_t piece = (o.message_bytes & ~15u) / elem_bytes;
-    return std::max<uint32_t>(1, piece * std::max<uint32_t>(1, o.slots / 2));
+    return std::max<uint32_t>(1, (o.message_bytes & ~15u) / elem_bytes);
 }
 
 }  // namespace kccl::coll_bed
