@@ -5,15 +5,14 @@
 // output is compared bit for bit with a plain host reference computed here from the same seeded
 // inputs, written from the operations' definitions (seed 003), not from the schedules.
 //
-// Inputs are chosen so every reduction order gives the same exact value (small integers for
-// floating sums, powers of two for products, any bits for integers, selections for min/max with
-// NaNs and signed zeros), so the reference does not need to know the method's order; results
-// must then be bitwise identical on every rank.
+// Inputs and the reference are in tools/coll_bed.hpp (shared with the benchmark tool): inputs are
+// chosen so every reduction order gives the same exact value, so the reference does not need to
+// know the method's order; results must then be bitwise identical on every rank.
 //
 // CI runs a bounded cross-section ("[collectives][e2e]"); "[long]" runs the whole matrix.
 #include <catch2/catch.hpp>
 
-#include "exec_bed.hpp"
+#include "tools/coll_bed.hpp"
 
 #include <cmath>
 #include <functional>
@@ -24,122 +23,10 @@ using namespace kccl::coll;
 namespace cb = kccl::coll_bed;
 namespace emu = kccl::emu;
 
+using cb::input_value;
+using cb::reference_reduce;
+
 namespace {
-
-uint64_t mix(uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-uint64_t hash(uint64_t seed, uint32_t rank, uint32_t i) { return mix(seed ^ mix((uint64_t(rank) << 32) | i)); }
-
-float bitsf(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
-template <class T> uint64_t raw(T x) { uint64_t r = 0; std::memcpy(&r, &x, sizeof x); return r; }
-
-template <class T> T from_float(float f) {
-    if constexpr (is_low_precision_v<T>) return T::from_float(f); else return f;
-}
-template <class T> double to_double(T x) {
-    if constexpr (is_low_precision_v<T>) return x.to_float(); else return double(x);
-}
-
-/// Input element i of `rank`: exactly predictable, chosen per operator (see the file comment).
-template <class T>
-T input_value(uint64_t seed, RedOp op, bool reduces, uint32_t rank, uint32_t i) {
-    const uint64_t h = hash(seed, rank, i);
-    if constexpr (std::is_same_v<T, bool>) {
-        return (h >> 7) & 1;
-    } else if constexpr (is_integer_v<T>) {
-        return T(h);
-    } else {
-        if (!reduces) {  // moved, not combined: any bits, NaNs included
-            if constexpr (std::is_same_v<T, float>) return bitsf(uint32_t(h));
-            else return T{uint16_t(h)};
-        }
-        const uint32_t r = uint32_t(h >> 8);
-        const bool rare = (h & 0xFF) == 0;  // 1 in 256: an infinity
-        switch (op) {
-            case RedOp::sum:
-            case RedOp::mean:
-                if (rare) return from_float<T>((h >> 9) & 1 ? INFINITY : -INFINITY);
-                return from_float<T>(float(int(r % 17) - 8));
-            case RedOp::square_add: return from_float<T>(float(int(r % 9) - 4));
-            case RedOp::prod: {
-                if (rare) return from_float<T>((h >> 9) & 1 ? INFINITY : 0.f);
-                const float v[] = {0.5f, 1.f, 2.f, -0.5f, -1.f, -2.f};
-                return from_float<T>(v[r % 6]);
-            }
-            default: {  // min / max: NaNs (varied payloads), signed zeros, infinities, values
-                switch (r % 16) {
-                    case 0: return std::is_same_v<T, float> ? T(bitsf(0x7FC00000u | (r & 0xFFFF) | ((h >> 40) & 1) << 31))
-                                                             : from_float<T>(bitsf(0x7F800000u | ((r & 7) + 1) << 16 | (r & 1) << 31));
-                    case 1: return from_float<T>(0.f);
-                    case 2: return from_float<T>(-0.f);
-                    case 3: return from_float<T>(-INFINITY);
-                    default: return from_float<T>(float(int(r % 4001) - 2000) / 8.f);
-                }
-            }
-        }
-    }
-}
-
-/// The canonical NaN the library produces for arithmetic NaN results (ops.hpp).
-template <class T> T canonical_nan() {
-    if constexpr (std::is_same_v<T, bfloat16>) return bfloat16{0x7FC0};
-    else if constexpr (std::is_same_v<T, half>) return half{0x7E00};
-    else return bitsf(0x7FC00000u);
-}
-
-/// Reduction of xs (all ranks' elements) by the operator's definition.
-template <class T>
-T reference_reduce(RedOp op, const std::vector<T>& xs) {
-    const uint32_t p = uint32_t(xs.size());
-    if constexpr (std::is_same_v<T, bool>) {
-        bool acc = op == RedOp::logical_and;
-        for (bool x : xs) acc = op == RedOp::logical_and ? (acc && x) : (acc || x);
-        return acc;
-    } else if constexpr (is_integer_v<T>) {
-        uint64_t acc = 0;
-        switch (op) {
-            case RedOp::sum: for (T x : xs) acc += uint64_t(x); return T(acc);
-            case RedOp::square_add: for (T x : xs) acc += uint64_t(x) * uint64_t(x); return T(acc);
-            case RedOp::prod: acc = 1; for (T x : xs) acc *= uint64_t(x); return T(acc);
-            case RedOp::bit_and: acc = ~0ull; for (T x : xs) acc &= uint64_t(x); return T(acc);
-            case RedOp::bit_or: for (T x : xs) acc |= uint64_t(x); return T(acc);
-            case RedOp::bit_xor: for (T x : xs) acc ^= uint64_t(x); return T(acc);
-            case RedOp::min: return *std::min_element(xs.begin(), xs.end());
-            case RedOp::max: return *std::max_element(xs.begin(), xs.end());
-            default: FAIL("operator not valid on integers"); return T{};
-        }
-    } else {
-        if (op == RedOp::min || op == RedOp::max) {
-            // Total order of keys: NaNs first (fewest bits first), then by value, -0 before +0.
-            auto better = [&](T a, T b) {  // is a selected over b?
-                const double x = to_double(a), y = to_double(b);
-                if (std::isnan(x) || std::isnan(y)) {
-                    if (std::isnan(x) && std::isnan(y)) return raw(a) < raw(b);
-                    return std::isnan(x);
-                }
-                if (x == y) return op == RedOp::min ? std::signbit(x) && !std::signbit(y) : !std::signbit(x) && std::signbit(y);
-                return op == RedOp::min ? x < y : x > y;
-            };
-            T best = xs[0];
-            for (T x : xs) if (better(x, best)) best = x;
-            return best;
-        }
-        double acc = op == RedOp::prod ? 1.0 : 0.0;
-        for (T x : xs) {
-            const double v = to_double(x);
-            if (op == RedOp::prod) acc *= v;
-            else if (op == RedOp::square_add) acc += v * v;
-            else acc += v;
-        }
-        if (op == RedOp::mean) acc /= p;
-        if (std::isnan(acc)) return canonical_nan<T>();
-        return from_float<T>(float(acc));  // exact sums; the mean's quotient rounds once (to float, then T)
-    }
-}
 
 struct Case {
     Op op;
@@ -189,7 +76,6 @@ std::string run_case(const Case& c) {
     const bool reduces = op_reduces(c.op);
     const uint64_t seed = c.seed;
     const RedOp redop = c.redop;
-    const uint32_t p = c.ranks;
     // Elements of the input a rank fills: its whole real tensor (count elements; the grid's
     // padding stays dirty L1). Fragmented inputs (p fragments of L.frag) hold count elements.
     bed.add([L, seed, redop, reduces](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
@@ -214,69 +100,8 @@ std::string run_case(const Case& c) {
     const emu::RunReport rep = bed.run(ro);
     if (!rep.ok()) return "run failed: " + rep.summary();
 
-    // Inputs as the reference sees them.
-    auto in = [&](uint32_t r, uint32_t i) { return input_value<T>(seed, redop, reduces, r, i); };
-    std::ostringstream bad;
-    uint32_t nbad = 0;
-    auto expect = [&](uint32_t r, uint32_t at, T want) {
-        T got;
-        std::memcpy(&got, bed.output(r) + size_t(at) * eb, eb);
-        if (raw(got) != raw(want) && nbad++ < 5)
-            bad << " rank " << r << " out[" << at << "]: got 0x" << std::hex << raw(got) << " want 0x" << raw(want) << std::dec << ";";
-    };
-    const uint32_t F = L.frag, n = c.count;
-    std::vector<T> xs(p);
-    auto reduced = [&](uint32_t i) {
-        for (uint32_t q = 0; q < p; ++q) xs[q] = in(q, i);
-        return reference_reduce<T>(redop, xs);
-    };
-    const uint32_t root = L.shape.root;
-    switch (c.op) {
-        case Op::all_gather:
-            for (uint32_t r = 0; r < p; ++r)
-                for (uint32_t f = 0; f < p; ++f)
-                    for (uint32_t j = 0; j < n; ++j) expect(r, f * F + j, in(f, j));
-            break;
-        case Op::gather:
-            for (uint32_t f = 0; f < p; ++f)
-                for (uint32_t j = 0; j < n; ++j) expect(root, f * F + j, in(f, j));
-            break;
-        case Op::reduce_scatter:
-            for (uint32_t r = 0; r < p; ++r)
-                for (uint32_t j = 0; j < F; ++j) {
-                    const uint64_t i = uint64_t(r) * F + j;
-                    if (i < n) expect(r, j, reduced(uint32_t(i)));
-                    else { T z; std::memset(&z, 0, sizeof z); expect(r, j, z); }  // GCL's zero padding
-                }
-            break;
-        case Op::all_reduce:
-            for (uint32_t i = 0; i < n; ++i) {
-                const T want = reduced(i);
-                for (uint32_t r = 0; r < p; ++r) expect(r, i, want);
-            }
-            break;
-        case Op::reduce:
-            for (uint32_t i = 0; i < n; ++i) expect(root, i, reduced(i));
-            break;
-        case Op::broadcast:
-            for (uint32_t r = 0; r < p; ++r)
-                for (uint32_t i = 0; i < n; ++i) expect(r, i, in(root, i));
-            break;
-        case Op::scatter:
-            for (uint32_t r = 0; r < p; ++r)
-                for (uint32_t j = 0; j < F && uint64_t(r) * F + j < n; ++j) expect(r, j, in(root, r * F + j));
-            break;
-        case Op::all_to_all:
-            for (uint32_t r = 0; r < p; ++r)
-                for (uint32_t f = 0; f < p; ++f)
-                    for (uint32_t j = 0; j < F && uint64_t(r) * F + j < n; ++j) expect(r, f * F + j, in(f, r * F + j));
-            break;
-        case Op::send_recv:
-            for (uint32_t i = 0; i < n; ++i) expect(L.shape.peer, i, in(root, i));
-            break;
-        case Op::barrier: break;
-    }
-    if (nbad) return std::to_string(nbad) + " wrong elements:" + bad.str();
+    const auto [nbad, bad] = cb::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
+    if (nbad) return std::to_string(nbad) + " wrong elements:" + bad;
     return "";
 }
 
