@@ -302,6 +302,11 @@ int main(int argc, char** argv) {
     if (o.min_bytes > o.max_bytes) usage_error("-b is larger than -e");
     if (o.transport == Transport::ipcq && o.ranks > 16) usage_error("--ranks with ipcq: at most 16 PEs on the emulated chip");
 
+    for (Op op : o.colls)
+        if (op_reduces(op) && !is_valid_op(o.dtype, o.redop))
+            usage_error(std::string("-o ") + redop_name(o.redop) + " is not defined on -d " + dtype_name(o.dtype) +
+                        " (GCL's rules: mean only on floating types, logical_and/logical_or only on bool, bit_and/bit_or/bit_xor "
+                        "only on integers; sum, prod, min, max, square_add on floating and integer types)");
     std::printf("# coll_perf: %u ranks, %s over %s, message %u B x %u slots, engine: threaded emulation (host threads)%s\n",
                 o.ranks, o.topology == "t3000" ? "T3000 (2x4 chips, ring 0 1 2 3 7 6 5 4)" : o.topology.c_str(),
                 o.transport == Transport::edm ? "EDM" : "IPCQ", o.message, o.slots, o.adversarial ? ", adversarial" : "");
@@ -319,11 +324,6 @@ int main(int argc, char** argv) {
         Method m = o.method;
         if (!o.method_given) m = (op == Op::all_gather || op == Op::reduce_scatter || op == Op::all_reduce) ? Method::ring_bidir : Method::ring_cw;
         const RedOp redop = op_reduces(op) ? o.redop : cb::any_valid_op(o.dtype);
-        if (op_reduces(op) && !is_valid_op(o.dtype, o.redop)) {
-            std::fprintf(stderr, "coll_perf: %s is not defined on %s (GCL's rules: mean on floating types, logical ops on bool, bitwise ops on integers)\n",
-                         redop_name(o.redop), dtype_name(o.dtype));
-            return 2;
-        }
         for (uint64_t size = o.min_bytes; size <= o.max_bytes; size = size ? size * o.factor : 1) {
             const uint64_t count = count_for(op, size, eb, o.ranks);
             Options oo = o;
