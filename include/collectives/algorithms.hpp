@@ -92,6 +92,51 @@ bool dispatch(const Shape& sh, F&& f) {
     return false;
 }
 
+/// A default method, like GCL's "auto": what the cost formulas in docs/collectives.md favour for
+/// `bytes` per rank (the op's input size) on this topology. `routed`: the transport can reach any
+/// rank (multi-hop methods allowed). Thresholds (documented there):
+///   * all_reduce with p * bytes <= 2048: broadcast_local_reduce (GCL's cut-off);
+///   * ring all_gather / reduce_scatter / all_reduce: ring_meet_middle (floor(p/2) latencies) below
+///     about p*p*26 KiB per rank, ring_bidir above (its extra p/2 - 1 latencies of ~2.5 us cost
+///     less than meet's one-direction last step: tt-metal's small all_gather fit, 2.5 us per hop,
+///     20.8 GB/s);
+///   * routed all_reduce below 64 KiB: recursive_doubling; routed broadcast / reduce / gather /
+///     scatter below 64 KiB: binomial_tree; all_to_all routed: pairwise;
+///   * line: line; mesh / torus: mesh_2d (all_gather, all_reduce); otherwise chains / relays
+///     (ring_meet_middle on a ring, line on a line) and reduce_broadcast_chain for a barrier.
+/// Returns a method validate() accepts for the op and topology, except where none exists: on a
+/// mesh or torus only all_gather and all_reduce have neighbour-only methods; the others need
+/// `routed` (reduce_scatter has no mesh method at all).
+constexpr Method choose_method(Op op, Topology topo, uint32_t p, uint64_t bytes, bool routed = false) {
+    using M = Method;
+    const bool ring = topo == Topology::ring, line = topo == Topology::line, mesh = !ring && !line;
+    const uint64_t small = 64 * 1024;
+    const M chain = ring ? M::ring_meet_middle : M::line;
+    const M big_ring = bytes <= uint64_t(p) * p * 26 * 1024 ? M::ring_meet_middle : M::ring_bidir;
+    switch (op) {
+        case Op::all_reduce:
+            if (!mesh && uint64_t(p) * bytes <= 2048) return M::broadcast_local_reduce;
+            if (routed && bytes < small) return M::recursive_doubling;
+            if (mesh) return routed ? M::rabenseifner : M::mesh_2d;
+            return line ? M::line : big_ring;
+        case Op::all_gather:
+            if (mesh) return M::mesh_2d;
+            return line ? M::line : big_ring;
+        case Op::reduce_scatter:  // no mesh method: on a mesh validate() rejects the result
+            return ring ? big_ring : M::line;
+        case Op::broadcast:
+        case Op::reduce:
+        case Op::gather:
+        case Op::scatter:
+            if (routed && (bytes < small || mesh)) return M::binomial_tree;
+            return chain;
+        case Op::all_to_all: return routed ? M::pairwise : chain;
+        case Op::send_recv: return routed ? M::direct : chain;
+        case Op::barrier: return routed ? M::recursive_doubling : M::reduce_broadcast_chain;
+    }
+    return chain;
+}
+
 /// The methods an op accepts, as printable text (for error messages).
 constexpr const char* allowed_methods(Op op) {
     switch (op) {

@@ -280,6 +280,39 @@ TEST_CASE("validate() rejects unsupported shapes with a sentence", "[collectives
     CHECK(std::string(validate(sh)).find("parent array") != std::string::npos);
 }
 
+TEST_CASE("choose_method picks a valid method, by size, topology and routing", "[collectives][schedule]") {
+    for (uint32_t op = 0; op < kOpCount; ++op)
+        for (int topo = 0; topo < 4; ++topo)
+            for (bool routed : {false, true})
+                for (uint32_t p : {1u, 2u, 5u, 8u})
+                    for (uint64_t bytes : {uint64_t(0), uint64_t(64), uint64_t(4096), uint64_t(1) << 20, uint64_t(64) << 20}) {
+                        Shape sh;
+                        sh.op = Op(op);
+                        sh.topo = Topology(topo);
+                        sh.ranks = p;
+                        if (topo >= 2) {
+                            sh.rows = 1;
+                            sh.cols = p;
+                        }
+                        sh.method = choose_method(sh.op, sh.topo, p, bytes, routed);
+                        const bool mesh = topo >= 2;
+                        const bool exists = !mesh || routed ? sh.op != Op::reduce_scatter || !mesh
+                                                            : (sh.op == Op::all_gather || sh.op == Op::all_reduce);
+                        INFO(op_name(sh.op) << " " << topology_name(sh.topo) << " routed=" << routed << " p=" << p
+                                            << " bytes=" << bytes << " -> " << method_name(sh.method));
+                        CHECK((validate(sh) == nullptr) == exists);
+                        if (exists) CHECK(host::check(sh).ok);
+                    }
+    // the documented thresholds
+    CHECK(choose_method(Op::all_reduce, Topology::ring, 8, 256) == Method::broadcast_local_reduce);
+    CHECK(choose_method(Op::all_reduce, Topology::ring, 8, 257) == Method::ring_meet_middle);
+    CHECK(choose_method(Op::all_gather, Topology::ring, 8, 8 * 8 * 26 * 1024) == Method::ring_meet_middle);
+    CHECK(choose_method(Op::all_gather, Topology::ring, 8, 8 * 8 * 26 * 1024 + 1) == Method::ring_bidir);
+    CHECK(choose_method(Op::all_reduce, Topology::ring, 8, 4096, true) == Method::recursive_doubling);
+    CHECK(choose_method(Op::broadcast, Topology::line, 8, 1 << 20) == Method::line);
+    CHECK(choose_method(Op::all_reduce, Topology::torus, 8, 1 << 20) == Method::mesh_2d);
+}
+
 TEST_CASE("step(i) gives the same steps as the generator's pass", "[collectives][schedule]") {
     for (Method m : {Method::ring_bidir, Method::line, Method::rabenseifner}) {
         Shape sh;

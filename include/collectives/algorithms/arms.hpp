@@ -9,9 +9,12 @@
 //     meet  g/2 hops in +1 and (g-1)/2 in -1               (GCL "meet-in-the-middle")
 //     line  as far as the ends of the line in each direction (tt-metal line all-gather)
 //   The generators below emit the steps of ONE rank (G.me) for one arm and one round ("time") t, so
-//   callers can interleave arms in one lane or give each arm its own lane. Within an arm the rank
-//   sees at most one fragment per round (line reduce-scatter: all at round 0, ordered by distance),
-//   and every rank orders the same items the same way, so FIFO matching holds by construction.
+//   callers can interleave arms in one lane or give each arm its own lane. Within an arm a rank
+//   handles at most one fragment per round (the round is the time the fragment reaches the rank:
+//   hops travelled, plus, on a line reduce-scatter whose partials all start at the end rank, the
+//   fragment's place in that rank's send order), and every rank orders the same items the same
+//   way, so FIFO matching holds by construction. ag_1d / rs_1d loop chunk-major: each chunk is a
+//   small collective of its own, so the buffering a schedule needs does not grow with s.
 //
 // Who includes it: the algorithm headers. C++17, freestanding, no heap.
 #pragma once
@@ -213,7 +216,8 @@ constexpr const char* validate_common(const Shape& sh) {
 constexpr const char* validate_ring_method(const Shape& sh) {
     if (const char* e = validate_common(sh)) return e;
     if (sh.topo != Topology::ring && sh.topo != Topology::line)
-        return "This method runs on a ring or a line topology; use Method::mesh_2d on a mesh or torus.";
+        return "This method runs on a ring or a line topology; on a mesh or torus all_gather and all_reduce take "
+               "Method::mesh_2d, the other ops a multi-hop method (binomial_tree, pairwise, direct, ...).";
     if (sh.method != Method::line && sh.topo != Topology::ring)
         return "Ring methods (ring_cw, ring_ccw, ring_bidir, ring_meet_middle) need a ring topology; use Method::line on a line.";
     return nullptr;
