@@ -121,6 +121,8 @@ struct BedOptions {
     uint32_t buffer_bytes = 4096;   ///< each of input / output / scratch
     uint32_t extra_bytes = 0;       ///< more L1 after the plan's buffers (extra(rank))
     bool t3000 = false;             ///< EDM: the 8 chips of an emulated T3000 (2x4 mesh), ring order 0 1 2 3 7 6 5 4
+    uint32_t mesh_cols = 0;         ///< shape mesh: columns (rank = row * cols + col)
+    bool mesh_wrap = false;         ///< shape mesh: torus links along dimensions of 3 or more
 };
 
 /// Bytes of the largest of a layout's three buffers, rounded to 16.
@@ -147,6 +149,8 @@ struct Bed {
         g.message_bytes = o.message_bytes;
         g.slots = o.slots;
         g.buffer_bytes = o.buffer_bytes;
+        g.mesh_cols = o.mesh_cols;
+        g.mesh_wrap = o.mesh_wrap;
         // Worker L1: link area below 0x10000 + IPCQ block / landing buffers, then 3 buffers.
         const uint64_t need = 0x10000ull + 3ull * (o.buffer_bytes + 16) + o.extra_bytes + 4ull * o.slots * (o.message_bytes + 64) * 8 + 0x10000;
         const uint32_t l1 = uint32_t(std::min<uint64_t>((need + 0xFFFF) & ~0xFFFFull, 0xF0000000ull));
@@ -164,7 +168,7 @@ struct Bed {
         } else {
             chip.grid_w = 1;
             chip.grid_h = 1;
-            chip.eth_cores = 2;
+            chip.eth_cores = o.shape == coll::GroupShape::mesh ? 4 : 2;
             const uint32_t eth = std::max<uint32_t>(64 * 1024, ((2 * o.slots + 2) * (o.message_bytes + 64) + 0x1000 + 0xFFF) & ~0xFFFu);
             chip.eth_l1_bytes = eth;
             g.eth_l1 = {0x1000, eth, 0x800};
@@ -175,6 +179,8 @@ struct Bed {
                 for (uint32_t c : {0u, 1u, 2u, 3u, 7u, 6u, 5u, 4u}) g.workers.push_back({c, 0, 0});
             } else {
                 if (n == 1) cluster = std::make_unique<emu::Cluster>(emu::topology::single_chip(chip));
+                else if (o.shape == coll::GroupShape::mesh)
+                    cluster = std::make_unique<emu::Cluster>(emu::topology::mesh(n / o.mesh_cols, o.mesh_cols, 1, o.mesh_wrap, chip));
                 else if (o.shape == coll::GroupShape::ring) cluster = std::make_unique<emu::Cluster>(emu::topology::ring(n, 1, chip));
                 else cluster = std::make_unique<emu::Cluster>(emu::topology::line(n, 1, chip));
                 for (uint32_t r = 0; r < n; ++r) g.workers.push_back({r, 0, 0});
@@ -222,6 +228,13 @@ struct Bed {
 
 /// The direction map of a rank of a ring / line group.
 inline coll::RingDirs dirs_of(const coll::GroupArgs& g) { return {g.rank, g.ranks, g.next_dir, g.prev_dir}; }
+/// ... and of a mesh group.
+inline coll::PeerDirs mesh_dirs_of(const coll::GroupArgs& g) {
+    coll::PeerDirs d;
+    d.directions = g.directions;
+    for (uint32_t i = 0; i < coll::max_group_dirs; ++i) d.peer_of_dir[i] = g.peer_of_dir[i];
+    return d;
+}
 
 /// Chunk size: one packet (the schedules are checked to finish with 2 slots per channel when
 /// every message is one chunk of one packet; slicer.hpp, kSlotsNeeded).

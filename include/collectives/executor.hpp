@@ -244,4 +244,17 @@ struct RingDirs {
     }
 };
 
+/// The direction map of a mesh group (and of any group where each neighbour is reached by exactly
+/// one direction): the direction whose peer is `peer`, both ways (a message from a mesh neighbour
+/// arrives on the direction facing it).
+struct PeerDirs {
+    uint32_t directions = 0;
+    uint32_t peer_of_dir[max_group_dirs] = {};
+    uint32_t operator()(uint32_t peer, bool) const {
+        for (uint32_t d = 0; d < directions && d < max_group_dirs; ++d)
+            if (peer_of_dir[d] == peer) return d;
+        return no_dir;
+    }
+};
+
 }  // namespace kccl::coll

@@ -39,11 +39,13 @@ struct Case {
     uint32_t count;
     bool adversarial = true;
     uint64_t seed = 1;
+    uint32_t cols = 0;  // mesh / torus: columns
 
     std::string describe() const {
         std::ostringstream s;
         s << op_name(op) << " " << method_name(method) << " on a " << topology_name(topo) << " of " << ranks << " over "
           << cb::name(transport) << ", " << dtype_name(dtype) << " " << redop_name(redop) << ", count " << count
+          << (cols ? " (" + std::to_string(ranks / cols) + "x" + std::to_string(cols) + ")" : std::string())
           << (adversarial ? ", adversarial" : "");
         return s.str();
     }
@@ -62,9 +64,13 @@ std::string run_case(const Case& c) {
     sh.ranks = c.ranks;
     sh.root = c.ranks > 1 ? 1 : 0;
     sh.peer = c.ranks > 2 ? c.ranks - 1 : 0;
+    const bool mesh = c.topo == Topology::mesh || c.topo == Topology::torus;
+    if (mesh) { sh.cols = c.cols; sh.rows = c.ranks / c.cols; }
     cb::BedOptions bo;
     bo.transport = c.transport;
-    bo.shape = c.topo == Topology::line ? GroupShape::line : GroupShape::ring;
+    bo.shape = mesh ? GroupShape::mesh : c.topo == Topology::line ? GroupShape::line : GroupShape::ring;
+    bo.mesh_cols = mesh ? c.cols : 0;
+    bo.mesh_wrap = c.topo == Topology::torus;
     bo.ranks = c.ranks;
     bo.message_bytes = 256;
     bo.slots = 4;
@@ -78,7 +84,7 @@ std::string run_case(const Case& c) {
     const RedOp redop = c.redop;
     // Elements of the input a rank fills: its whole real tensor (count elements; the grid's
     // padding stays dirty L1). Fragmented inputs (p fragments of L.frag) hold count elements.
-    bed.add([L, seed, redop, reduces](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
+    bed.add([L, seed, redop, reduces, mesh](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
         T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * eb));
         for (uint32_t i = 0; i < L.count; ++i) in[i] = input_value<T>(seed, redop, reduces, g.rank, i);
         ExecParams ep;
@@ -87,7 +93,8 @@ std::string run_case(const Case& c) {
         ep.chunk_elems = L.chunk_elems;
         ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, g.input_l1};
         ep.count = L.count;
-        execute_any<Red>(link, ep, cb::dirs_of(g));
+        if (mesh) execute_any<Red>(link, ep, cb::mesh_dirs_of(g));
+        else execute_any<Red>(link, ep, cb::dirs_of(g));
         link.quiesce();
         return 0;
     });
@@ -193,6 +200,37 @@ TEST_CASE("e2e: line groups and 1-2 rank groups", "[collectives][e2e]") {
                 CHECK(run_any(c) == "");
             }
         }
+}
+
+TEST_CASE("e2e: mesh_2d all_gather and all_reduce on 2D meshes and tori over IPCQ and EDM", "[collectives][e2e]") {
+    struct M { uint32_t rows, cols; Topology topo; };
+    for (Transport t : {Transport::ipcq, Transport::edm})
+        for (M m : {M{2, 2, Topology::mesh}, M{2, 3, Topology::mesh}, M{3, 3, Topology::torus}})
+            for (Op op : {Op::all_gather, Op::all_reduce})
+                for (uint32_t count : {0u, 1u, 37u, 500u}) {
+                    Case c{op, Method::mesh_2d, m.topo, t, m.rows * m.cols, DataType::bf16, RedOp::sum, count, true, count + 3};
+                    c.cols = m.cols;
+                    INFO(c.describe());
+                    CHECK(run_any(c) == "");
+                }
+}
+
+TEST_CASE("e2e: mesh_2d, every dtype x operator, meshes and tori", "[collectives][e2e][long]") {
+    struct M { uint32_t rows, cols; Topology topo; };
+    for (Transport t : {Transport::ipcq, Transport::edm})
+        for (M m : {M{1, 3, Topology::mesh}, M{2, 2, Topology::mesh}, M{3, 2, Topology::mesh}, M{2, 4, Topology::mesh}, M{3, 3, Topology::torus}})
+            for (Op op : {Op::all_gather, Op::all_reduce})
+                for (DataType d : kTypes)
+                    for (RedOp r : kRedOps) {
+                        if (!is_valid_op(d, r)) continue;
+                        if (!op_reduces(op) && r != cb::any_valid_op(d)) continue;
+                        for (uint32_t count : {0u, 1u, 37u, 4099u}) {
+                            Case c{op, Method::mesh_2d, m.topo, t, m.rows * m.cols, d, r, count, true, count + 11};
+                            c.cols = m.cols;
+                            INFO(c.describe());
+                            CHECK(run_any(c) == "");
+                        }
+                    }
 }
 
 TEST_CASE("e2e: full matrix — every op x method x dtype x operator x size x transport", "[collectives][e2e][long]") {
