@@ -215,7 +215,7 @@ TEST_CASE("e2e: mesh_2d all_gather and all_reduce on 2D meshes and tori over IPC
                 }
 }
 
-TEST_CASE("e2e: mesh_2d, every dtype x operator, meshes and tori", "[collectives][e2e][long]") {
+TEST_CASE("e2e: mesh_2d sweep of every dtype x operator on meshes and tori", "[collectives][e2e][long]") {
     struct M { uint32_t rows, cols; Topology topo; };
     for (Transport t : {Transport::ipcq, Transport::edm})
         for (M m : {M{1, 3, Topology::mesh}, M{2, 2, Topology::mesh}, M{3, 2, Topology::mesh}, M{2, 4, Topology::mesh}, M{3, 3, Topology::torus}})
