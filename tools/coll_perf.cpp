@@ -241,7 +241,7 @@ void print_help() {
         "  -c 0|1          check results (#wrong), default 1\n"
         "  --coll OPS      comma list: all_gather reduce_scatter all_reduce broadcast reduce gather scatter all_to_all send_recv\n"
         "  --method M      ring_cw ring_ccw ring_bidir ring_meet_middle line broadcast_local_reduce reduce_broadcast_chain ...\n"
-        "                  (default: ring_bidir where the op has it, else ring_cw)\n"
+        "                  (default: auto, choose_method() per op, topology, ranks and size, like GCL's auto)\n"
         "  --transport T   edm (chips in a ring) or ipcq (PEs of one chip), default edm\n"
         "  --topology T    ring, line or t3000 (EDM, 8 ranks), default ring\n"
         "  --ranks N       default 8\n"
@@ -321,11 +321,13 @@ int main(int argc, char** argv) {
     int status = 0;
     const uint32_t eb = dtype_size(o.dtype);
     for (Op op : o.colls) {
-        Method m = o.method;
-        if (!o.method_given) m = (op == Op::all_gather || op == Op::reduce_scatter || op == Op::all_reduce) ? Method::ring_bidir : Method::ring_cw;
         const RedOp redop = op_reduces(op) ? o.redop : cb::any_valid_op(o.dtype);
         for (uint64_t size = o.min_bytes; size <= o.max_bytes; size = size ? size * o.factor : 1) {
             const uint64_t count = count_for(op, size, eb, o.ranks);
+            // Default: GCL's "auto" — choose_method for the op, topology, ranks and bytes per rank.
+            const Method m = o.method_given ? o.method
+                                            : choose_method(op, o.topology == "line" ? Topology::line : Topology::ring,
+                                                            o.ranks, count * eb, false);
             Options oo = o;
             oo.redop = redop;
             Result r;
