@@ -88,7 +88,8 @@ template <class T> struct unsigned_of { using type = T; };
 template <> struct unsigned_of<int32_t> { using type = uint32_t; };
 template <> struct unsigned_of<int64_t> { using type = uint64_t; };
 
-inline bool is_nan(float x) noexcept { return x != x; }
+/// By the bits, not `x != x`: tt-metal compiles kernels with -ffast-math, which may fold that away.
+inline bool is_nan(float x) noexcept { return (float_bits(x) & 0x7FFFFFFFu) > 0x7F800000u; }
 inline bool sign_bit(float x) noexcept { return (float_bits(x) >> 31) != 0; }
 
 /// For min/max on floating values: true when the result is the first operand.

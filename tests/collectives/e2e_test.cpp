@@ -1,0 +1,258 @@
+// Collectives end to end on the emulation: the executor runs every operation x method the
+// schedules offer (on ring / line groups; the multi-hop methods need a routed link, see below)
+// over both transports (IPCQ on a ring of PEs, EDM on a ring of chips), for every dtype x
+// operator, sizes 0, 1, odd and large, under the adversarial mode with dirty L1. Each rank's
+// output is compared bit for bit with a plain host reference computed here from the same seeded
+// inputs, written from the operations' definitions (seed 003), not from the schedules.
+//
+// Inputs and the reference are in tools/coll_bed.hpp (shared with the benchmark tool): inputs are
+// chosen so every reduction order gives the same exact value, so the reference does not need to
+// know the method's order; results must then be bitwise identical on every rank.
+//
+// CI runs a bounded cross-section ("[collectives][e2e]"); "[long]" runs the whole matrix.
+#include <catch2/catch.hpp>
+
+#include "tools/coll_bed.hpp"
+
+#include <cmath>
+#include <functional>
+#include <sstream>
+#include <vector>
+
+using namespace kccl::coll;
+namespace cb = kccl::coll_bed;
+namespace emu = kccl::emu;
+
+using cb::input_value;
+using cb::reference_reduce;
+
+namespace {
+
+struct Case {
+    Op op;
+    Method method;
+    Topology topo;
+    Transport transport;
+    uint32_t ranks;
+    DataType dtype;
+    RedOp redop;
+    uint32_t count;
+    bool adversarial = true;
+    uint64_t seed = 1;
+    uint32_t cols = 0;  // mesh / torus: columns
+
+    std::string describe() const {
+        std::ostringstream s;
+        s << op_name(op) << " " << method_name(method) << " on a " << topology_name(topo) << " of " << ranks << " over "
+          << cb::name(transport) << ", " << dtype_name(dtype) << " " << redop_name(redop) << ", count " << count
+          << (cols ? " (" + std::to_string(ranks / cols) + "x" + std::to_string(cols) + ")" : std::string())
+          << (adversarial ? ", adversarial" : "");
+        return s.str();
+    }
+};
+
+/// Runs one case; returns "" if every rank's output matches the reference bit for bit, else the
+/// first mismatches.
+template <class Red>
+std::string run_case(const Case& c) {
+    using T = typename Red::value_type;
+    constexpr uint32_t eb = sizeof(T);
+    Shape sh;
+    sh.op = c.op;
+    sh.method = c.method;
+    sh.topo = c.topo;
+    sh.ranks = c.ranks;
+    sh.root = c.ranks > 1 ? 1 : 0;
+    sh.peer = c.ranks > 2 ? c.ranks - 1 : 0;
+    const bool mesh = c.topo == Topology::mesh || c.topo == Topology::torus;
+    if (mesh) { sh.cols = c.cols; sh.rows = c.ranks / c.cols; }
+    cb::BedOptions bo;
+    bo.transport = c.transport;
+    bo.shape = mesh ? GroupShape::mesh : c.topo == Topology::line ? GroupShape::line : GroupShape::ring;
+    bo.mesh_cols = mesh ? c.cols : 0;
+    bo.mesh_wrap = c.topo == Topology::torus;
+    bo.ranks = c.ranks;
+    bo.message_bytes = 256;
+    bo.slots = 4;
+    const cb::Layout L = cb::make_layout(sh, c.count, cb::max_chunk_elems(bo, eb));
+    if (const char* err = validate(L.shape)) return std::string("not supported: ") + err;
+    bo.buffer_bytes = cb::buffer_bytes_for(L, eb);
+    cb::Bed bed(bo);
+
+    const bool reduces = op_reduces(c.op);
+    const uint64_t seed = c.seed;
+    const RedOp redop = c.redop;
+    // Elements of the input a rank fills: its whole real tensor (count elements; the grid's
+    // padding stays dirty L1). Fragmented inputs (p fragments of L.frag) hold count elements.
+    bed.add([L, seed, redop, reduces, mesh](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
+        T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * eb));
+        for (uint32_t i = 0; i < L.count; ++i) in[i] = input_value<T>(seed, redop, reduces, g.rank, i);
+        ExecParams ep;
+        ep.shape = L.shape;
+        ep.rank = g.rank;
+        ep.chunk_elems = L.chunk_elems;
+        ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, g.input_l1};
+        ep.count = L.count;
+        if (mesh) execute_any<Red>(link, ep, cb::mesh_dirs_of(g));
+        else execute_any<Red>(link, ep, cb::dirs_of(g));
+        link.quiesce();
+        return 0;
+    });
+    emu::RunOptions ro;
+    ro.watchdog = std::chrono::milliseconds(5000);
+    if (c.adversarial) {
+        ro.adversary.enabled = true;
+        ro.adversary.seed = seed * 131 + 7;
+    }
+    const emu::RunReport rep = bed.run(ro);
+    if (!rep.ok()) return "run failed: " + rep.summary();
+
+    const auto [nbad, bad] = cb::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
+    if (nbad) return std::to_string(nbad) + " wrong elements:" + bad;
+    return "";
+}
+
+std::string run_any(const Case& c) {
+    std::string out = "no reducer";
+    const RedOp op = op_reduces(c.op) ? c.redop : cb::any_valid_op(c.dtype);
+    cb::with_reducer(c.dtype, op, [&](auto red) { out = run_case<decltype(red)>(c); });
+    return out;
+}
+
+constexpr Op kOps[] = {Op::all_gather, Op::reduce_scatter, Op::all_reduce, Op::broadcast, Op::reduce,
+                       Op::gather, Op::scatter, Op::all_to_all, Op::send_recv};
+constexpr Method kMethods[] = {Method::ring_cw, Method::ring_ccw, Method::ring_bidir, Method::ring_meet_middle,
+                               Method::line, Method::broadcast_local_reduce, Method::reduce_broadcast_chain,
+                               Method::reduce_broadcast_tree, Method::binomial_tree, Method::recursive_doubling,
+                               Method::rabenseifner, Method::pairwise, Method::direct};
+constexpr DataType kTypes[] = {DataType::f32, DataType::bf16, DataType::f16, DataType::i32,
+                               DataType::u32, DataType::i64, DataType::u64, DataType::boolean};
+constexpr RedOp kRedOps[] = {RedOp::sum, RedOp::mean, RedOp::prod, RedOp::min, RedOp::max, RedOp::square_add,
+                             RedOp::logical_and, RedOp::logical_or, RedOp::bit_and, RedOp::bit_or, RedOp::bit_xor};
+
+/// Methods of `op` that run on a ring / line group plan (every peer a neighbour).
+std::vector<Method> runnable_methods(Op op, Topology topo, uint32_t p) {
+    std::vector<Method> v;
+    for (Method m : kMethods) {
+        Shape sh;
+        sh.op = op;
+        sh.method = m;
+        sh.topo = topo;
+        sh.ranks = p;
+        sh.root = p > 1 ? 1 : 0;
+        sh.peer = p > 2 ? p - 1 : 0;
+        if (validate(sh) == nullptr && !multi_hop(sh)) v.push_back(m);
+    }
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("e2e: the reference itself — GCL's worked examples (seed 003)", "[collectives][e2e]") {
+    // 3.1: two replicas {1,2,3,4} and {5,6,7,8}.
+    CHECK(reference_reduce<int32_t>(RedOp::sum, {3, 7}) == 10);
+    CHECK(reference_reduce<int32_t>(RedOp::prod, {4, 8}) == 32);
+    CHECK(reference_reduce<int32_t>(RedOp::square_add, {2, 6}) == 40);
+    CHECK(reference_reduce<float>(RedOp::mean, {1.f, 5.f}) == 3.f);
+    CHECK(reference_reduce<bool>(RedOp::logical_and, {true, false}) == false);
+    CHECK(reference_reduce<bool>(RedOp::logical_or, {false, true}) == true);
+}
+
+TEST_CASE("e2e: every op x method on ring groups over IPCQ and EDM, float sum, sizes 0/1/odd/large", "[collectives][e2e]") {
+    for (Transport t : {Transport::ipcq, Transport::edm})
+        for (uint32_t p : {3u, 4u})
+            for (Op op : kOps)
+                for (Method m : runnable_methods(op, Topology::ring, p))
+                    for (uint32_t count : {0u, 1u, 37u, 1000u}) {
+                        const Case c{op, m, Topology::ring, t, p, DataType::f32, RedOp::sum, count, true, count + p};
+                        INFO(c.describe());
+                        CHECK(run_any(c) == "");
+                    }
+}
+
+TEST_CASE("e2e: every dtype x operator, all_reduce and reduce_scatter, ring over IPCQ and EDM", "[collectives][e2e]") {
+    for (DataType d : kTypes)
+        for (RedOp r : kRedOps) {
+            if (!is_valid_op(d, r)) continue;
+            for (Transport t : {Transport::ipcq, Transport::edm}) {
+                const Case a{Op::all_reduce, Method::ring_bidir, Topology::ring, t, 4, d, r, 301, true, 11};
+                INFO(a.describe());
+                CHECK(run_any(a) == "");
+                const Case b{Op::reduce_scatter, Method::ring_cw, Topology::ring, t, 3, d, r, 100, true, 12};
+                INFO(b.describe());
+                CHECK(run_any(b) == "");
+            }
+        }
+}
+
+TEST_CASE("e2e: line groups and 1-2 rank groups", "[collectives][e2e]") {
+    for (Transport t : {Transport::ipcq, Transport::edm})
+        for (uint32_t p : {1u, 2u, 3u}) {
+            for (Op op : {Op::all_gather, Op::reduce_scatter, Op::all_reduce})
+                for (Method m : runnable_methods(op, Topology::line, p)) {
+                    const Case c{op, m, Topology::line, t, p, DataType::bf16, RedOp::sum, 33, true, 5};
+                    INFO(c.describe());
+                    CHECK(run_any(c) == "");
+                }
+            for (Method m : runnable_methods(Op::all_reduce, Topology::ring, p)) {
+                const Case c{Op::all_reduce, m, Topology::ring, t, p, DataType::f16, RedOp::max, 33, true, 6};
+                INFO(c.describe());
+                CHECK(run_any(c) == "");
+            }
+        }
+}
+
+TEST_CASE("e2e: mesh_2d all_gather and all_reduce on 2D meshes and tori over IPCQ and EDM", "[collectives][e2e]") {
+    struct M { uint32_t rows, cols; Topology topo; };
+    for (Transport t : {Transport::ipcq, Transport::edm})
+        for (M m : {M{2, 2, Topology::mesh}, M{2, 3, Topology::mesh}, M{3, 3, Topology::torus}})
+            for (Op op : {Op::all_gather, Op::all_reduce})
+                for (uint32_t count : {0u, 1u, 37u, 500u}) {
+                    Case c{op, Method::mesh_2d, m.topo, t, m.rows * m.cols, DataType::bf16, RedOp::sum, count, true, count + 3};
+                    c.cols = m.cols;
+                    INFO(c.describe());
+                    CHECK(run_any(c) == "");
+                }
+}
+
+TEST_CASE("e2e: mesh_2d sweep of every dtype x operator on meshes and tori", "[collectives][e2e][long]") {
+    struct M { uint32_t rows, cols; Topology topo; };
+    for (Transport t : {Transport::ipcq, Transport::edm})
+        for (M m : {M{1, 3, Topology::mesh}, M{2, 2, Topology::mesh}, M{3, 2, Topology::mesh}, M{2, 4, Topology::mesh}, M{3, 3, Topology::torus}})
+            for (Op op : {Op::all_gather, Op::all_reduce})
+                for (DataType d : kTypes)
+                    for (RedOp r : kRedOps) {
+                        if (!is_valid_op(d, r)) continue;
+                        if (!op_reduces(op) && r != cb::any_valid_op(d)) continue;
+                        for (uint32_t count : {0u, 1u, 37u, 4099u}) {
+                            Case c{op, Method::mesh_2d, m.topo, t, m.rows * m.cols, d, r, count, true, count + 11};
+                            c.cols = m.cols;
+                            INFO(c.describe());
+                            CHECK(run_any(c) == "");
+                        }
+                    }
+}
+
+TEST_CASE("e2e: full matrix — every op x method x dtype x operator x size x transport", "[collectives][e2e][long]") {
+    for (Transport t : {Transport::ipcq, Transport::edm})
+        for (Topology topo : {Topology::ring, Topology::line})
+            for (uint32_t p : {1u, 2u, 3u, 5u, 8u})
+                for (Op op : kOps)
+                    for (Method m : runnable_methods(op, topo, p))
+                        for (DataType d : kTypes)
+                            for (RedOp r : kRedOps) {
+                                if (!is_valid_op(d, r)) continue;
+                                if (!op_reduces(op) && r != cb::any_valid_op(d)) continue;  // the operator does not matter
+                                for (uint32_t count : {0u, 1u, 37u, 4099u}) {
+                                    const Case c{op, m, topo, t, p, d, r, count, true, uint64_t(count) * 7 + p};
+                                    INFO(c.describe());
+                                    CHECK(run_any(c) == "");
+                                }
+                            }
+}
+
+TEST_CASE("e2e: a multi-hop method on a ring group plan fails with the named device error", "[collectives][e2e]") {
+    Case c{Op::all_reduce, Method::recursive_doubling, Topology::ring, Transport::ipcq, 4, DataType::f32, RedOp::sum, 8, false, 3};
+    const std::string r = run_any(c);
+    CHECK_THAT(r, Catch::Contains("has no link direction to rank") && Catch::Contains("multi-hop"));
+}

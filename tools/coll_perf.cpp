@@ -1,0 +1,357 @@
+// coll_perf — collectives benchmark in the nccl-tests convention, on the emulation.
+//
+//   coll_perf [-b MIN] [-e MAX] [-f FACTOR] [-o REDOP] [-d TYPE] [-n ITERS] [-w WARMUP] [-c 0|1]
+//             [--coll OP[,OP...]] [--method M] [--transport edm|ipcq] [--topology ring|line|t3000]
+//             [--ranks N] [--message BYTES] [--slots N] [--repeat R] [--memcpy BYTES[,BYTES...]]
+//             [--adversarial SEED]
+//
+// Sizes (-b/-e, suffixes K M G) are nccl-tests' "size": the bytes of the largest buffer (all_gather:
+// the gathered output; reduce_scatter: each rank's input; all_reduce and the rest: the tensor).
+// Columns: size count type redop root | time(us) algbw busbw #wrong (out of place; in-place is
+// not offered). algbw = size / time; busbw = algbw x 2(n-1)/n (all_reduce), (n-1)/n (all_gather,
+// reduce_scatter, all_to_all), 1 otherwise. time: from the first rank starting the timed loop to
+// the last rank finishing it, divided by -n; with --repeat R the median of R such loops. Inputs are
+// seeded and exactly predictable (tools/coll_bed.hpp), so -c 1 counts every wrong element.
+// --memcpy prints a memcpy baseline (median of 5 copies per repeat, GB/s) measured in the same run.
+//
+// Engine: the threaded emulation (every core a thread on this host); no modelled time.
+#include "tools/coll_bed.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+using namespace kccl::coll;
+namespace cb = kccl::coll_bed;
+namespace emu = kccl::emu;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+[[noreturn]] void usage_error(const std::string& msg) {
+    std::fprintf(stderr, "coll_perf: %s (see --help)\n", msg.c_str());
+    std::exit(2);
+}
+
+uint64_t parse_size(const std::string& opt, const std::string& v) {
+    char* end = nullptr;
+    if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0]))) usage_error(opt + " '" + v + "' is not a size (allowed: N, NK, NM, NG)");
+    uint64_t x = std::strtoull(v.c_str(), &end, 10);
+    const std::string suf = end;
+    if (suf == "K" || suf == "k") x <<= 10;
+    else if (suf == "M" || suf == "m") x <<= 20;
+    else if (suf == "G" || suf == "g") x <<= 30;
+    else if (!suf.empty()) usage_error(opt + " '" + v + "' is not a size (allowed: N, NK, NM, NG)");
+    return x;
+}
+
+std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> v;
+    size_t a = 0;
+    while (a <= s.size()) {
+        const size_t b = s.find(',', a);
+        v.push_back(s.substr(a, b == std::string::npos ? std::string::npos : b - a));
+        if (b == std::string::npos) break;
+        a = b + 1;
+    }
+    return v;
+}
+
+template <class E, size_t N>
+E parse_enum(const std::string& opt, const std::string& v, const E (&all)[N], const char* (*name)(E)) {
+    std::string allowed;
+    for (E e : all) {
+        if (v == name(e)) return e;
+        allowed += (allowed.empty() ? "" : ", ") + std::string(name(e));
+    }
+    usage_error(opt + " '" + v + "' is not known (allowed: " + allowed + ")");
+}
+
+constexpr Op kOps[] = {Op::all_gather, Op::reduce_scatter, Op::all_reduce, Op::broadcast, Op::reduce,
+                       Op::gather, Op::scatter, Op::all_to_all, Op::send_recv};
+constexpr Method kMethods[] = {Method::ring_cw, Method::ring_ccw, Method::ring_bidir, Method::ring_meet_middle,
+                               Method::line, Method::broadcast_local_reduce, Method::reduce_broadcast_chain,
+                               Method::reduce_broadcast_tree, Method::binomial_tree, Method::tree,
+                               Method::recursive_doubling, Method::rabenseifner, Method::pairwise, Method::direct,
+                               Method::mesh_2d};
+constexpr DataType kTypes[] = {DataType::f32, DataType::bf16, DataType::f16, DataType::i32,
+                               DataType::u32, DataType::i64, DataType::u64, DataType::boolean};
+constexpr RedOp kRedOps[] = {RedOp::sum, RedOp::mean, RedOp::prod, RedOp::min, RedOp::max, RedOp::square_add,
+                             RedOp::logical_and, RedOp::logical_or, RedOp::bit_and, RedOp::bit_or, RedOp::bit_xor};
+const char* dtype_name_f(DataType t) { return dtype_name(t); }
+const char* redop_name_f(RedOp r) { return redop_name(r); }
+const char* op_name_f(Op o) { return op_name(o); }
+const char* method_name_f(Method m) { return method_name(m); }
+
+struct Options {
+    uint64_t min_bytes = 1024, max_bytes = 1 << 20, factor = 2;
+    RedOp redop = RedOp::sum;
+    DataType dtype = DataType::f32;
+    uint32_t iters = 5, warmup = 1;
+    bool check = true;
+    std::vector<Op> colls{Op::all_reduce};
+    bool method_given = false;
+    Method method = Method::ring_bidir;
+    Transport transport = Transport::edm;
+    std::string topology = "ring";
+    uint32_t ranks = 8;
+    uint32_t message = 16384, slots = 4;
+    uint32_t repeat = 1;
+    std::vector<uint64_t> memcpy_sizes;
+    bool adversarial = false;
+    uint64_t adv_seed = 0;
+};
+
+double busbw_factor(Op op, uint32_t n) {
+    switch (op) {
+        case Op::all_reduce: return 2.0 * (n - 1) / n;
+        case Op::all_gather:
+        case Op::reduce_scatter:
+        case Op::all_to_all: return double(n - 1) / n;
+        default: return 1.0;
+    }
+}
+
+/// Per-rank input count for a size in nccl-tests' convention.
+uint64_t count_for(Op op, uint64_t size_bytes, uint32_t eb, uint32_t p) {
+    const uint64_t elems = size_bytes / eb;
+    switch (op) {
+        case Op::all_gather:
+        case Op::gather:
+        case Op::all_to_all: return elems / p;
+        default: return elems;
+    }
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double memcpy_gbps(uint64_t bytes) {
+    std::vector<uint8_t> a(bytes, 1), b(bytes, 2);
+    std::vector<double> t;
+    for (int i = 0; i < 6; ++i) {
+        const auto s = Clock::now();
+        std::memcpy(b.data(), a.data(), bytes);
+        const auto e = Clock::now();
+        asm volatile("" : : "r"(b.data()) : "memory");
+        if (i) t.push_back(std::chrono::duration<double>(e - s).count());
+    }
+    return double(bytes) / median(t) / 1e9;
+}
+
+struct Result {
+    double time_us = 0;
+    uint64_t wrong = 0;
+    std::string first_wrong;
+    std::string error;
+};
+
+template <class Red>
+Result run_one(const Options& o, Op op, Method method, uint64_t count) {
+    using T = typename Red::value_type;
+    constexpr uint32_t eb = sizeof(T);
+    Shape sh;
+    sh.op = op;
+    sh.method = method;
+    sh.topo = o.topology == "line" ? Topology::line : Topology::ring;
+    sh.ranks = o.ranks;
+    sh.root = 0;
+    sh.peer = o.ranks > 1 ? o.ranks - 1 : 0;
+    cb::BedOptions bo;
+    bo.transport = o.transport;
+    bo.shape = o.topology == "line" ? GroupShape::line : GroupShape::ring;
+    bo.t3000 = o.topology == "t3000";
+    bo.ranks = o.ranks;
+    bo.message_bytes = o.message;
+    bo.slots = o.slots;
+    if (count > 0x7FFFFFFFull) return {0, 0, "", "count too large"};
+    const cb::Layout L = cb::make_layout(sh, uint32_t(count), cb::max_chunk_elems(bo, eb));
+    if (const char* err = validate(L.shape)) return {0, 0, "", err};
+    bo.buffer_bytes = cb::buffer_bytes_for(L, eb);
+    const bool prep = Red::has_prepare && op_reduces(op);
+    bo.extra_bytes = prep ? bo.buffer_bytes : 0;
+    Result res;
+    for (uint32_t rep = 0; rep < o.repeat; ++rep) {
+        cb::Bed bed(bo);
+        std::vector<uint32_t> extra(o.ranks);
+        for (uint32_t r = 0; r < o.ranks; ++r) extra[r] = bed.extra(r);
+        std::vector<Clock::time_point> start(o.ranks), end(o.ranks);
+        const uint64_t seed = 1;
+        const RedOp redop = o.redop;
+        const uint32_t iters = o.iters, warmup = o.warmup;
+        bed.add([&, L, seed, redop, iters, warmup, prep](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
+            T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * eb));
+            const bool reduces = op_reduces(L.shape.op);
+            for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, redop, reduces, g.rank, i);
+            ExecParams ep;
+            ep.shape = L.shape;
+            ep.rank = g.rank;
+            ep.chunk_elems = L.chunk_elems;
+            ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, prep ? extra[g.rank] : g.input_l1};
+            ep.count = L.count;
+            const RingDirs dirs = cb::dirs_of(g);
+            for (uint32_t i = 0; i < warmup; ++i) execute_any<Red>(link, ep, dirs);
+            start[g.rank] = Clock::now();
+            for (uint32_t i = 0; i < iters; ++i) execute_any<Red>(link, ep, dirs);
+            end[g.rank] = Clock::now();
+            link.quiesce();
+            return 0;
+        });
+        emu::RunOptions ro;
+        ro.watchdog = std::chrono::milliseconds(60000);
+        ro.dirty_l1 = emu::RunOptions::DirtyL1::off;
+        if (o.adversarial) {
+            ro.adversary.enabled = true;
+            ro.adversary.seed = o.adv_seed + rep;
+            ro.dirty_l1 = emu::RunOptions::DirtyL1::on;
+        }
+        const emu::RunReport rep_ = bed.run(ro);
+        if (!rep_.ok()) return {0, 0, "", "run failed: " + rep_.summary()};
+        const auto t0 = *std::min_element(start.begin(), start.end());
+        const auto t1 = *std::max_element(end.begin(), end.end());
+        const double us = std::chrono::duration<double, std::micro>(t1 - t0).count() / std::max(1u, iters);
+        static thread_local std::vector<double> times;
+        if (rep == 0) times.clear();
+        times.push_back(us);
+        res.time_us = median(times);
+        if (o.check && rep == 0) {
+            const auto [nbad, text] = cb::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
+            res.wrong = nbad;
+            res.first_wrong = text;
+        }
+    }
+    return res;
+}
+
+void print_help() {
+    std::printf(
+        "coll_perf: collectives on the kccl emulation, nccl-tests style.\n"
+        "  -b MIN -e MAX   sizes in bytes (K/M/G suffixes), default 1K..1M\n"
+        "  -f FACTOR       size multiplication factor, default 2\n"
+        "  -o REDOP        sum mean prod min max square_add logical_and logical_or bit_and bit_or bit_xor\n"
+        "  -d TYPE         float bfloat16 half int32 uint32 int64 uint64 bool\n"
+        "  -n ITERS        timed iterations per size (default 5)   -w WARMUP (default 1)\n"
+        "  -c 0|1          check results (#wrong), default 1\n"
+        "  --coll OPS      comma list: all_gather reduce_scatter all_reduce broadcast reduce gather scatter all_to_all send_recv\n"
+        "  --method M      ring_cw ring_ccw ring_bidir ring_meet_middle line broadcast_local_reduce reduce_broadcast_chain ...\n"
+        "                  (default: auto, choose_method() per op, topology, ranks and size, like GCL's auto)\n"
+        "  --transport T   edm (chips in a ring) or ipcq (PEs of one chip), default edm\n"
+        "  --topology T    ring, line or t3000 (EDM, 8 ranks), default ring\n"
+        "  --ranks N       default 8\n"
+        "  --message B     packet / slot bytes, default 16384      --slots N, default 4\n"
+        "  --repeat R      runs per size, median time reported, default 1\n"
+        "  --memcpy SIZES  also print memcpy GB/s for these sizes (median over the repeats)\n"
+        "  --adversarial SEED  adversarial deliveries and dirty L1\n");
+}
+
+uint32_t parse_u32(const std::string& opt, const std::string& v, uint32_t lo, uint32_t hi) {
+    char* end = nullptr;
+    if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0]))) usage_error(opt + " '" + v + "' is not a non-negative integer");
+    const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
+    if (*end || x < lo || x > hi)
+        usage_error(opt + " '" + v + "' is out of range (allowed: " + std::to_string(lo) + ".." + std::to_string(hi) + ")");
+    return uint32_t(x);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") { print_help(); return 0; }
+        if (i + 1 >= argc) usage_error(a + " needs a value");
+        const std::string v = argv[++i];
+        if (a == "-b") o.min_bytes = parse_size(a, v);
+        else if (a == "-e") o.max_bytes = parse_size(a, v);
+        else if (a == "-f") o.factor = parse_u32(a, v, 2, 1024);
+        else if (a == "-o") o.redop = parse_enum(a, v, kRedOps, redop_name_f);
+        else if (a == "-d") o.dtype = parse_enum(a, v, kTypes, dtype_name_f);
+        else if (a == "-n") o.iters = parse_u32(a, v, 1, 1000000);
+        else if (a == "-w") o.warmup = parse_u32(a, v, 0, 1000000);
+        else if (a == "-c") o.check = parse_u32(a, v, 0, 1) == 1;
+        else if (a == "--coll") { o.colls.clear(); for (auto& s : split(v)) o.colls.push_back(parse_enum(a, s, kOps, op_name_f)); }
+        else if (a == "--method") { o.method = parse_enum(a, v, kMethods, method_name_f); o.method_given = true; }
+        else if (a == "--transport") {
+            if (v == "edm") o.transport = Transport::edm;
+            else if (v == "ipcq") o.transport = Transport::ipcq;
+            else usage_error("--transport '" + v + "' is not known (allowed: edm, ipcq)");
+        } else if (a == "--topology") {
+            if (v != "ring" && v != "line" && v != "t3000") usage_error("--topology '" + v + "' is not known (allowed: ring, line, t3000)");
+            o.topology = v;
+        } else if (a == "--ranks") o.ranks = parse_u32(a, v, 1, 64);
+        else if (a == "--message") o.message = parse_u32(a, v, 16, 1 << 20);
+        else if (a == "--slots") o.slots = parse_u32(a, v, 2, 1024);
+        else if (a == "--repeat") o.repeat = parse_u32(a, v, 1, 100);
+        else if (a == "--memcpy") { for (auto& s : split(v)) o.memcpy_sizes.push_back(parse_size(a, s)); }
+        else if (a == "--adversarial") { o.adversarial = true; o.adv_seed = parse_size(a, v); }
+        else usage_error("unknown option '" + a + "'");
+    }
+    if (o.topology == "t3000") {
+        if (o.transport != Transport::edm) usage_error("--topology t3000 is a ring of 8 chips over EDM: use --transport edm");
+        if (o.ranks != 8) usage_error("--topology t3000 has 8 chips: use --ranks 8");
+    }
+    if (o.message % 16) usage_error("--message '" + std::to_string(o.message) + "' must be a multiple of 16");
+    if (o.min_bytes > o.max_bytes) usage_error("-b is larger than -e");
+    if (o.transport == Transport::ipcq && o.ranks > 16) usage_error("--ranks with ipcq: at most 16 PEs on the emulated chip");
+
+    for (Op op : o.colls)
+        if (op_reduces(op) && !is_valid_op(o.dtype, o.redop))
+            usage_error(std::string("-o ") + redop_name(o.redop) + " is not defined on -d " + dtype_name(o.dtype) +
+                        " (GCL's rules: mean only on floating types, logical_and/logical_or only on bool, bit_and/bit_or/bit_xor "
+                        "only on integers; sum, prod, min, max, square_add on floating and integer types)");
+    std::printf("# coll_perf: %u ranks, %s over %s, message %u B x %u slots, engine: threaded emulation (host threads)%s\n",
+                o.ranks, o.topology == "t3000" ? "T3000 (2x4 chips, ring 0 1 2 3 7 6 5 4)" : o.topology.c_str(),
+                o.transport == Transport::edm ? "EDM" : "IPCQ", o.message, o.slots, o.adversarial ? ", adversarial" : "");
+    for (uint64_t b : o.memcpy_sizes) {
+        std::vector<double> g;
+        for (uint32_t r = 0; r < std::max(3u, o.repeat); ++r) g.push_back(memcpy_gbps(b));
+        std::printf("# memcpy %llu bytes: %.2f GB/s (median of %zu)\n", (unsigned long long)b, median(g), g.size());
+    }
+    std::printf("#\n# %10s %12s %8s %10s %6s %14s %8s %8s %8s  %s\n", "size", "count", "type", "redop", "root", "time(us)",
+                "algbw", "busbw", "#wrong", "op / method");
+    std::printf("# %10s %12s %8s %10s %6s %14s %8s %8s %8s\n", "(B)", "(elements)", "", "", "", "", "(GB/s)", "(GB/s)", "");
+    int status = 0;
+    const uint32_t eb = dtype_size(o.dtype);
+    for (Op op : o.colls) {
+        const RedOp redop = op_reduces(op) ? o.redop : cb::any_valid_op(o.dtype);
+        for (uint64_t size = o.min_bytes; size <= o.max_bytes; size = size ? size * o.factor : 1) {
+            const uint64_t count = count_for(op, size, eb, o.ranks);
+            // Default: GCL's "auto" — choose_method for the op, topology, ranks and bytes per rank.
+            const Method m = o.method_given ? o.method
+                                            : choose_method(op, o.topology == "line" ? Topology::line : Topology::ring,
+                                                            o.ranks, count * eb, false);
+            Options oo = o;
+            oo.redop = redop;
+            Result r;
+            cb::with_reducer(o.dtype, redop, [&](auto red) { r = run_one<decltype(red)>(oo, op, m, count); });
+            const uint64_t bytes = (op == Op::all_gather || op == Op::gather || op == Op::all_to_all) ? count * o.ranks * eb : count * eb;
+            if (!r.error.empty()) {
+                std::printf("  %10llu %12llu %8s %10s %6s  error: %s\n", (unsigned long long)bytes, (unsigned long long)(bytes / eb),
+                            dtype_name(o.dtype), op_reduces(op) ? redop_name(redop) : "none", "0", r.error.c_str());
+                status = 1;
+            } else {
+                const double algbw = r.time_us > 0 ? double(bytes) / (r.time_us * 1e3) : 0;
+                const double busbw = algbw * busbw_factor(op, o.ranks);
+                const bool rooted = op == Op::broadcast || op == Op::reduce || op == Op::gather || op == Op::scatter;
+                char wrong[32];
+                if (o.check) std::snprintf(wrong, sizeof wrong, "%llu", (unsigned long long)r.wrong);
+                else std::snprintf(wrong, sizeof wrong, "N/A");
+                std::printf("  %10llu %12llu %8s %10s %6s %14.1f %8.3f %8.3f %8s  %s / %s\n", (unsigned long long)bytes,
+                            (unsigned long long)(bytes / eb), dtype_name(o.dtype), op_reduces(op) ? redop_name(redop) : "none",
+                            rooted ? "0" : "-1", r.time_us, algbw, busbw, wrong, op_name(op), method_name(m));
+                if (r.wrong) { std::printf("#   first wrong:%s\n", r.first_wrong.c_str()); status = 1; }
+            }
+            std::fflush(stdout);
+            if (size == 0 && o.max_bytes == 0) break;
+        }
+    }
+    return status;
+}
