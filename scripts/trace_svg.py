@@ -11,6 +11,9 @@ import html
 import json
 import sys
 
+# Fixed colours for the slices the engine records, so pictures stay comparable; others cycle.
+FIXED = {"sem_wait": "#f28e2b", "sem_wait_min": "#f28e2b", "idle": "#bab0ac", "eth_send": "#59a14f",
+         "noc_write": "#4e79a7", "noc_inline_write": "#4e79a7", "sem_inc": "#76b7b2", "noc_read": "#b07aa1"}
 PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
            "#9c755f", "#bab0ac"]
 
@@ -86,7 +89,7 @@ def main():
             continue
         name = e["name"]
         if name not in colours:
-            colours[name] = PALETTE[len(colours) % len(PALETTE)]
+            colours[name] = FIXED.get(name, PALETTE[len(colours) % len(PALETTE)])
         y = top + row_of[(e["pid"], e["tid"])] * row_h + 3
         x0, x1 = max(x(e["ts"]), label_w), min(x(e["ts"] + e["dur"]), label_w + plot_w)
         w = max(x1 - x0, 0.8)

@@ -175,13 +175,14 @@ TEST_CASE("wormhole model: one Ethernet packet arrives after serialisation plus 
         const vtime_t t0 = 1'000'000;
         const vtime_t arr = m.eth_arrival(eth, 0, bytes, t0);
         INFO("bytes=" << bytes);
-        CHECK(double(arr) == Approx(double(t0) + wire_ps(bytes) + 500'000.0).margin(1));
-        CHECK(double(m.eth_txq_free(eth, 0)) == Approx(double(t0) + wire_ps(bytes)).margin(1));
+        CHECK(double(arr) == Approx(double(t0) + wire_ps(bytes) + 540'000.0).margin(1));
+        CHECK(double(m.eth_txq_empty(eth, 0)) == Approx(double(t0) + wire_ps(bytes)).margin(1));
+        CHECK(m.eth_txq_free(eth, 0) == 0);  // depth 2: one packet on the wire, room for the next
         CHECK(m.eth_txq_free(eth, 1) == 0);
     }
-    // A 16 B flit: 66 B on the wire = 5.28 ns.
+    // A 16 B flit: 66 B on the wire = 5.28 ns; the link latency is the chosen 540 ns.
     m.reset(two_chips());
-    CHECK(m.eth_arrival(eth, 0, 16, 0) == 5280 + 500'000);
+    CHECK(m.eth_arrival(eth, 0, 16, 0) == 5280 + 540'000);
 }
 
 TEST_CASE("wormhole model: back-to-back packets serialise on the link direction", "[timing][wormhole]") {
@@ -191,13 +192,13 @@ TEST_CASE("wormhole model: back-to-back packets serialise on the link direction"
     const double s = wire_ps(4096);
     // Four packets queued at t = 0 on queue 0, then one on queue 1: all share the link.
     for (int k = 0; k < 4; ++k)
-        CHECK(double(m.eth_arrival(eth, 0, 4096, 0)) == Approx((k + 1) * s + 500'000.0).margin(2));
-    CHECK(double(m.eth_arrival(eth, 1, 4096, 0)) == Approx(5 * s + 500'000.0).margin(2));
+        CHECK(double(m.eth_arrival(eth, 0, 4096, 0)) == Approx((k + 1) * s + 540'000.0).margin(2));
+    CHECK(double(m.eth_arrival(eth, 1, 4096, 0)) == Approx(5 * s + 540'000.0).margin(2));
     // The other direction of the link (sent by chip 1) is free.
-    CHECK(double(m.eth_arrival(peer_side, 0, 4096, 0)) == Approx(s + 500'000.0).margin(2));
+    CHECK(double(m.eth_arrival(peer_side, 0, 4096, 0)) == Approx(s + 540'000.0).margin(2));
     // A packet sent after the link went idle does not wait.
     const vtime_t late = 100'000'000;
-    CHECK(double(m.eth_arrival(eth, 0, 4096, late)) == Approx(double(late) + s + 500'000.0).margin(2));
+    CHECK(double(m.eth_arrival(eth, 0, 4096, late)) == Approx(double(late) + s + 540'000.0).margin(2));
     std::vector<LinkBusy> links;
     m.link_usage(links);
     REQUIRE(links.size() == 3);
@@ -208,6 +209,28 @@ TEST_CASE("wormhole model: back-to-back packets serialise on the link direction"
     CHECK(double(links[0].busy) == Approx(5 * s).margin(5));
     CHECK(links[1].queue == 1);
     CHECK(links[2].eth == peer_side);
+}
+
+TEST_CASE("wormhole model: a tx queue holds eth_txq_depth packets, the one on the wire included", "[timing][wormhole]") {
+    const CoreCoord eth{0, 0, 8};
+    const double s = wire_ps(2048);
+    WormholeModel m;  // depth 2
+    m.reset(two_chips());
+    m.eth_arrival(eth, 0, 2048, 0);
+    CHECK(m.eth_txq_free(eth, 0) == 0);  // one unfinished packet: room
+    m.eth_arrival(eth, 0, 2048, 0);
+    CHECK(double(m.eth_txq_free(eth, 0)) == Approx(s).margin(1));  // full until the first has left
+    m.eth_arrival(eth, 0, 2048, 0);
+    CHECK(double(m.eth_txq_free(eth, 0)) == Approx(2 * s).margin(2));
+    CHECK(double(m.eth_txq_empty(eth, 0)) == Approx(3 * s).margin(3));
+    WormholeOptions o;
+    o.eth_txq_depth = 1;
+    WormholeModel one(o);
+    one.reset(two_chips());
+    one.eth_arrival(eth, 0, 2048, 0);
+    CHECK(double(one.eth_txq_free(eth, 0)) == Approx(s).margin(1));  // busy while its packet is on the wire
+    o.eth_txq_depth = 0;
+    CHECK_THROWS_WITH(WormholeModel(o), Catch::Contains("eth_txq_depth"));
 }
 
 TEST_CASE("wormhole model: streaming bandwidth over packet sizes follows the frame overhead", "[timing][wormhole]") {
