@@ -366,12 +366,14 @@ TEST_CASE("timed engine: modelled time from the model, not the host; determinist
     REQUIRE(a.makespan == b.makespan);
     REQUIRE(a.run_hash == b.run_hash);
     REQUIRE(t1.hash() == t2.hash());
-    // Each one-way trip: the send's issue (60 cycles at 1 GHz), a 66-byte frame at 12.5 GB/s
-    // (5.28 ns) and 500 ns of link latency, plus a few cycles of polling and L1 access.
+    // Each one-way trip: the send's issue, a 66-byte frame at 12.5 GB/s (5.28 ns) and the link
+    // latency (the model's figures), plus a few cycles of polling and L1 access.
+    const kccl::emu::WormholeOptions wo{};
+    const double issue_ns = wo.cost_eth_send * 1e9 / wo.clock_hz, latency_ns = double(wo.eth_link_latency_ps) / 1000.0;
     const double one_way_ns = double(a.makespan) / 1000.0 / (2 * kN);
-    INFO("one way " << one_way_ns << " ns");
-    REQUIRE(one_way_ns >= 60 + 5.28 + 500);
-    REQUIRE(one_way_ns <= 60 + 5.28 + 500 + 30);
+    INFO("one way " << one_way_ns << " ns; issue " << issue_ns << " ns, latency " << latency_ns << " ns");
+    REQUIRE(one_way_ns >= issue_ns + 5.28 + latency_ns);
+    REQUIRE(one_way_ns <= issue_ns + 5.28 + latency_ns + 30);
     // Each side's queue 0 sent kN flits: kN x 5.28 ns busy (66 B on the wire each).
     REQUIRE(a.links.size() == 2);
     for (const auto& l : a.links) {
@@ -400,8 +402,10 @@ TEST_CASE("timed engine: modelled time from the model, not the host; determinist
 
 // ---- ThreadSanitizer: a race between two emulated cores is still a race ------------------------
 // The hidden case plants the race; the visible one (built only under TSan) runs it in a child
-// process and expects TSan's report, and that the scheduler itself is not reported.
-TEST_CASE("planted race between two emulated cores", "[.][planted_race]") {
+// process and expects TSan's report, and that the scheduler itself is not reported. The hidden
+// case is also tagged [mutation]: a spec made only of exclusions (the presets' "~[long]...")
+// selects hidden tests in Catch2 v2, and the tsan preset excludes [mutation].
+TEST_CASE("planted race between two emulated cores", "[.][planted_race][mutation]") {
     Cluster c(topo::single_chip(small_chip()));
     c.clear_memory();
     Launcher L(c);
@@ -436,8 +440,9 @@ TEST_CASE("TSan reports a planted race between two emulated cores on the fiber e
     INFO(out);
     REQUIRE_THAT(out, Catch::Contains("WARNING: ThreadSanitizer: data race"));
     // The race is B's read against A's NoC write; the engine's bookkeeping reports nothing.
-    REQUIRE_THAT(out, Catch::Contains("SUMMARY: ThreadSanitizer: data race tests/emulation/util.hpp"));
-    REQUIRE_THAT(out, Catch::Contains("Kccl::emu::Hal::noc_write") || Catch::Contains("hal.hpp"));
+    // (The SUMMARY line's symbolisation varies; the stacks name both accesses.)
+    REQUIRE_THAT(out, Catch::Contains("kccl::test::get<unsigned long"));
+    REQUIRE_THAT(out, Catch::Contains("kccl::emu::Hal::noc_write"));
     REQUIRE_THAT(out, Catch::Contains("ThreadSanitizer: reported 1 warnings"));
 }
 #endif

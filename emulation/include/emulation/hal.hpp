@@ -169,7 +169,10 @@ public:
         timed_ = sched_ && sched_->timed();
         if (timed_) model_ = sched_->model();
         trace_ = sched_ ? run.trace : nullptr;
-        if (trace_) track_ = trace_->track(me.coord, me.name());
+        if (trace_) {
+            detail::IgnoreScope ig;  // the trace is engine bookkeeping shared by every fiber
+            track_ = trace_->track(me.coord, me.name());
+        }
     }
     Hal(const Hal&) = delete;
     Hal& operator=(const Hal&) = delete;
@@ -647,9 +650,12 @@ private:
         }
         me_->wait_kind.store(detail::WaitKind::none, std::memory_order_relaxed);
         me_->bump_progress();
-        if (trace_)
-            trace_->slice(track_, kind == detail::WaitKind::sem_eq ? "sem_wait" : "sem_wait_min", t0, sched_->now(),
-                          "{\"addr\":\"" + detail::hex(addr) + "\",\"value\":" + std::to_string(value) + "}");
+        if (trace_) {
+            const std::string args = "{\"addr\":\"" + detail::hex(addr) + "\",\"value\":" + std::to_string(value) + "}";
+            const vtime_t t1 = sched_->now();
+            detail::IgnoreScope ig;
+            trace_->slice(track_, kind == detail::WaitKind::sem_eq ? "sem_wait" : "sem_wait_min", t0, t1, args);
+        }
         check_abort();
     }
     void idle_fiber() {
@@ -680,7 +686,11 @@ private:
         if (timed_ && txq_until_ > sched_->now()) sched_->park_until(txq_until_);  // a busy tx queue frees then
         else sched_->park();
         txq_until_ = 0;
-        if (trace_) trace_->slice(track_, "idle", t0, sched_->now());
+        if (trace_) {
+            const vtime_t t1 = sched_->now();
+            detail::IgnoreScope ig;
+            trace_->slice(track_, "idle", t0, t1);
+        }
         me_->wait_kind.store(detail::WaitKind::none, std::memory_order_relaxed);
         seen_epoch_ = me_->events.epoch.load(std::memory_order_relaxed);
         check_abort();
@@ -733,6 +743,7 @@ private:
         if (trace_) trace_flow("eth_send", t0, t1, peer, arr, bytes);
     }
     void trace_flow(const char* what, vtime_t t0, vtime_t t1, detail::CoreState* d, vtime_t arr, uint32_t bytes) {
+        detail::IgnoreScope ig;
         trace_->slice(track_, what, t0, t1, "{\"to\":\"" + d->name() + "\",\"bytes\":" + std::to_string(bytes) + "}");
         const uint64_t f = trace_->flow_begin(track_, t1);
         trace_->flow_end(f, trace_->track(d->coord, d->name()), arr);

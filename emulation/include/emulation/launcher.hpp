@@ -87,6 +87,12 @@ struct RunOptions {
     /// Fiber engine: usable stack bytes per core (rounded up to pages; one guard page below).
     /// 0 = the default: 256 KiB, 1 MiB under ASan or TSan.
     size_t stack_size = 0;
+    /// Fiber engine: a guard page below every stack (a stack overflow is then a named error).
+    /// Each guarded stack costs two kernel mappings; `automatic` guards runs of up to
+    /// kGuardedCoresMax cores (vm.max_map_count is 65530 by default) and not larger ones.
+    enum class StackGuard { automatic, on, off };
+    StackGuard stack_guard = StackGuard::automatic;
+    static constexpr uint32_t kGuardedCoresMax = 16384;
     /// Honour the KCCL_EMU_REPLAY environment variable (see apply_replay).
     bool honour_replay_env = true;
     /// Fiber engine: a timing model makes the run timed (policy `timed`: the earliest event
@@ -438,8 +444,10 @@ public:
         std::unique_ptr<detail::Scheduler> sched;
         if (fib) {
             if (opt.timing) opt.timing->reset(*cluster_);
+            const bool guard = opt.stack_guard == RunOptions::StackGuard::on ||
+                               (opt.stack_guard == RunOptions::StackGuard::automatic && n <= RunOptions::kGuardedCoresMax);
             sched = std::make_unique<detail::Scheduler>(opt.schedule, opt.stack_size ? opt.stack_size : default_stack_size(),
-                                                        opt.timing);
+                                                        opt.timing, guard);
             ctx.sched = sched.get();
             ctx.trace = opt.trace;
             if (opt.trace) opt.trace->set_time_unit(opt.timing ? opt.timing->ticks_per_second() : 1e9);

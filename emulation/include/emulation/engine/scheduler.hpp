@@ -113,8 +113,8 @@ class Scheduler {
 public:
     enum class Why : uint8_t { start, park, yield, preempt, exit };
 
-    Scheduler(const ScheduleOptions& o, size_t stack_size, TimingModel* model = nullptr)
-        : opt_(o), stack_size_(stack_size), rng_(o.seed * 0x9E3779B97F4A7C15ull + 0x51), model_(model) {
+    Scheduler(const ScheduleOptions& o, size_t stack_size, TimingModel* model = nullptr, bool guard = true)
+        : opt_(o), stack_size_(stack_size), rng_(o.seed * 0x9E3779B97F4A7C15ull + 0x51), model_(model), guard_(guard) {
         if (!rng_) rng_ = 1;
         if (opt_.policy == Policy::automatic) opt_.policy = Policy::fifo;
         if (model_) opt_.policy = Policy::timed;
@@ -138,7 +138,7 @@ public:
         t->st = st;
         t->name = st->name();
         t->body = std::move(body);
-        t->stack = fiber::StackPool::instance().get(stack_size_);
+        t->stack = fiber::StackPool::instance().get(stack_size_, guard_);
         t->owner = this;
         fiber::make_context(t->ctx, t->stack, &Scheduler::entry, t.get());
 #if KCCL_EMU_SCHED_TSAN
@@ -522,6 +522,10 @@ private:
     }
     static void set_guard(Task* t) {
         auto& g = fiber::current_guard();
+        if (!t->stack.guard) {  // unguarded (very large runs): an overflow is not detected
+            g.lo.store(nullptr, std::memory_order_relaxed);
+            return;
+        }
         g.lo.store(t->stack.base, std::memory_order_relaxed);
         g.hi.store(t->stack.lo(), std::memory_order_relaxed);
         g.name.store(t->name.c_str(), std::memory_order_relaxed);
@@ -642,6 +646,7 @@ private:
     uint64_t switches_ = 0;
     Why last_why_ = Why::start;
     TimingModel* model_ = nullptr;
+    bool guard_ = true;
     std::vector<Event> events_;  // timed: deliveries and timer wakes (min-heap on (t, seq))
     std::vector<Ready> rheap_;   // timed: ready cores (min-heap on (clock, seq))
     uint64_t ev_seq_ = 0, ready_seq_ = 0;

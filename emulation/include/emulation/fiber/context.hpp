@@ -189,18 +189,31 @@ public:
         static StackPool* p = new StackPool;  // never destroyed (no static destructor order issue)
         return *p;
     }
-    Stack get(size_t usable) {
+    /// A stack of `usable` bytes (rounded up to pages). With `guard`, its own mapping with a
+    /// PROT_NONE page below (two kernel mappings per stack); without, carved from a shared
+    /// mapping of kChunk stacks (a run of more cores than vm.max_map_count / 2 allows).
+    Stack get(size_t usable, bool guard = true) {
         const size_t ps = page_size();
         usable = (usable + ps - 1) / ps * ps;
         {
             std::lock_guard<std::mutex> g(mu_);
             for (size_t i = free_.size(); i-- > 0;)
-                if (free_[i].usable() == usable) {
+                if (free_[i].usable() == usable && (free_[i].guard != 0) == guard) {
                     Stack s = free_[i];
                     free_[i] = free_.back();
                     free_.pop_back();
                     return s;
                 }
+        }
+        if (!guard) {
+            const size_t total = usable * kChunk;
+            void* m = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+                             -1, 0);
+            if (m == MAP_FAILED)
+                throw std::runtime_error("fiber stacks: cannot map " + std::to_string(total) + " bytes");
+            std::lock_guard<std::mutex> g(mu_);
+            for (size_t k = 1; k < kChunk; ++k) free_.push_back(Stack{static_cast<uint8_t*>(m) + k * usable, usable, 0});
+            return Stack{static_cast<uint8_t*>(m), usable, 0};
         }
         Stack s;
         s.guard = ps;
@@ -212,27 +225,32 @@ public:
         s.base = static_cast<uint8_t*>(m);
         if (::mprotect(s.base, s.guard, PROT_NONE) != 0) {
             ::munmap(m, s.total);
-            throw std::runtime_error("fiber stack: cannot protect the guard page");
+            throw std::runtime_error("fiber stack: cannot protect the guard page (too many mappings? see "
+                                     "/proc/sys/vm/max_map_count, or RunOptions::stack_guard)");
         }
         return s;
     }
     void put(const Stack& s) {
         std::lock_guard<std::mutex> g(mu_);
-        if (free_.size() >= kMaxPooled) {
+        if (s.guard && free_.size() >= kMaxPooled) {
             ::munmap(s.base, s.total);
             return;
         }
-        free_.push_back(s);
+        free_.push_back(s);  // unguarded stacks share a mapping: always kept
     }
     /// Returns every pooled stack to the system.
     void trim() {
         std::lock_guard<std::mutex> g(mu_);
-        for (auto& s : free_) ::munmap(s.base, s.total);
-        free_.clear();
+        std::vector<Stack> keep;
+        for (auto& s : free_)
+            if (s.guard) ::munmap(s.base, s.total);
+            else keep.push_back(s);  // part of a shared mapping
+        free_ = std::move(keep);
     }
 
 private:
     static constexpr size_t kMaxPooled = 1 << 17;
+    static constexpr size_t kChunk = 64;
     std::mutex mu_;
     std::vector<Stack> free_;
 };
