@@ -168,7 +168,8 @@ struct Bed {
         } else {
             chip.grid_w = 1;
             chip.grid_h = 1;
-            chip.eth_cores = o.shape == coll::GroupShape::mesh ? 4 : 2;
+            chip.eth_cores = o.shape == coll::GroupShape::mesh ? 4
+                           : o.shape == coll::GroupShape::all_pairs ? std::max<uint32_t>(1, n - 1) : 2;
             const uint32_t eth = std::max<uint32_t>(64 * 1024, ((2 * o.slots + 2) * (o.message_bytes + 64) + 0x1000 + 0xFFF) & ~0xFFFu);
             chip.eth_l1_bytes = eth;
             g.eth_l1 = {0x1000, eth, 0x800};
@@ -179,6 +180,15 @@ struct Bed {
                 for (uint32_t c : {0u, 1u, 2u, 3u, 7u, 6u, 5u, 4u}) g.workers.push_back({c, 0, 0});
             } else {
                 if (n == 1) cluster = std::make_unique<emu::Cluster>(emu::topology::single_chip(chip));
+                else if (o.shape == coll::GroupShape::all_pairs) {
+                    // An emulated cluster wired all-to-all: one Ethernet link per chip pair (no real
+                    // Tenstorrent system is; see docs/collectives.md, "All-pairs groups").
+                    emu::ClusterSpec cs = emu::topology::custom(n, chip);
+                    cs.name = "all-pairs";
+                    for (uint32_t a = 0; a < n; ++a)
+                        for (uint32_t b = a + 1; b < n; ++b) cs.connect(a, b);
+                    cluster = std::make_unique<emu::Cluster>(cs);
+                }
                 else if (o.shape == coll::GroupShape::mesh)
                     cluster = std::make_unique<emu::Cluster>(emu::topology::mesh(n / o.mesh_cols, o.mesh_cols, 1, o.mesh_wrap, chip));
                 else if (o.shape == coll::GroupShape::ring) cluster = std::make_unique<emu::Cluster>(emu::topology::ring(n, 1, chip));
@@ -202,6 +212,10 @@ struct Bed {
                 using H = std::remove_reference_t<decltype(hal)>;
                 const coll::GroupArgs g = coll::load_group_args(hal, 0);
                 if (g.transport == coll::Transport::ipcq) {
+                    if (g.shape == coll::GroupShape::all_pairs) {  // its queue block has PeerDirSet's 8 directions
+                        coll::IpcqLink<H, coll::PeerDirSet> link(hal, g.link_args);
+                        return kernel(hal, link, g);
+                    }
                     coll::IpcqLink<H> link(hal, g.link_args);
                     return kernel(hal, link, g);
                 }
@@ -234,6 +248,16 @@ inline coll::PeerDirs mesh_dirs_of(const coll::GroupArgs& g) {
     d.directions = g.directions;
     for (uint32_t i = 0; i < coll::max_group_dirs; ++i) d.peer_of_dir[i] = g.peer_of_dir[i];
     return d;
+}
+
+/// ... and of an all_pairs group (direction all_pairs_dir(rank, peer)).
+inline coll::AllPairsDirs all_pairs_dirs_of(const coll::GroupArgs& g) { return {g.rank, g.ranks}; }
+/// The right map for the group's shape, for schedules of any method.
+template <class F>
+decltype(auto) with_dirs(const coll::GroupArgs& g, F&& f) {
+    if (g.shape == coll::GroupShape::all_pairs) return f(all_pairs_dirs_of(g));
+    if (g.shape == coll::GroupShape::mesh) return f(mesh_dirs_of(g));
+    return f(dirs_of(g));
 }
 
 /// Chunk size: one packet (the schedules are checked to finish with 2 slots per channel when

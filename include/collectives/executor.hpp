@@ -28,8 +28,9 @@
 //   * `dir_of(peer, sending)` maps a peer rank to the link direction that sends to / receives from
 //     it (RingDirs for the plan's ring / line groups); no_dir for a peer the schedule names is a
 //     device error naming rank and peer. Multi-hop methods (trees, recursive doubling,
-//     Rabenseifner, pairwise, direct) need a link that reaches non-neighbours: the ring/line group
-//     plan does not, so they fail with that error there.
+//     Rabenseifner, pairwise, direct) need a link that reaches non-neighbours: the ring / line /
+//     mesh group plans do not, so they fail with that error there; the all_pairs group plan
+//     (GroupShape::all_pairs, map AllPairsDirs) reaches every rank in one hop and runs them all.
 //   * Deadlock: a step's send may block until the receiver takes pieces; choose chunk_elems so a
 //     chunk fits the receiver's pipeline (choose_chunking's max_chunk_elems), see primitives.hpp.
 //   * Does not quiesce the link (several collectives may run back to back on one link).
@@ -254,6 +255,16 @@ struct PeerDirs {
         for (uint32_t d = 0; d < directions && d < max_group_dirs; ++d)
             if (peer_of_dir[d] == peer) return d;
         return no_dir;
+    }
+};
+
+/// The direction map of an all_pairs group (GroupShape::all_pairs): every other rank is one hop
+/// away, on direction all_pairs_dir(rank, peer), both ways. Constant time, so multi-hop methods
+/// (trees, recursive doubling, Rabenseifner, pairwise, direct) pay no search per step.
+struct AllPairsDirs {
+    uint32_t rank, ranks;
+    uint32_t operator()(uint32_t peer, bool) const {
+        return peer < ranks && peer != rank ? all_pairs_dir(rank, peer) : no_dir;
     }
 };
 

@@ -181,14 +181,15 @@ constexpr bool check_link() {
 // ---- the group arguments -------------------------------------------------------------------
 // Every core of a collective group gets one argument block from coll::host::GroupPlan::worker_args
 // (the same writer for both transports, for the emulation and for hardware):
-//   [0] group_magic   [1] transport (0 IPCQ, 1 EDM)   [2] rank   [3] ranks   [4] shape (0 ring, 1 line, 2 mesh)
+//   [0] group_magic   [1] transport (0 IPCQ, 1 EDM)   [2] rank   [3] ranks   [4] shape (0 ring, 1 line, 2 mesh, 3 all_pairs)
 //   [5] next_dir (towards rank+1 in ring order; no_dir at the end of a line)   [6] prev_dir
 //   [7] directions    [8 .. 8+max_group_dirs) peer rank of each direction (no_dir: none)
 //   [16] input_l1  [17] output_l1  [18] scratch_l1  [19] buffer_bytes (each of the three)
 //   [20] max_message_bytes   [21] link_args (offset from the block of the link's own arguments)
 //   [22] pipeline_messages (messages one direction holds before the sender blocks)
 //   [23] mesh_cols (mesh: columns, rank = row * cols + col; 0 otherwise)
-// Directions are Nsew numbers (N 0, S 1, E 2, W 3) on both transports; next = E, prev = W.
+// Directions are Nsew numbers (N 0, S 1, E 2, W 3) on both transports; next = E, prev = W; in an
+// all_pairs group direction d of rank r reaches rank (d < r ? d : d + 1) (all_pairs_dir).
 namespace group_args {
 inline constexpr uint32_t magic = 0, transport = 1, rank = 2, ranks = 3, shape = 4, next_dir = 5, prev_dir = 6,
                           directions = 7, peer_of_dir = 8, input_l1 = 16, output_l1 = 17, scratch_l1 = 18,
@@ -199,7 +200,14 @@ inline constexpr uint32_t group_magic = 0x4C4F434Bu;  // "KCOL"
 inline constexpr uint32_t max_group_dirs = 8;
 
 enum class Transport : uint32_t { ipcq = 0, edm = 1 };
-enum class GroupShape : uint32_t { ring = 0, line = 1, mesh = 2 };
+/// ring / line / mesh: directions are Nsew (N 0, S 1, E 2, W 3; next = E, prev = W).
+/// all_pairs: every rank has a direction to every other rank (p - 1 directions, p <= max_group_dirs
+/// + 1): rank r reaches peer q on direction (q < r ? q : q - 1); next / prev are the directions to
+/// r+1 / r-1 (mod p), so ring methods run on it too.
+enum class GroupShape : uint32_t { ring = 0, line = 1, mesh = 2, all_pairs = 3 };
+
+/// The direction of rank `rank` that reaches `peer` in an all_pairs group (peer != rank).
+constexpr uint32_t all_pairs_dir(uint32_t rank, uint32_t peer) { return peer < rank ? peer : peer - 1; }
 
 /// A core's view of its group, read from its arguments.
 struct GroupArgs {

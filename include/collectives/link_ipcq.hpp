@@ -18,6 +18,21 @@
 
 namespace kccl::coll {
 
+/// The IPCQ direction set of an all_pairs group (GroupShape::all_pairs): max_group_dirs (8)
+/// directions, direction d of rank r reaching rank (d < r ? d : d + 1). No fixed reverse (the
+/// plan names each link's two ends). A kernel of an all_pairs group uses IpcqLink<H, PeerDirSet>:
+/// the queue block's layout depends on the direction set.
+struct PeerDirSet {
+    static constexpr uint32_t count = max_group_dirs;
+    static constexpr bool has_reverse = false;
+    static constexpr uint32_t reverse(uint32_t) { return 0; }
+    static constexpr const char* name(uint32_t d) {
+        return d == 0 ? "p0" : d == 1 ? "p1" : d == 2 ? "p2" : d == 3 ? "p3" : d == 4 ? "p4" : d == 5 ? "p5"
+             : d == 6 ? "p6" : d == 7 ? "p7" : "?";
+    }
+};
+static_assert(max_group_dirs == 8, "PeerDirSet names 8 directions; extend name() with max_group_dirs.");
+
 /// Number of link arguments of an IpcqLink.
 inline constexpr uint32_t ipcq_link_args = 1;
 

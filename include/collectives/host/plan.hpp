@@ -28,6 +28,16 @@
 //           termination). Worker L1 from worker_l1.base: 2 semaphores per direction (tx, rx; 16 B
 //           apart; 128 B), then one landing buffer per receiving direction the shape uses (ring /
 //           line: E and W; mesh: all four).
+//   Shape all_pairs ("fully connected"): every rank has a direction to every other rank; rank r
+//   reaches q on direction all_pairs_dir(r, q) = (q < r ? q : q - 1); p - 1 directions per rank,
+//   so at most max_all_pairs_ranks = max_group_dirs + 1 = 9 ranks (a named PlanError above).
+//     IPCQ: one queue pair per rank pair, direction set coll::PeerDirSet (the kernel must use
+//           IpcqLink<H, PeerDirSet>); the NoC reaches any core of the chip, so this is physical.
+//     EDM:  one Ethernet link per chip pair (an emulated cluster wired all-to-all; T3000 / Galaxy
+//           are not: forwarding through intermediate chips, a fabric, is not built); worker L1
+//           holds p - 1 semaphore pairs and p - 1 landing buffers.
+//   L1 grows with p - 1 directions (IPCQ: slots x message per direction each way; EDM: one landing
+//   buffer per direction); a group that does not fit is a PlanError naming the bytes needed.
 //   Then, on every worker, three buffers of buffer_bytes each (16-byte aligned): input, output,
 //   scratch. Everything must fit worker_l1 (and eth_l1 for the EDM channels).
 #pragma once
@@ -156,7 +166,8 @@ public:
 };
 
 inline const char* shape_name(GroupShape s) {
-    return s == GroupShape::ring ? "ring" : s == GroupShape::line ? "line" : s == GroupShape::mesh ? "mesh" : "?";
+    return s == GroupShape::ring ? "ring" : s == GroupShape::line ? "line" : s == GroupShape::mesh ? "mesh"
+         : s == GroupShape::all_pairs ? "all_pairs" : "?";
 }
 
 namespace detail {
@@ -165,6 +176,9 @@ inline std::string core_name(const Core& c) {
     return "chip " + std::to_string(c.chip) + " (" + std::to_string(c.x) + "," + std::to_string(c.y) + ")";
 }
 }  // namespace detail
+
+/// Largest all_pairs group: one direction per other rank, at most max_group_dirs directions.
+inline constexpr uint32_t max_all_pairs_ranks = max_group_dirs + 1;
 
 /// One link of the group: rank a's direction da joins rank b's direction db.
 struct Edge {
@@ -176,11 +190,17 @@ struct Edge {
 ///   mesh:        for r = 0, 1, ... (row-major): (r, E) <-> east neighbour's W, then
 ///                (r, S) <-> south neighbour's N; wrap links only along dimensions of 3 or more
 ///                (a dimension of 2 would join the same pair twice).
+///   all_pairs:   for a = 0, 1, ...: for b = a+1, ...: (a, all_pairs_dir(a, b)) <-> (b, all_pairs_dir(b, a)).
 inline std::vector<Edge> group_edges(const GroupSpec& g) {
     using D = ipcq::Nsew;
     const uint32_t n = uint32_t(g.workers.size());
     std::vector<Edge> e;
     if (n < 2) return e;
+    if (g.shape == GroupShape::all_pairs) {
+        for (uint32_t a = 0; a < n; ++a)
+            for (uint32_t b = a + 1; b < n; ++b) e.push_back({a, all_pairs_dir(a, b), b, all_pairs_dir(b, a)});
+        return e;
+    }
     if (g.shape == GroupShape::mesh) {
         const uint32_t cols = g.mesh_cols, rows = cols ? n / cols : 0;
         for (uint32_t r = 0; r < n; ++r) {
@@ -206,8 +226,16 @@ inline GroupPlan build_group(const GroupSpec& g) {
         throw PlanError(pfx + "message_bytes " + std::to_string(g.message_bytes) +
                         " must be a positive multiple of 16 (an Ethernet word)");
     if (g.slots == 0) throw PlanError(pfx + "slots is 0; at least 1 message buffer per direction is needed");
-    if (g.shape != GroupShape::ring && g.shape != GroupShape::line && g.shape != GroupShape::mesh)
-        throw PlanError(pfx + "shape " + std::to_string(uint32_t(g.shape)) + " is unknown; allowed: ring, line, mesh");
+    if (g.shape != GroupShape::ring && g.shape != GroupShape::line && g.shape != GroupShape::mesh &&
+        g.shape != GroupShape::all_pairs)
+        throw PlanError(pfx + "shape " + std::to_string(uint32_t(g.shape)) +
+                        " is unknown; allowed: ring, line, mesh, all_pairs");
+    const bool all_pairs = g.shape == GroupShape::all_pairs;
+    if (all_pairs && n > max_all_pairs_ranks)
+        throw PlanError(pfx + "an all_pairs group of " + std::to_string(n) + " ranks needs " + std::to_string(n - 1) +
+                        " directions per rank (one per other rank), but a link has at most max_group_dirs = " +
+                        std::to_string(max_group_dirs) + " (IPCQ kMaxDirs, EDM edm_link_max_dirs); allowed: at most " +
+                        std::to_string(max_all_pairs_ranks) + " ranks (larger groups need routed forwarding, not built)");
     if (g.shape == GroupShape::mesh && (g.mesh_cols == 0 || n % g.mesh_cols))
         throw PlanError(pfx + "a mesh of " + std::to_string(n) + " ranks with " + std::to_string(g.mesh_cols) +
                         " columns is not rectangular (allowed: mesh_cols >= 1 dividing the number of ranks)");
@@ -229,7 +257,7 @@ inline GroupPlan build_group(const GroupSpec& g) {
     for (uint32_t r = 0; r < n; ++r) {
         plan.ranks[r].worker = g.workers[r];
         plan.ranks[r].peer_of_dir.assign(max_group_dirs, no_dir);
-        plan.ranks[r].directions = D::count;
+        plan.ranks[r].directions = all_pairs ? (n > 1 ? n - 1 : 0) : D::count;
     }
     for (const Edge& e : edges) {
         plan.ranks[e.a].peer_of_dir[e.da] = e.b;
@@ -238,6 +266,13 @@ inline GroupPlan build_group(const GroupSpec& g) {
     // next = E (towards rank+1 in a ring / line; along the row in a mesh), prev = W.
     for (uint32_t r = 0; r < n; ++r) {
         RankLayout& l = plan.ranks[r];
+        if (all_pairs) {
+            if (n > 1) {
+                l.next_dir = all_pairs_dir(r, (r + 1) % n);
+                l.prev_dir = all_pairs_dir(r, (r + n - 1) % n);
+            }
+            continue;
+        }
         if (l.peer_of_dir[D::E] != no_dir) l.next_dir = D::E;
         if (l.peer_of_dir[D::W] != no_dir) l.prev_dir = D::W;
     }
@@ -253,29 +288,36 @@ inline GroupPlan build_group(const GroupSpec& g) {
                                 std::to_string(g.workers[0].chip) + " (use the EDM transport between chips)");
         if (!g.hops.empty())
             throw PlanError(pfx + "hops are Ethernet links of the EDM transport; an IPCQ group takes none");
-        ipcq::host::Topology<ipcq::Nsew> topo(n, std::string("collective ") + shape_name(g.shape));
-        for (const Edge& e : edges) topo.connect(e.a, e.da, e.b, e.db);
-        std::vector<ipcq::host::CoreXY> cores;
-        for (const Core& c : g.workers) cores.push_back({c.x, c.y});
-        ipcq::host::QueueConfig qc;
-        qc.n_slots = g.slots;
-        qc.slot_size = g.message_bytes;
-        qc.mode = g.backpressure;
-        ipcq::host::MemoryConfig mem;
-        mem.block_l1 = g.worker_l1.base;
-        mem.l1_bytes = g.worker_l1.end;
-        ipcq::host::Plan<ipcq::Nsew> ip;
-        try {
-            ip = ipcq::host::build_plan(topo, cores, qc, mem);
-        } catch (const std::invalid_argument& e) {
-            throw PlanError(pfx + "IPCQ queues: " + e.what());
-        }
-        plan.ipcq_block = mem.block_l1;
-        for (uint32_t r = 0; r < n; ++r) {
-            plan.ipcq_images.push_back(ip.ranks[r]);
-            plan.ranks[r].link_args = ip.runtime_args(r);
-            at_end = ip.ranks[r].l1_end > at_end ? ip.ranks[r].l1_end : at_end;
-        }
+        auto lay_out = [&](auto dirs_tag) {
+            using Dirs = decltype(dirs_tag);
+            ipcq::host::Topology<Dirs> topo(n, std::string("collective ") + shape_name(g.shape));
+            for (const Edge& e : edges) topo.connect(e.a, e.da, e.b, e.db);
+            std::vector<ipcq::host::CoreXY> cores;
+            for (const Core& c : g.workers) cores.push_back({c.x, c.y});
+            ipcq::host::QueueConfig qc;
+            qc.n_slots = g.slots;
+            qc.slot_size = g.message_bytes;
+            qc.mode = g.backpressure;
+            ipcq::host::MemoryConfig mem;
+            mem.block_l1 = g.worker_l1.base;
+            mem.l1_bytes = g.worker_l1.end;
+            ipcq::host::Plan<Dirs> ip;
+            try {
+                ip = ipcq::host::build_plan(topo, cores, qc, mem);
+            } catch (const std::invalid_argument& e) {
+                throw PlanError(pfx + "IPCQ queues" + (all_pairs ? " (all_pairs: " + std::to_string(n > 1 ? n - 1 : 0) +
+                                                                       " queue pairs per rank)" : std::string()) +
+                                ": " + e.what());
+            }
+            plan.ipcq_block = mem.block_l1;
+            for (uint32_t r = 0; r < n; ++r) {
+                plan.ipcq_images.push_back(ip.ranks[r]);
+                plan.ranks[r].link_args = ip.runtime_args(r);
+                at_end = ip.ranks[r].l1_end > at_end ? ip.ranks[r].l1_end : at_end;
+            }
+        };
+        if (all_pairs) lay_out(PeerDirSet{});
+        else lay_out(ipcq::Nsew{});
     } else {
         if (g.hops.size() != edges.size())
             throw PlanError(pfx + "an EDM " + shape_name(g.shape) + " of " + std::to_string(n) + " ranks needs " +
@@ -305,16 +347,18 @@ inline GroupPlan build_group(const GroupSpec& g) {
         }
         // Worker L1: 2 semaphores per direction (tx, rx; 16 B apart), then one landing buffer per
         // receiving direction the shape uses (ring / line: E and W; mesh: all four).
+        // all_pairs: p - 1 directions, each with its semaphores and landing buffer.
+        const uint32_t ndirs = all_pairs ? (n > 1 ? n - 1 : 0) : D::count;
         const uint32_t sem0 = g.worker_l1.base;
         auto sem = [&](uint32_t dir, bool rx) { return sem0 + 32 * dir + (rx ? 16 : 0); };
-        const uint32_t land0 = sem0 + 32 * D::count;
-        const bool mesh = g.shape == GroupShape::mesh;
-        auto landing = [&](uint32_t dir) { return land0 + (mesh ? dir : dir - D::E) * g.message_bytes; };
-        at_end = uint64_t(land0) + uint64_t(mesh ? 4 : 2) * g.message_bytes;
+        const uint32_t land0 = sem0 + 32 * (ndirs ? ndirs : 1);
+        const bool every_dir = g.shape == GroupShape::mesh || all_pairs;
+        auto landing = [&](uint32_t dir) { return land0 + (every_dir ? dir : dir - D::E) * g.message_bytes; };
+        at_end = uint64_t(land0) + uint64_t(all_pairs ? ndirs : g.shape == GroupShape::mesh ? 4 : 2) * g.message_bytes;
         for (uint32_t r = 0; r < n; ++r) {
             auto& la = plan.ranks[r].link_args;
-            la.assign(edm_link_args(D::count), 0);
-            la[0] = D::count;
+            la.assign(edm_link_args(ndirs), 0);
+            la[0] = ndirs;
         }
         auto put = [](std::vector<uint32_t>& dst, uint32_t at, const std::vector<uint32_t>& src) {
             for (size_t i = 0; i < src.size(); ++i) dst[at + i] = src[i];
@@ -382,7 +426,9 @@ inline GroupPlan build_group(const GroupSpec& g) {
             throw PlanError(pfx + "rank " + std::to_string(r) + " needs worker L1 up to " + std::to_string(off) +
                             " (link from " + std::to_string(g.worker_l1.base) + " to " + std::to_string(at_end) +
                             ", then 3 buffers of " + std::to_string(g.buffer_bytes) + " bytes) but worker_l1 ends at " +
-                            std::to_string(g.worker_l1.end) + " (allowed: everything fits; smaller buffers, fewer slots or messages)");
+                            std::to_string(g.worker_l1.end) + (all_pairs ? " (all_pairs: " + std::to_string(n - 1) +
+                            " directions per rank)" : std::string()) +
+                            " (allowed: everything fits; smaller buffers, fewer slots or messages)");
         l.l1_end = uint32_t(off);
     }
     return plan;

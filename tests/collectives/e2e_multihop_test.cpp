@@ -1,0 +1,338 @@
+// Multi-hop collectives end to end on the emulation: every method whose peers are not topology
+// neighbours (binomial trees for reduce / broadcast / gather / scatter, parent-array trees of
+// seed 002, reduce_broadcast_tree / recursive doubling / Rabenseifner all_reduce, pairwise
+// all_to_all, direct send_recv, recursive-doubling barrier) runs on an all_pairs group — every
+// rank one hop from every other — over both transports: IPCQ (a queue pair per PE pair on one
+// chip) and EDM (an emulated cluster with one Ethernet link per chip pair). Rank counts include
+// non-powers of two; sizes 0, 1, odd and large; adversarial mode with dirty L1. Each rank's output
+// is compared bit for bit with the plain host reference of tools/coll_bed.hpp (written from the
+// operations' definitions, not from the schedules).
+//
+// CI runs a bounded cross-section ("[collectives][e2e]"); "[long]" runs the whole matrix.
+#include <catch2/catch.hpp>
+
+#include "tools/coll_bed.hpp"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace kccl::coll;
+namespace cb = kccl::coll_bed;
+namespace ch = kccl::coll::host;
+namespace emu = kccl::emu;
+
+namespace {
+
+/// Parent arrays for Method::tree (seed 002's patterns), re-rooted at `root` by relabelling rank
+/// i as (i + root) mod p.
+enum class TreeKind { none, chain, binomial, two_phase };
+const char* tree_name(TreeKind k) {
+    return k == TreeKind::chain ? "chain" : k == TreeKind::binomial ? "binomial" : k == TreeKind::two_phase ? "two-phase" : "-";
+}
+std::vector<uint32_t> make_tree(TreeKind k, uint32_t p, uint32_t root) {
+    std::vector<uint32_t> base(p), out(p);
+    if (k == TreeKind::chain) tree_chain(base.data(), p);
+    else if (k == TreeKind::binomial) tree_binomial(base.data(), p);
+    else tree_two_phase(base.data(), p, 2);
+    for (uint32_t i = 0; i < p; ++i) out[(i + root) % p] = (base[i] + root) % p;
+    return out;
+}
+
+struct Case {
+    Op op;
+    Method method;
+    Transport transport;
+    uint32_t ranks;
+    DataType dtype;
+    RedOp redop;
+    uint32_t count;
+    uint64_t seed = 1;
+    TreeKind tree = TreeKind::none;
+    bool adversarial = true;
+    uint32_t message_bytes = 256;
+
+    std::string describe() const {
+        std::ostringstream s;
+        s << op_name(op) << " " << method_name(method) << (tree != TreeKind::none ? std::string(" (") + tree_name(tree) + ")" : "")
+          << " on an all_pairs group of " << ranks << " over " << cb::name(transport) << ", " << dtype_name(dtype) << " "
+          << redop_name(redop) << ", count " << count << (adversarial ? ", adversarial" : "");
+        return s.str();
+    }
+};
+
+Shape shape_of(const Case& c) {
+    Shape sh;
+    sh.op = c.op;
+    sh.method = c.method;
+    sh.topo = Topology::ring;  // multi-hop methods take any topology; the group decides who is reachable
+    sh.ranks = c.ranks;
+    sh.root = c.ranks > 1 ? 1 : 0;
+    sh.peer = c.ranks > 2 ? c.ranks - 1 : 0;
+    return sh;
+}
+
+template <class Red>
+std::string run_case(const Case& c) {
+    using T = typename Red::value_type;
+    constexpr uint32_t eb = sizeof(T);
+    Shape sh = shape_of(c);
+    std::vector<uint32_t> parent;
+    if (c.tree != TreeKind::none) {
+        parent = make_tree(c.tree, c.ranks, sh.root);
+        sh.tree = parent.data();
+    }
+    cb::BedOptions bo;
+    bo.transport = c.transport;
+    bo.shape = GroupShape::all_pairs;
+    bo.ranks = c.ranks;
+    bo.message_bytes = c.message_bytes;
+    bo.slots = 4;
+    const cb::Layout L = cb::make_layout(sh, c.count, cb::max_chunk_elems(bo, eb));
+    if (const char* err = validate(L.shape)) return std::string("not supported: ") + err;
+    bo.buffer_bytes = cb::buffer_bytes_for(L, eb);
+    cb::Bed bed(bo);
+
+    const bool reduces = op_reduces(c.op);
+    const uint64_t seed = c.seed;
+    const RedOp redop = c.redop;
+    bed.add([L, seed, redop, reduces](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
+        T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * eb));
+        for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, redop, reduces, g.rank, i);
+        ExecParams ep;
+        ep.shape = L.shape;
+        ep.rank = g.rank;
+        ep.chunk_elems = L.chunk_elems;
+        ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, g.input_l1};
+        ep.count = L.count;
+        execute_any<Red>(link, ep, cb::all_pairs_dirs_of(g));
+        link.quiesce();
+        return 0;
+    });
+    emu::RunOptions ro;
+    ro.watchdog = std::chrono::milliseconds(5000);
+    if (c.adversarial) {
+        ro.adversary.enabled = true;
+        ro.adversary.seed = seed * 131 + 7;
+    }
+    const emu::RunReport rep = bed.run(ro);
+    if (!rep.ok()) return "run failed: " + rep.summary();
+    const auto [nbad, bad] = cb::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
+    if (nbad) return std::to_string(nbad) + " wrong elements:" + bad;
+    return "";
+}
+
+std::string run_any(const Case& c) {
+    std::string out = "no reducer";
+    const RedOp op = op_reduces(c.op) ? c.redop : cb::any_valid_op(c.dtype);
+    cb::with_reducer(c.dtype, op, [&](auto red) { out = run_case<decltype(red)>(c); });
+    return out;
+}
+
+constexpr Op kOps[] = {Op::all_reduce, Op::broadcast, Op::reduce, Op::gather, Op::scatter, Op::all_to_all,
+                       Op::send_recv, Op::barrier};
+constexpr Method kMethods[] = {Method::reduce_broadcast_tree, Method::binomial_tree, Method::tree,
+                               Method::recursive_doubling,    Method::rabenseifner,  Method::pairwise,
+                               Method::direct};
+constexpr DataType kTypes[] = {DataType::f32, DataType::bf16, DataType::f16, DataType::i32,
+                               DataType::u32, DataType::i64, DataType::u64, DataType::boolean};
+constexpr RedOp kRedOps[] = {RedOp::sum, RedOp::mean, RedOp::prod, RedOp::min, RedOp::max, RedOp::square_add,
+                             RedOp::logical_and, RedOp::logical_or, RedOp::bit_and, RedOp::bit_or, RedOp::bit_xor};
+
+/// (method, tree kind) pairs of `op` that are multi-hop and valid for p ranks.
+std::vector<std::pair<Method, TreeKind>> multihop_methods(Op op, uint32_t p) {
+    std::vector<std::pair<Method, TreeKind>> v;
+    for (Method m : kMethods) {
+        const std::vector<TreeKind> kinds = m == Method::tree
+            ? std::vector<TreeKind>{TreeKind::chain, TreeKind::binomial, TreeKind::two_phase}
+            : std::vector<TreeKind>{TreeKind::none};
+        for (TreeKind k : kinds) {
+            Case c{op, m, Transport::ipcq, p, DataType::f32, RedOp::sum, 1};
+            Shape sh = shape_of(c);
+            std::vector<uint32_t> parent;
+            if (k != TreeKind::none) {
+                parent = make_tree(k, p, sh.root);
+                sh.tree = parent.data();
+            }
+            if (validate(sh) == nullptr && multi_hop(sh)) v.push_back({m, k});
+        }
+    }
+    return v;
+}
+
+/// Counts the cases run and failed by a sweep (printed, so the coverage is visible).
+struct Tally {
+    uint32_t run = 0, failed = 0;
+    void add(const Case& c) {
+        INFO(c.describe());
+        const std::string r = run_any(c);
+        ++run;
+        if (!r.empty()) ++failed;
+        CHECK(r == "");
+    }
+};
+
+}  // namespace
+
+TEST_CASE("multihop: every multi-hop op x method on all_pairs groups over IPCQ and EDM, float sum, sizes 0/1/odd/large",
+          "[collectives][e2e]") {
+    Tally t;
+    for (Transport tr : {Transport::ipcq, Transport::edm})
+        for (uint32_t p : {3u, 5u, 6u})
+            for (Op op : kOps)
+                for (auto [m, k] : multihop_methods(op, p))
+                    for (uint32_t count : {0u, 1u, 37u, 700u}) {
+                        Case c{op, m, tr, p, DataType::f32, RedOp::sum, count, count + p};
+                        c.tree = k;
+                        t.add(c);
+                    }
+    WARN("multihop bounded sweep: " << t.run << " runs, " << t.failed << " failed");
+    CHECK(t.run > 100);
+}
+
+TEST_CASE("multihop: every dtype x operator through the reducing multi-hop methods, 8 ranks", "[collectives][e2e]") {
+    // One transport per dtype (alternating) keeps this bounded; [long] runs both.
+    uint32_t i = 0;
+    for (DataType d : kTypes)
+        for (RedOp r : kRedOps) {
+            if (!is_valid_op(d, r)) continue;
+            const Transport tr = (i++ % 2) ? Transport::edm : Transport::ipcq;
+            for (Method m : {Method::rabenseifner, Method::recursive_doubling}) {
+                const Case c{Op::all_reduce, m, tr, 8, d, r, 131, 17};
+                INFO(c.describe());
+                CHECK(run_any(c) == "");
+            }
+            const Case c{Op::reduce, Method::binomial_tree, tr, 5, d, r, 77, 19};
+            INFO(c.describe());
+            CHECK(run_any(c) == "");
+        }
+}
+
+TEST_CASE("multihop: ring methods also run on an all_pairs group (next / prev are directions of it)", "[collectives][e2e]") {
+    for (Transport tr : {Transport::ipcq, Transport::edm})
+        for (uint32_t p : {2u, 5u})
+            for (Method m : {Method::ring_cw, Method::ring_bidir, Method::ring_meet_middle}) {
+                const Case c{Op::all_reduce, m, tr, p, DataType::bf16, RedOp::sum, 99, 23};
+                INFO(c.describe());
+                CHECK(run_any(c) == "");
+            }
+}
+
+TEST_CASE("multihop: all_pairs plan — directions, peers and its named limits", "[collectives][e2e]") {
+    SECTION("direction d of rank r reaches (d < r ? d : d + 1), next / prev follow the ring order") {
+        ch::GroupSpec g;
+        g.transport = Transport::ipcq;
+        g.shape = GroupShape::all_pairs;
+        for (uint32_t r = 0; r < 5; ++r) g.workers.push_back({0, r, 0});
+        g.buffer_bytes = 64;
+        g.worker_l1 = {0x10000, 0x100000, 0};
+        const ch::GroupPlan plan = ch::build_group(g);
+        for (uint32_t r = 0; r < 5; ++r) {
+            CHECK(plan.ranks[r].directions == 4);
+            for (uint32_t d = 0; d < 4; ++d) CHECK(plan.ranks[r].peer_of_dir[d] == (d < r ? d : d + 1));
+            CHECK(plan.ranks[r].peer_of_dir[4] == no_dir);
+            CHECK(plan.ranks[r].peer_of_dir[plan.ranks[r].next_dir] == (r + 1) % 5);
+            CHECK(plan.ranks[r].peer_of_dir[plan.ranks[r].prev_dir] == (r + 4) % 5);
+        }
+        CHECK(ch::group_edges(g).size() == 10);  // one link per pair
+    }
+    SECTION("more ranks than directions: a PlanError naming the limit") {
+        ch::GroupSpec g;
+        g.shape = GroupShape::all_pairs;
+        for (uint32_t r = 0; r < 10; ++r) g.workers.push_back({0, r, 0});
+        g.buffer_bytes = 64;
+        g.worker_l1 = {0x10000, 0x100000, 0};
+        CHECK_THROWS_WITH(ch::build_group(g), Catch::Contains("all_pairs group of 10 ranks needs 9 directions") &&
+                                                  Catch::Contains("at most 9 ranks"));
+        g.workers.pop_back();
+        CHECK_NOTHROW(ch::build_group(g));
+    }
+    SECTION("L1 too small for p - 1 directions: a PlanError naming the bytes") {
+        for (Transport tr : {Transport::ipcq, Transport::edm}) {
+            ch::GroupSpec g;
+            g.transport = tr;
+            g.shape = GroupShape::all_pairs;
+            g.message_bytes = 4096;
+            g.slots = 4;
+            g.buffer_bytes = 1024;
+            // Enough for a 2-direction ring (EDM: 2 landing buffers + 3 KiB), not for 8 directions.
+            g.worker_l1 = {0x10000, 0x10000 + 20 * 1024, 0};
+            g.eth_l1 = {0x1000, 256 * 1024, 0x800};
+            for (uint32_t r = 0; r < 9; ++r) g.workers.push_back({tr == Transport::edm ? r : 0, tr == Transport::edm ? 0 : r, 0});
+            if (tr == Transport::edm) {
+                // one link per chip pair, Ethernet core (k, 0) on each chip
+                std::vector<uint32_t> used(9, 0);
+                for (const ch::Edge& e : ch::group_edges(g))
+                    g.hops.push_back({{e.a, used[e.a]++, 0}, {e.b, used[e.b]++, 0}});
+            }
+            INFO(cb::name(tr));
+            CHECK_THROWS_WITH(ch::build_group(g), Catch::Contains("worker_l1 ends at") || Catch::Contains("IPCQ queues (all_pairs: 8 queue pairs per rank)"));
+        }
+    }
+    SECTION("an EDM all_pairs group on a ring of chips has no link for the non-neighbour pairs") {
+        emu::ChipSpec chip;
+        chip.grid_w = 1;
+        chip.grid_h = 1;
+        chip.eth_cores = 2;
+        const emu::Cluster cluster(emu::topology::ring(4, 1, chip));
+        ch::GroupSpec g;
+        g.transport = Transport::edm;
+        g.shape = GroupShape::all_pairs;
+        for (uint32_t r = 0; r < 4; ++r) g.workers.push_back({r, 0, 0});
+        CHECK_THROWS_WITH(ch::edm_hops_from(cluster, g), Catch::Contains("no free Ethernet link between chips 0 and 2"));
+    }
+}
+
+TEST_CASE("multihop: the same multi-hop method on a ring group still fails with the named device error", "[collectives][e2e]") {
+    // Guard: the ring plan must not silently grow links; only all_pairs reaches non-neighbours.
+    cb::BedOptions bo;
+    bo.transport = Transport::ipcq;
+    bo.shape = GroupShape::ring;
+    bo.ranks = 4;
+    bo.message_bytes = 256;
+    bo.buffer_bytes = 256;
+    cb::Bed bed(bo);
+    Shape sh;
+    sh.op = Op::all_reduce;
+    sh.method = Method::recursive_doubling;
+    sh.ranks = 4;
+    const cb::Layout L = cb::make_layout(sh, 8, 64);
+    bed.add([L](auto&, auto& link, const GroupArgs& g) -> uint64_t {
+        ExecParams ep;
+        ep.shape = L.shape;
+        ep.rank = g.rank;
+        ep.chunk_elems = L.chunk_elems;
+        ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, g.input_l1};
+        ep.count = L.count;
+        execute_any<Reducer<float, RedOp::sum>>(link, ep, cb::dirs_of(g));
+        link.quiesce();
+        return 0;
+    });
+    emu::RunOptions ro;
+    ro.watchdog = std::chrono::milliseconds(5000);
+    const emu::RunReport rep = bed.run(ro);
+    CHECK_FALSE(rep.ok());
+    CHECK_THAT(rep.summary(), Catch::Contains("has no link direction to rank"));
+}
+
+TEST_CASE("multihop: full matrix — every multi-hop op x method x dtype x operator x size x transport, 1-9 ranks",
+          "[collectives][e2e][long]") {
+    Tally t;
+    for (Transport tr : {Transport::ipcq, Transport::edm})
+        for (uint32_t p : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u})
+            for (Op op : kOps)
+                for (auto [m, k] : multihop_methods(op, p))
+                    for (DataType d : kTypes)
+                        for (RedOp r : kRedOps) {
+                            if (!is_valid_op(d, r)) continue;
+                            if (!op_reduces(op) && r != cb::any_valid_op(d)) continue;  // the operator does not matter
+                            if (op == Op::barrier && (d != DataType::f32 || r != RedOp::sum)) continue;
+                            for (uint32_t count : {0u, 1u, 37u, 4099u}) {
+                                Case c{op, m, tr, p, d, r, count, uint64_t(count) * 7 + p};
+                                c.tree = k;
+                                t.add(c);
+                            }
+                        }
+    WARN("multihop full matrix: " << t.run << " runs, " << t.failed << " failed");
+    CHECK(t.failed == 0);
+}
