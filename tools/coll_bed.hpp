@@ -252,13 +252,20 @@ inline coll::PeerDirs mesh_dirs_of(const coll::GroupArgs& g) {
 
 /// ... and of an all_pairs group (direction all_pairs_dir(rank, peer)).
 inline coll::AllPairsDirs all_pairs_dirs_of(const coll::GroupArgs& g) { return {g.rank, g.ranks}; }
-/// The right map for the group's shape, for schedules of any method.
-template <class F>
-decltype(auto) with_dirs(const coll::GroupArgs& g, F&& f) {
-    if (g.shape == coll::GroupShape::all_pairs) return f(all_pairs_dirs_of(g));
-    if (g.shape == coll::GroupShape::mesh) return f(mesh_dirs_of(g));
-    return f(dirs_of(g));
-}
+/// The right map for any group shape (ring / line: RingDirs, mesh: PeerDirs, all_pairs:
+/// AllPairsDirs), for tools that run any method on any group.
+struct GroupDirs {
+    coll::GroupShape shape;
+    coll::RingDirs ring;
+    coll::PeerDirs mesh;
+    coll::AllPairsDirs all;
+    uint32_t operator()(uint32_t peer, bool sending) const {
+        return shape == coll::GroupShape::all_pairs ? all(peer, sending)
+             : shape == coll::GroupShape::mesh      ? mesh(peer, sending)
+                                                    : ring(peer, sending);
+    }
+};
+inline GroupDirs group_dirs_of(const coll::GroupArgs& g) { return {g.shape, dirs_of(g), mesh_dirs_of(g), all_pairs_dirs_of(g)}; }
 
 /// Chunk size: one packet (the schedules are checked to finish with 2 slots per channel when
 /// every message is one chunk of one packet; slicer.hpp, kSlotsNeeded).

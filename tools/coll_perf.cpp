@@ -1,7 +1,7 @@
 // coll_perf — collectives benchmark in the nccl-tests convention, on the emulation.
 //
 //   coll_perf [-b MIN] [-e MAX] [-f FACTOR] [-o REDOP] [-d TYPE] [-n ITERS] [-w WARMUP] [-c 0|1]
-//             [--coll OP[,OP...]] [--method M] [--transport edm|ipcq] [--topology ring|line|t3000]
+//             [--coll OP[,OP...]] [--method M] [--transport edm|ipcq] [--topology ring|line|all_pairs|t3000]
 //             [--ranks N] [--message BYTES] [--slots N] [--repeat R] [--memcpy BYTES[,BYTES...]]
 //             [--adversarial SEED]
 //
@@ -166,7 +166,7 @@ Result run_one(const Options& o, Op op, Method method, uint64_t count) {
     sh.peer = o.ranks > 1 ? o.ranks - 1 : 0;
     cb::BedOptions bo;
     bo.transport = o.transport;
-    bo.shape = o.topology == "line" ? GroupShape::line : GroupShape::ring;
+    bo.shape = o.topology == "line" ? GroupShape::line : o.topology == "all_pairs" ? GroupShape::all_pairs : GroupShape::ring;
     bo.t3000 = o.topology == "t3000";
     bo.ranks = o.ranks;
     bo.message_bytes = o.message;
@@ -196,7 +196,7 @@ Result run_one(const Options& o, Op op, Method method, uint64_t count) {
             ep.chunk_elems = L.chunk_elems;
             ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, prep ? extra[g.rank] : g.input_l1};
             ep.count = L.count;
-            const RingDirs dirs = cb::dirs_of(g);
+            const cb::GroupDirs dirs = cb::group_dirs_of(g);
             for (uint32_t i = 0; i < warmup; ++i) execute_any<Red>(link, ep, dirs);
             start[g.rank] = Clock::now();
             for (uint32_t i = 0; i < iters; ++i) execute_any<Red>(link, ep, dirs);
@@ -243,7 +243,9 @@ void print_help() {
         "  --method M      ring_cw ring_ccw ring_bidir ring_meet_middle line broadcast_local_reduce reduce_broadcast_chain ...\n"
         "                  (default: auto, choose_method() per op, topology, ranks and size, like GCL's auto)\n"
         "  --transport T   edm (chips in a ring) or ipcq (PEs of one chip), default edm\n"
-        "  --topology T    ring, line or t3000 (EDM, 8 ranks), default ring\n"
+        "  --topology T    ring, line, all_pairs (every rank linked to every other: IPCQ queue pair / EDM\n"
+        "                  link per pair, at most 9 ranks; runs the multi-hop methods) or t3000 (EDM, 8 ranks),\n"
+        "                  default ring\n"
         "  --ranks N       default 8\n"
         "  --message B     packet / slot bytes, default 16384      --slots N, default 4\n"
         "  --repeat R      runs per size, median time reported, default 1\n"
@@ -284,7 +286,8 @@ int main(int argc, char** argv) {
             else if (v == "ipcq") o.transport = Transport::ipcq;
             else usage_error("--transport '" + v + "' is not known (allowed: edm, ipcq)");
         } else if (a == "--topology") {
-            if (v != "ring" && v != "line" && v != "t3000") usage_error("--topology '" + v + "' is not known (allowed: ring, line, t3000)");
+            if (v != "ring" && v != "line" && v != "all_pairs" && v != "t3000")
+                usage_error("--topology '" + v + "' is not known (allowed: ring, line, all_pairs, t3000)");
             o.topology = v;
         } else if (a == "--ranks") o.ranks = parse_u32(a, v, 1, 64);
         else if (a == "--message") o.message = parse_u32(a, v, 16, 1 << 20);
@@ -298,6 +301,8 @@ int main(int argc, char** argv) {
         if (o.transport != Transport::edm) usage_error("--topology t3000 is a ring of 8 chips over EDM: use --transport edm");
         if (o.ranks != 8) usage_error("--topology t3000 has 8 chips: use --ranks 8");
     }
+    if (o.topology == "all_pairs" && o.ranks > 9)
+        usage_error("--topology all_pairs needs ranks - 1 directions per rank; at most 8, so --ranks <= 9");
     if (o.message % 16) usage_error("--message '" + std::to_string(o.message) + "' must be a multiple of 16");
     if (o.min_bytes > o.max_bytes) usage_error("-b is larger than -e");
     if (o.transport == Transport::ipcq && o.ranks > 16) usage_error("--ranks with ipcq: at most 16 PEs on the emulated chip");
@@ -327,7 +332,7 @@ int main(int argc, char** argv) {
             // Default: GCL's "auto" — choose_method for the op, topology, ranks and bytes per rank.
             const Method m = o.method_given ? o.method
                                             : choose_method(op, o.topology == "line" ? Topology::line : Topology::ring,
-                                                            o.ranks, count * eb, false);
+                                                            o.ranks, count * eb, o.topology == "all_pairs");
             Options oo = o;
             oo.redop = redop;
             Result r;
