@@ -21,7 +21,9 @@
 //     reduce_scatter, reduce, barrier) into `buf.prepared` (which may equal `buf.input`: then the
 //     input is overwritten); Red::finalize once to every fully reduced output element this rank
 //     holds (all_reduce, reduce_scatter: its whole output; reduce: the root's output).
-//   * Lanes run one after the other, lane 0 first, on every rank. Each lane is a complete schedule
+//   * Lanes run one after the other, lane 0 first, on every rank (execute / execute_any;
+//     execute_any_interleaved runs them interleaved piece by piece when they use disjoint link
+//     directions, see there). Each lane is a complete schedule
 //     on its own, and every rank finishes its lane-0 messages before its lane-1 messages, so the
 //     per-direction FIFO order matches on both ends even when two lanes share a direction (a
 //     2-rank bidirectional ring).
@@ -100,6 +102,14 @@ constexpr Chunking choose_chunking(Op op, uint32_t ranks, uint32_t count, uint32
 }
 
 
+/// Type-erased step callback: the algorithms' generators are instantiated once for it, whatever
+/// the reducer and link (keeps a sweep over types x operators x methods compilable).
+struct StepSink {
+    void* ctx;
+    void (*fn)(void*, const Step&);
+    void operator()(const Step& s) const { fn(ctx, s); }
+};
+
 /// Runs the steps of one rank on a link: the per-step dispatch to the primitives, plus the
 /// prepare / finalize / padding work around them. Used through execute() / execute_any().
 template <class Red, class Link, class DirOf>
@@ -162,7 +172,119 @@ public:
         }
     }
 
+    // ---- interleaved lanes (execute_any_interleaved) ----------------------------------------
+    /// One lane's position: its current step and piece, and a piece whose send is still pending.
+    struct Cursor {
+        uint32_t lane = 0, index = 0;
+        bool have = false, done = false;
+        Step s{};
+        uint32_t from = no_dir, to = no_dir, n = 0, piece = 0, pieces = 0, off = 0;
+        bool pending = false, holding = false;
+        View v{};
+        uint32_t send_l1 = 0, send_bytes = 0;
+    };
+
+    /// The directions a lane sends on (tx) and receives on (rx), as bit masks.
+    template <class ForLane>
+    void lane_dirs(ForLane&& for_lane, uint32_t lane, uint32_t& tx, uint32_t& rx) {
+        tx = rx = 0;
+        struct Ctx { StepRunner* self; uint32_t* tx; uint32_t* rx; } ctx{this, &tx, &rx};
+        for_lane(lane, StepSink{&ctx, [](void* c, const Step& s) {
+            Ctx& x = *static_cast<Ctx*>(c);
+            if (verb_sends(s.verb)) *x.tx |= 1u << (x.self->dir(s.send_peer, true, s) & 31u);
+            if (verb_receives(s.verb)) *x.rx |= 1u << (x.self->dir(s.recv_peer, false, s) & 31u);
+        }});
+    }
+
+    /// Advances lane c by at most one piece without blocking; true if it made progress.
+    /// `fetch(lane, index, step)` gives the lane's step `index` (false past its last).
+    template <class Fetch>
+    bool advance(Cursor& c, Fetch&& fetch) {
+        if (c.done) return false;
+        if (!c.have) {
+            if (!fetch(c.lane, c.index, c.s)) {
+                c.done = true;
+                return true;
+            }
+            c.have = true;
+            c.n = c.s.count * p_.chunk_elems;
+            c.from = verb_receives(c.s.verb) ? dir(c.s.recv_peer, false, c.s) : no_dir;
+            c.to = verb_sends(c.s.verb) ? dir(c.s.send_peer, true, c.s) : no_dir;
+            c.pieces = detail::pieces(c.n, piece_elems<T>(link_));
+            c.piece = 0;
+            c.off = 0;
+        }
+        if (!verb_receives(c.s.verb) && !verb_sends(c.s.verb)) {  // copy / reduce_local: local work
+            (*this)(c.s);
+            next_step(c);
+            return true;
+        }
+        const uint32_t pe = piece_elems<T>(link_);
+        const uint32_t e = c.n - c.off < pe ? c.n - c.off : pe;
+        const uint32_t b = e * eb, o = c.off * eb;
+        if (c.pending) return try_finish_send(c, e);
+        if (c.s.verb == Verb::send) {
+            if (!link_.try_send(c.to, addr(c.s.src) + o, b)) return false;
+            next_piece(c, e);
+            return true;
+        }
+        View v;
+        if (!link_.try_recv(c.from, v)) return false;
+        if (KCCL_UNLIKELY(v.bytes != b)) {
+            detail::Msg m;
+            m.s("collectives: ").s(verb_name(c.s.verb)).s(": a piece from direction ").u(c.from).s(" has ").u(v.bytes)
+                .s(" bytes but this rank expects ").u(b)
+                .s(" (sender and receiver must agree on the chunk size and use links with one message size)");
+            detail::die(m);
+        }
+        switch (c.s.verb) {
+            case Verb::recv:
+                detail::copy_l1(link_.hal(), addr(c.s.dst) + o, v.l1, b);
+                link_.release(v);
+                next_piece(c, e);
+                return true;
+            case Verb::recv_reduce_copy:
+                detail::combine_l1<Red>(link_.hal(), addr(c.s.dst) + o, v.l1, addr(c.s.src) + o, e);
+                link_.release(v);
+                next_piece(c, e);
+                return true;
+            case Verb::recv_reduce_send:  // the sum is formed in the view and sent from there
+                detail::combine_l1<Red>(link_.hal(), v.l1, v.l1, addr(c.s.src) + o, e);
+                c.v = v, c.holding = true, c.send_l1 = v.l1;
+                break;
+            case Verb::recv_copy_send:
+                detail::copy_l1(link_.hal(), addr(c.s.dst) + o, v.l1, b);
+                c.v = v, c.holding = true, c.send_l1 = v.l1;
+                break;
+            default:  // recv_reduce_copy_send: sent from dst
+                detail::combine_l1<Red>(link_.hal(), addr(c.s.dst) + o, v.l1, addr(c.s.src) + o, e);
+                link_.release(v);
+                c.holding = false, c.send_l1 = addr(c.s.dst) + o;
+                break;
+        }
+        c.pending = true;
+        c.send_bytes = b;
+        try_finish_send(c, e);
+        return true;
+    }
+
 private:
+    bool try_finish_send(Cursor& c, uint32_t e) {
+        if (!link_.try_send(c.to, c.send_l1, c.send_bytes)) return false;
+        if (c.holding) link_.release(c.v);
+        c.pending = c.holding = false;
+        next_piece(c, e);
+        return true;
+    }
+    void next_piece(Cursor& c, uint32_t e) {
+        c.off += e;
+        if (++c.piece >= c.pieces) next_step(c);
+    }
+    void next_step(Cursor& c) {
+        c.have = false;
+        ++c.index;
+    }
+
     T* ptr(uint32_t l1, uint32_t n) { return reinterpret_cast<T*>(link_.hal().l1_ptr(l1, n * eb)); }
     uint32_t addr(ChunkRef c) const {
         const uint32_t base = c.buf == Buf::input ? in_base_ : c.buf == Buf::output ? p_.buf.output : p_.buf.scratch;
@@ -184,14 +306,6 @@ private:
     const ExecParams& p_;
     DirOf& dir_of_;
     uint32_t in_base_ = 0;
-};
-
-/// Type-erased step callback: the algorithms' generators are instantiated once for it, whatever
-/// the reducer and link (keeps a sweep over types x operators x methods compilable).
-struct StepSink {
-    void* ctx;
-    void (*fn)(void*, const Step&);
-    void operator()(const Step& s) const { fn(ctx, s); }
 };
 
 /// Runs every lane of Algo for this rank. `dir_of(peer, sending)` gives the link direction that
@@ -224,6 +338,62 @@ void execute_any(Link& link, const ExecParams& p, DirOf&& dir_of) {
     }
     run.begin();
     for (uint32_t lane = 0; lane < n; ++lane) for_each_step(p.shape, p.rank, lane, sink);
+    run.end();
+}
+
+/// Like execute_any, but runs the lanes INTERLEAVED, piece by piece, on the one worker: each turn
+/// every unfinished lane advances by at most one piece without blocking (try_recv / try_send);
+/// when no lane can move the worker calls hal.idle(). A lane never waits for another, so the
+/// lanes progress as if each had its own core — the checker's concurrent model (CheckOptions
+/// default: one FIFO per (sender, receiver, lane)) — PROVIDED no two lanes share a link
+/// direction for sending or for receiving (then each lane's messages have their own channel).
+/// That is checked first, per rank, by walking every lane's steps once: if two lanes share a
+/// direction (a 2-rank all_pairs group, where next and prev are one direction) the lanes run
+/// one after the other as in execute_any (the checker's serial_lanes model). A one-lane method
+/// runs as in execute_any. Ranks may differ in that choice: a serial rank still only waits for
+/// messages of the lane it runs, which its interleaving peers keep sending.
+template <class Red, class Link, class DirOf>
+void execute_any_interleaved(Link& link, const ExecParams& p, DirOf&& dir_of) {
+    static_assert(check_link<Link>(), "");
+    using Runner = StepRunner<Red, Link, std::remove_reference_t<DirOf>>;
+    constexpr uint32_t kMaxLanes = 4;
+    const uint32_t n = lanes(p.shape);
+    if (n <= 1 || n > kMaxLanes) return execute_any<Red>(link, p, dir_of);
+    Runner run(link, p, dir_of);
+    const Shape sh = p.shape;
+    const uint32_t rank = p.rank;
+    auto for_lane = [&](uint32_t lane, const StepSink& sink) { for_each_step(sh, rank, lane, sink); };
+    uint32_t tx[kMaxLanes], rx[kMaxLanes], tx_all = 0, rx_all = 0;
+    bool disjoint = true;
+    for (uint32_t l = 0; l < n; ++l) {
+        run.lane_dirs(for_lane, l, tx[l], rx[l]);
+        disjoint = disjoint && !(tx[l] & tx_all) && !(rx[l] & rx_all);
+        tx_all |= tx[l];
+        rx_all |= rx[l];
+    }
+    if (!disjoint) return execute_any<Red>(link, p, dir_of);
+    // Step `index` of a lane: re-runs the lane's generator up to it (steps are computed on the
+    // fly, no tables); a lane has a few steps per fragment, so this stays small.
+    auto fetch = [&](uint32_t lane, uint32_t index, Step& out) {
+        struct Ctx { uint32_t want, seen; Step* out; bool found; } ctx{index, 0, &out, false};
+        for_each_step(sh, rank, lane, StepSink{&ctx, [](void* c, const Step& s) {
+            Ctx& x = *static_cast<Ctx*>(c);
+            if (x.seen++ == x.want) { *x.out = s; x.found = true; }
+        }});
+        return ctx.found;
+    };
+    typename Runner::Cursor cur[kMaxLanes];
+    for (uint32_t l = 0; l < n; ++l) cur[l].lane = l;
+    run.begin();
+    for (;;) {
+        bool moved = false, all_done = true;
+        for (uint32_t l = 0; l < n; ++l) {
+            moved = run.advance(cur[l], fetch) || moved;
+            all_done = all_done && cur[l].done;
+        }
+        if (all_done) break;
+        if (!moved) link.hal().idle();
+    }
     run.end();
 }
 

@@ -51,12 +51,15 @@ struct Case {
     TreeKind tree = TreeKind::none;
     bool adversarial = true;
     uint32_t message_bytes = 256;
+    GroupShape group = GroupShape::all_pairs;
+    bool interleave = false;  // execute_any_interleaved
 
     std::string describe() const {
         std::ostringstream s;
         s << op_name(op) << " " << method_name(method) << (tree != TreeKind::none ? std::string(" (") + tree_name(tree) + ")" : "")
-          << " on an all_pairs group of " << ranks << " over " << cb::name(transport) << ", " << dtype_name(dtype) << " "
-          << redop_name(redop) << ", count " << count << (adversarial ? ", adversarial" : "");
+          << " on a " << ch::shape_name(group) << " group of " << ranks << " over " << cb::name(transport) << ", " << dtype_name(dtype) << " "
+          << redop_name(redop) << ", count " << count << (adversarial ? ", adversarial" : "")
+          << (interleave ? ", lanes interleaved" : "");
         return s.str();
     }
 };
@@ -84,7 +87,7 @@ std::string run_case(const Case& c) {
     }
     cb::BedOptions bo;
     bo.transport = c.transport;
-    bo.shape = GroupShape::all_pairs;
+    bo.shape = c.group;
     bo.ranks = c.ranks;
     bo.message_bytes = c.message_bytes;
     bo.slots = 4;
@@ -96,7 +99,8 @@ std::string run_case(const Case& c) {
     const bool reduces = op_reduces(c.op);
     const uint64_t seed = c.seed;
     const RedOp redop = c.redop;
-    bed.add([L, seed, redop, reduces](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
+    const bool inter = c.interleave;
+    bed.add([L, seed, redop, reduces, inter](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
         T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * eb));
         for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, redop, reduces, g.rank, i);
         ExecParams ep;
@@ -105,7 +109,8 @@ std::string run_case(const Case& c) {
         ep.chunk_elems = L.chunk_elems;
         ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, g.input_l1};
         ep.count = L.count;
-        execute_any<Red>(link, ep, cb::all_pairs_dirs_of(g));
+        if (inter) execute_any_interleaved<Red>(link, ep, cb::group_dirs_of(g));
+        else execute_any<Red>(link, ep, cb::group_dirs_of(g));
         link.quiesce();
         return 0;
     });
@@ -335,4 +340,37 @@ TEST_CASE("multihop: full matrix — every multi-hop op x method x dtype x opera
                         }
     WARN("multihop full matrix: " << t.run << " runs, " << t.failed << " failed");
     CHECK(t.failed == 0);
+}
+
+TEST_CASE("interleaved lanes: bidirectional ring pair run piece by piece, bit-identical to the reference",
+          "[collectives][e2e]") {
+    // execute_any_interleaved advances both lanes of ring_bidir a piece at a time; on a 2-rank
+    // all_pairs group the lanes share the one direction and it falls back to serial lanes.
+    for (Transport tr : {Transport::ipcq, Transport::edm})
+        for (GroupShape gs : {GroupShape::ring, GroupShape::all_pairs})
+            for (uint32_t p : {2u, 3u, 5u})
+                for (Op op : {Op::all_gather, Op::reduce_scatter, Op::all_reduce})
+                    for (uint32_t count : {0u, 1u, 37u, 2000u}) {
+                        Case c{op, Method::ring_bidir, tr, p, DataType::bf16, RedOp::sum, count, count + 5 * p};
+                        c.group = gs;
+                        c.interleave = true;
+                        c.message_bytes = 64;  // many pieces per chunk: the interleaving is fine-grained
+                        INFO(c.describe());
+                        CHECK(run_any(c) == "");
+                    }
+}
+
+TEST_CASE("interleaved lanes: every dtype x operator of all_reduce ring_bidir", "[collectives][e2e][long]") {
+    for (Transport tr : {Transport::ipcq, Transport::edm})
+        for (DataType d : kTypes)
+            for (RedOp r : kRedOps) {
+                if (!is_valid_op(d, r)) continue;
+                for (uint32_t p : {2u, 4u, 7u}) {
+                    Case c{Op::all_reduce, Method::ring_bidir, tr, p, d, r, 4099, 31};
+                    c.group = GroupShape::ring;
+                    c.interleave = true;
+                    INFO(c.describe());
+                    CHECK(run_any(c) == "");
+                }
+            }
 }
