@@ -99,6 +99,7 @@ struct Options {
     Method method = Method::ring_bidir;
     Transport transport = Transport::edm;
     std::string topology = "ring";
+    bool interleave = false;  ///< --lanes interleaved: execute_any_interleaved
     uint32_t ranks = 8;
     uint32_t message = 16384, slots = 4;
     uint32_t repeat = 1;
@@ -197,9 +198,13 @@ Result run_one(const Options& o, Op op, Method method, uint64_t count) {
             ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, prep ? extra[g.rank] : g.input_l1};
             ep.count = L.count;
             const cb::GroupDirs dirs = cb::group_dirs_of(g);
-            for (uint32_t i = 0; i < warmup; ++i) execute_any<Red>(link, ep, dirs);
+            auto exec = [&] {
+                if (o.interleave) execute_any_interleaved<Red>(link, ep, dirs);
+                else execute_any<Red>(link, ep, dirs);
+            };
+            for (uint32_t i = 0; i < warmup; ++i) exec();
             start[g.rank] = Clock::now();
-            for (uint32_t i = 0; i < iters; ++i) execute_any<Red>(link, ep, dirs);
+            for (uint32_t i = 0; i < iters; ++i) exec();
             end[g.rank] = Clock::now();
             link.quiesce();
             return 0;
@@ -243,6 +248,8 @@ void print_help() {
         "  --method M      ring_cw ring_ccw ring_bidir ring_meet_middle line broadcast_local_reduce reduce_broadcast_chain ...\n"
         "                  (default: auto, choose_method() per op, topology, ranks and size, like GCL's auto)\n"
         "  --transport T   edm (chips in a ring) or ipcq (PEs of one chip), default edm\n"
+        "  --lanes L       serial (default: a method's lanes one after the other) or interleaved\n"
+        "                  (piece by piece, execute_any_interleaved; ring_bidir has 2 lanes)\n"
         "  --topology T    ring, line, all_pairs (every rank linked to every other: IPCQ queue pair / EDM\n"
         "                  link per pair, at most 9 ranks; runs the multi-hop methods) or t3000 (EDM, 8 ranks),\n"
         "                  default ring\n"
@@ -285,6 +292,9 @@ int main(int argc, char** argv) {
             if (v == "edm") o.transport = Transport::edm;
             else if (v == "ipcq") o.transport = Transport::ipcq;
             else usage_error("--transport '" + v + "' is not known (allowed: edm, ipcq)");
+        } else if (a == "--lanes") {
+            if (v != "serial" && v != "interleaved") usage_error("--lanes '" + v + "' is not known (allowed: serial, interleaved)");
+            o.interleave = v == "interleaved";
         } else if (a == "--topology") {
             if (v != "ring" && v != "line" && v != "all_pairs" && v != "t3000")
                 usage_error("--topology '" + v + "' is not known (allowed: ring, line, all_pairs, t3000)");

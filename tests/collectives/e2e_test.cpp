@@ -1,5 +1,6 @@
 // Collectives end to end on the emulation: the executor runs every operation x method the
-// schedules offer (on ring / line groups; the multi-hop methods need a routed link, see below)
+// schedules offer (on ring / line groups; the multi-hop methods run on all_pairs groups in
+// e2e_multihop_test.cpp)
 // over both transports (IPCQ on a ring of PEs, EDM on a ring of chips), for every dtype x
 // operator, sizes 0, 1, odd and large, under the adversarial mode with dirty L1. Each rank's
 // output is compared bit for bit with a plain host reference computed here from the same seeded
