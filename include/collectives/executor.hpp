@@ -352,6 +352,9 @@ void execute_any(Link& link, const ExecParams& p, DirOf&& dir_of) {
 /// one after the other as in execute_any (the checker's serial_lanes model). A one-lane method
 /// runs as in execute_any. Ranks may differ in that choice: a serial rank still only waits for
 /// messages of the lane it runs, which its interleaving peers keep sending.
+/// Steps of a lane execute_any_interleaved computes per run of its generator.
+inline constexpr uint32_t interleave_window = 32;
+
 template <class Red, class Link, class DirOf>
 void execute_any_interleaved(Link& link, const ExecParams& p, DirOf&& dir_of) {
     static_assert(check_link<Link>(), "");
@@ -372,15 +375,29 @@ void execute_any_interleaved(Link& link, const ExecParams& p, DirOf&& dir_of) {
         rx_all |= rx[l];
     }
     if (!disjoint) return execute_any<Red>(link, p, dir_of);
-    // Step `index` of a lane: re-runs the lane's generator up to it (steps are computed on the
-    // fly, no tables); a lane has a few steps per fragment, so this stays small.
+    // Step `index` of a lane: steps are computed on the fly (no tables), so a lane's generator
+    // is re-run to reach them; each run keeps a window of the next kWindow steps, so a lane of
+    // S steps costs about S / kWindow generator runs.
+    constexpr uint32_t kWindow = interleave_window;
+    struct Window { uint32_t first = 0, count = 0; bool ended = false; Step s[kWindow]; };
+    Window win[kMaxLanes];
     auto fetch = [&](uint32_t lane, uint32_t index, Step& out) {
-        struct Ctx { uint32_t want, seen; Step* out; bool found; } ctx{index, 0, &out, false};
-        for_each_step(sh, rank, lane, StepSink{&ctx, [](void* c, const Step& s) {
-            Ctx& x = *static_cast<Ctx*>(c);
-            if (x.seen++ == x.want) { *x.out = s; x.found = true; }
-        }});
-        return ctx.found;
+        Window& w = win[lane];
+        if (index < w.first || index >= w.first + w.count) {
+            if (w.ended && index >= w.first + w.count) return false;
+            struct Ctx { uint32_t first, seen; Window* w; } ctx{index, 0, &w};
+            w.first = index;
+            w.count = 0;
+            for_each_step(sh, rank, lane, StepSink{&ctx, [](void* c, const Step& s) {
+                Ctx& x = *static_cast<Ctx*>(c);
+                const uint32_t i = x.seen++;
+                if (i >= x.first && i - x.first < interleave_window) x.w->s[x.w->count++] = s;
+            }});
+            w.ended = ctx.seen <= index + kWindow;  // the window reaches the lane's end
+            if (w.count == 0) return false;
+        }
+        out = w.s[index - w.first];
+        return true;
     };
     typename Runner::Cursor cur[kMaxLanes];
     for (uint32_t l = 0; l < n; ++l) cur[l].lane = l;
