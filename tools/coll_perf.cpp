@@ -3,7 +3,7 @@
 //   coll_perf [-b MIN] [-e MAX] [-f FACTOR] [-o REDOP] [-d TYPE] [-n ITERS] [-w WARMUP] [-c 0|1]
 //             [--coll OP[,OP...]] [--method M] [--transport edm|ipcq] [--topology ring|line|all_pairs|t3000]
 //             [--ranks N] [--message BYTES] [--slots N] [--repeat R] [--memcpy BYTES[,BYTES...]]
-//             [--adversarial SEED]
+//             [--adversarial SEED] [--engine fibers|threads] [--timing wormhole|wafer]
 //
 // Sizes (-b/-e, suffixes K M G) are nccl-tests' "size": the bytes of the largest buffer (all_gather:
 // the gathered output; reduce_scatter: each rank's input; all_reduce and the rest: the tensor).
@@ -14,7 +14,12 @@
 // seeded and exactly predictable (tools/coll_bed.hpp), so -c 1 counts every wrong element.
 // --memcpy prints a memcpy baseline (median of 5 copies per repeat, GB/s) measured in the same run.
 //
-// Engine: the threaded emulation (every core a thread on this host); no modelled time.
+// Engine: --engine fibers (default: every emulated core a fiber on one host thread) or threads
+// (one host thread per core). --timing wormhole|wafer runs the timed fiber engine with that model
+// (emulation/timing.hpp) and adds modelled time per iteration, modelled algbw/busbw and (Wormhole)
+// busbw as a share of the 12.5 GB/s Ethernet line rate. Modelled time per iteration is exact and
+// host-independent: (makespan of a run with warmup + n iterations - makespan of a run with warmup
+// iterations only) / n, so set-up, EDM handshakes and teardown cancel out.
 #include "tools/coll_bed.hpp"
 
 #include <algorithm>
@@ -22,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -106,7 +112,15 @@ struct Options {
     std::vector<uint64_t> memcpy_sizes;
     bool adversarial = false;
     uint64_t adv_seed = 0;
+    emu::Engine engine = emu::Engine::fibers;
+    std::string timing;  ///< "", "wormhole" or "wafer"
 };
+
+std::unique_ptr<emu::TimingModel> make_model(const std::string& t) {
+    if (t == "wormhole") return emu::wormhole_model();
+    if (t == "wafer") return emu::wafer_model();
+    return nullptr;
+}
 
 double busbw_factor(Op op, uint32_t n) {
     switch (op) {
@@ -149,6 +163,8 @@ double memcpy_gbps(uint64_t bytes) {
 
 struct Result {
     double time_us = 0;
+    double model_us = 0;         ///< timed engine: modelled time per iteration (µs)
+    double model_ticks = 0;      ///< the same in the model's ticks
     uint64_t wrong = 0;
     std::string first_wrong;
     std::string error;
@@ -172,21 +188,29 @@ Result run_one(const Options& o, Op op, Method method, uint64_t count) {
     bo.ranks = o.ranks;
     bo.message_bytes = o.message;
     bo.slots = o.slots;
-    if (count > 0x7FFFFFFFull) return {0, 0, "", "count too large"};
+    Result res;
+    if (count > 0x7FFFFFFFull) { res.error = "count too large"; return res; }
     const cb::Layout L = cb::make_layout(sh, uint32_t(count), cb::max_chunk_elems(bo, eb));
-    if (const char* err = validate(L.shape)) return {0, 0, "", err};
+    if (const char* err = validate(L.shape)) { res.error = err; return res; }
     bo.buffer_bytes = cb::buffer_bytes_for(L, eb);
     const bool prep = Red::has_prepare && op_reduces(op);
     bo.extra_bytes = prep ? bo.buffer_bytes : 0;
-    Result res;
-    for (uint32_t rep = 0; rep < o.repeat; ++rep) {
+    const uint64_t seed = 1;
+    const RedOp redop = o.redop;
+
+    // One run of `warmup` + `iters` collectives on a fresh group; `check` counts wrong outputs.
+    struct Once {
+        emu::RunReport report;
+        double wall_us = 0;
+        uint64_t wrong = 0;
+        std::string first_wrong;
+    };
+    auto run_once = [&](uint32_t iters, uint32_t warmup, emu::TimingModel* model, uint64_t adv_seed, bool check) {
+        Once out;
         cb::Bed bed(bo);
         std::vector<uint32_t> extra(o.ranks);
         for (uint32_t r = 0; r < o.ranks; ++r) extra[r] = bed.extra(r);
         std::vector<Clock::time_point> start(o.ranks), end(o.ranks);
-        const uint64_t seed = 1;
-        const RedOp redop = o.redop;
-        const uint32_t iters = o.iters, warmup = o.warmup;
         bed.add([&, L, seed, redop, iters, warmup, prep](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
             T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * eb));
             const bool reduces = op_reduces(L.shape.op);
@@ -212,26 +236,48 @@ Result run_one(const Options& o, Op op, Method method, uint64_t count) {
         emu::RunOptions ro;
         ro.watchdog = std::chrono::milliseconds(60000);
         ro.dirty_l1 = emu::RunOptions::DirtyL1::off;
+        ro.engine = o.engine;
+        ro.timing = model;
         if (o.adversarial) {
             ro.adversary.enabled = true;
-            ro.adversary.seed = o.adv_seed + rep;
+            ro.adversary.seed = adv_seed;
             ro.dirty_l1 = emu::RunOptions::DirtyL1::on;
         }
-        const emu::RunReport rep_ = bed.run(ro);
-        if (!rep_.ok()) return {0, 0, "", "run failed: " + rep_.summary()};
+        out.report = bed.run(ro);
+        if (!out.report.ok()) return out;
         const auto t0 = *std::min_element(start.begin(), start.end());
         const auto t1 = *std::max_element(end.begin(), end.end());
-        const double us = std::chrono::duration<double, std::micro>(t1 - t0).count() / std::max(1u, iters);
-        static thread_local std::vector<double> times;
-        if (rep == 0) times.clear();
-        times.push_back(us);
-        res.time_us = median(times);
-        if (o.check && rep == 0) {
+        out.wall_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / std::max(1u, iters);
+        if (check) {
             const auto [nbad, text] = cb::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
-            res.wrong = nbad;
-            res.first_wrong = text;
+            out.wrong = nbad;
+            out.first_wrong = text;
+        }
+        return out;
+    };
+
+    const std::unique_ptr<emu::TimingModel> model = make_model(o.timing);
+    std::vector<double> times;
+    for (uint32_t rep = 0; rep < o.repeat; ++rep) {
+        const Once r = run_once(o.iters, o.warmup, model.get(), o.adv_seed + rep, o.check && rep == 0);
+        if (!r.report.ok()) { res.error = "run failed: " + r.report.summary(); return res; }
+        times.push_back(r.wall_us);
+        if (rep == 0) {
+            res.wrong = r.wrong;
+            res.first_wrong = r.first_wrong;
+        }
+        if (model && rep == 0) {
+            // Modelled time is deterministic: once. The same group with the warmup only; the
+            // difference of the makespans is the n timed iterations (set-up, EDM handshakes and
+            // teardown cancel out).
+            const Once b = run_once(0, o.warmup, model.get(), 0, false);
+            if (!b.report.ok()) { res.error = "run failed (modelled baseline): " + b.report.summary(); return res; }
+            const emu::vtime_t m1 = r.report.makespan, m0 = std::min(b.report.makespan, m1);
+            res.model_ticks = double(m1 - m0) / std::max(1u, o.iters);
+            res.model_us = res.model_ticks / r.report.ticks_per_second * 1e6;
         }
     }
+    res.time_us = median(times);
     return res;
 }
 
@@ -257,7 +303,10 @@ void print_help() {
         "  --message B     packet / slot bytes, default 16384      --slots N, default 4\n"
         "  --repeat R      runs per size, median time reported, default 1\n"
         "  --memcpy SIZES  also print memcpy GB/s for these sizes (median over the repeats)\n"
-        "  --adversarial SEED  adversarial deliveries and dirty L1\n");
+        "  --adversarial SEED  adversarial deliveries and dirty L1\n"
+        "  --engine E      fibers (default: every core a fiber on one host thread) or threads (a host thread per core)\n"
+        "  --timing M      wormhole or wafer: the timed fiber engine with that model; adds modelled time per\n"
+        "                  iteration, modelled algbw / busbw and (wormhole) busbw as a share of 12.5 GB/s\n");
 }
 
 uint32_t parse_u32(const std::string& opt, const std::string& v, uint32_t lo, uint32_t hi) {
@@ -305,6 +354,14 @@ int main(int argc, char** argv) {
         else if (a == "--repeat") o.repeat = parse_u32(a, v, 1, 100);
         else if (a == "--memcpy") { for (auto& s : split(v)) o.memcpy_sizes.push_back(parse_size(a, s)); }
         else if (a == "--adversarial") { o.adversarial = true; o.adv_seed = parse_size(a, v); }
+        else if (a == "--engine") {
+            if (v == "fibers") o.engine = emu::Engine::fibers;
+            else if (v == "threads") o.engine = emu::Engine::threads;
+            else usage_error("--engine '" + v + "' is not known (allowed: fibers, threads)");
+        } else if (a == "--timing") {
+            if (v != "wormhole" && v != "wafer") usage_error("--timing '" + v + "' is not known (allowed: wormhole, wafer)");
+            o.timing = v;
+        }
         else usage_error("unknown option '" + a + "'");
     }
     if (o.topology == "t3000") {
@@ -313,6 +370,12 @@ int main(int argc, char** argv) {
     }
     if (o.topology == "all_pairs" && o.ranks > 9)
         usage_error("--topology all_pairs needs ranks - 1 directions per rank; at most 8, so --ranks <= 9");
+    if (!o.timing.empty()) {
+        if (o.engine != emu::Engine::fibers) usage_error("--timing needs the fiber engine (--engine fibers); the thread engine has no modelled time");
+        if (o.adversarial) usage_error("--timing cannot be combined with --adversarial (a timed run delivers at the modelled times)");
+        if (o.timing == "wafer" && o.transport != Transport::ipcq)
+            usage_error("--timing wafer models a PE mesh without Ethernet: use --transport ipcq (PEs of one chip)");
+    }
     if (o.message % 16) usage_error("--message '" + std::to_string(o.message) + "' must be a multiple of 16");
     if (o.min_bytes > o.max_bytes) usage_error("-b is larger than -e");
     if (o.transport == Transport::ipcq && o.ranks > 16) usage_error("--ranks with ipcq: at most 16 PEs on the emulated chip");
@@ -322,17 +385,32 @@ int main(int argc, char** argv) {
             usage_error(std::string("-o ") + redop_name(o.redop) + " is not defined on -d " + dtype_name(o.dtype) +
                         " (GCL's rules: mean only on floating types, logical_and/logical_or only on bool, bit_and/bit_or/bit_xor "
                         "only on integers; sum, prod, min, max, square_add on floating and integer types)");
-    std::printf("# coll_perf: %u ranks, %s over %s, message %u B x %u slots, engine: threaded emulation (host threads)%s\n",
+    std::printf("# coll_perf: %u ranks, %s over %s, message %u B x %u slots%s\n",
                 o.ranks, o.topology == "t3000" ? "T3000 (2x4 chips, ring 0 1 2 3 7 6 5 4)" : o.topology.c_str(),
                 o.transport == Transport::edm ? "EDM" : "IPCQ", o.message, o.slots, o.adversarial ? ", adversarial" : "");
+    std::printf("# engine: %s%s\n",
+                o.engine == emu::Engine::fibers ? "fibers (every emulated core a fiber on one host thread)"
+                                                : "threads (a host thread per emulated core)",
+                o.timing == "wormhole" ? "; timed: Wormhole model (modelled time in us; %line = modelled busbw / 12.5 GB/s)"
+                : o.timing == "wafer"  ? "; timed: wafer PE-mesh model (modelled time in us at the model's clock, and in cycles)"
+                                       : "");
     for (uint64_t b : o.memcpy_sizes) {
         std::vector<double> g;
         for (uint32_t r = 0; r < std::max(3u, o.repeat); ++r) g.push_back(memcpy_gbps(b));
         std::printf("# memcpy %llu bytes: %.2f GB/s (median of %zu)\n", (unsigned long long)b, median(g), g.size());
     }
-    std::printf("#\n# %10s %12s %8s %10s %6s %14s %8s %8s %8s  %s\n", "size", "count", "type", "redop", "root", "time(us)",
-                "algbw", "busbw", "#wrong", "op / method");
-    std::printf("# %10s %12s %8s %10s %6s %14s %8s %8s %8s\n", "(B)", "(elements)", "", "", "", "", "(GB/s)", "(GB/s)", "");
+    const bool timed = !o.timing.empty();
+    const char* extra_col = o.timing == "wafer" ? "cycles" : "%line";
+    if (!timed) {
+        std::printf("#\n# %10s %12s %8s %10s %6s %14s %8s %8s %8s  %s\n", "size", "count", "type", "redop", "root", "time(us)",
+                    "algbw", "busbw", "#wrong", "op / method");
+        std::printf("# %10s %12s %8s %10s %6s %14s %8s %8s %8s\n", "(B)", "(elements)", "", "", "", "", "(GB/s)", "(GB/s)", "");
+    } else {
+        std::printf("#\n# %10s %12s %8s %10s %6s %14s %8s %8s %8s | %12s %8s %8s %8s  %s\n", "size", "count", "type", "redop",
+                    "root", "time(us)", "algbw", "busbw", "#wrong", "model(us)", "m.algbw", "m.busbw", extra_col, "op / method");
+        std::printf("# %10s %12s %8s %10s %6s %14s %8s %8s %8s | %12s %8s %8s %8s\n", "(B)", "(elements)", "", "", "", "wall",
+                    "(GB/s)", "(GB/s)", "", "modelled", "(GB/s)", "(GB/s)", "");
+    }
     int status = 0;
     const uint32_t eb = dtype_size(o.dtype);
     for (Op op : o.colls) {
@@ -359,9 +437,18 @@ int main(int argc, char** argv) {
                 char wrong[32];
                 if (o.check) std::snprintf(wrong, sizeof wrong, "%llu", (unsigned long long)r.wrong);
                 else std::snprintf(wrong, sizeof wrong, "N/A");
-                std::printf("  %10llu %12llu %8s %10s %6s %14.1f %8.3f %8.3f %8s  %s / %s\n", (unsigned long long)bytes,
+                std::printf("  %10llu %12llu %8s %10s %6s %14.1f %8.3f %8.3f %8s", (unsigned long long)bytes,
                             (unsigned long long)(bytes / eb), dtype_name(o.dtype), op_reduces(op) ? redop_name(redop) : "none",
-                            rooted ? "0" : "-1", r.time_us, algbw, busbw, wrong, op_name(op), method_name(m));
+                            rooted ? "0" : "-1", r.time_us, algbw, busbw, wrong);
+                if (timed) {
+                    const double malg = r.model_us > 0 ? double(bytes) / (r.model_us * 1e3) : 0;
+                    const double mbus = malg * busbw_factor(op, o.ranks);
+                    char last[32];
+                    if (o.timing == "wafer") std::snprintf(last, sizeof last, "%.0f", r.model_ticks);
+                    else std::snprintf(last, sizeof last, "%.1f%%", 100.0 * mbus / 12.5);
+                    std::printf(" | %12.2f %8.3f %8.3f %8s", r.model_us, malg, mbus, last);
+                }
+                std::printf("  %s / %s\n", op_name(op), method_name(m));
                 if (r.wrong) { std::printf("#   first wrong:%s\n", r.first_wrong.c_str()); status = 1; }
             }
             std::fflush(stdout);

@@ -147,7 +147,11 @@ public:
                 recv_reduce_copy_send<Red>(link_, from, to, addr(s.src), addr(s.dst), n);
                 break;
             case Verb::copy:
-                if (n && addr(s.src) != addr(s.dst)) memmove(ptr(addr(s.dst), n), ptr(addr(s.src), n), n * eb);
+                if (n && addr(s.src) != addr(s.dst)) {
+                    const uint32_t d = addr(s.dst), sr = addr(s.src), nb = n * eb;
+                    if (d + nb <= sr || sr + nb <= d) detail::copy_l1(link_.hal(), d, sr, nb);  // NoC DMA, like tt-metal
+                    else memmove(ptr(d, n), ptr(sr, n), nb);
+                }
                 break;
             case Verb::reduce_local:
                 if (n) Red::combine(ptr(addr(s.dst), n), ptr(addr(s.dst), n), ptr(addr(s.src), n), n);

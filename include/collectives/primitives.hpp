@@ -92,6 +92,20 @@ View recv_piece(L& link, uint32_t from, uint32_t expect_bytes, const char* verb)
     return v;
 }
 
+/// Receives the next piece straight into dst (the link's recv_into: EDM reads the packet from the
+/// EDM's slot into dst, IPCQ copies the rx slot into dst, both by NoC DMA), checking its length.
+template <class L>
+void recv_piece_into(L& link, uint32_t from, uint32_t dst_l1, uint32_t expect_bytes, const char* verb) {
+    const uint32_t got = link.recv_into(from, dst_l1, expect_bytes);
+    if (KCCL_UNLIKELY(got != expect_bytes)) {
+        Msg m;
+        m.s("collectives: ").s(verb).s(": a piece from direction ").u(from).s(" has ").u(got)
+            .s(" bytes but this rank expects ").u(expect_bytes)
+            .s(" (sender and receiver must agree on the chunk size and use links with one message size)");
+        die(m);
+    }
+}
+
 template <class Red, class H>
 void combine_l1(H& hal, uint32_t out, uint32_t received, uint32_t local, uint32_t n) {
     using T = typename Red::value_type;
@@ -101,9 +115,15 @@ void combine_l1(H& hal, uint32_t out, uint32_t received, uint32_t local, uint32_
                  reinterpret_cast<const T*>(hal.l1_ptr(local, b)), n);
 }
 
+/// A local copy moves the bytes with the core's NoC DMA (a write to its own L1), as tt-metal's
+/// data-movement kernels do, not with RISC-V loads and stores: the NoC moves a 32 B flit per cycle,
+/// a RISC-V copy 4 B per load and per store. The barrier makes dst complete (and src free) before
+/// the caller releases or reuses either.
 template <class H>
 void copy_l1(H& hal, uint32_t dst, uint32_t src, uint32_t bytes) {
-    if (bytes && dst != src) memcpy(hal.l1_ptr(dst, bytes), hal.l1_ptr(src, bytes), bytes);
+    if (!bytes || dst == src) return;
+    hal.noc_write(src, hal.noc_addr(hal.core_x(), hal.core_y(), dst), bytes);
+    hal.noc_write_barrier();
 }
 
 }  // namespace detail
@@ -130,9 +150,7 @@ void recv(L& link, uint32_t from, uint32_t dst_l1, uint32_t n) {
     for (uint32_t i = 0, off = 0; i < k; ++i) {
         const uint32_t e = n - off < p ? n - off : p;
         const uint32_t b = e * uint32_t(sizeof(T));
-        const View v = detail::recv_piece(link, from, b, "recv");
-        detail::copy_l1(link.hal(), dst_l1 + off * uint32_t(sizeof(T)), v.l1, b);
-        link.release(v);
+        detail::recv_piece_into(link, from, dst_l1 + off * uint32_t(sizeof(T)), b, "recv");
         off += e;
     }
 }
@@ -170,7 +188,8 @@ void recv_reduce_copy(L& link, uint32_t from, uint32_t src_l1, uint32_t dst_l1, 
     }
 }
 
-/// from -> dst, and from -> to (forwarded from the view).
+/// from -> dst, and from -> to (received into dst, forwarded from there: on EDM one NoC transfer of
+/// the piece fewer than landing it and copying it).
 template <class X, class L>
 void recv_copy_send(L& link, uint32_t from, uint32_t to, uint32_t dst_l1, uint32_t n) {
     static_assert(check_link<L>(), "");
@@ -179,10 +198,9 @@ void recv_copy_send(L& link, uint32_t from, uint32_t to, uint32_t dst_l1, uint32
     for (uint32_t i = 0, off = 0; i < k; ++i) {
         const uint32_t e = n - off < p ? n - off : p;
         const uint32_t b = e * uint32_t(sizeof(T));
-        const View v = detail::recv_piece(link, from, b, "recv_copy_send");
-        link.send(to, v.l1, b);
-        detail::copy_l1(link.hal(), dst_l1 + off * uint32_t(sizeof(T)), v.l1, b);
-        link.release(v);
+        const uint32_t dst = dst_l1 + off * uint32_t(sizeof(T));
+        detail::recv_piece_into(link, from, dst, b, "recv_copy_send");
+        link.send(to, dst, b);
         off += e;
     }
 }
