@@ -185,22 +185,26 @@ public:
     CoreCoord coord() const { return me_->coord; }
 
     // ---- addresses --------------------------------------------------------------------------
-    // Encoding (opaque to device code): bits 0-31 L1 address, 32-39 y, 40-47 x, 48-55 chip,
-    // bit 63 set. Adding a byte offset to a NoC address moves within the same core, as on hardware.
+    // Encoding (opaque to device code): bits 0-31 L1 address, 32-41 y, 42-51 x (10 bits each),
+    // 52-59 chip (8 bits), bit 63 set. Adding a byte offset to a NoC address moves within the same
+    // core, as on hardware. (The hardware shim has its own encoding: include/hal/tt_metal.hpp.)
     noc_addr_t noc_addr(uint32_t x, uint32_t y, uint32_t l1) const {
-        if (x > kCoordMax || y > kCoordMax || me_->coord.chip > kCoordMax)
-            fail("noc_addr", "core (" + std::to_string(x) + "," + std::to_string(y) + ") on chip " +
-                                 std::to_string(me_->coord.chip) +
-                                 " does not fit the NoC address encoding: x, y and the chip id are 8 bits each "
-                                 "(allowed: x <= 255, y <= 255, chip <= 255)");
+        if (x > kCoordMax || y > kCoordMax || me_->coord.chip > kChipMax) [[unlikely]]
+            noc_addr_error(x, y);
         return encode(me_->coord.chip, x, y, l1);
     }
-    /// Largest x, y or chip id a NoC address can carry (8 bits each).
-    static constexpr uint32_t kCoordMax = 0xff;
+    /// Largest x or y a NoC address can carry (10 bits each).
+    static constexpr uint32_t kCoordMax = 0x3ff;
+    /// Largest chip id a NoC address can carry (8 bits).
+    static constexpr uint32_t kChipMax = 0xff;
+    static constexpr unsigned kYShift = 32, kXShift = 42, kChipShift = 52;
     static noc_addr_t encode(uint32_t chip, uint32_t x, uint32_t y, uint32_t l1) {
-        return (uint64_t(1) << 63) | (uint64_t(chip & 0xff) << 48) | (uint64_t(x & 0xff) << 40) |
-               (uint64_t(y & 0xff) << 32) | l1;
+        return (uint64_t(1) << 63) | (uint64_t(chip & kChipMax) << kChipShift) |
+               (uint64_t(x & kCoordMax) << kXShift) | (uint64_t(y & kCoordMax) << kYShift) | l1;
     }
+    static uint32_t addr_chip(noc_addr_t a) { return uint32_t(a >> kChipShift) & kChipMax; }
+    static uint32_t addr_x(noc_addr_t a) { return uint32_t(a >> kXShift) & kCoordMax; }
+    static uint32_t addr_y(noc_addr_t a) { return uint32_t(a >> kYShift) & kCoordMax; }
     uint8_t* l1_ptr(uint32_t l1, uint32_t bytes) {
         check_local(l1, bytes, "l1_ptr");
         if (timed_) sched_->charge(Op::l1_access, bytes);
@@ -517,20 +521,26 @@ private:
         uint32_t off;
     };
     Resolved resolve(noc_addr_t a, uint32_t bytes, const char* op) const {
-        const uint32_t chip = uint32_t(a >> 48) & 0xff, off = uint32_t(a);
+        const uint32_t chip = addr_chip(a), off = uint32_t(a);
         if ((a >> 63) && chip == me_->coord.chip) [[likely]] {
-            detail::CoreState* d = cluster_->chip(chip).find(uint32_t(a >> 40) & 0xff, uint32_t(a >> 32) & 0xff);
+            detail::CoreState* d = cluster_->chip(chip).find(addr_x(a), addr_y(a));
             if (d && uint64_t(off) + bytes <= d->mem_size) [[likely]]
                 return {d, off};
         }
         resolve_error(a, bytes, op);
     }
+    [[noreturn, gnu::noinline, gnu::cold]] void noc_addr_error(uint32_t x, uint32_t y) const {
+        fail("noc_addr", "core (" + std::to_string(x) + "," + std::to_string(y) + ") on chip " +
+                             std::to_string(me_->coord.chip) +
+                             " does not fit the NoC address encoding: x and y are 10 bits, the chip id 8 bits "
+                             "(allowed: x <= " + std::to_string(kCoordMax) + ", y <= " + std::to_string(kCoordMax) +
+                             ", chip <= " + std::to_string(kChipMax) + ")");
+    }
     /// Names what is wrong with a NoC address `resolve` refused.
     [[noreturn, gnu::noinline, gnu::cold]] void resolve_error(noc_addr_t a, uint32_t bytes, const char* op) const {
         if (!(a >> 63))
             fail(op, "NoC address " + detail::hex(a) + " was not made by noc_addr() (tag bit missing)");
-        const uint32_t chip = uint32_t(a >> 48) & 0xff, x = uint32_t(a >> 40) & 0xff,
-                       y = uint32_t(a >> 32) & 0xff, off = uint32_t(a);
+        const uint32_t chip = addr_chip(a), x = addr_x(a), y = addr_y(a), off = uint32_t(a);
         if (chip != me_->coord.chip)
             fail(op, "NoC address names chip " + std::to_string(chip) + " core (" + std::to_string(x) +
                          "," + std::to_string(y) + ") but this core is on chip " +
