@@ -289,6 +289,12 @@ public:
             timed_write(Op::sem_inc, d, off, 4, nullptr, NocOp::inc, n);
         } else if (adv_) {
             enqueue({NocOp::inc, d, off, 4, 0, n, 0, {}});
+        } else if (sched_) {
+            // Fiber engine: every core runs on this one thread, so no other writer can come
+            // between the load and the store; no locked read-modify-write needed.
+            std::atomic_ref<uint32_t> w(*reinterpret_cast<uint32_t*>(d->mem + off));
+            w.store(w.load(std::memory_order_relaxed) + n, std::memory_order_release);
+            notify(d);
         } else {
             std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off))
                 .fetch_add(n, std::memory_order_release);
@@ -521,14 +527,24 @@ private:
         uint32_t off;
     };
     Resolved resolve(noc_addr_t a, uint32_t bytes, const char* op) const {
-        const uint32_t chip = addr_chip(a), off = uint32_t(a);
+        const uint32_t off = uint32_t(a);
+        // A kernel addresses the same few cores over and over: the last core found is kept
+        // (its key is the address's upper half: tag, chip, x, y, all checked when it was found).
+        if ((a >> 32) == resolved_key_ && uint64_t(off) + bytes <= resolved_->mem_size) [[likely]]
+            return {resolved_, off};
+        const uint32_t chip = addr_chip(a);
         if ((a >> 63) && chip == me_->coord.chip) [[likely]] {
             detail::CoreState* d = cluster_->chip(chip).find(addr_x(a), addr_y(a));
-            if (d && uint64_t(off) + bytes <= d->mem_size) [[likely]]
+            if (d && uint64_t(off) + bytes <= d->mem_size) [[likely]] {
+                resolved_key_ = a >> 32;
+                resolved_ = d;
                 return {d, off};
+            }
         }
         resolve_error(a, bytes, op);
     }
+    mutable uint64_t resolved_key_ = 0;  ///< never a valid key: the tag bit is clear
+    mutable detail::CoreState* resolved_ = nullptr;
     [[noreturn, gnu::noinline, gnu::cold]] void noc_addr_error(uint32_t x, uint32_t y) const {
         fail("noc_addr", "core (" + std::to_string(x) + "," + std::to_string(y) + ") on chip " +
                              std::to_string(me_->coord.chip) +
@@ -558,10 +574,23 @@ private:
         fail(op, "NoC address " + detail::hex(a) + " was refused");
     }
     void check_queue(uint32_t q, const char* op) const {
-        if (q >= hal::eth_tx_queues)
-            fail(op, "tx queue " + std::to_string(q) + " does not exist (queues are 0 and 1)");
+        if (q >= hal::eth_tx_queues) [[unlikely]]
+            queue_error(q, op);
+    }
+    [[noreturn, gnu::noinline, gnu::cold]] void queue_error(uint32_t q, const char* op) const {
+        fail(op, "tx queue " + std::to_string(q) + " does not exist (queues are 0 and 1)");
     }
     detail::CoreState* check_eth_send(uint32_t q, uint32_t src, uint32_t dst, uint32_t bytes) const {
+        const detail::CoreState* peer = me_->link_peer;
+        // One test on the path; the message is built out of line.
+        if (q < hal::eth_tx_queues && me_->kind == CoreKind::ethernet && peer && bytes != 0 &&
+            ((bytes | src | dst) % 16) == 0 && uint64_t(src) + bytes <= me_->mem_size &&
+            uint64_t(dst) + bytes <= peer->mem_size) [[likely]]
+            return me_->link_peer;
+        eth_send_error(q, src, dst, bytes);
+    }
+    [[noreturn, gnu::noinline, gnu::cold]] void eth_send_error(uint32_t q, uint32_t src, uint32_t dst,
+                                                                uint32_t bytes) const {
         check_queue(q, "eth_send");
         if (me_->kind != CoreKind::ethernet)
             fail("eth_send", "only Ethernet cores can send over Ethernet; this is a " +
@@ -577,7 +606,7 @@ private:
             fail("eth_send", "destination range [" + detail::hex(dst) + ", " + detail::hex(uint64_t(dst) + bytes) +
                                  ") exceeds the L1 of " + me_->link_peer->name() + " (" +
                                  std::to_string(me_->link_peer->mem_size) + " bytes)");
-        return me_->link_peer;
+        fail("eth_send", "refused");
     }
 
     // ---- waiting ---------------------------------------------------------------------------------
@@ -803,10 +832,19 @@ private:
     bool has_pending() const { return !noc_.empty() || !reads_.empty() || !eth_[0].empty() || !eth_[1].empty(); }
 
     /// Entry of every operation: in adversarial mode, maybe make one delivery step.
-    void step() {
+    [[gnu::always_inline]] void step() {
+        if (!adv_) [[likely]] {  // the common case, inline
+            if (sched_) {
+                polls_since_op_ = 0;
+                sched_->point();
+            }
+            return;
+        }
+        step_slow();
+    }
+    [[gnu::noinline]] void step_slow() {
         if (sched_) {
             polls_since_op_ = 0;
-            if (!adv_) return sched_->point();
             // Deliver first, then maybe switch: the others may react to what just landed before
             // this core's operation takes effect (the window a wrong ordering needs).
             if (has_pending() && coin(run_->adversary.deliver_percent)) deliver_one();
