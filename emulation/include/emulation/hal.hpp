@@ -543,7 +543,7 @@ private:
         }
         resolve_error(a, bytes, op);
     }
-    mutable uint64_t resolved_key_ = 0;  ///< never a valid key: the tag bit is clear
+    mutable uint64_t resolved_key_ = UINT64_MAX;  ///< matches no address (a >> 32 < 2^32) until a core is found
     mutable detail::CoreState* resolved_ = nullptr;
     [[noreturn, gnu::noinline, gnu::cold]] void noc_addr_error(uint32_t x, uint32_t y) const {
         fail("noc_addr", "core (" + std::to_string(x) + "," + std::to_string(y) + ") on chip " +
