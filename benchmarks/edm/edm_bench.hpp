@@ -55,6 +55,7 @@ inline uint64_t now_ns() {
 struct Stamp {
     uint64_t begin_ns = 0, end_ns = 0, cpu_ns = 0;  // whole kernel
     uint64_t t0 = 0, t1 = 0;                         // measured window (0, 0 = none)
+    uint64_t c0 = 0, c1 = 0;                         // this thread's CPU time at t0 and t1
 };
 
 /// Wraps a kernel so that it fills `s->begin_ns/end_ns/cpu_ns`.
@@ -126,13 +127,17 @@ uint64_t stream_receiver(H& hal, Stamp* s) {
     const uint32_t warmup = hal.arg(edm::args::w_count + 2);
     const uint32_t* stage = reinterpret_cast<const uint32_t*>(hal.l1_ptr(kStage, std::max<uint32_t>(bytes, 16)));
     for (uint32_t m = 0; m < total; ++m) {
-        if (m == warmup) s->t0 = now_ns();
+        if (m == warmup) {
+            s->t0 = now_ns();
+            s->c0 = thread_cpu_ns();
+        }
         rx.recv(hal, kStage, bytes);
         if (bytes && stage[0] != m)
             throw emu::EmulationError("EDM stream: message " + std::to_string(m) + " arrived carrying " +
                                       std::to_string(stage[0]));
     }
     s->t1 = now_ns();
+    s->c1 = thread_cpu_ns();
     rx.close(hal);
     return 0;
 }
@@ -173,19 +178,15 @@ struct Stream {
     std::vector<uint32_t> receiver_stamp;  ///< index into stamps of channel c's receiver
     std::vector<emu::CoreCoord> eth;       ///< the two EDM cores
     std::vector<emu::CoreCoord> workers;   ///< every worker core
-    uint32_t layout_begin = 0, layout_end = 0;
     bool fits_wormhole_l1 = false;
 
     bool a_sends(uint32_t c) const { return !spec.split || c % 2 == 0; }
 
-    /// Zeroes the EDM layout on both Ethernet cores and the workers' semaphores (a power-on
-    /// between runs: each run starts from the same state; back-to-back programs without it are
-    /// tests/edm's business).
-    void reset(emu::Cluster& cluster) const {
-        for (const emu::CoreCoord& e : eth)
-            std::memset(cluster.l1(e).data() + layout_begin, 0, layout_end - layout_begin);
-        for (const emu::CoreCoord& w : workers) std::memset(cluster.l1(w).data() + kWorkerSem, 0, 16);
-    }
+    /// Nothing to clear between runs: the EDM initialises its own L1 (it runs on dirty L1, see
+    /// tests/edm/edm_hardening_test.cpp) and the workers' semaphores are set to 0 before every
+    /// run by the launcher (Launcher::init_word, as tt-metal's CreateSemaphore). Kept so that a
+    /// benchmark's reset hook has one place to grow.
+    void reset(emu::Cluster&) const {}
 
     struct Window {
         uint64_t t0 = UINT64_MAX, t1 = 0;
@@ -250,14 +251,16 @@ inline std::unique_ptr<Stream> add_stream_link(emu::Cluster& cluster, emu::Launc
         }
     }
     const auto plan = edm::host::build_link(a, b, {kEdmBase + 0x100, chip.eth_l1_bytes - kEdmBase - 0x100, kEdmBase});
-    st->layout_begin = plan.reserved_addr;
-    st->layout_end = plan.end_addr;
     try {
         (void)edm::host::build_link(a, b, {kEdmBase + 0x100, kWormholeEthL1 - kEdmBase - 0x100, kEdmBase});
         st->fits_wormhole_l1 = true;
     } catch (const edm::host::ConfigError&) {
         st->fits_wormhole_l1 = false;
     }
+
+    for (auto side : {edm::host::Side::a, edm::host::Side::b})
+        for (const auto& w : plan.worker_semaphores(side))
+            launch.init_word(cluster.chip(side == edm::host::Side::a ? 0 : 1).worker(w.x, w.y), w.sem_addr, 0);
 
     st->stamps.resize(2 + 2 * s.channels);
     Stamp* stamps = st->stamps.data();

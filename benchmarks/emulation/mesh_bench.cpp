@@ -5,9 +5,10 @@
 //   emulation/mesh/64x64      4096 cores, 64 B messages, 4 slots per direction, 32 rounds
 //                             (4096 * 4 * 32 = 524288 messages per run), kEmulatedRuns runs.
 //   emulation/mesh/128x128    16384 cores, one chip, 4 rounds, one run per repetition.
-//   emulation/mesh/256x256    65536 cores as 4 chips of 128 x 128 (the emulation's NoC
-//                             coordinates stop at 255 and one chip holds at most 256 x 254
-//                             workers), 64 B messages, 4 rounds, one run per repetition.
+//   emulation/mesh/256x256    65536 cores, one chip, one 256 x 256 torus (every core exchanges
+//                             with its four neighbours), 64 B messages, 4 rounds, one run per
+//                             repetition. Above RunOptions::kGuardedCoresMax (16384) cores the
+//                             fiber stacks are unguarded by default (see docs/emulation.md).
 // Engine: the fiber engine (default RunOptions), FIFO policy, untimed.
 // Reports: msgs_per_second (messages delivered and checked / wall time of Launcher::run,
 //          which includes creating and ending the fibers), msgs_per_cpu_second (the same over
@@ -56,6 +57,7 @@ void run_mesh_or_throw(benchmark::State& state, sc::MeshSpec spec) {
     state.counters["msgs_per_cpu_second"] = double(spec.messages() * runs) / cpu_seconds;
     if (peak > rss0) state.counters["rss_per_core_bytes"] = double(peak - rss0) / double(spec.cores());
     state.counters["reserved_per_core_bytes"] = double(spec.l1_bytes + kccl::emu::default_stack_size());
+    state.counters["stack_guard"] = spec.cores() <= kccl::emu::RunOptions::kGuardedCoresMax ? 1 : 0;
 }
 
 // An engine error (e.g. no stack for a fiber) fails this benchmark, not the whole executable.
@@ -84,8 +86,7 @@ void mesh_128x128(benchmark::State& state) {
 
 void mesh_256x256(benchmark::State& state) {
     sc::MeshSpec s;
-    s.rows = s.cols = 128;
-    s.chips = 4;
+    s.rows = s.cols = 256;
     s.rounds = 4;
     s.rss_sample_every = 4096;
     run_mesh(state, s);

@@ -4,8 +4,8 @@
 //
 // Layout: `chips` chips, each a rows x cols grid of workers forming one IPCQ mesh_2d(rows, cols)
 // torus (rank = row * cols + col on worker (col, row)). The emulation addresses NoC coordinates
-// 0..255 with two rows reserved (Ethernet, DRAM), so one chip holds at most 256 x 254 workers:
-// a 65536-core run is 4 chips of 128 x 128 (4 independent tori, each core still with 4 neighbours).
+// 0..1023 with two rows reserved (Ethernet, DRAM), so one chip holds up to 1024 x 1022 workers:
+// a 65536-core run is one chip of 256 x 256, one torus.
 // Per round every core sends one `bytes` message to each neighbour (payload: a pattern of
 // sender, receiver and round) and then receives four with recv_any, checking every word.
 #pragma once

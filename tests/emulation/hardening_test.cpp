@@ -258,11 +258,12 @@ TEST_CASE("bad sizes, counts and coordinates are named errors", "[emulation][err
     REQUIRE_THROWS_WITH(topo::ring(300), Catch::Contains("300 chips requested; at most 256"));
     REQUIRE_THROWS_WITH(topo::mesh(UINT32_MAX, UINT32_MAX), Catch::Contains("at most 256 chips are allowed"));
     kccl::emu::ChipSpec wide = small_chip();
-    wide.grid_w = 257;
-    REQUIRE_THROWS_WITH(Cluster(topo::single_chip(wide)), Catch::Contains("does not fit the NoC coordinates"));
+    wide.grid_w = 1025;  // x is 10 bits in a NoC address: 0..1023
+    REQUIRE_THROWS_WITH(Cluster(topo::single_chip(wide)),
+                        Catch::Contains("does not fit the NoC coordinates") && Catch::Contains("grid_w <= 1024"));
     kccl::emu::ChipSpec tall = small_chip();
-    tall.grid_h = 255;
-    REQUIRE_THROWS_WITH(Cluster(topo::single_chip(tall)), Catch::Contains("grid_h <= 254"));
+    tall.grid_h = 1023;  // y is 10 bits and the last two rows are Ethernet and DRAM
+    REQUIRE_THROWS_WITH(Cluster(topo::single_chip(tall)), Catch::Contains("grid_h <= 1022"));
     kccl::emu::ClusterSpec many = topo::custom(256, small_chip());
     many.num_chips = 300;  // bypassing the topology helpers
     REQUIRE_THROWS_WITH(Cluster(many), Catch::Contains("300 chips requested; at most 256"));

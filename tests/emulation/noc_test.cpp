@@ -475,10 +475,10 @@ TEST_CASE("the bytes of one NoC write become visible in any order until it has l
 }
 
 TEST_CASE("noc_addr rejects coordinates the NoC address cannot encode", "[noc][errors]") {
-    // x, y and chip are 8 bits each in a NoC address: (257, 0) must not silently become (1, 0).
+    // x and y are 10 bits in a NoC address: (1025, 0) must not silently become (1, 0).
     Cluster c(topo::single_chip(small_chip()));
     host_zero(c, kSem, 12);  // the semaphores start at 0 (host-initialised)
-    for (auto [x, y] : {std::pair{257u, 0u}, std::pair{1u, 256u}}) {
+    for (auto [x, y] : {std::pair{1025u, 0u}, std::pair{1u, 1024u}}) {
         Launcher L(c);
         L.add(c.chip(0).worker(0, 0), [x = x, y = y](auto& h) { h.sem_inc(h.noc_addr(x, y, 0x100), 1); });
         auto r = L.run(normal(std::chrono::milliseconds(2000)));
@@ -487,7 +487,27 @@ TEST_CASE("noc_addr rejects coordinates the NoC address cannot encode", "[noc][e
         REQUIRE_THAT(r.first_error(),
                      Catch::Contains("chip 0 worker (0,0): noc_addr: core (" + std::to_string(x) + "," +
                                      std::to_string(y) + ") on chip 0 does not fit the NoC address encoding") &&
-                         Catch::Contains("allowed: x <= 255, y <= 255, chip <= 255"));
+                         Catch::Contains("allowed: x <= 1023, y <= 1023, chip <= 255"));
     }
     REQUIRE(c.read32(c.chip(0).worker(1, 0), 0x100) == 0);  // nothing landed on (1, 0)
+}
+
+TEST_CASE("NoC coordinates beyond 255 address their own core", "[noc]") {
+    // A 300 x 1 grid: worker (299, 0) is reachable, and (299 & 0xff, 0) = (43, 0) is not touched
+    // (with 8-bit coordinates the two used to alias).
+    kccl::emu::ChipSpec wide = small_chip();
+    wide.grid_w = 300;
+    wide.grid_h = 1;
+    Cluster c(topo::single_chip(wide));
+    for (uint32_t x : {0u, 43u, 299u}) c.write32(c.chip(0).worker(x, 0), 0x100, 0);
+    Launcher L(c);
+    L.add(c.chip(0).worker(0, 0), [](auto& h) { h.sem_inc(h.noc_addr(299, 0, 0x100), 5); });
+    L.add(c.chip(0).worker(299, 0), [](auto& h) {
+        h.sem_wait_min(0x100, 5);
+        h.sem_inc(h.noc_addr(0, 0, 0x100), 7);
+    });
+    KCCL_REQUIRE_OK(L.run(normal(std::chrono::milliseconds(2000))));
+    REQUIRE(c.read32(c.chip(0).worker(299, 0), 0x100) == 5);
+    REQUIRE(c.read32(c.chip(0).worker(0, 0), 0x100) == 7);
+    REQUIRE(c.read32(c.chip(0).worker(43, 0), 0x100) == 0);
 }

@@ -185,22 +185,26 @@ public:
     CoreCoord coord() const { return me_->coord; }
 
     // ---- addresses --------------------------------------------------------------------------
-    // Encoding (opaque to device code): bits 0-31 L1 address, 32-39 y, 40-47 x, 48-55 chip,
-    // bit 63 set. Adding a byte offset to a NoC address moves within the same core, as on hardware.
+    // Encoding (opaque to device code): bits 0-31 L1 address, 32-41 y, 42-51 x (10 bits each),
+    // 52-59 chip (8 bits), bit 63 set. Adding a byte offset to a NoC address moves within the same
+    // core, as on hardware. (The hardware shim has its own encoding: include/hal/tt_metal.hpp.)
     noc_addr_t noc_addr(uint32_t x, uint32_t y, uint32_t l1) const {
-        if (x > kCoordMax || y > kCoordMax || me_->coord.chip > kCoordMax)
-            fail("noc_addr", "core (" + std::to_string(x) + "," + std::to_string(y) + ") on chip " +
-                                 std::to_string(me_->coord.chip) +
-                                 " does not fit the NoC address encoding: x, y and the chip id are 8 bits each "
-                                 "(allowed: x <= 255, y <= 255, chip <= 255)");
+        if (x > kCoordMax || y > kCoordMax || me_->coord.chip > kChipMax) [[unlikely]]
+            noc_addr_error(x, y);
         return encode(me_->coord.chip, x, y, l1);
     }
-    /// Largest x, y or chip id a NoC address can carry (8 bits each).
-    static constexpr uint32_t kCoordMax = 0xff;
+    /// Largest x or y a NoC address can carry (10 bits each).
+    static constexpr uint32_t kCoordMax = 0x3ff;
+    /// Largest chip id a NoC address can carry (8 bits).
+    static constexpr uint32_t kChipMax = 0xff;
+    static constexpr unsigned kYShift = 32, kXShift = 42, kChipShift = 52;
     static noc_addr_t encode(uint32_t chip, uint32_t x, uint32_t y, uint32_t l1) {
-        return (uint64_t(1) << 63) | (uint64_t(chip & 0xff) << 48) | (uint64_t(x & 0xff) << 40) |
-               (uint64_t(y & 0xff) << 32) | l1;
+        return (uint64_t(1) << 63) | (uint64_t(chip & kChipMax) << kChipShift) |
+               (uint64_t(x & kCoordMax) << kXShift) | (uint64_t(y & kCoordMax) << kYShift) | l1;
     }
+    static uint32_t addr_chip(noc_addr_t a) { return uint32_t(a >> kChipShift) & kChipMax; }
+    static uint32_t addr_x(noc_addr_t a) { return uint32_t(a >> kXShift) & kCoordMax; }
+    static uint32_t addr_y(noc_addr_t a) { return uint32_t(a >> kYShift) & kCoordMax; }
     uint8_t* l1_ptr(uint32_t l1, uint32_t bytes) {
         check_local(l1, bytes, "l1_ptr");
         if (timed_) sched_->charge(Op::l1_access, bytes);
@@ -285,6 +289,12 @@ public:
             timed_write(Op::sem_inc, d, off, 4, nullptr, NocOp::inc, n);
         } else if (adv_) {
             enqueue({NocOp::inc, d, off, 4, 0, n, 0, {}});
+        } else if (sched_) {
+            // Fiber engine: every core runs on this one thread, so no other writer can come
+            // between the load and the store; no locked read-modify-write needed.
+            std::atomic_ref<uint32_t> w(*reinterpret_cast<uint32_t*>(d->mem + off));
+            w.store(w.load(std::memory_order_relaxed) + n, std::memory_order_release);
+            notify(d);
         } else {
             std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off))
                 .fetch_add(n, std::memory_order_release);
@@ -517,20 +527,36 @@ private:
         uint32_t off;
     };
     Resolved resolve(noc_addr_t a, uint32_t bytes, const char* op) const {
-        const uint32_t chip = uint32_t(a >> 48) & 0xff, off = uint32_t(a);
+        const uint32_t off = uint32_t(a);
+        // A kernel addresses the same few cores over and over: the last core found is kept
+        // (its key is the address's upper half: tag, chip, x, y, all checked when it was found).
+        if ((a >> 32) == resolved_key_ && uint64_t(off) + bytes <= resolved_->mem_size) [[likely]]
+            return {resolved_, off};
+        const uint32_t chip = addr_chip(a);
         if ((a >> 63) && chip == me_->coord.chip) [[likely]] {
-            detail::CoreState* d = cluster_->chip(chip).find(uint32_t(a >> 40) & 0xff, uint32_t(a >> 32) & 0xff);
-            if (d && uint64_t(off) + bytes <= d->mem_size) [[likely]]
+            detail::CoreState* d = cluster_->chip(chip).find(addr_x(a), addr_y(a));
+            if (d && uint64_t(off) + bytes <= d->mem_size) [[likely]] {
+                resolved_key_ = a >> 32;
+                resolved_ = d;
                 return {d, off};
+            }
         }
         resolve_error(a, bytes, op);
+    }
+    mutable uint64_t resolved_key_ = UINT64_MAX;  ///< matches no address (a >> 32 < 2^32) until a core is found
+    mutable detail::CoreState* resolved_ = nullptr;
+    [[noreturn, gnu::noinline, gnu::cold]] void noc_addr_error(uint32_t x, uint32_t y) const {
+        fail("noc_addr", "core (" + std::to_string(x) + "," + std::to_string(y) + ") on chip " +
+                             std::to_string(me_->coord.chip) +
+                             " does not fit the NoC address encoding: x and y are 10 bits, the chip id 8 bits "
+                             "(allowed: x <= " + std::to_string(kCoordMax) + ", y <= " + std::to_string(kCoordMax) +
+                             ", chip <= " + std::to_string(kChipMax) + ")");
     }
     /// Names what is wrong with a NoC address `resolve` refused.
     [[noreturn, gnu::noinline, gnu::cold]] void resolve_error(noc_addr_t a, uint32_t bytes, const char* op) const {
         if (!(a >> 63))
             fail(op, "NoC address " + detail::hex(a) + " was not made by noc_addr() (tag bit missing)");
-        const uint32_t chip = uint32_t(a >> 48) & 0xff, x = uint32_t(a >> 40) & 0xff,
-                       y = uint32_t(a >> 32) & 0xff, off = uint32_t(a);
+        const uint32_t chip = addr_chip(a), x = addr_x(a), y = addr_y(a), off = uint32_t(a);
         if (chip != me_->coord.chip)
             fail(op, "NoC address names chip " + std::to_string(chip) + " core (" + std::to_string(x) +
                          "," + std::to_string(y) + ") but this core is on chip " +
@@ -548,10 +574,23 @@ private:
         fail(op, "NoC address " + detail::hex(a) + " was refused");
     }
     void check_queue(uint32_t q, const char* op) const {
-        if (q >= hal::eth_tx_queues)
-            fail(op, "tx queue " + std::to_string(q) + " does not exist (queues are 0 and 1)");
+        if (q >= hal::eth_tx_queues) [[unlikely]]
+            queue_error(q, op);
+    }
+    [[noreturn, gnu::noinline, gnu::cold]] void queue_error(uint32_t q, const char* op) const {
+        fail(op, "tx queue " + std::to_string(q) + " does not exist (queues are 0 and 1)");
     }
     detail::CoreState* check_eth_send(uint32_t q, uint32_t src, uint32_t dst, uint32_t bytes) const {
+        const detail::CoreState* peer = me_->link_peer;
+        // One test on the path; the message is built out of line.
+        if (q < hal::eth_tx_queues && me_->kind == CoreKind::ethernet && peer && bytes != 0 &&
+            ((bytes | src | dst) % 16) == 0 && uint64_t(src) + bytes <= me_->mem_size &&
+            uint64_t(dst) + bytes <= peer->mem_size) [[likely]]
+            return me_->link_peer;
+        eth_send_error(q, src, dst, bytes);
+    }
+    [[noreturn, gnu::noinline, gnu::cold]] void eth_send_error(uint32_t q, uint32_t src, uint32_t dst,
+                                                                uint32_t bytes) const {
         check_queue(q, "eth_send");
         if (me_->kind != CoreKind::ethernet)
             fail("eth_send", "only Ethernet cores can send over Ethernet; this is a " +
@@ -567,7 +606,7 @@ private:
             fail("eth_send", "destination range [" + detail::hex(dst) + ", " + detail::hex(uint64_t(dst) + bytes) +
                                  ") exceeds the L1 of " + me_->link_peer->name() + " (" +
                                  std::to_string(me_->link_peer->mem_size) + " bytes)");
-        return me_->link_peer;
+        fail("eth_send", "refused");
     }
 
     // ---- waiting ---------------------------------------------------------------------------------
@@ -793,10 +832,19 @@ private:
     bool has_pending() const { return !noc_.empty() || !reads_.empty() || !eth_[0].empty() || !eth_[1].empty(); }
 
     /// Entry of every operation: in adversarial mode, maybe make one delivery step.
-    void step() {
+    [[gnu::always_inline]] void step() {
+        if (!adv_) [[likely]] {  // the common case, inline
+            if (sched_) {
+                polls_since_op_ = 0;
+                sched_->point();
+            }
+            return;
+        }
+        step_slow();
+    }
+    [[gnu::noinline]] void step_slow() {
         if (sched_) {
             polls_since_op_ = 0;
-            if (!adv_) return sched_->point();
             // Deliver first, then maybe switch: the others may react to what just landed before
             // this core's operation takes effect (the window a wrong ordering needs).
             if (has_pending() && coin(run_->adversary.deliver_percent)) deliver_one();

@@ -49,10 +49,11 @@ inline std::string to_string(const CoreCoord& c) {
            std::to_string(c.y) + ")";
 }
 
-/// Largest cluster and grid the emulation addresses: a NoC address carries chip, x and y in 8 bits
-/// each (see Hal::noc_addr), so chips are 0..255 and NoC coordinates 0..255 on every chip.
+/// Largest cluster and grid the emulation addresses: a NoC address carries the chip id in 8 bits
+/// and x, y in 10 bits each (see Hal::noc_addr), so chips are 0..255 and NoC coordinates 0..1023
+/// on every chip.
 inline constexpr uint32_t max_chips = 256;
-inline constexpr uint32_t max_noc_coord = 255;
+inline constexpr uint32_t max_noc_coord = 1023;
 
 struct ChipSpec {
     uint32_t grid_w = 8;                 ///< worker columns
