@@ -171,15 +171,33 @@ struct Reducer {
     static T apply(T a, T b) noexcept { return detail::apply<T, Op>(a, b); }
 
     static void combine(T* dst, const T* a, const T* b, uint32_t n) noexcept {
-        for (uint32_t i = 0; i < n; ++i) dst[i] = detail::apply<T, Op>(a[i], b[i]);
+        if constexpr (is_bool_v<T>) {
+            // L1 is bytes: a bool element is true when its byte is nonzero. Read the bytes, never
+            // a bool object, so bytes the caller did not write (dirty L1 in a padded chunk) are
+            // not undefined behaviour; the result is always stored as 0 or 1.
+            const unsigned char* ua = reinterpret_cast<const unsigned char*>(a);
+            const unsigned char* ub = reinterpret_cast<const unsigned char*>(b);
+            unsigned char* ud = reinterpret_cast<unsigned char*>(dst);
+            for (uint32_t i = 0; i < n; ++i)
+                ud[i] = Op == RedOp::logical_and ? (ua[i] != 0 && ub[i] != 0) : (ua[i] != 0 || ub[i] != 0);
+        } else {
+            for (uint32_t i = 0; i < n; ++i) dst[i] = detail::apply<T, Op>(a[i], b[i]);
+        }
     }
 
     static void prepare(T* dst, const T* src, uint32_t n) noexcept {
         if constexpr (Op == RedOp::square_add) {
             for (uint32_t i = 0; i < n; ++i) dst[i] = detail::apply<T, RedOp::prod>(src[i], src[i]);
         } else {
-            if (dst != src)
-                for (uint32_t i = 0; i < n; ++i) dst[i] = src[i];
+            if (dst != src) {
+                if constexpr (is_bool_v<T>) {  // bytes, not bool objects (see combine)
+                    const unsigned char* us = reinterpret_cast<const unsigned char*>(src);
+                    unsigned char* ud = reinterpret_cast<unsigned char*>(dst);
+                    for (uint32_t i = 0; i < n; ++i) ud[i] = us[i] != 0;
+                } else {
+                    for (uint32_t i = 0; i < n; ++i) dst[i] = src[i];
+                }
+            }
         }
     }
 
