@@ -289,13 +289,10 @@ public:
             timed_write(Op::sem_inc, d, off, 4, nullptr, NocOp::inc, n);
         } else if (adv_) {
             enqueue({NocOp::inc, d, off, 4, 0, n, 0, {}});
-        } else if (sched_) {
-            // Fiber engine: every core runs on this one thread, so no other writer can come
-            // between the load and the store; no locked read-modify-write needed.
-            std::atomic_ref<uint32_t> w(*reinterpret_cast<uint32_t*>(d->mem + off));
-            w.store(w.load(std::memory_order_relaxed) + n, std::memory_order_release);
-            notify(d);
         } else {
+            // A read-modify-write even on the fiber engine (one host thread): a plain load and
+            // release store would end the release sequence of the other cores' increments, so
+            // a waiter acquiring the sum would not synchronise with them (TSan reported it).
             std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off))
                 .fetch_add(n, std::memory_order_release);
             notify(d);
