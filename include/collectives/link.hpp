@@ -107,28 +107,8 @@ template <class L>
 struct has_max_held<L, void_t<decltype(L::max_held_views)>>
     : std::bool_constant<(uint32_t(L::max_held_views) >= 1)> {};
 
-/// Fixed-size message formatting without heap or stdio, for device error reports.
-struct Msg {
-    char buf[256];
-    uint32_t n = 0;
-    Msg() { buf[0] = 0; }
-    Msg& s(const char* t) {
-        while (t && *t && n + 1 < sizeof buf) buf[n++] = *t++;
-        buf[n] = 0;
-        return *this;
-    }
-    Msg& u(uint32_t v) {
-        char tmp[11];
-        uint32_t k = 0;
-        do {
-            tmp[k++] = char('0' + v % 10);
-            v /= 10;
-        } while (v);
-        while (k && n + 1 < sizeof buf) buf[n++] = tmp[--k];
-        buf[n] = 0;
-        return *this;
-    }
-};
+/// The heap-free error-message builder (kccl/hal/config.hpp).
+using Msg = ::kccl::detail::Msg;
 [[noreturn]] inline void die(const Msg& m) { ::kccl::detail::assert_fail("collectives", m.buf, __FILE__, __LINE__); }
 
 }  // namespace detail

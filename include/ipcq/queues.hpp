@@ -127,40 +127,8 @@ struct RecvFuture {
 
 namespace detail {
 
-/// Fixed-size message formatting without heap or stdio (for error reports).
-struct Msg {
-    char buf[256];
-    uint32_t n = 0;
-    Msg() { buf[0] = 0; }
-    Msg& s(const char* t) {
-        while (t && *t && n + 1 < sizeof buf) buf[n++] = *t++;
-        buf[n] = 0;
-        return *this;
-    }
-    Msg& u(uint32_t v) {
-        char tmp[11];
-        uint32_t k = 0;
-        do {
-            tmp[k++] = char('0' + v % 10);
-            v /= 10;
-        } while (v);
-        while (k && n + 1 < sizeof buf) buf[n++] = tmp[--k];
-        buf[n] = 0;
-        return *this;
-    }
-    Msg& hex(uint32_t v) {
-        s("0x");
-        char tmp[8];
-        uint32_t k = 0;
-        do {
-            tmp[k++] = "0123456789abcdef"[v & 15];
-            v >>= 4;
-        } while (v);
-        while (k && n + 1 < sizeof buf) buf[n++] = tmp[--k];
-        buf[n] = 0;
-        return *this;
-    }
-};
+/// The heap-free error-message builder (kccl/hal/config.hpp).
+using Msg = ::kccl::detail::Msg;
 
 }  // namespace detail
 
