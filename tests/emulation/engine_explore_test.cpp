@@ -329,14 +329,18 @@ Obs edm_sync_first(const RunOptions& o) {
 }
 
 /// Notify before clear. Failure: a worker's increment lands on the EDM's semaphore before the EDM
-/// clears it and is erased: a deadlock in which both EDMs poll and one channel's sender worker
-/// waits for a slot grant while its receiver worker waits for a message (both at 0).
+/// clears it and is erased, so that channel stops: a deadlock in which both EDMs poll and one
+/// channel's receiver worker waits for a message (at 0) while its sender worker waits for a slot
+/// grant (at 0) or — when the erased increment was the receiving worker's answer to the last
+/// packets — has finished.
 template <class Config>
 Obs edm_notify_first(const RunOptions& o) {
     return edm_run<Config>(o, edm_small(2, 2, 64, 30), [](const auto& r) {
         const std::string& d = r.report.watchdog_dump;
         bool stalled = false;
-        for (const auto& ch : kChannels) stalled |= has(d, ch.sender + kGrantWait) && has(d, ch.receiver + kDataWait);
+        for (const auto& ch : kChannels)
+            stalled |= (has(d, ch.sender + kGrantWait) || has(d, std::string(ch.sender) + ": finished")) &&
+                       has(d, ch.receiver + kDataWait);
         if (r.report.deadlock && !any_failed(r.report) && edm_polling(d, "chip 0 eth 0 (0,8)") &&
             edm_polling(d, "chip 1 eth 0 (0,8)") && stalled)
             return caught();
@@ -399,13 +403,16 @@ Obs edm_teardown(const RunOptions& o) {
 }
 
 // ---- the settings -------------------------------------------------------------------------------
-// Depth 3 everywhere (two priority changes, enough for every bug here: each needs one core
-// preempted at one point). pct_steps is about a run's length in scheduling steps, so that the
-// change points fall inside the run.
+// PCT depth 3 everywhere: two priority change points, more than any of these bugs needs (each
+// needs one core preempted at one point, plus the initial priorities). pct_steps, the range the
+// change points are drawn from, is about the length of a run in scheduling steps (measured with
+// RunReport::steps on the correct protocol: IPCQ stream ~300, wrap scenarios 15-50, EDM 1000-3000
+// — more with the adversary —, EDM teardown ~530), so that the change points fall inside the run.
 constexpr uint32_t kDepth = 3;
-RunOptions ipcq_pct(bool adv = false) { return pct(kDepth, 2000, adv); }
-RunOptions wrap_pct() { return pct(kDepth, 200); }
-RunOptions edm_pct(bool adv = false) { return pct(kDepth, 5000, adv); }
+RunOptions ipcq_pct(bool adv = false) { return pct(kDepth, 400, adv); }
+RunOptions wrap_pct() { return pct(kDepth, 50); }
+RunOptions edm_pct(bool adv = false) { return pct(kDepth, 2000, adv); }
+RunOptions teardown_pct() { return pct(kDepth, 600); }
 
 }  // namespace
 
@@ -420,7 +427,7 @@ TEST_CASE("PCT catches IPCQ head-before-data without the adversary: stale payloa
     fifo.schedule.policy = Policy::fifo;
     fifo.honour_replay_env = false;
     REQUIRE(bad(fifo).v == Verdict::clean);
-    clean_over("IPCQ correct protocol", 200, ipcq_pct(), right);
+    clean_over("IPCQ correct protocol", 1000, ipcq_pct(), right);
     find_with_pct("IPCQ head-before-data", 1000, ipcq_pct(), bad);
 }
 
@@ -430,20 +437,20 @@ TEST_CASE("PCT with the adversary catches IPCQ's DRAM payload without a barrier:
     // written. With it, the head (to the receiver's core) can land before the payload (to DRAM).
     const Scenario right = [](const RunOptions& o) { return ipcq_stream<iq::DefaultPolicy>(o, 32, iq::Placement::dram, false); };
     const Scenario bad = [](const RunOptions& o) { return ipcq_stream<NoDramBarrier>(o, 32, iq::Placement::dram, false); };
-    clean_over("IPCQ no-DRAM-barrier under PCT alone", 200, ipcq_pct(), bad);
-    clean_over("IPCQ correct protocol (DRAM, adversary)", 100, ipcq_pct(true), right);
+    clean_over("IPCQ no-DRAM-barrier under PCT alone", 1000, ipcq_pct(), bad);
+    clean_over("IPCQ correct protocol (DRAM, adversary)", 300, ipcq_pct(true), right);
     find_with_pct("IPCQ skip-dram-barrier", 1000, ipcq_pct(true), bad);
 }
 
 TEST_CASE("PCT catches IPCQ's slot = counter % n_slots at the 2^32 wrap: message 1 reads message 2",
           "[emulation][engine][pct][mutation]") {
-    clean_over("IPCQ correct protocol (wrap)", 200, wrap_pct(), ipcq_wrap_slots<iq::DefaultPolicy>);
+    clean_over("IPCQ correct protocol (wrap)", 1000, wrap_pct(), ipcq_wrap_slots<iq::DefaultPolicy>);
     find_with_pct("IPCQ slot-from-counter", 1000, wrap_pct(), ipcq_wrap_slots<SlotFromCounter>);
 }
 
 TEST_CASE("PCT catches IPCQ's unbounded sleep-mode wait at the 2^32 wrap: deadlock on the credit",
           "[emulation][engine][pct][mutation]") {
-    clean_over("IPCQ correct protocol (wrap, sleep)", 200, wrap_pct(), ipcq_wrap_sleep<iq::DefaultPolicy>);
+    clean_over("IPCQ correct protocol (wrap, sleep)", 1000, wrap_pct(), ipcq_wrap_sleep<iq::DefaultPolicy>);
     find_with_pct("IPCQ unbounded-sleep", 1000, wrap_pct(), ipcq_wrap_sleep<UnboundedSleep>);
 }
 
@@ -451,29 +458,29 @@ TEST_CASE("PCT with the adversary catches the EDM's sync word before the payload
           "[emulation][engine][pct][mutation]") {
     // Not an interleaving bug: without the adversary a packet lands whole (its last word a
     // release store after the payload). The adversary delivers it word by word (E3).
-    clean_over("EDM sync-word-first under PCT alone", 50, edm_pct(), edm_sync_first<SyncWordFirst>);
-    clean_over("EDM correct protocol (1 KiB, adversary)", 20, edm_pct(true), edm_sync_first<kccl::edm::DefaultConfig>);
+    clean_over("EDM sync-word-first under PCT alone", 300, edm_pct(), edm_sync_first<SyncWordFirst>);
+    clean_over("EDM correct protocol (1 KiB, adversary)", 100, edm_pct(true), edm_sync_first<kccl::edm::DefaultConfig>);
     find_with_pct("EDM sync-word-first", 1000, edm_pct(true), edm_sync_first<SyncWordFirst>);
 }
 
 TEST_CASE("PCT catches the EDM's notify-before-clear without the adversary: a channel deadlocks",
           "[emulation][engine][pct][mutation]") {
-    clean_over("EDM correct protocol", 50, edm_pct(), edm_notify_first<kccl::edm::DefaultConfig>);
+    clean_over("EDM correct protocol", 300, edm_pct(), edm_notify_first<kccl::edm::DefaultConfig>);
     find_with_pct("EDM notify-before-clear", 1000, edm_pct(), edm_notify_first<NotifyBeforeClear>);
 }
 
-TEST_CASE("PCT with the adversary catches the EDM's shared ack source: a message counted but never received",
+TEST_CASE("PCT with the adversary catches the EDM's shared ack source: a slot freed before its message was taken",
           "[emulation][engine][pct][mutation]") {
     // Not an interleaving bug: a send's source is read at delivery only in adversarial mode (E1).
-    clean_over("EDM shared-ack-source under PCT alone", 50, edm_pct(), edm_shared_ack<SharedAckSource>);
-    clean_over("EDM correct protocol (1 buffer, adversary)", 20, edm_pct(true), edm_shared_ack<kccl::edm::DefaultConfig>);
+    clean_over("EDM shared-ack-source under PCT alone", 300, edm_pct(), edm_shared_ack<SharedAckSource>);
+    clean_over("EDM correct protocol (1 buffer, adversary)", 100, edm_pct(true), edm_shared_ack<kccl::edm::DefaultConfig>);
     find_with_pct("EDM shared-ack-source", 1000, edm_pct(true), edm_shared_ack<SharedAckSource>);
 }
 
 TEST_CASE("PCT catches the EDM's teardown without waiting: a late completion corrupts the next op",
           "[emulation][engine][pct][mutation]") {
-    clean_over("EDM correct teardown", 50, edm_pct(), edm_teardown<kccl::edm::DefaultConfig>);
-    find_with_pct("EDM teardown-without-wait", 1000, edm_pct(), edm_teardown<TeardownWithoutWait>);
+    clean_over("EDM correct teardown", 300, teardown_pct(), edm_teardown<kccl::edm::DefaultConfig>);
+    find_with_pct("EDM teardown-without-wait", 1000, teardown_pct(), edm_teardown<TeardownWithoutWait>);
 }
 
 // ---- the table: every seed of 1..N, every mutation (long) ----------------------------------------
@@ -503,19 +510,33 @@ TEST_CASE("PCT seeds-to-catch table: every mutation over seeds 1..1000", "[emula
         {"EDM shared_ack_source (PCT alone)", edm_pct(), edm_shared_ack<SharedAckSource>, edm_shared_ack<kccl::edm::DefaultConfig>},
         {"EDM shared_ack_source (PCT + adversary)", edm_pct(true), edm_shared_ack<SharedAckSource>,
          edm_shared_ack<kccl::edm::DefaultConfig>},
-        {"EDM teardown_without_wait", edm_pct(), edm_teardown<TeardownWithoutWait>, edm_teardown<kccl::edm::DefaultConfig>},
+        {"EDM teardown_without_wait", teardown_pct(), edm_teardown<TeardownWithoutWait>, edm_teardown<kccl::edm::DefaultConfig>},
     };
     const uint32_t n = 1000;
-    std::string table = "| mutation | first seed | caught / N | correct protocol clean / N |\n|---|---|---|---|\n";
+    std::string table =
+        "| mutation | PCT: first seed | PCT: caught / N | correct protocol clean / N | random policy: first seed, caught / N | FIFO |\n"
+        "|---|---|---|---|---|---|\n";
     for (const auto& row : rows) {
+        const auto t0 = std::chrono::steady_clock::now();
         const Sweep b = sweep(row.name, n, row.opt, row.bad);
         const Sweep r = sweep(row.name, n, row.opt, row.right);
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         CHECK(r.caught == 0);
-        table += std::string("| ") + row.name + " | " + (b.first ? std::to_string(b.first) : "none") + " | " +
-                 std::to_string(b.caught) + " / " + std::to_string(n) + " | " + std::to_string(n - r.caught) + " / " +
-                 std::to_string(n) + " |\n";
-        std::fprintf(stderr, "%s: first seed %llu, caught %u / %u; correct protocol caught %u / %u\n", row.name,
-                     static_cast<unsigned long long>(b.first), b.caught, n, r.caught, n);
+        // For comparison: the seeded random policy over the same seeds, and one FIFO run.
+        RunOptions rnd = row.opt;
+        rnd.schedule.policy = Policy::random;
+        const Sweep x = sweep(row.name, n, rnd, row.bad);
+        RunOptions fifo = row.opt;
+        fifo.schedule.policy = Policy::fifo;
+        const Obs f = row.bad(fifo);
+        REQUIRE(f.v != Verdict::other);
+        auto first = [](const Sweep& w) { return w.first ? std::to_string(w.first) : std::string("none"); };
+        table += std::string("| ") + row.name + " | " + first(b) + " | " + std::to_string(b.caught) + " / " +
+                 std::to_string(n) + " | " + std::to_string(n - r.caught) + " / " + std::to_string(n) + " | " +
+                 first(x) + ", " + std::to_string(x.caught) + " / " + std::to_string(n) + " | " +
+                 (f.v == Verdict::caught ? "caught" : "clean") + " |\n";
+        std::fprintf(stderr, "%s: PCT first seed %llu, caught %u / %u; correct protocol caught %u / %u (%.2f s for both)\n",
+                     row.name, static_cast<unsigned long long>(b.first), b.caught, n, r.caught, n, secs);
     }
     WARN(table);
 }
