@@ -4,15 +4,18 @@
 // the failure that mutation causes — the specific corrupted values, or the deadlock dump's waits
 // — and replays that seed from the printed setting; any other failure (an error, a hang of
 // another shape, a corruption the mutation cannot cause) fails the test. The correct protocol
-// runs the same scenario over the same seeds and stays clean.
+// runs the same scenario with the same settings over seeds 1..100-1000 and stays clean. The
+// eight CI cases take ~1.4 s at -O1 (~5 s under ASan + UBSan).
 //
 // Three mutations are not interleaving bugs and no schedule shows them: without the adversary a
 // write or an Ethernet packet lands whole, at once, when it is issued. The sync word before the
 // payload and the DRAM payload without a barrier need a delivery split or reordered (E3, N1);
 // the shared ack source needs a send's source read at delivery rather than at issue (E1). Those
 // run PCT with the adversary (which draws its delivery decisions from the same seed) and check
-// that PCT alone stays clean. The [long] case sweeps all seeds 1..1000 of every mutation and
-// prints the table in docs/emulation.md ("Seeds to catch").
+// that PCT alone stays clean. The [long] case sweeps all seeds 1..1000 of every mutation (and of
+// the correct protocol, and the random policy for comparison) and prints the table in
+// docs/emulation.md ("Seeds to catch"):
+//   scripts/dev_test.sh tests/emulation/engine_explore_test.cpp -- "[long]"
 //
 // Tagged [mutation]: the broken protocols race on purpose (excluded from the TSan run).
 #include "edm/harness.hpp"
@@ -53,7 +56,8 @@ bool any_failed(const RunReport& r) {
     return false;
 }
 
-/// PCT with `depth` priority change points drawn from [1, steps]; the adversary on request.
+/// PCT of depth `depth` (depth - 1 priority change points drawn from [1, steps]); the adversary
+/// on request.
 RunOptions pct(uint32_t depth, uint64_t steps, bool adversary = false) {
     RunOptions o = normal(std::chrono::milliseconds(3000));
     o.schedule.policy = Policy::pct;
@@ -80,7 +84,6 @@ uint64_t find_with_pct(const char* name, uint32_t n, const RunOptions& base, con
     INFO(name << ": " << unexpected);
     REQUIRE(unexpected.empty());
     REQUIRE_FALSE(res.ok);  // caught within n seeds
-    REQUIRE(res.runs <= n);
     WARN("PCT (depth " << base.schedule.pct_depth << (base.adversary.enabled ? ", adversary" : "") << ") caught "
                        << name << " at seed " << res.failing_seed << " (" << res.replay << ")");
     // The printed setting replays the same failure, twice.
