@@ -1,6 +1,7 @@
 // The fiber engine: parking and waking, instant deadlock detection, determinism (run hash),
 // PCT exploration with a replay setting, start skew, stack overflow as a named error, and
 // (under ThreadSanitizer) a planted race between two emulated cores that TSan must report.
+#include "emulation/child_process.hpp"
 #include "emulation/util.hpp"
 
 #include <sys/wait.h>
@@ -108,30 +109,6 @@ RunReport flag_before_data(Cluster& c, const RunOptions& o) {
             return h.sem_read(kData);
         },
         o);
-}
-
-/// Runs `body` in a child process; returns (exit status, its stderr).
-std::pair<int, std::string> in_child(void (*body)()) {
-    int fds[2];
-    REQUIRE(pipe(fds) == 0);
-    std::fflush(nullptr);
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        dup2(fds[1], 2);
-        close(fds[0]);
-        body();
-        std::_Exit(0);
-    }
-    close(fds[1]);
-    std::string err;
-    char buf[4096];
-    ssize_t n;
-    while ((n = read(fds[0], buf, sizeof buf)) > 0) err.append(buf, size_t(n));
-    close(fds[0]);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), err};
 }
 
 template <class H>

@@ -1,6 +1,7 @@
 // The emulation where programs meet and users err: dirty L1, programs back to back per chip,
 // initial words, device checks that reach the user, runs that cannot hang, and named errors for
 // every bad size or coordinate.
+#include "child_process.hpp"
 #include "util.hpp"
 
 #include <hal/config.hpp>
@@ -131,47 +132,6 @@ TEST_CASE("a failed device check fails its core with the message (no trap, no SI
 }
 
 namespace {
-/// Runs `body` in a child process; returns (exit status, what it wrote to stderr), or kills it
-/// after `limit_s` seconds (status -1).
-std::pair<int, std::string> in_child(void (*body)(), int limit_s) {
-    int fds[2];
-    REQUIRE(pipe(fds) == 0);
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        dup2(fds[1], 2);
-        close(fds[0]);
-        body();
-        std::_Exit(0);
-    }
-    close(fds[1]);
-    std::string err;
-    char buf[4096];
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limit_s);
-    int status = -1;
-    for (;;) {
-        pollfd p{fds[0], POLLIN, 0};
-        if (poll(&p, 1, 100) > 0) {
-            const ssize_t n = read(fds[0], buf, sizeof buf);
-            if (n > 0) err.append(buf, size_t(n));
-        }
-        int st = 0;
-        if (waitpid(pid, &st, WNOHANG) == pid) {
-            ssize_t n;
-            while ((n = read(fds[0], buf, sizeof buf)) > 0) err.append(buf, size_t(n));
-            status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-            break;
-        }
-        if (std::chrono::steady_clock::now() > deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, nullptr, 0);
-            break;
-        }
-    }
-    close(fds[0]);
-    return {status, err};
-}
-
 void spinning_kernel_run() {
     Cluster c(topo::single_chip(small_chip()));
     Launcher L(c);
