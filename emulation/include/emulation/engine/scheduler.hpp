@@ -24,6 +24,7 @@
 #include "../cluster.hpp"
 #include "../fiber/context.hpp"
 #include "../timing.hpp"
+#include "tsan.hpp"
 
 #include <cstdint>
 #include <algorithm>
@@ -32,25 +33,6 @@
 #include <string>
 #include <vector>
 
-#if defined(__SANITIZE_THREAD__)
-#define KCCL_EMU_SCHED_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define KCCL_EMU_SCHED_TSAN 1
-#endif
-#endif
-#ifndef KCCL_EMU_SCHED_TSAN
-#define KCCL_EMU_SCHED_TSAN 0
-#endif
-#if KCCL_EMU_SCHED_TSAN
-#include <sanitizer/tsan_interface.h>
-extern "C" {
-void AnnotateIgnoreReadsBegin(const char* file, int line);
-void AnnotateIgnoreReadsEnd(const char* file, int line);
-void AnnotateIgnoreWritesBegin(const char* file, int line);
-void AnnotateIgnoreWritesEnd(const char* file, int line);
-}
-#endif
 #if KCCL_EMU_ASAN
 #include <sanitizer/common_interface_defs.h>
 #endif
@@ -92,22 +74,6 @@ namespace detail {
 /// The core whose kernel runs on this thread / fiber (for the device-check handler).
 inline thread_local const CoreState* tl_core = nullptr;
 
-#if KCCL_EMU_SCHED_TSAN
-struct IgnoreScope {
-    IgnoreScope() {
-        AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
-        AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
-    }
-    ~IgnoreScope() {
-        AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
-        AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
-    }
-};
-#else
-struct IgnoreScope {
-    IgnoreScope() {}  // user-provided: no unused-variable warning
-};
-#endif
 
 class Scheduler {
 public:
