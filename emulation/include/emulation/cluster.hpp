@@ -62,6 +62,10 @@ struct alignas(64) CoreState {
     std::atomic<uint32_t> last_poll_addr{UINT32_MAX};  ///< last sem_read, shown for idle loops
     /// Fiber engine: this core's task in the running scheduler (UINT32_MAX outside a fiber run).
     uint32_t sched_task = UINT32_MAX;
+    /// Fiber engine: this core's fiber is parked (mirrors the scheduler's task state, so that a
+    /// write into this core's memory skips the scheduler unless the core waits). Touched only by
+    /// the engine's one thread, inside the scheduler's TSan ignore regions.
+    uint8_t sched_parked = 0;
 
     // Host-side only (never touched while a run is in progress).
     bool pristine = true;  ///< never run, never scrambled or cleared: still the zeroes of mmap

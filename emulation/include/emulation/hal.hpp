@@ -168,6 +168,7 @@ public:
         seen_epoch_ = me.events.current();
         timed_ = sched_ && sched_->timed();
         if (timed_) model_ = sched_->model();
+        plain_ = sched_ && !adv_ && !timed_ && sched_->fifo();
         trace_ = sched_ ? run.trace : nullptr;
         if (trace_) {
             detail::IgnoreScope ig;  // the trace is engine bookkeeping shared by every fiber
@@ -212,7 +213,19 @@ public:
     }
 
     // ---- NoC -------------------------------------------------------------------------------
-    void noc_write(uint32_t src_l1, noc_addr_t dst, uint32_t bytes) {
+    [[gnu::always_inline]] void noc_write(uint32_t src_l1, noc_addr_t dst, uint32_t bytes) {
+        if (plain_) [[likely]] {
+            polls_since_op_ = 0;
+            check_local(src_l1, bytes, "noc_write (source)");
+            auto [d, off] = resolve(dst, bytes, "noc_write");
+            std::memcpy(d->mem + off, me_->mem + src_l1, bytes);
+            notify_fiber(d);
+            me_->bump_progress();
+            return;
+        }
+        noc_write_slow(src_l1, dst, bytes);
+    }
+    [[gnu::noinline]] void noc_write_slow(uint32_t src_l1, noc_addr_t dst, uint32_t bytes) {
         step();
         check_local(src_l1, bytes, "noc_write (source)");
         auto [d, off] = resolve(dst, bytes, "noc_write");
@@ -226,7 +239,18 @@ public:
         }
         me_->bump_progress();
     }
-    void noc_read(noc_addr_t src, uint32_t dst_l1, uint32_t bytes) {
+    [[gnu::always_inline]] void noc_read(noc_addr_t src, uint32_t dst_l1, uint32_t bytes) {
+        if (plain_) [[likely]] {
+            polls_since_op_ = 0;
+            check_local(dst_l1, bytes, "noc_read (destination)");
+            auto [s, off] = resolve(src, bytes, "noc_read");
+            std::memcpy(me_->mem + dst_l1, s->mem + off, bytes);
+            me_->bump_progress();
+            return;
+        }
+        noc_read_slow(src, dst_l1, bytes);
+    }
+    [[gnu::noinline]] void noc_read_slow(noc_addr_t src, uint32_t dst_l1, uint32_t bytes) {
         step();
         check_local(dst_l1, bytes, "noc_read (destination)");
         auto [s, off] = resolve(src, bytes, "noc_read");
@@ -264,7 +288,19 @@ public:
             if (w.kind == NocOp::write && w.snapshot.empty())
                 w.snapshot.assign(me_->mem + w.src, me_->mem + w.src + w.bytes);
     }
-    void noc_inline_write32(noc_addr_t dst, uint32_t value) {
+    [[gnu::always_inline]] void noc_inline_write32(noc_addr_t dst, uint32_t value) {
+        if (plain_) [[likely]] {
+            polls_since_op_ = 0;
+            auto [d, off] = resolve(dst, 4, "noc_inline_write32");
+            check_word_aligned(off, "noc_inline_write32");
+            std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off)).store(value, std::memory_order_release);
+            notify_fiber(d);
+            me_->bump_progress();
+            return;
+        }
+        noc_inline_write32_slow(dst, value);
+    }
+    [[gnu::noinline]] void noc_inline_write32_slow(noc_addr_t dst, uint32_t value) {
         step();
         auto [d, off] = resolve(dst, 4, "noc_inline_write32");
         check_word_aligned(off, "noc_inline_write32");
@@ -281,7 +317,20 @@ public:
     }
 
     // ---- semaphores ----------------------------------------------------------------------------
-    void sem_inc(noc_addr_t dst, uint32_t n) {
+    [[gnu::always_inline]] void sem_inc(noc_addr_t dst, uint32_t n) {
+        if (plain_) [[likely]] {
+            polls_since_op_ = 0;
+            auto [d, off] = resolve(dst, 4, "sem_inc");
+            check_word_aligned(off, "sem_inc");
+            // A read-modify-write (see below).
+            std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off)).fetch_add(n, std::memory_order_release);
+            notify_fiber(d);
+            me_->bump_progress();
+            return;
+        }
+        sem_inc_slow(dst, n);
+    }
+    [[gnu::noinline]] void sem_inc_slow(noc_addr_t dst, uint32_t n) {
         step();
         auto [d, off] = resolve(dst, 4, "sem_inc");
         check_word_aligned(off, "sem_inc");
@@ -299,14 +348,40 @@ public:
         }
         me_->bump_progress();
     }
-    void sem_set(uint32_t local_l1, uint32_t value) {
+    [[gnu::always_inline]] void sem_set(uint32_t local_l1, uint32_t value) {
+        if (plain_) [[likely]] {
+            // The running core is never parked: nothing to ready (the slow path's on_write(me_)
+            // only counts the write; the progress counter below shows it to the idle sweep).
+            polls_since_op_ = 0;
+            word(local_l1, "sem_set").store(value, std::memory_order_release);
+            me_->bump_progress();
+            return;
+        }
+        sem_set_slow(local_l1, value);
+    }
+    [[gnu::noinline]] void sem_set_slow(uint32_t local_l1, uint32_t value) {
         step();
         if (timed_) sched_->charge(Op::sem_set, 4);
         word(local_l1, "sem_set").store(value, std::memory_order_release);
         if (sched_) sched_->on_write(me_);
         me_->bump_progress();
     }
-    uint32_t sem_read(uint32_t local_l1) {
+    [[gnu::always_inline]] uint32_t sem_read(uint32_t local_l1) {
+        if (plain_) [[likely]] {
+            me_->last_poll_addr.store(local_l1, std::memory_order_relaxed);
+            if (++polls_since_op_ >= kPollsPerYield) [[unlikely]]
+                poll_yield();
+            return word(local_l1, "sem_read").load(std::memory_order_acquire);
+        }
+        return sem_read_slow(local_l1);
+    }
+    /// Fiber engine: a poll loop without idle() (outside W1) must still let the others run.
+    [[gnu::noinline]] void poll_yield() {
+        polls_since_op_ = 0;
+        check_abort();
+        sched_->yield();
+    }
+    [[gnu::noinline]] uint32_t sem_read_slow(uint32_t local_l1) {
         me_->last_poll_addr.store(local_l1, std::memory_order_relaxed);
         if (timed_) {
             sched_->charge(Op::sem_wait_check, 4);
@@ -320,12 +395,30 @@ public:
         }
         return word(local_l1, "sem_read").load(std::memory_order_acquire);
     }
-    void sem_wait(uint32_t local_l1, uint32_t value) {
+    [[gnu::always_inline]] void sem_wait(uint32_t local_l1, uint32_t value) {
+        auto w = word(local_l1, "sem_wait");
+        if (plain_ && w.load(std::memory_order_acquire) == value) [[likely]] {
+            polls_since_op_ = 0;  // as block_until_fiber when ready at once (FIFO: no switch)
+            check_abort();
+            return;
+        }
+        sem_wait_slow(local_l1, value);
+    }
+    [[gnu::noinline]] void sem_wait_slow(uint32_t local_l1, uint32_t value) {
         auto w = word(local_l1, "sem_wait");
         block_until(detail::WaitKind::sem_eq, local_l1, value,
                     [&] { return w.load(std::memory_order_acquire) == value; });
     }
-    void sem_wait_min(uint32_t local_l1, uint32_t value) {
+    [[gnu::always_inline]] void sem_wait_min(uint32_t local_l1, uint32_t value) {
+        auto w = word(local_l1, "sem_wait_min");
+        if (plain_ && w.load(std::memory_order_acquire) >= value) [[likely]] {
+            polls_since_op_ = 0;
+            check_abort();
+            return;
+        }
+        sem_wait_min_slow(local_l1, value);
+    }
+    [[gnu::noinline]] void sem_wait_min_slow(uint32_t local_l1, uint32_t value) {
         auto w = word(local_l1, "sem_wait_min");
         block_until(detail::WaitKind::sem_min, local_l1, value,
                     [&] { return w.load(std::memory_order_acquire) >= value; });
@@ -523,12 +616,16 @@ private:
         detail::CoreState* core;
         uint32_t off;
     };
-    Resolved resolve(noc_addr_t a, uint32_t bytes, const char* op) const {
+    [[gnu::always_inline]] Resolved resolve(noc_addr_t a, uint32_t bytes, const char* op) const {
         const uint32_t off = uint32_t(a);
         // A kernel addresses the same few cores over and over: the last core found is kept
         // (its key is the address's upper half: tag, chip, x, y, all checked when it was found).
         if ((a >> 32) == resolved_key_ && uint64_t(off) + bytes <= resolved_->mem_size) [[likely]]
             return {resolved_, off};
+        return resolve_lookup(a, bytes, op);
+    }
+    [[gnu::noinline]] Resolved resolve_lookup(noc_addr_t a, uint32_t bytes, const char* op) const {
+        const uint32_t off = uint32_t(a);
         const uint32_t chip = addr_chip(a);
         if ((a >> 63) && chip == me_->coord.chip) [[likely]] {
             detail::CoreState* d = cluster_->chip(chip).find(addr_x(a), addr_y(a));
@@ -787,6 +884,12 @@ private:
 
     /// A write landed in `d`'s memory: wake its core (thread engine: eventcount; fiber engine:
     /// ready it if its wait can now succeed).
+    /// The fiber engine's notify (sched_ set): bump the epoch idle() compares, and ready the
+    /// destination only if it is parked and its wait can now succeed (Scheduler::on_write).
+    [[gnu::always_inline]] void notify_fiber(detail::CoreState* d) {
+        d->events.epoch.store(d->events.epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        sched_->on_write(d);
+    }
     void notify(detail::CoreState* d) {
         if (sched_) {
             d->events.epoch.store(d->events.epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -960,6 +1063,9 @@ private:
     bool adv_;
     detail::Scheduler* sched_ = nullptr;
     bool timed_ = false;
+    /// Fiber engine, FIFO, no adversary, no timing model: every operation takes effect at once
+    /// and none is a scheduling point, so each operation's inline fast path is exact.
+    bool plain_ = false;
     TimingModel* model_ = nullptr;
     Trace* trace_ = nullptr;
     uint32_t track_ = 0;

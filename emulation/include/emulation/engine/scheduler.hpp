@@ -148,7 +148,10 @@ public:
 #if KCCL_EMU_SCHED_TSAN
         for (auto& t : tasks_) __tsan_acquire(t.get());
 #endif
-        for (auto& t : tasks_) t->st->sched_task = UINT32_MAX;
+        for (auto& t : tasks_) {
+            t->st->sched_task = UINT32_MAX;
+            t->st->sched_parked = 0;
+        }
         fiber::current_guard().lo.store(nullptr, std::memory_order_relaxed);
     }
 
@@ -163,6 +166,8 @@ public:
         }
         switch_away(Why::yield, true);
     }
+    /// FIFO: no contract operation is a scheduling point (point() does nothing).
+    bool fifo() const { return opt_.policy == Policy::fifo; }
     /// A scheduling point at every contract operation (random / PCT may switch here).
     void point() {
         if (opt_.policy == Policy::fifo) return;
@@ -229,14 +234,14 @@ public:
 
     // ---- called by writers (from any fiber) -----------------------------------------------------
     /// `st`'s memory was written: ready its core if its wait can now succeed.
-    void on_write(CoreState* st) {
+    /// Inline: a write into a core that is not parked (the common case) costs a counter and
+    /// one flag test; only a parked core's wait is evaluated (out of line).
+    [[gnu::always_inline]] void on_write(CoreState* st) {
         IgnoreScope ig;
         ++writes_;
-        const uint32_t i = st->sched_task;
-        if (i == UINT32_MAX) return;
-        Task* t = tasks_[i].get();
-        if (t->state != State::parked || !can_proceed(*st)) return;
-        make_ready_locked(t);
+        if (!st->sched_parked) [[likely]]
+            return;
+        on_write_parked(st);
     }
     /// Readies `st`'s core if it is parked, whatever it waits for.
     void wake(CoreState* st) {
@@ -302,6 +307,15 @@ private:
 #endif
     };
 
+    [[gnu::noinline]] void on_write_parked(CoreState* st) {
+        IgnoreScope ig;
+        const uint32_t i = st->sched_task;
+        if (i == UINT32_MAX) return;
+        Task* t = tasks_[i].get();
+        if (t->state != State::parked || !can_proceed(*st)) return;
+        make_ready_locked(t);
+    }
+
     static bool can_proceed(const CoreState& st) {
         const uint32_t a = st.wait_addr.load(std::memory_order_relaxed);
         const uint32_t v = st.wait_value.load(std::memory_order_relaxed);
@@ -341,6 +355,7 @@ private:
 
     void make_ready_locked(Task* t) {
         t->state = State::ready;
+        t->st->sched_parked = 0;
         if (ready_flag_[t->index]) return;
         ready_flag_[t->index] = 1;
         if (opt_.policy == Policy::timed) {
@@ -462,11 +477,16 @@ private:
             IgnoreScope ig;
             ++steps_;
             last_why_ = why;
-            if (stay_ready) make_ready_locked(me);
-            else me->state = State::parked;
+            if (stay_ready) {
+                make_ready_locked(me);
+            } else {
+                me->state = State::parked;
+                me->st->sched_parked = 1;
+            }
             next = pick();
             if (next == me) {
                 me->state = State::running;
+                me->st->sched_parked = 0;
                 return;
             }
         }
