@@ -618,10 +618,14 @@ private:
     };
     [[gnu::always_inline]] Resolved resolve(noc_addr_t a, uint32_t bytes, const char* op) const {
         const uint32_t off = uint32_t(a);
-        // A kernel addresses the same few cores over and over: the last core found is kept
-        // (its key is the address's upper half: tag, chip, x, y, all checked when it was found).
-        if ((a >> 32) == resolved_key_ && uint64_t(off) + bytes <= resolved_->mem_size) [[likely]]
-            return {resolved_, off};
+        // A kernel addresses the same few cores over and over: the cores found are kept in a
+        // small direct-mapped cache keyed by the address's upper half (tag, chip, x, y, all
+        // checked when the core was found); slot (x + 2y) mod 8 keeps the four mesh neighbours
+        // of a core apart.
+        const uint64_t key = a >> 32;
+        const uint32_t i = resolve_slot(key);
+        if (key == resolved_key_[i] && uint64_t(off) + bytes <= resolved_[i]->mem_size) [[likely]]
+            return {resolved_[i], off};
         return resolve_lookup(a, bytes, op);
     }
     [[gnu::noinline]] Resolved resolve_lookup(noc_addr_t a, uint32_t bytes, const char* op) const {
@@ -630,15 +634,21 @@ private:
         if ((a >> 63) && chip == me_->coord.chip) [[likely]] {
             detail::CoreState* d = cluster_->chip(chip).find(addr_x(a), addr_y(a));
             if (d && uint64_t(off) + bytes <= d->mem_size) [[likely]] {
-                resolved_key_ = a >> 32;
-                resolved_ = d;
+                const uint32_t i = resolve_slot(a >> 32);
+                resolved_key_[i] = a >> 32;
+                resolved_[i] = d;
                 return {d, off};
             }
         }
         resolve_error(a, bytes, op);
     }
-    mutable uint64_t resolved_key_ = UINT64_MAX;  ///< matches no address (a >> 32 < 2^32) until a core is found
-    mutable detail::CoreState* resolved_ = nullptr;
+    static constexpr uint32_t kResolveSlots = 8;
+    /// Cache slot of an address's upper half (bits 0-9: y, 10-19: x).
+    static uint32_t resolve_slot(uint64_t key) { return (uint32_t(key >> 10) + 2 * uint32_t(key)) & (kResolveSlots - 1); }
+    /// UINT64_MAX matches no address (a >> 32 < 2^32) until a core is found.
+    mutable uint64_t resolved_key_[kResolveSlots] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
+                                                     UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
+    mutable detail::CoreState* resolved_[kResolveSlots] = {};
     [[noreturn, gnu::noinline, gnu::cold]] void noc_addr_error(uint32_t x, uint32_t y) const {
         fail("noc_addr", "core (" + std::to_string(x) + "," + std::to_string(y) + ") on chip " +
                              std::to_string(me_->coord.chip) +
