@@ -165,7 +165,7 @@ public:
         : run_(&run), me_(&me), cluster_(&cluster), args_(args), adv_(run.adversary.enabled), sched_(run.sched) {
         if (adv_) rng_ = detail::splitmix64(run.adversary.seed ^ (uint64_t(me.coord.chip) << 40) ^
                                            (uint64_t(me.coord.x) << 20) ^ me.coord.y);
-        seen_epoch_ = me.events.current();
+        seen_epoch_ = sched_ ? me.fiber_epoch.load(std::memory_order_relaxed) : me.events.current();
         timed_ = sched_ && sched_->timed();
         if (timed_) model_ = sched_->model();
         plain_ = sched_ && !adv_ && !timed_ && sched_->fifo();
@@ -818,7 +818,7 @@ private:
         }
         idle_streak_ = 0;
         // Something was written here since the last look: the loop is making progress.
-        const uint32_t e = me_->events.epoch.load(std::memory_order_relaxed);
+        const uint32_t e = me_->fiber_epoch.load(std::memory_order_relaxed);
         if (e != seen_epoch_) {
             seen_epoch_ = e;
             sched_->yield();
@@ -835,12 +835,12 @@ private:
             trace_->slice(track_, "idle", t0, t1);
         }
         me_->wait_kind.store(detail::WaitKind::none, std::memory_order_relaxed);
-        seen_epoch_ = me_->events.epoch.load(std::memory_order_relaxed);
+        seen_epoch_ = me_->fiber_epoch.load(std::memory_order_relaxed);
         check_abort();
     }
     // ---- the timed engine: deliveries stamped with the model's arrival time --------------------
     static void deliver_notify(detail::Scheduler* s, detail::CoreState* d) {
-        d->events.epoch.store(d->events.epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        d->fiber_epoch.store(d->fiber_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         s->on_write(d);
     }
     /// A NoC write (source bytes taken now), inline write or increment landing at the model's time.
@@ -897,12 +897,12 @@ private:
     /// The fiber engine's notify (sched_ set): bump the epoch idle() compares, and ready the
     /// destination only if it is parked and its wait can now succeed (Scheduler::on_write).
     [[gnu::always_inline]] void notify_fiber(detail::CoreState* d) {
-        d->events.epoch.store(d->events.epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        d->fiber_epoch.store(d->fiber_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         sched_->on_write(d);
     }
     void notify(detail::CoreState* d) {
         if (sched_) {
-            d->events.epoch.store(d->events.epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+            d->fiber_epoch.store(d->fiber_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
             sched_->on_write(d);
         } else {
             d->events.notify();
