@@ -162,7 +162,7 @@ public:
 
     Hal(detail::RunContext& run, detail::CoreState& me, const Cluster& cluster,
         std::span<const uint32_t> args)
-        : run_(&run), me_(&me), cluster_(&cluster), args_(args), adv_(run.adversary.enabled), sched_(run.sched) {
+        : run_(&run), me_(&me), mem_(me.mem), mem_size_(me.mem_size), cluster_(&cluster), args_(args), adv_(run.adversary.enabled), sched_(run.sched) {
         if (adv_) rng_ = detail::splitmix64(run.adversary.seed ^ (uint64_t(me.coord.chip) << 40) ^
                                            (uint64_t(me.coord.x) << 20) ^ me.coord.y);
         seen_epoch_ = sched_ ? me.fiber_epoch.load(std::memory_order_relaxed) : me.events.current();
@@ -209,7 +209,7 @@ public:
     uint8_t* l1_ptr(uint32_t l1, uint32_t bytes) {
         check_local(l1, bytes, "l1_ptr");
         if (timed_) sched_->charge(Op::l1_access, bytes);
-        return me_->mem + l1;
+        return mem_ + l1;
     }
 
     // ---- NoC -------------------------------------------------------------------------------
@@ -218,7 +218,7 @@ public:
             polls_since_op_ = 0;
             check_local(src_l1, bytes, "noc_write (source)");
             auto [d, off] = resolve(dst, bytes, "noc_write");
-            std::memcpy(d->mem + off, me_->mem + src_l1, bytes);
+            std::memcpy(d->mem + off, mem_ + src_l1, bytes);
             notify_fiber(d);
             me_->bump_progress();
             return;
@@ -230,11 +230,11 @@ public:
         check_local(src_l1, bytes, "noc_write (source)");
         auto [d, off] = resolve(dst, bytes, "noc_write");
         if (timed_) {
-            timed_write(Op::noc_write, d, off, bytes, me_->mem + src_l1, NocOp::write, 0);
+            timed_write(Op::noc_write, d, off, bytes, mem_ + src_l1, NocOp::write, 0);
         } else if (adv_) {
             enqueue({NocOp::write, d, off, bytes, src_l1, 0, 0, {}});
         } else {
-            std::memcpy(d->mem + off, me_->mem + src_l1, bytes);
+            std::memcpy(d->mem + off, mem_ + src_l1, bytes);
             notify(d);
         }
         me_->bump_progress();
@@ -244,7 +244,7 @@ public:
             polls_since_op_ = 0;
             check_local(dst_l1, bytes, "noc_read (destination)");
             auto [s, off] = resolve(src, bytes, "noc_read");
-            std::memcpy(me_->mem + dst_l1, s->mem + off, bytes);
+            std::memcpy(mem_ + dst_l1, s->mem + off, bytes);
             me_->bump_progress();
             return;
         }
@@ -258,9 +258,9 @@ public:
             // The data is taken now; the barrier waits for the modelled completion.
             sched_->charge(Op::noc_read, bytes);
             read_done_ = std::max(read_done_, model_->noc_read_done(me_->coord, s->coord, bytes, sched_->now()));
-            std::memcpy(me_->mem + dst_l1, s->mem + off, bytes);
+            std::memcpy(mem_ + dst_l1, s->mem + off, bytes);
         } else if (adv_) reads_.push_back({s, off, dst_l1, bytes});
-        else std::memcpy(me_->mem + dst_l1, s->mem + off, bytes);
+        else std::memcpy(mem_ + dst_l1, s->mem + off, bytes);
         me_->bump_progress();
     }
     void noc_write_barrier() {
@@ -286,7 +286,7 @@ public:
         step();
         for (auto& w : noc_)
             if (w.kind == NocOp::write && w.snapshot.empty())
-                w.snapshot.assign(me_->mem + w.src, me_->mem + w.src + w.bytes);
+                w.snapshot.assign(mem_ + w.src, mem_ + w.src + w.bytes);
     }
     [[gnu::always_inline]] void noc_inline_write32(noc_addr_t dst, uint32_t value) {
         if (plain_) [[likely]] {
@@ -435,8 +435,8 @@ public:
             while (eth_[queue].size() >= kAdvQueueDepth) deliver_eth_step(queue);
             eth_[queue].push_back({src_l1, dst_l1, bytes, 0, peer});
         } else {
-            if (bytes > 16) std::memcpy(peer->mem + dst_l1, me_->mem + src_l1, bytes - 16);
-            detail::store_word16_release(peer->mem + dst_l1 + bytes - 16, me_->mem + src_l1 + bytes - 16);
+            if (bytes > 16) std::memcpy(peer->mem + dst_l1, mem_ + src_l1, bytes - 16);
+            detail::store_word16_release(peer->mem + dst_l1 + bytes - 16, mem_ + src_l1 + bytes - 16);
             notify(peer);
         }
         me_->bump_progress();
@@ -591,13 +591,13 @@ private:
 
     // The checks are on every operation's path: the message is built out of line.
     void check_local(uint32_t l1, uint32_t bytes, const char* op) const {
-        if (uint64_t(l1) + bytes > me_->mem_size) [[unlikely]]
+        if (uint64_t(l1) + bytes > mem_size_) [[unlikely]]
             local_range_error(l1, bytes, op);
     }
     [[noreturn, gnu::noinline, gnu::cold]] void local_range_error(uint32_t l1, uint32_t bytes, const char* op) const {
         fail(op, "L1 range [" + detail::hex(l1) + ", " + detail::hex(uint64_t(l1) + bytes) +
-                     ") exceeds this core's L1 of " + std::to_string(me_->mem_size) +
-                     " bytes (allowed: addr + bytes <= " + std::to_string(me_->mem_size) + ")");
+                     ") exceeds this core's L1 of " + std::to_string(mem_size_) +
+                     " bytes (allowed: addr + bytes <= " + std::to_string(mem_size_) + ")");
     }
     void check_word_aligned(uint32_t off, const char* op) const {
         if (off % 4) [[unlikely]]
@@ -609,7 +609,7 @@ private:
     std::atomic_ref<uint32_t> word(uint32_t l1, const char* op) {
         check_local(l1, 4, op);
         check_word_aligned(l1, op);
-        return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(me_->mem + l1));
+        return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(mem_ + l1));
     }
 
     struct Resolved {
@@ -688,7 +688,7 @@ private:
         const detail::CoreState* peer = me_->link_peer;
         // One test on the path; the message is built out of line.
         if (q < hal::eth_tx_queues && me_->kind == CoreKind::ethernet && peer && bytes != 0 &&
-            ((bytes | src | dst) % 16) == 0 && uint64_t(src) + bytes <= me_->mem_size &&
+            ((bytes | src | dst) % 16) == 0 && uint64_t(src) + bytes <= mem_size_ &&
             uint64_t(dst) + bytes <= peer->mem_size) [[likely]]
             return me_->link_peer;
         eth_send_error(q, src, dst, bytes);
@@ -877,7 +877,7 @@ private:
         const vtime_t arr = model_->eth_arrival(me_->coord, q, bytes, t1);
         detail::Scheduler* s = sched_;
         uint8_t* dst = peer->mem + dst_l1;
-        sched_->at(arr, [s, peer, dst, data = std::vector<uint8_t>(me_->mem + src_l1, me_->mem + src_l1 + bytes)] {
+        sched_->at(arr, [s, peer, dst, data = std::vector<uint8_t>(mem_ + src_l1, mem_ + src_l1 + bytes)] {
             const size_t n = data.size();
             if (n > 16) std::memcpy(dst, data.data(), n - 16);
             detail::store_word16_release(dst + n - 16, data.data() + n - 16);
@@ -1036,7 +1036,7 @@ private:
                     remaining[j] = remaining[--r];
                     uint32_t b, e;
                     piece_range(op.bytes, k, b, e);
-                    const uint8_t* src = op.snapshot.empty() ? me_->mem + op.src : op.snapshot.data();
+                    const uint8_t* src = op.snapshot.empty() ? mem_ + op.src : op.snapshot.data();
                     if (e > b) std::memcpy(d->mem + op.dst_off + b, src + b, e - b);
                     op.landed |= 1u << k;
                 }
@@ -1050,14 +1050,14 @@ private:
     void land_read() {
         PendingRead r = reads_.front();
         reads_.pop_front();
-        std::memcpy(me_->mem + r.dst, r.src->mem + r.src_off, r.bytes);
+        std::memcpy(mem_ + r.dst, r.src->mem + r.src_off, r.bytes);
     }
     void deliver_eth_step(uint32_t q) {
         PendingEth& c = eth_[q].front();
         uint32_t words = 1 + pick(run_->adversary.max_words_per_step);
         for (; words && c.done < c.bytes; --words, c.done += 16) {
             uint8_t* d = c.peer->mem + c.dst + c.done;
-            const uint8_t* s = me_->mem + c.src + c.done;
+            const uint8_t* s = mem_ + c.src + c.done;
             // Every word is one 16-byte release store, in address order: a receiver polling
             // ANY word of a packet in flight sees all words before it (E3), race-free.
             detail::store_word16_release(d, s);
@@ -1068,6 +1068,8 @@ private:
 
     detail::RunContext* run_;
     detail::CoreState* me_;
+    uint8_t* mem_;       ///< me_->mem (immutable): one load less on every operation's checks
+    uint32_t mem_size_;  ///< me_->mem_size
     const Cluster* cluster_;
     std::span<const uint32_t> args_;
     bool adv_;
