@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quick edit-compile-run loop for a few test files, without building the whole kccl_tests:
 #   scripts/dev_test.sh tests/ipcq/queue_test.cpp [more.cpp ...] [-- catch2 args]
-# Builds build/dev/<first file's stem> with the project's include paths (-O1 -g1, ccache when
+# Builds build/dev/<first file's stem> with the project's include paths (-O1 -g, ccache when
 # present) and runs it. Set DEV_FLAGS to add flags (e.g. DEV_FLAGS=-fsanitize=thread).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +16,7 @@ command -v ccache >/dev/null && cc=(ccache g++)
 objs=()
 for s in tests/main.cpp "${srcs[@]}"; do
   o="build/dev/$(echo "$s" | tr '/' '_').o"
-  "${cc[@]}" -std=c++20 -O1 -g1 -Wall -Wextra ${DEV_FLAGS:-} -Iinclude -Iemulation/include -I. -Itests -c "$s" -o "$o"
+  "${cc[@]}" -std=c++20 -O1 -g -Wall -Wextra ${DEV_FLAGS:-} -Iinclude -Iemulation/include -I. -Itests -c "$s" -o "$o"
   objs+=("$o")
 done
 g++ ${DEV_FLAGS:-} "${objs[@]}" -o "$out" -lpthread -latomic
