@@ -263,7 +263,14 @@ public:
         else std::memcpy(mem_ + dst_l1, s->mem + off, bytes);
         me_->bump_progress();
     }
-    void noc_write_barrier() {
+    [[gnu::always_inline]] void noc_write_barrier() {
+        if (plain_) [[likely]] {  // nothing is ever in flight
+            polls_since_op_ = 0;
+            return;
+        }
+        noc_write_barrier_slow();
+    }
+    [[gnu::noinline]] void noc_write_barrier_slow() {
         step();
         if (timed_) {
             sched_->charge(Op::noc_barrier, 0);
@@ -274,7 +281,14 @@ public:
         // and writes in pieces (other cores may observe any in-between state meanwhile).
         while (!noc_.empty()) deliver_noc_step();
     }
-    void noc_read_barrier() {
+    [[gnu::always_inline]] void noc_read_barrier() {
+        if (plain_) [[likely]] {  // nothing is ever in flight
+            polls_since_op_ = 0;
+            return;
+        }
+        noc_read_barrier_slow();
+    }
+    [[gnu::noinline]] void noc_read_barrier_slow() {
         step();
         if (timed_) {
             sched_->charge(Op::noc_barrier, 0);
@@ -282,7 +296,14 @@ public:
         }
         while (!reads_.empty()) land_read();
     }
-    void noc_writes_flushed() {
+    [[gnu::always_inline]] void noc_writes_flushed() {
+        if (plain_) [[likely]] {  // nothing is ever in flight
+            polls_since_op_ = 0;
+            return;
+        }
+        noc_writes_flushed_slow();
+    }
+    [[gnu::noinline]] void noc_writes_flushed_slow() {
         step();
         for (auto& w : noc_)
             if (w.kind == NocOp::write && w.snapshot.empty())
