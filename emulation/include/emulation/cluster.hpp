@@ -51,6 +51,16 @@ struct alignas(64) CoreState {
     uint32_t mem_size = 0;
     CoreState* link_peer = nullptr;  ///< the Ethernet core at the other end of this core's link
 
+    // Fiber engine (one host thread): on the first cache line with mem and mem_size, so that a
+    // write into this core from another (resolve, copy, notify) touches one line of its state
+    // (a 4096-core mesh is bound by cache misses, not instructions).
+    /// Bumped by every write into this core's memory (the fiber engine's eventcount epoch).
+    std::atomic<uint32_t> fiber_epoch{0};
+    /// This core's fiber is parked (mirrors the scheduler's task state, so that a write into this
+    /// core's memory skips the scheduler unless the core waits). Touched only by the engine's one
+    /// thread, inside the scheduler's TSan ignore regions.
+    uint8_t sched_parked = 0;
+
     /// Bumped by every agent that writes into this core's memory; slept on by this core.
     EventCount events;
 

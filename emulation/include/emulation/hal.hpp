@@ -162,12 +162,13 @@ public:
 
     Hal(detail::RunContext& run, detail::CoreState& me, const Cluster& cluster,
         std::span<const uint32_t> args)
-        : run_(&run), me_(&me), cluster_(&cluster), args_(args), adv_(run.adversary.enabled), sched_(run.sched) {
+        : run_(&run), me_(&me), mem_(me.mem), mem_size_(me.mem_size), cluster_(&cluster), args_(args), adv_(run.adversary.enabled), sched_(run.sched) {
         if (adv_) rng_ = detail::splitmix64(run.adversary.seed ^ (uint64_t(me.coord.chip) << 40) ^
                                            (uint64_t(me.coord.x) << 20) ^ me.coord.y);
-        seen_epoch_ = me.events.current();
+        seen_epoch_ = sched_ ? me.fiber_epoch.load(std::memory_order_relaxed) : me.events.current();
         timed_ = sched_ && sched_->timed();
         if (timed_) model_ = sched_->model();
+        plain_ = sched_ && !adv_ && !timed_ && sched_->fifo();
         trace_ = sched_ ? run.trace : nullptr;
         if (trace_) {
             detail::IgnoreScope ig;  // the trace is engine bookkeeping shared by every fiber
@@ -208,25 +209,48 @@ public:
     uint8_t* l1_ptr(uint32_t l1, uint32_t bytes) {
         check_local(l1, bytes, "l1_ptr");
         if (timed_) sched_->charge(Op::l1_access, bytes);
-        return me_->mem + l1;
+        return mem_ + l1;
     }
 
     // ---- NoC -------------------------------------------------------------------------------
-    void noc_write(uint32_t src_l1, noc_addr_t dst, uint32_t bytes) {
+    [[gnu::always_inline]] void noc_write(uint32_t src_l1, noc_addr_t dst, uint32_t bytes) {
+        if (plain_) [[likely]] {
+            polls_since_op_ = 0;
+            check_local(src_l1, bytes, "noc_write (source)");
+            auto [d, off] = resolve(dst, bytes, "noc_write");
+            std::memcpy(d->mem + off, mem_ + src_l1, bytes);
+            notify_fiber(d);
+            me_->bump_progress();
+            return;
+        }
+        noc_write_slow(src_l1, dst, bytes);
+    }
+    [[gnu::noinline]] void noc_write_slow(uint32_t src_l1, noc_addr_t dst, uint32_t bytes) {
         step();
         check_local(src_l1, bytes, "noc_write (source)");
         auto [d, off] = resolve(dst, bytes, "noc_write");
         if (timed_) {
-            timed_write(Op::noc_write, d, off, bytes, me_->mem + src_l1, NocOp::write, 0);
+            timed_write(Op::noc_write, d, off, bytes, mem_ + src_l1, NocOp::write, 0);
         } else if (adv_) {
             enqueue({NocOp::write, d, off, bytes, src_l1, 0, 0, {}});
         } else {
-            std::memcpy(d->mem + off, me_->mem + src_l1, bytes);
+            std::memcpy(d->mem + off, mem_ + src_l1, bytes);
             notify(d);
         }
         me_->bump_progress();
     }
-    void noc_read(noc_addr_t src, uint32_t dst_l1, uint32_t bytes) {
+    [[gnu::always_inline]] void noc_read(noc_addr_t src, uint32_t dst_l1, uint32_t bytes) {
+        if (plain_) [[likely]] {
+            polls_since_op_ = 0;
+            check_local(dst_l1, bytes, "noc_read (destination)");
+            auto [s, off] = resolve(src, bytes, "noc_read");
+            std::memcpy(mem_ + dst_l1, s->mem + off, bytes);
+            me_->bump_progress();
+            return;
+        }
+        noc_read_slow(src, dst_l1, bytes);
+    }
+    [[gnu::noinline]] void noc_read_slow(noc_addr_t src, uint32_t dst_l1, uint32_t bytes) {
         step();
         check_local(dst_l1, bytes, "noc_read (destination)");
         auto [s, off] = resolve(src, bytes, "noc_read");
@@ -234,12 +258,19 @@ public:
             // The data is taken now; the barrier waits for the modelled completion.
             sched_->charge(Op::noc_read, bytes);
             read_done_ = std::max(read_done_, model_->noc_read_done(me_->coord, s->coord, bytes, sched_->now()));
-            std::memcpy(me_->mem + dst_l1, s->mem + off, bytes);
+            std::memcpy(mem_ + dst_l1, s->mem + off, bytes);
         } else if (adv_) reads_.push_back({s, off, dst_l1, bytes});
-        else std::memcpy(me_->mem + dst_l1, s->mem + off, bytes);
+        else std::memcpy(mem_ + dst_l1, s->mem + off, bytes);
         me_->bump_progress();
     }
-    void noc_write_barrier() {
+    [[gnu::always_inline]] void noc_write_barrier() {
+        if (plain_) [[likely]] {  // nothing is ever in flight
+            polls_since_op_ = 0;
+            return;
+        }
+        noc_write_barrier_slow();
+    }
+    [[gnu::noinline]] void noc_write_barrier_slow() {
         step();
         if (timed_) {
             sched_->charge(Op::noc_barrier, 0);
@@ -250,7 +281,14 @@ public:
         // and writes in pieces (other cores may observe any in-between state meanwhile).
         while (!noc_.empty()) deliver_noc_step();
     }
-    void noc_read_barrier() {
+    [[gnu::always_inline]] void noc_read_barrier() {
+        if (plain_) [[likely]] {  // nothing is ever in flight
+            polls_since_op_ = 0;
+            return;
+        }
+        noc_read_barrier_slow();
+    }
+    [[gnu::noinline]] void noc_read_barrier_slow() {
         step();
         if (timed_) {
             sched_->charge(Op::noc_barrier, 0);
@@ -258,13 +296,32 @@ public:
         }
         while (!reads_.empty()) land_read();
     }
-    void noc_writes_flushed() {
+    [[gnu::always_inline]] void noc_writes_flushed() {
+        if (plain_) [[likely]] {  // nothing is ever in flight
+            polls_since_op_ = 0;
+            return;
+        }
+        noc_writes_flushed_slow();
+    }
+    [[gnu::noinline]] void noc_writes_flushed_slow() {
         step();
         for (auto& w : noc_)
             if (w.kind == NocOp::write && w.snapshot.empty())
-                w.snapshot.assign(me_->mem + w.src, me_->mem + w.src + w.bytes);
+                w.snapshot.assign(mem_ + w.src, mem_ + w.src + w.bytes);
     }
-    void noc_inline_write32(noc_addr_t dst, uint32_t value) {
+    [[gnu::always_inline]] void noc_inline_write32(noc_addr_t dst, uint32_t value) {
+        if (plain_) [[likely]] {
+            polls_since_op_ = 0;
+            auto [d, off] = resolve(dst, 4, "noc_inline_write32");
+            check_word_aligned(off, "noc_inline_write32");
+            std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off)).store(value, std::memory_order_release);
+            notify_fiber(d);
+            me_->bump_progress();
+            return;
+        }
+        noc_inline_write32_slow(dst, value);
+    }
+    [[gnu::noinline]] void noc_inline_write32_slow(noc_addr_t dst, uint32_t value) {
         step();
         auto [d, off] = resolve(dst, 4, "noc_inline_write32");
         check_word_aligned(off, "noc_inline_write32");
@@ -281,7 +338,20 @@ public:
     }
 
     // ---- semaphores ----------------------------------------------------------------------------
-    void sem_inc(noc_addr_t dst, uint32_t n) {
+    [[gnu::always_inline]] void sem_inc(noc_addr_t dst, uint32_t n) {
+        if (plain_) [[likely]] {
+            polls_since_op_ = 0;
+            auto [d, off] = resolve(dst, 4, "sem_inc");
+            check_word_aligned(off, "sem_inc");
+            // A read-modify-write (see below).
+            std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off)).fetch_add(n, std::memory_order_release);
+            notify_fiber(d);
+            me_->bump_progress();
+            return;
+        }
+        sem_inc_slow(dst, n);
+    }
+    [[gnu::noinline]] void sem_inc_slow(noc_addr_t dst, uint32_t n) {
         step();
         auto [d, off] = resolve(dst, 4, "sem_inc");
         check_word_aligned(off, "sem_inc");
@@ -299,14 +369,40 @@ public:
         }
         me_->bump_progress();
     }
-    void sem_set(uint32_t local_l1, uint32_t value) {
+    [[gnu::always_inline]] void sem_set(uint32_t local_l1, uint32_t value) {
+        if (plain_) [[likely]] {
+            // The running core is never parked: nothing to ready (the slow path's on_write(me_)
+            // only counts the write; the progress counter below shows it to the idle sweep).
+            polls_since_op_ = 0;
+            word(local_l1, "sem_set").store(value, std::memory_order_release);
+            me_->bump_progress();
+            return;
+        }
+        sem_set_slow(local_l1, value);
+    }
+    [[gnu::noinline]] void sem_set_slow(uint32_t local_l1, uint32_t value) {
         step();
         if (timed_) sched_->charge(Op::sem_set, 4);
         word(local_l1, "sem_set").store(value, std::memory_order_release);
         if (sched_) sched_->on_write(me_);
         me_->bump_progress();
     }
-    uint32_t sem_read(uint32_t local_l1) {
+    [[gnu::always_inline]] uint32_t sem_read(uint32_t local_l1) {
+        if (plain_) [[likely]] {
+            me_->last_poll_addr.store(local_l1, std::memory_order_relaxed);
+            if (++polls_since_op_ >= kPollsPerYield) [[unlikely]]
+                poll_yield();
+            return word(local_l1, "sem_read").load(std::memory_order_acquire);
+        }
+        return sem_read_slow(local_l1);
+    }
+    /// Fiber engine: a poll loop without idle() (outside W1) must still let the others run.
+    [[gnu::noinline]] void poll_yield() {
+        polls_since_op_ = 0;
+        check_abort();
+        sched_->yield();
+    }
+    [[gnu::noinline]] uint32_t sem_read_slow(uint32_t local_l1) {
         me_->last_poll_addr.store(local_l1, std::memory_order_relaxed);
         if (timed_) {
             sched_->charge(Op::sem_wait_check, 4);
@@ -320,12 +416,30 @@ public:
         }
         return word(local_l1, "sem_read").load(std::memory_order_acquire);
     }
-    void sem_wait(uint32_t local_l1, uint32_t value) {
+    [[gnu::always_inline]] void sem_wait(uint32_t local_l1, uint32_t value) {
+        auto w = word(local_l1, "sem_wait");
+        if (plain_ && w.load(std::memory_order_acquire) == value) [[likely]] {
+            polls_since_op_ = 0;  // as block_until_fiber when ready at once (FIFO: no switch)
+            check_abort();
+            return;
+        }
+        sem_wait_slow(local_l1, value);
+    }
+    [[gnu::noinline]] void sem_wait_slow(uint32_t local_l1, uint32_t value) {
         auto w = word(local_l1, "sem_wait");
         block_until(detail::WaitKind::sem_eq, local_l1, value,
                     [&] { return w.load(std::memory_order_acquire) == value; });
     }
-    void sem_wait_min(uint32_t local_l1, uint32_t value) {
+    [[gnu::always_inline]] void sem_wait_min(uint32_t local_l1, uint32_t value) {
+        auto w = word(local_l1, "sem_wait_min");
+        if (plain_ && w.load(std::memory_order_acquire) >= value) [[likely]] {
+            polls_since_op_ = 0;
+            check_abort();
+            return;
+        }
+        sem_wait_min_slow(local_l1, value);
+    }
+    [[gnu::noinline]] void sem_wait_min_slow(uint32_t local_l1, uint32_t value) {
         auto w = word(local_l1, "sem_wait_min");
         block_until(detail::WaitKind::sem_min, local_l1, value,
                     [&] { return w.load(std::memory_order_acquire) >= value; });
@@ -342,8 +456,8 @@ public:
             while (eth_[queue].size() >= kAdvQueueDepth) deliver_eth_step(queue);
             eth_[queue].push_back({src_l1, dst_l1, bytes, 0, peer});
         } else {
-            if (bytes > 16) std::memcpy(peer->mem + dst_l1, me_->mem + src_l1, bytes - 16);
-            detail::store_word16_release(peer->mem + dst_l1 + bytes - 16, me_->mem + src_l1 + bytes - 16);
+            if (bytes > 16) std::memcpy(peer->mem + dst_l1, mem_ + src_l1, bytes - 16);
+            detail::store_word16_release(peer->mem + dst_l1 + bytes - 16, mem_ + src_l1 + bytes - 16);
             notify(peer);
         }
         me_->bump_progress();
@@ -498,13 +612,13 @@ private:
 
     // The checks are on every operation's path: the message is built out of line.
     void check_local(uint32_t l1, uint32_t bytes, const char* op) const {
-        if (uint64_t(l1) + bytes > me_->mem_size) [[unlikely]]
+        if (uint64_t(l1) + bytes > mem_size_) [[unlikely]]
             local_range_error(l1, bytes, op);
     }
     [[noreturn, gnu::noinline, gnu::cold]] void local_range_error(uint32_t l1, uint32_t bytes, const char* op) const {
         fail(op, "L1 range [" + detail::hex(l1) + ", " + detail::hex(uint64_t(l1) + bytes) +
-                     ") exceeds this core's L1 of " + std::to_string(me_->mem_size) +
-                     " bytes (allowed: addr + bytes <= " + std::to_string(me_->mem_size) + ")");
+                     ") exceeds this core's L1 of " + std::to_string(mem_size_) +
+                     " bytes (allowed: addr + bytes <= " + std::to_string(mem_size_) + ")");
     }
     void check_word_aligned(uint32_t off, const char* op) const {
         if (off % 4) [[unlikely]]
@@ -516,32 +630,46 @@ private:
     std::atomic_ref<uint32_t> word(uint32_t l1, const char* op) {
         check_local(l1, 4, op);
         check_word_aligned(l1, op);
-        return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(me_->mem + l1));
+        return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(mem_ + l1));
     }
 
     struct Resolved {
         detail::CoreState* core;
         uint32_t off;
     };
-    Resolved resolve(noc_addr_t a, uint32_t bytes, const char* op) const {
+    [[gnu::always_inline]] Resolved resolve(noc_addr_t a, uint32_t bytes, const char* op) const {
         const uint32_t off = uint32_t(a);
-        // A kernel addresses the same few cores over and over: the last core found is kept
-        // (its key is the address's upper half: tag, chip, x, y, all checked when it was found).
-        if ((a >> 32) == resolved_key_ && uint64_t(off) + bytes <= resolved_->mem_size) [[likely]]
-            return {resolved_, off};
+        // A kernel addresses the same few cores over and over: the cores found are kept in a
+        // small direct-mapped cache keyed by the address's upper half (tag, chip, x, y, all
+        // checked when the core was found); slot (x + 2y) mod 8 keeps the four mesh neighbours
+        // of a core apart.
+        const uint64_t key = a >> 32;
+        const uint32_t i = resolve_slot(key);
+        if (key == resolved_key_[i] && uint64_t(off) + bytes <= resolved_[i]->mem_size) [[likely]]
+            return {resolved_[i], off};
+        return resolve_lookup(a, bytes, op);
+    }
+    [[gnu::noinline]] Resolved resolve_lookup(noc_addr_t a, uint32_t bytes, const char* op) const {
+        const uint32_t off = uint32_t(a);
         const uint32_t chip = addr_chip(a);
         if ((a >> 63) && chip == me_->coord.chip) [[likely]] {
             detail::CoreState* d = cluster_->chip(chip).find(addr_x(a), addr_y(a));
             if (d && uint64_t(off) + bytes <= d->mem_size) [[likely]] {
-                resolved_key_ = a >> 32;
-                resolved_ = d;
+                const uint32_t i = resolve_slot(a >> 32);
+                resolved_key_[i] = a >> 32;
+                resolved_[i] = d;
                 return {d, off};
             }
         }
         resolve_error(a, bytes, op);
     }
-    mutable uint64_t resolved_key_ = UINT64_MAX;  ///< matches no address (a >> 32 < 2^32) until a core is found
-    mutable detail::CoreState* resolved_ = nullptr;
+    static constexpr uint32_t kResolveSlots = 8;
+    /// Cache slot of an address's upper half (bits 0-9: y, 10-19: x).
+    static uint32_t resolve_slot(uint64_t key) { return (uint32_t(key >> 10) + 2 * uint32_t(key)) & (kResolveSlots - 1); }
+    /// UINT64_MAX matches no address (a >> 32 < 2^32) until a core is found.
+    mutable uint64_t resolved_key_[kResolveSlots] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
+                                                     UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
+    mutable detail::CoreState* resolved_[kResolveSlots] = {};
     [[noreturn, gnu::noinline, gnu::cold]] void noc_addr_error(uint32_t x, uint32_t y) const {
         fail("noc_addr", "core (" + std::to_string(x) + "," + std::to_string(y) + ") on chip " +
                              std::to_string(me_->coord.chip) +
@@ -581,7 +709,7 @@ private:
         const detail::CoreState* peer = me_->link_peer;
         // One test on the path; the message is built out of line.
         if (q < hal::eth_tx_queues && me_->kind == CoreKind::ethernet && peer && bytes != 0 &&
-            ((bytes | src | dst) % 16) == 0 && uint64_t(src) + bytes <= me_->mem_size &&
+            ((bytes | src | dst) % 16) == 0 && uint64_t(src) + bytes <= mem_size_ &&
             uint64_t(dst) + bytes <= peer->mem_size) [[likely]]
             return me_->link_peer;
         eth_send_error(q, src, dst, bytes);
@@ -711,7 +839,7 @@ private:
         }
         idle_streak_ = 0;
         // Something was written here since the last look: the loop is making progress.
-        const uint32_t e = me_->events.epoch.load(std::memory_order_relaxed);
+        const uint32_t e = me_->fiber_epoch.load(std::memory_order_relaxed);
         if (e != seen_epoch_) {
             seen_epoch_ = e;
             sched_->yield();
@@ -728,12 +856,12 @@ private:
             trace_->slice(track_, "idle", t0, t1);
         }
         me_->wait_kind.store(detail::WaitKind::none, std::memory_order_relaxed);
-        seen_epoch_ = me_->events.epoch.load(std::memory_order_relaxed);
+        seen_epoch_ = me_->fiber_epoch.load(std::memory_order_relaxed);
         check_abort();
     }
     // ---- the timed engine: deliveries stamped with the model's arrival time --------------------
     static void deliver_notify(detail::Scheduler* s, detail::CoreState* d) {
-        d->events.epoch.store(d->events.epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        d->fiber_epoch.store(d->fiber_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         s->on_write(d);
     }
     /// A NoC write (source bytes taken now), inline write or increment landing at the model's time.
@@ -770,7 +898,7 @@ private:
         const vtime_t arr = model_->eth_arrival(me_->coord, q, bytes, t1);
         detail::Scheduler* s = sched_;
         uint8_t* dst = peer->mem + dst_l1;
-        sched_->at(arr, [s, peer, dst, data = std::vector<uint8_t>(me_->mem + src_l1, me_->mem + src_l1 + bytes)] {
+        sched_->at(arr, [s, peer, dst, data = std::vector<uint8_t>(mem_ + src_l1, mem_ + src_l1 + bytes)] {
             const size_t n = data.size();
             if (n > 16) std::memcpy(dst, data.data(), n - 16);
             detail::store_word16_release(dst + n - 16, data.data() + n - 16);
@@ -787,9 +915,15 @@ private:
 
     /// A write landed in `d`'s memory: wake its core (thread engine: eventcount; fiber engine:
     /// ready it if its wait can now succeed).
+    /// The fiber engine's notify (sched_ set): bump the epoch idle() compares, and ready the
+    /// destination only if it is parked and its wait can now succeed (Scheduler::on_write).
+    [[gnu::always_inline]] void notify_fiber(detail::CoreState* d) {
+        d->fiber_epoch.store(d->fiber_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        sched_->on_write(d);
+    }
     void notify(detail::CoreState* d) {
         if (sched_) {
-            d->events.epoch.store(d->events.epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+            d->fiber_epoch.store(d->fiber_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
             sched_->on_write(d);
         } else {
             d->events.notify();
@@ -923,7 +1057,7 @@ private:
                     remaining[j] = remaining[--r];
                     uint32_t b, e;
                     piece_range(op.bytes, k, b, e);
-                    const uint8_t* src = op.snapshot.empty() ? me_->mem + op.src : op.snapshot.data();
+                    const uint8_t* src = op.snapshot.empty() ? mem_ + op.src : op.snapshot.data();
                     if (e > b) std::memcpy(d->mem + op.dst_off + b, src + b, e - b);
                     op.landed |= 1u << k;
                 }
@@ -937,14 +1071,14 @@ private:
     void land_read() {
         PendingRead r = reads_.front();
         reads_.pop_front();
-        std::memcpy(me_->mem + r.dst, r.src->mem + r.src_off, r.bytes);
+        std::memcpy(mem_ + r.dst, r.src->mem + r.src_off, r.bytes);
     }
     void deliver_eth_step(uint32_t q) {
         PendingEth& c = eth_[q].front();
         uint32_t words = 1 + pick(run_->adversary.max_words_per_step);
         for (; words && c.done < c.bytes; --words, c.done += 16) {
             uint8_t* d = c.peer->mem + c.dst + c.done;
-            const uint8_t* s = me_->mem + c.src + c.done;
+            const uint8_t* s = mem_ + c.src + c.done;
             // Every word is one 16-byte release store, in address order: a receiver polling
             // ANY word of a packet in flight sees all words before it (E3), race-free.
             detail::store_word16_release(d, s);
@@ -955,11 +1089,16 @@ private:
 
     detail::RunContext* run_;
     detail::CoreState* me_;
+    uint8_t* mem_;       ///< me_->mem (immutable): one load less on every operation's checks
+    uint32_t mem_size_;  ///< me_->mem_size
     const Cluster* cluster_;
     std::span<const uint32_t> args_;
     bool adv_;
     detail::Scheduler* sched_ = nullptr;
     bool timed_ = false;
+    /// Fiber engine, FIFO, no adversary, no timing model: every operation takes effect at once
+    /// and none is a scheduling point, so each operation's inline fast path is exact.
+    bool plain_ = false;
     TimingModel* model_ = nullptr;
     Trace* trace_ = nullptr;
     uint32_t track_ = 0;

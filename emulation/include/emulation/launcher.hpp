@@ -54,6 +54,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <type_traits>
 #include <vector>
 
@@ -300,9 +301,9 @@ public:
         detail::CoreState& s = cluster_->state(c, "Launcher::add");
         if (s.kind == CoreKind::dram)
             throw EmulationError("Launcher::add: " + s.name() + " is a DRAM endpoint; kernels run on worker or Ethernet cores");
-        for (const auto& e : programs_.back().entries)
-            if (e.core == c)
-                throw EmulationError("Launcher::add: " + s.name() + " already has a kernel in this program (one per core)");
+        // A set, not a scan of the entries: adding the 65536 kernels of a 256 x 256 mesh was quadratic.
+        if (!programs_.back().cores.insert((uint64_t(c.chip) << 40) | (uint64_t(c.x) << 20) | c.y).second)
+            throw EmulationError("Launcher::add: " + s.name() + " already has a kernel in this program (one per core)");
         Kernel k = [kernel = std::move(kernel)](Hal& h) mutable -> uint64_t {
             using R = std::invoke_result_t<K&, Hal&>;
             if constexpr (std::is_void_v<R>) {
@@ -743,6 +744,7 @@ private:
     struct Program {
         std::vector<Entry> entries;
         std::vector<InitWord> init;
+        std::unordered_set<uint64_t> cores;  ///< (chip, x, y) of every entry
     };
 
     /// Blocks until `chip_program` reaches `p`; meanwhile delivers what this core left in flight.

@@ -52,14 +52,7 @@
 #ifndef KCCL_EMU_TIMING_TSAN
 #define KCCL_EMU_TIMING_TSAN 0
 #endif
-#if KCCL_EMU_TIMING_TSAN
-extern "C" {
-void AnnotateIgnoreReadsBegin(const char* file, int line);
-void AnnotateIgnoreReadsEnd(const char* file, int line);
-void AnnotateIgnoreWritesBegin(const char* file, int line);
-void AnnotateIgnoreWritesEnd(const char* file, int line);
-}
-#endif
+#include "engine/tsan.hpp"  // the TSan annotations (declared once, for the whole engine)
 
 namespace kccl::emu {
 

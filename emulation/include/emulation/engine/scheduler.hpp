@@ -24,6 +24,7 @@
 #include "../cluster.hpp"
 #include "../fiber/context.hpp"
 #include "../timing.hpp"
+#include "tsan.hpp"
 
 #include <cstdint>
 #include <algorithm>
@@ -32,25 +33,6 @@
 #include <string>
 #include <vector>
 
-#if defined(__SANITIZE_THREAD__)
-#define KCCL_EMU_SCHED_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define KCCL_EMU_SCHED_TSAN 1
-#endif
-#endif
-#ifndef KCCL_EMU_SCHED_TSAN
-#define KCCL_EMU_SCHED_TSAN 0
-#endif
-#if KCCL_EMU_SCHED_TSAN
-#include <sanitizer/tsan_interface.h>
-extern "C" {
-void AnnotateIgnoreReadsBegin(const char* file, int line);
-void AnnotateIgnoreReadsEnd(const char* file, int line);
-void AnnotateIgnoreWritesBegin(const char* file, int line);
-void AnnotateIgnoreWritesEnd(const char* file, int line);
-}
-#endif
 #if KCCL_EMU_ASAN
 #include <sanitizer/common_interface_defs.h>
 #endif
@@ -92,22 +74,6 @@ namespace detail {
 /// The core whose kernel runs on this thread / fiber (for the device-check handler).
 inline thread_local const CoreState* tl_core = nullptr;
 
-#if KCCL_EMU_SCHED_TSAN
-struct IgnoreScope {
-    IgnoreScope() {
-        AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
-        AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
-    }
-    ~IgnoreScope() {
-        AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
-        AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
-    }
-};
-#else
-struct IgnoreScope {
-    IgnoreScope() {}  // user-provided: no unused-variable warning
-};
-#endif
 
 class Scheduler {
 public:
@@ -182,7 +148,10 @@ public:
 #if KCCL_EMU_SCHED_TSAN
         for (auto& t : tasks_) __tsan_acquire(t.get());
 #endif
-        for (auto& t : tasks_) t->st->sched_task = UINT32_MAX;
+        for (auto& t : tasks_) {
+            t->st->sched_task = UINT32_MAX;
+            t->st->sched_parked = 0;
+        }
         fiber::current_guard().lo.store(nullptr, std::memory_order_relaxed);
     }
 
@@ -197,6 +166,8 @@ public:
         }
         switch_away(Why::yield, true);
     }
+    /// FIFO: no contract operation is a scheduling point (point() does nothing).
+    bool fifo() const { return opt_.policy == Policy::fifo; }
     /// A scheduling point at every contract operation (random / PCT may switch here).
     void point() {
         if (opt_.policy == Policy::fifo) return;
@@ -263,14 +234,14 @@ public:
 
     // ---- called by writers (from any fiber) -----------------------------------------------------
     /// `st`'s memory was written: ready its core if its wait can now succeed.
-    void on_write(CoreState* st) {
+    /// Inline: a write into a core that is not parked (the common case) costs a counter and
+    /// one flag test; only a parked core's wait is evaluated (out of line).
+    [[gnu::always_inline]] void on_write(CoreState* st) {
         IgnoreScope ig;
         ++writes_;
-        const uint32_t i = st->sched_task;
-        if (i == UINT32_MAX) return;
-        Task* t = tasks_[i].get();
-        if (t->state != State::parked || !can_proceed(*st)) return;
-        make_ready_locked(t);
+        if (!st->sched_parked) [[likely]]
+            return;
+        on_write_parked(st);
     }
     /// Readies `st`'s core if it is parked, whatever it waits for.
     void wake(CoreState* st) {
@@ -336,6 +307,15 @@ private:
 #endif
     };
 
+    [[gnu::noinline]] void on_write_parked(CoreState* st) {
+        IgnoreScope ig;
+        const uint32_t i = st->sched_task;
+        if (i == UINT32_MAX) return;
+        Task* t = tasks_[i].get();
+        if (t->state != State::parked || !can_proceed(*st)) return;
+        make_ready_locked(t);
+    }
+
     static bool can_proceed(const CoreState& st) {
         const uint32_t a = st.wait_addr.load(std::memory_order_relaxed);
         const uint32_t v = st.wait_value.load(std::memory_order_relaxed);
@@ -375,6 +355,7 @@ private:
 
     void make_ready_locked(Task* t) {
         t->state = State::ready;
+        t->st->sched_parked = 0;
         if (ready_flag_[t->index]) return;
         ready_flag_[t->index] = 1;
         if (opt_.policy == Policy::timed) {
@@ -496,11 +477,16 @@ private:
             IgnoreScope ig;
             ++steps_;
             last_why_ = why;
-            if (stay_ready) make_ready_locked(me);
-            else me->state = State::parked;
+            if (stay_ready) {
+                make_ready_locked(me);
+            } else {
+                me->state = State::parked;
+                me->st->sched_parked = 1;
+            }
             next = pick();
             if (next == me) {
                 me->state = State::running;
+                me->st->sched_parked = 0;
                 return;
             }
         }
