@@ -221,6 +221,9 @@ struct Shape {
     uint32_t root = 0;        // broadcast, reduce, gather, scatter, reduce+broadcast; send_recv: sender
     uint32_t peer = 0;        // send_recv: receiver
     uint32_t chunks = 1;      // s: chunks per fragment (see grid())
+    uint32_t window = 1;      // ring all_gather / reduce_scatter / all_reduce: chunks in flight per
+                              // lane (wavefront order, algorithms/arms.hpp); 1 = chunk-major. Needs
+                              // window + 1 message slots per channel (window_slots()); 0 acts as 1
     const uint32_t* tree = nullptr;  // Method::tree: parent[r] for r < p, parent[root] == root
 };
 
@@ -272,6 +275,11 @@ constexpr uint32_t scratch_chunks(const Shape& sh) {
     if (sh.method == Method::broadcast_local_reduce) return sh.ranks * n;
     return sh.op == Op::all_to_all ? 4 * n : 2 * n;
 }
+
+/// Message slots per (sender, receiver, lane) channel the shape's schedule needs to finish (the
+/// checker verifies it): window + 1 (a ring's chunks in flight plus one "bubble"); methods that
+/// ignore the window need at most 2.
+constexpr uint32_t window_slots(const Shape& sh) { return (sh.window > 1 ? sh.window : 1) + 1; }
 
 /// Is q a topology neighbour of r (a rank this rank can send to without routing)?
 constexpr bool linked(const Shape& sh, uint32_t r, uint32_t q) {
