@@ -281,6 +281,15 @@ constexpr uint32_t scratch_chunks(const Shape& sh) {
 /// ignore the window need at most 2.
 constexpr uint32_t window_slots(const Shape& sh) { return (sh.window > 1 ? sh.window : 1) + 1; }
 
+/// May an executor merge a rank's lanes step by step on one worker (executor.hpp)? Only where
+/// every rank's lanes are the same streams up to rotation, so that step i of every rank happens
+/// at about the same time: ring_bidir and ring_meet_middle on a ring. A line's arms are not (its
+/// end ranks have one-sided lanes, and merging by step index deadlocks them; the checker shows
+/// it), so line lanes run in turn (or piece by piece with execute_any_interleaved).
+constexpr bool lanes_mergeable(const Shape& sh) {
+    return sh.topo == Topology::ring && (sh.method == Method::ring_bidir || sh.method == Method::ring_meet_middle);
+}
+
 /// Is q a topology neighbour of r (a rank this rank can send to without routing)?
 constexpr bool linked(const Shape& sh, uint32_t r, uint32_t q) {
     const uint32_t p = sh.ranks;
