@@ -241,6 +241,14 @@ struct Bed {
                 return st == kccl::edm::Status::ok ? uint64_t(0) : uint64_t(1000000 + uint32_t(st));
             });
     }
+    /// Starts the next program of the launch (Launcher::next_program) with the plan's initial
+    /// words again (semaphores start from their initial values in every program, as tt-metal's
+    /// CreateSemaphore does per program); add() then adds that program's kernels. Each program
+    /// relaunches the workers and the EDMs (handshake, traffic, teardown), as a tt-metal op does.
+    void next_program() {
+        launch->next_program();
+        ch::install_on(plan, *cluster, *launch);
+    }
     emu::CoreCoord worker(uint32_t r) const {
         const auto& c = plan.ranks[r].worker;
         return {c.chip, c.x, c.y};

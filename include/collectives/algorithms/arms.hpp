@@ -168,7 +168,15 @@ void ag_1d(E& e, const Group1D& G, Flow fl, unsigned dirs, uint32_t only, ChunkR
             const ChunkRef d = dst.at(G.me, j);
             if (s.buf != d.buf || s.chunk != d.chunk) e(mk::copy(s, d));
         }
-    wavefront(j1 > j0 ? j1 - j0 : 0, G.g, window, [&](uint32_t jj, uint32_t t) {
+    // rounds per chunk: 1 + the farthest reach of an arm (meet: g/2 + 1, not g), so a window's
+    // chunks are spaced by the rounds that really carry data
+    uint32_t reach = 0;
+    for (uint32_t o = 0; o < G.g; ++o) {
+        if (dirs & 1u) reach = ag_hops(fl, G, o, +1) > reach ? ag_hops(fl, G, o, +1) : reach;
+        if (dirs & 2u) reach = ag_hops(fl, G, o, -1) > reach ? ag_hops(fl, G, o, -1) : reach;
+        if (fl != Flow::line) break;  // the same for every origin
+    }
+    wavefront(j1 > j0 ? j1 - j0 : 0, reach + 1 < G.g ? reach + 1 : G.g, window, [&](uint32_t jj, uint32_t t) {
         const uint32_t j = j0 + jj;
         if (dirs & 1u) ag_round(e, G, fl, +1, only, own_src, dst, j, j + 1, t);
         if (dirs & 2u) ag_round(e, G, fl, -1, only, own_src, dst, j, j + 1, t);
@@ -187,7 +195,8 @@ void rs_1d(E& e, const Group1D& G, Flow fl, unsigned dirs, uint32_t only, const 
     const uint32_t km = rs_hops(fl, G, G.me, -1) + rs_start_index(fl, G, only, G.me, -1);
     // rounds per chunk: a partial reaches its owner after at most g - 1 hops, plus on a line its
     // place in the end rank's send order (< g)
-    const uint32_t rounds = fl == Flow::line && only == kNoPeer ? 2 * G.g : G.g;
+    const uint32_t reach = fl == Flow::meet ? G.g / 2 + 1 : G.g;
+    const uint32_t rounds = fl == Flow::line && only == kNoPeer ? 2 * G.g : reach < G.g ? reach : G.g;
     wavefront(j1 > j0 ? j1 - j0 : 0, rounds, window, [&](uint32_t jj, uint32_t k) {
         const uint32_t j = j0 + jj;
         if (dirs & 1u) {
