@@ -23,7 +23,8 @@
 //     holds (all_reduce, reduce_scatter: its whole output; reduce: the root's output).
 //   * Lanes (execute / execute_any): when a rank's lanes send on pairwise different link
 //     directions and receive on pairwise different ones and the method allows it
-//     (lanes_mergeable: a bidirectional ring pair, meet in the middle, on 3 or more ranks), they run MERGED, one step of each lane in turn, so
+//     (lanes_mergeable: a bidirectional ring pair, meet in the middle, on 3 or more ranks), they run MERGED
+//     (in proportion to the lanes' lengths; equal lanes alternate step by step), so
 //     both link directions carry data at once (the checker's merged_lanes model, verified for
 //     every schedule). Otherwise (two lanes share a direction: a 2-rank ring) they run one after
 //     the other, lane 0 first: every rank finishes its lane-0 messages before its lane-1
@@ -191,15 +192,19 @@ public:
     };
 
     /// The directions a lane sends on (tx) and receives on (rx), as bit masks.
+    /// `steps` (if given) gets the lane's step count.
     template <class ForLane>
-    void lane_dirs(ForLane&& for_lane, uint32_t lane, uint32_t& tx, uint32_t& rx) {
+    void lane_dirs(ForLane&& for_lane, uint32_t lane, uint32_t& tx, uint32_t& rx, uint32_t* steps = nullptr) {
         tx = rx = 0;
-        struct Ctx { StepRunner* self; uint32_t* tx; uint32_t* rx; } ctx{this, &tx, &rx};
+        uint32_t n = 0;
+        struct Ctx { StepRunner* self; uint32_t* tx; uint32_t* rx; uint32_t* n; } ctx{this, &tx, &rx, &n};
         for_lane(lane, StepSink{&ctx, [](void* c, const Step& s) {
             Ctx& x = *static_cast<Ctx*>(c);
+            ++*x.n;
             if (verb_sends(s.verb)) *x.tx |= 1u << (x.self->dir(s.send_peer, true, s) & 31u);
             if (verb_receives(s.verb)) *x.rx |= 1u << (x.self->dir(s.recv_peer, false, s) & 31u);
         }});
+        if (steps) *steps = n;
     }
 
     /// Advances lane c by at most one piece without blocking; true if it made progress.
@@ -351,8 +356,9 @@ struct LaneSteps {
     }
 };
 
-/// Runs a rank's lanes on the calling worker: MERGED (step 0 of every lane, then step 1 of
-/// every lane, ... — host::merge_lanes, the checker's merged_lanes model) when the method's lanes
+/// Runs a rank's lanes on the calling worker: MERGED (in proportion to their lengths: the next
+/// step comes from the lane with the smallest share of its steps done, ties to the lower lane, so
+/// equal lanes alternate step by step — host::merge_lanes, the checker's merged_lanes model) when the method's lanes
 /// may merge (lanes_mergeable: ring_bidir, ring_meet_middle on a ring), there are 2 ..
 /// exec_max_lanes lanes and no two of them send on, or receive from, the same link direction;
 /// else one after the other, lane 0 first (the checker's serial_lanes model). Merged lanes keep
@@ -362,11 +368,12 @@ struct LaneSteps {
 template <class Runner, class ForLane>
 void run_lanes(Runner& run, const Shape& sh, uint32_t n, ForLane&& for_lane) {
     bool disjoint = n >= 2 && n <= exec_max_lanes && lanes_mergeable(sh);
+    uint32_t len[exec_max_lanes] = {};
     if (disjoint) {
         uint32_t tx_all = 0, rx_all = 0;
         for (uint32_t l = 0; l < n && disjoint; ++l) {
             uint32_t tx, rx;
-            run.lane_dirs(for_lane, l, tx, rx);
+            run.lane_dirs(for_lane, l, tx, rx, &len[l]);
             disjoint = !(tx & tx_all) && !(rx & rx_all);
             tx_all |= tx;
             rx_all |= rx;
@@ -380,15 +387,17 @@ void run_lanes(Runner& run, const Shape& sh, uint32_t n, ForLane&& for_lane) {
     LaneSteps<std::remove_reference_t<ForLane>> steps(for_lane);
     uint32_t index[exec_max_lanes] = {};
     for (;;) {
-        bool any = false;
+        // the unfinished lane with the smallest share of its steps done (ties: the lower lane)
+        uint32_t best = n;
         for (uint32_t l = 0; l < n; ++l) {
-            Step s;
-            if (!steps.fetch(l, index[l], s)) continue;
-            run(s);
-            ++index[l];
-            any = true;
+            if (index[l] >= len[l]) continue;
+            if (best == n || uint64_t(index[l]) * len[best] < uint64_t(index[best]) * len[l]) best = l;
         }
-        if (!any) break;
+        if (best == n) break;
+        Step s;
+        if (!steps.fetch(best, index[best], s)) break;  // cannot happen: len counted the steps
+        run(s);
+        ++index[best];
     }
 }
 

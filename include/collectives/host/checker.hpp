@@ -81,8 +81,8 @@ struct CheckOptions {
     bool serial_lanes = false;  // run each rank's lanes one after the other in ONE stream, with one
                                 // FIFO per (sender, receiver): an executor that runs lanes in turn
                                 // on one worker over shared link directions
-    bool merged_lanes = false;  // run each rank's lanes MERGED into one stream, one step of each
-                                // lane in turn (merge_lanes()), every message keeping its lane's
+    bool merged_lanes = false;  // run each rank's lanes MERGED into one stream, in proportion to
+                                // their lengths (merge_lanes()), every message keeping its lane's
                                 // FIFO: executor.hpp's execute / execute_any on one worker when the
                                 // lanes use disjoint link directions (lanes_disjoint()) and the
                                 // method allows it (lanes_mergeable())
@@ -171,19 +171,25 @@ inline bool expected(const Shape& sh, uint32_t r, uint32_t c, std::vector<uint32
 /// Lane of each step of merged streams (merge_lanes()): chan_lane[rank][stream][i].
 using ChanLanes = std::vector<std::vector<std::vector<uint32_t>>>;
 
-/// One rank's lanes merged the way executor.hpp runs them on one worker: step 0 of every lane
-/// (lane order), then step 1 of every lane that has one, and so on. `lane_of` gets each step's lane.
+/// One rank's lanes merged the way executor.hpp runs them on one worker: in proportion to their
+/// lengths — the next step is taken from the unfinished lane that has done the smallest share of
+/// its steps (index / length; ties: the lower lane), so lanes of unequal length (meet in the
+/// middle: p/2 hops one way, (p-1)/2 the other) finish together; equal lanes alternate.
+/// `lane_of` gets each step's lane.
 inline std::vector<Step> merge_lanes(const std::vector<std::vector<Step>>& lanes, std::vector<uint32_t>& lane_of) {
     std::vector<Step> out;
     lane_of.clear();
-    size_t longest = 0;
-    for (auto& l : lanes) longest = std::max(longest, l.size());
-    for (size_t i = 0; i < longest; ++i)
-        for (uint32_t l = 0; l < lanes.size(); ++l)
-            if (i < lanes[l].size()) {
-                out.push_back(lanes[l][i]);
-                lane_of.push_back(l);
-            }
+    std::vector<uint64_t> idx(lanes.size(), 0);
+    for (;;) {
+        uint32_t best = kNoPeer;
+        for (uint32_t l = 0; l < lanes.size(); ++l) {
+            if (idx[l] >= lanes[l].size()) continue;
+            if (best == kNoPeer || idx[l] * lanes[best].size() < idx[best] * lanes[l].size()) best = l;
+        }
+        if (best == kNoPeer) break;
+        out.push_back(lanes[best][idx[best]++]);
+        lane_of.push_back(best);
+    }
     return out;
 }
 
