@@ -98,9 +98,22 @@ struct Layout {
     uint32_t in_elems = 0, out_elems = 0, scratch_elems = 0;
 };
 
-inline Layout make_layout(coll::Shape sh, uint32_t count, uint32_t max_chunk_elems) {
-    const coll::Chunking c = coll::choose_chunking(sh.op, sh.ranks, count, max_chunk_elems);
+/// What a bed's links allow a layout: elements per chunk (one packet) and message slots per
+/// channel (0: unknown). Converts to the element count for callers that only want that.
+struct ChunkLimit {
+    uint32_t elems = 1;
+    uint32_t slots = 0;
+    ChunkLimit(uint32_t e, uint32_t s = 0) : elems(e), slots(s) {}
+    operator uint32_t() const { return elems; }
+};
+
+/// The layout of `count` elements: chunks of at most limit.elems elements, and (ring all_gather /
+/// reduce_scatter / all_reduce) a wavefront window of limit.slots - 1 chunks in flight, the most
+/// the links' slots hold without deadlock (schedule.hpp window_slots()); window 1 without slots.
+inline Layout make_layout(coll::Shape sh, uint32_t count, ChunkLimit limit) {
+    const coll::Chunking c = coll::choose_chunking(sh.op, sh.ranks, count, limit.elems);
     sh.chunks = c.chunks;
+    sh.window = limit.slots >= 2 ? limit.slots - 1 : 1;
     Layout l;
     l.shape = sh;
     l.count = count;
@@ -228,6 +241,14 @@ struct Bed {
                 return st == kccl::edm::Status::ok ? uint64_t(0) : uint64_t(1000000 + uint32_t(st));
             });
     }
+    /// Starts the next program of the launch (Launcher::next_program) with the plan's initial
+    /// words again (semaphores start from their initial values in every program, as tt-metal's
+    /// CreateSemaphore does per program); add() then adds that program's kernels. Each program
+    /// relaunches the workers and the EDMs (handshake, traffic, teardown), as a tt-metal op does.
+    void next_program() {
+        launch->next_program();
+        ch::install_on(plan, *cluster, *launch);
+    }
     emu::CoreCoord worker(uint32_t r) const {
         const auto& c = plan.ranks[r].worker;
         return {c.chip, c.x, c.y};
@@ -267,10 +288,11 @@ struct GroupDirs {
 };
 inline GroupDirs group_dirs_of(const coll::GroupArgs& g) { return {g.shape, dirs_of(g), mesh_dirs_of(g), all_pairs_dirs_of(g)}; }
 
-/// Chunk size: one packet (the schedules are checked to finish with 2 slots per channel when
-/// every message is one chunk of one packet; slicer.hpp, kSlotsNeeded).
-inline uint32_t max_chunk_elems(const BedOptions& o, uint32_t elem_bytes) {
-    return std::max<uint32_t>(1, (o.message_bytes & ~15u) / elem_bytes);
+/// Chunk size: one packet, and the bed's slots per channel (the schedules are checked to finish
+/// with window + 1 slots per channel when every message is one chunk of one packet; slicer.hpp,
+/// kSlotsNeeded for window 1).
+inline ChunkLimit max_chunk_elems(const BedOptions& o, uint32_t elem_bytes) {
+    return {std::max<uint32_t>(1, (o.message_bytes & ~15u) / elem_bytes), o.slots};
 }
 
 // ---- seeded inputs and the plain reference (written from the operations' definitions) ----

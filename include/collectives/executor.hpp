@@ -21,12 +21,15 @@
 //     reduce_scatter, reduce, barrier) into `buf.prepared` (which may equal `buf.input`: then the
 //     input is overwritten); Red::finalize once to every fully reduced output element this rank
 //     holds (all_reduce, reduce_scatter: its whole output; reduce: the root's output).
-//   * Lanes run one after the other, lane 0 first, on every rank (execute / execute_any;
-//     execute_any_interleaved runs them interleaved piece by piece when they use disjoint link
-//     directions, see there). Each lane is a complete schedule
-//     on its own, and every rank finishes its lane-0 messages before its lane-1 messages, so the
-//     per-direction FIFO order matches on both ends even when two lanes share a direction (a
-//     2-rank bidirectional ring).
+//   * Lanes (execute / execute_any): when a rank's lanes send on pairwise different link
+//     directions and receive on pairwise different ones and the method allows it
+//     (lanes_mergeable: a bidirectional ring pair, meet in the middle, on 3 or more ranks), they run MERGED
+//     (in proportion to the lanes' lengths; equal lanes alternate step by step), so
+//     both link directions carry data at once (the checker's merged_lanes model, verified for
+//     every schedule). Otherwise (two lanes share a direction: a 2-rank ring) they run one after
+//     the other, lane 0 first: every rank finishes its lane-0 messages before its lane-1
+//     messages, so the per-direction FIFO order matches on both ends (serial_lanes).
+//     execute_any_interleaved interleaves them piece by piece with non-blocking calls instead.
 //   * `dir_of(peer, sending)` maps a peer rank to the link direction that sends to / receives from
 //     it (RingDirs for the plan's ring / line groups); no_dir for a peer the schedule names is a
 //     device error naming rank and peer. Multi-hop methods (trees, recursive doubling,
@@ -189,15 +192,19 @@ public:
     };
 
     /// The directions a lane sends on (tx) and receives on (rx), as bit masks.
+    /// `steps` (if given) gets the lane's step count.
     template <class ForLane>
-    void lane_dirs(ForLane&& for_lane, uint32_t lane, uint32_t& tx, uint32_t& rx) {
+    void lane_dirs(ForLane&& for_lane, uint32_t lane, uint32_t& tx, uint32_t& rx, uint32_t* steps = nullptr) {
         tx = rx = 0;
-        struct Ctx { StepRunner* self; uint32_t* tx; uint32_t* rx; } ctx{this, &tx, &rx};
+        uint32_t n = 0;
+        struct Ctx { StepRunner* self; uint32_t* tx; uint32_t* rx; uint32_t* n; } ctx{this, &tx, &rx, &n};
         for_lane(lane, StepSink{&ctx, [](void* c, const Step& s) {
             Ctx& x = *static_cast<Ctx*>(c);
+            ++*x.n;
             if (verb_sends(s.verb)) *x.tx |= 1u << (x.self->dir(s.send_peer, true, s) & 31u);
             if (verb_receives(s.verb)) *x.rx |= 1u << (x.self->dir(s.recv_peer, false, s) & 31u);
         }});
+        if (steps) *steps = n;
     }
 
     /// Advances lane c by at most one piece without blocking; true if it made progress.
@@ -312,6 +319,90 @@ private:
     uint32_t in_base_ = 0;
 };
 
+/// Steps of a lane execute_any_interleaved / the merged lanes compute per run of its generator.
+inline constexpr uint32_t interleave_window = 32;
+inline constexpr uint32_t exec_max_lanes = 4;
+
+namespace detail {
+
+/// Random access to the steps of a rank's lanes: steps are computed on the fly (no tables), so a
+/// lane's generator is re-run to reach them; each run keeps a window of the next
+/// interleave_window steps, so a lane of S steps costs about S / interleave_window generator runs.
+/// `for_lane(lane, sink)` calls sink once per step of that lane.
+template <class ForLane>
+struct LaneSteps {
+    struct Window { uint32_t first = 0, count = 0; bool ended = false; Step s[interleave_window]; };
+    ForLane& for_lane;
+    Window win[exec_max_lanes];
+    explicit LaneSteps(ForLane& f) : for_lane(f) {}
+    /// Step `index` of `lane` into out; false past the lane's last step.
+    bool fetch(uint32_t lane, uint32_t index, Step& out) {
+        Window& w = win[lane];
+        if (index < w.first || index >= w.first + w.count) {
+            if (w.ended && index >= w.first + w.count) return false;
+            struct Ctx { uint32_t first, seen; Window* w; } ctx{index, 0, &w};
+            w.first = index;
+            w.count = 0;
+            for_lane(lane, StepSink{&ctx, [](void* c, const Step& s) {
+                Ctx& x = *static_cast<Ctx*>(c);
+                const uint32_t i = x.seen++;
+                if (i >= x.first && i - x.first < interleave_window) x.w->s[x.w->count++] = s;
+            }});
+            w.ended = ctx.seen <= index + interleave_window;  // the window reaches the lane's end
+            if (w.count == 0) return false;
+        }
+        out = w.s[index - w.first];
+        return true;
+    }
+};
+
+/// Runs a rank's lanes on the calling worker: MERGED (in proportion to their lengths: the next
+/// step comes from the lane with the smallest share of its steps done, ties to the lower lane, so
+/// equal lanes alternate step by step — host::merge_lanes, the checker's merged_lanes model) when the method's lanes
+/// may merge (lanes_mergeable: ring_bidir, ring_meet_middle on a ring), there are 2 ..
+/// exec_max_lanes lanes and no two of them send on, or receive from, the same link direction;
+/// else one after the other, lane 0 first (the checker's serial_lanes model). Merged lanes keep
+/// both directions of a bidirectional method busy at once; each step still blocks as in the
+/// serial order, so a lane waits while another lane's step waits (the wavefront window keeps
+/// enough in flight that both flows move at the same pace).
+template <class Runner, class ForLane>
+void run_lanes(Runner& run, const Shape& sh, uint32_t n, ForLane&& for_lane) {
+    bool disjoint = n >= 2 && n <= exec_max_lanes && lanes_mergeable(sh);
+    uint32_t len[exec_max_lanes] = {};
+    if (disjoint) {
+        uint32_t tx_all = 0, rx_all = 0;
+        for (uint32_t l = 0; l < n && disjoint; ++l) {
+            uint32_t tx, rx;
+            run.lane_dirs(for_lane, l, tx, rx, &len[l]);
+            disjoint = !(tx & tx_all) && !(rx & rx_all);
+            tx_all |= tx;
+            rx_all |= rx;
+        }
+    }
+    if (!disjoint) {
+        const StepSink sink{&run, [](void* c, const Step& s) { (*static_cast<Runner*>(c))(s); }};
+        for (uint32_t lane = 0; lane < n; ++lane) for_lane(lane, sink);
+        return;
+    }
+    LaneSteps<std::remove_reference_t<ForLane>> steps(for_lane);
+    uint32_t index[exec_max_lanes] = {};
+    for (;;) {
+        // the unfinished lane with the smallest share of its steps done (ties: the lower lane)
+        uint32_t best = n;
+        for (uint32_t l = 0; l < n; ++l) {
+            if (index[l] >= len[l]) continue;
+            if (best == n || uint64_t(index[l]) * len[best] < uint64_t(index[best]) * len[l]) best = l;
+        }
+        if (best == n) break;
+        Step s;
+        if (!steps.fetch(best, index[best], s)) break;  // cannot happen: len counted the steps
+        run(s);
+        ++index[best];
+    }
+}
+
+}  // namespace detail
+
 /// Runs every lane of Algo for this rank. `dir_of(peer, sending)` gives the link direction that
 /// sends to (sending) / receives from (!sending) `peer` — the two differ on a 2-rank ring, where
 /// both directions reach the one peer (see ring_dir_of).
@@ -320,8 +411,10 @@ void execute(Link& link, const ExecParams& p, DirOf&& dir_of) {
     static_assert(check_link<Link>(), "");
     StepRunner<Red, Link, std::remove_reference_t<DirOf>> run(link, p, dir_of);
     run.begin();
-    const uint32_t lanes = Algo::lanes(p.shape);
-    for (uint32_t lane = 0; lane < lanes; ++lane) Algo::for_each(p.shape, p.rank, lane, run);
+    const Shape sh = p.shape;
+    const uint32_t rank = p.rank;
+    detail::run_lanes(run, sh, Algo::lanes(sh),
+                      [&](uint32_t lane, const StepSink& sink) { Algo::for_each(sh, rank, lane, sink); });
     run.end();
 }
 
@@ -332,7 +425,6 @@ void execute_any(Link& link, const ExecParams& p, DirOf&& dir_of) {
     static_assert(check_link<Link>(), "");
     using Runner = StepRunner<Red, Link, std::remove_reference_t<DirOf>>;
     Runner run(link, p, dir_of);
-    const StepSink sink{&run, [](void* c, const Step& s) { (*static_cast<Runner*>(c))(s); }};
     const uint32_t n = lanes(p.shape);
     if (KCCL_UNLIKELY(n == 0)) {
         detail::Msg m;
@@ -341,7 +433,9 @@ void execute_any(Link& link, const ExecParams& p, DirOf&& dir_of) {
         detail::die(m);
     }
     run.begin();
-    for (uint32_t lane = 0; lane < n; ++lane) for_each_step(p.shape, p.rank, lane, sink);
+    const Shape sh = p.shape;
+    const uint32_t rank = p.rank;
+    detail::run_lanes(run, sh, n, [&](uint32_t lane, const StepSink& sink) { for_each_step(sh, rank, lane, sink); });
     run.end();
 }
 
@@ -356,9 +450,6 @@ void execute_any(Link& link, const ExecParams& p, DirOf&& dir_of) {
 /// one after the other as in execute_any (the checker's serial_lanes model). A one-lane method
 /// runs as in execute_any. Ranks may differ in that choice: a serial rank still only waits for
 /// messages of the lane it runs, which its interleaving peers keep sending.
-/// Steps of a lane execute_any_interleaved computes per run of its generator.
-inline constexpr uint32_t interleave_window = 32;
-
 template <class Red, class Link, class DirOf>
 void execute_any_interleaved(Link& link, const ExecParams& p, DirOf&& dir_of) {
     static_assert(check_link<Link>(), "");

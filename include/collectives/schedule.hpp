@@ -221,6 +221,9 @@ struct Shape {
     uint32_t root = 0;        // broadcast, reduce, gather, scatter, reduce+broadcast; send_recv: sender
     uint32_t peer = 0;        // send_recv: receiver
     uint32_t chunks = 1;      // s: chunks per fragment (see grid())
+    uint32_t window = 1;      // ring all_gather / reduce_scatter / all_reduce: chunks in flight per
+                              // lane (wavefront order, algorithms/arms.hpp); 1 = chunk-major. Needs
+                              // window + 1 message slots per channel (window_slots()); 0 acts as 1
     const uint32_t* tree = nullptr;  // Method::tree: parent[r] for r < p, parent[root] == root
 };
 
@@ -271,6 +274,20 @@ constexpr uint32_t scratch_chunks(const Shape& sh) {
     const uint32_t n = sh.op == Op::barrier ? 1 : sh.ranks * sh.chunks;
     if (sh.method == Method::broadcast_local_reduce) return sh.ranks * n;
     return sh.op == Op::all_to_all ? 4 * n : 2 * n;
+}
+
+/// Message slots per (sender, receiver, lane) channel the shape's schedule needs to finish (the
+/// checker verifies it): window + 1 (a ring's chunks in flight plus one "bubble"); methods that
+/// ignore the window need at most 2.
+constexpr uint32_t window_slots(const Shape& sh) { return (sh.window > 1 ? sh.window : 1) + 1; }
+
+/// May an executor merge a rank's lanes step by step on one worker (executor.hpp)? Only where
+/// every rank's lanes are the same streams up to rotation, so that step i of every rank happens
+/// at about the same time: ring_bidir and ring_meet_middle on a ring. A line's arms are not (its
+/// end ranks have one-sided lanes, and merging by step index deadlocks them; the checker shows
+/// it), so line lanes run in turn (or piece by piece with execute_any_interleaved).
+constexpr bool lanes_mergeable(const Shape& sh) {
+    return sh.topo == Topology::ring && (sh.method == Method::ring_bidir || sh.method == Method::ring_meet_middle);
 }
 
 /// Is q a topology neighbour of r (a rank this rank can send to without routing)?

@@ -22,7 +22,9 @@
 //   Every schedule in algorithms/ is checked (host/checker.hpp) to finish with 2 message slots per
 //   (sender, receiver, lane) channel (rings need the 2: one in flight, one bubble; everything else
 //   needs 1), and every message is one chunk. So a link with >= 2 slots of >= ce*elem_bytes bytes
-//   per channel never deadlocks, whatever n is: fits() checks exactly that.
+//   per channel never deadlocks, whatever n is: fits() checks exactly that. That is for
+//   Shape::window = 1 (chunk-major); the pipelined ring schedules with window W need W + 1 slots
+//   (window_slots(), checker-verified): fits(slots, bytes, W).
 //
 // Who includes it: device code (C++17, freestanding, no heap) and host planners/tests.
 #pragma once
@@ -135,9 +137,11 @@ struct Slicer {
         const uint32_t v = valid(Buf::output, rank);
         return {v, m - v};
     }
-    /// Does a link with `slots` slots of `slot_bytes` per channel carry every schedule?
-    constexpr bool fits(uint32_t slots, uint32_t slot_bytes) const {
-        return slots >= kSlotsNeeded && uint64_t(slot_bytes) >= uint64_t(ce) * elem_bytes;
+    /// Does a link with `slots` slots of `slot_bytes` per channel carry every schedule, with a
+    /// wavefront window of `window` chunks in flight on the ring ones (schedule.hpp)?
+    constexpr bool fits(uint32_t slots, uint32_t slot_bytes, uint32_t window = 1) const {
+        const uint32_t need = (window > 1 ? window : 1) + 1;
+        return slots >= (need > kSlotsNeeded ? need : kSlotsNeeded) && uint64_t(slot_bytes) >= uint64_t(ce) * elem_bytes;
     }
 };
 

@@ -4,16 +4,24 @@
 // by the Wormhole model (emulation/timing.hpp).
 //
 // What runs: tools/coll_bed.hpp's EDM group (one worker per chip, an EDM on each end of every
-// ring link), all_gather ring_cw, float, one packet per chunk with the packet sized to the
-// per-chip tensor (at most 16 KiB; tt-metal sizes its EDM buffers to the op the same way), 4
-// slots. Modelled time of one all_gather = (makespan of warmup + 3 iterations - makespan of the
-// warmup alone) / 3, so set-up, EDM handshakes and teardown cancel out.
+// ring link), all_gather of float, one packet per chunk with the packet sized to the per-chip
+// tensor (at most 16 KiB; tt-metal sizes its EDM buffers to the op the same way), 4 slots, so a
+// wavefront window of 3 chunks (schedule.hpp, Shape::window). Two scenarios:
+//   kernel loop  ring_cw, every iteration inside ONE program against persistent EDMs (what a
+//                kernel author's loop costs);
+//   op           what tt-metal's measured op is: ring_meet_middle (the bidirectional ring: each
+//                fragment half the ring each way, both link directions at once — the fit's N/2
+//                latency term and its 20.8 GB/s > 12.5 GB/s per direction say so), merged lanes
+//                (executor.hpp), and EVERY ITERATION A PROGRAM OF ITS OWN (Launcher::next_program:
+//                workers and EDMs relaunched, EDM handshake and teardown per op), with a program
+//                launch cost in the model (WormholeOptions::program_launch_ps).
+// Modelled time of one all_gather = (makespan of warmup + 3 iterations - makespan of the warmup
+// alone) / 3, so set-up and the first launch cancel out.
 //
-// The requirement is "within 10%". The model + protocol does NOT reproduce the fit (docs/
-// emulation.md, "Fidelity", gives the figures and the reasons); the within-10% check is the
-// [!shouldfail] case below (it turns red if the figures ever meet the fit, so this file is then
-// updated), and the passing case asserts only what the emulation must do regardless: every
-// output correct, time growing with size, and the true figures printed.
+// The launch cost is not published: kLaunchUs below is CALIBRATED from the fit's intercept (see
+// there). What is not calibrated and is compared honestly: the slope in N and the slope in bytes.
+// The requirement "within 10% at every point" is the [!shouldfail] case below while it does not
+// hold (docs/emulation.md, "Small-tensor all_gather", gives the figures and the residuals).
 #include <catch2/catch.hpp>
 
 #include "tools/coll_bed.hpp"
@@ -27,17 +35,34 @@ namespace emu = kccl::emu;
 
 namespace {
 
+/// Program launch cost of the "op" scenario, CALIBRATED from the fit's intercept (no published
+/// figure exists per program). The fit at 1 KiB per chip is a straight line in N with intercept
+/// 4.47 - 1024 B / 20.8 GB/s = 4.42 us. With no launch cost the emulated op at 1 KiB (a fresh
+/// program's EDM handshake, the worker rounds, teardown) is a line in N (4 and 8 chips) with
+/// intercept 3.01 us, so the launch is 4.42 - 3.01 = 1.41 us. Only the intercept is fitted; the
+/// slopes in N and in bytes are the model's own (printed against the fit's below).
+constexpr double kLaunchUs = 1.41;
+
+struct Scenario {
+    Method method;
+    bool program_per_op;
+    double launch_us;
+    const char* name;
+};
+const Scenario kLoop{Method::ring_cw, false, 0.0, "kernel loop, ring_cw"};
+const Scenario kOp{Method::ring_meet_middle, true, kLaunchUs, "op, ring_meet_middle"};
+
 struct Timed {
     double us = 0;      ///< modelled time of one all_gather
     uint64_t wrong = 0; ///< wrong output elements of the timed run
 };
 
-emu::RunReport run_gather(uint32_t chips, uint32_t bytes_per_chip, uint32_t iters, uint64_t* wrong) {
+emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per_chip, uint32_t iters, uint64_t* wrong) {
     using Red = Reducer<float, RedOp::sum>;
     using T = float;
     Shape sh;
     sh.op = Op::all_gather;
-    sh.method = Method::ring_cw;
+    sh.method = sc.method;
     sh.topo = Topology::ring;
     sh.ranks = chips;
     cb::BedOptions bo;
@@ -49,24 +74,40 @@ emu::RunReport run_gather(uint32_t chips, uint32_t bytes_per_chip, uint32_t iter
     const uint32_t count = bytes_per_chip / sizeof(T);
     const cb::Layout L = cb::make_layout(sh, count, cb::max_chunk_elems(bo, sizeof(T)));
     REQUIRE(validate(L.shape) == nullptr);
+    REQUIRE(L.shape.window == 3);
     bo.buffer_bytes = cb::buffer_bytes_for(L, sizeof(T));
     cb::Bed bed(bo);
     const uint64_t seed = 7;
-    bed.add([&, L, iters](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
-        T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * sizeof(T)));
-        for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, RedOp::sum, false, g.rank, i);
-        ExecParams ep;
-        ep.shape = L.shape;
-        ep.rank = g.rank;
-        ep.chunk_elems = L.chunk_elems;
-        ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, g.input_l1};
-        ep.count = L.count;
-        const RingDirs dirs = cb::dirs_of(g);
-        for (uint32_t i = 0; i < 1 + iters; ++i) execute<RingAllGather, Red>(link, ep, dirs);  // 1 warmup
-        link.quiesce();
-        return 0;
-    });
-    auto model = emu::wormhole_model();
+    auto kernel = [L](uint32_t runs, bool fill) {
+        return [L, runs, fill](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
+            if (fill) {
+                T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * sizeof(T)));
+                for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, RedOp::sum, false, g.rank, i);
+            }
+            ExecParams ep;
+            ep.shape = L.shape;
+            ep.rank = g.rank;
+            ep.chunk_elems = L.chunk_elems;
+            ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, g.input_l1};
+            ep.count = L.count;
+            const RingDirs dirs = cb::dirs_of(g);
+            for (uint32_t i = 0; i < runs; ++i) execute<RingAllGather, Red>(link, ep, dirs);
+            link.quiesce();
+            return 0;
+        };
+    };
+    if (sc.program_per_op) {
+        bed.add(kernel(1, true));  // warmup, fills the inputs (L1 keeps them across programs)
+        for (uint32_t i = 0; i < iters; ++i) {
+            bed.next_program();
+            bed.add(kernel(1, false));
+        }
+    } else {
+        bed.add(kernel(1 + iters, true));
+    }
+    emu::WormholeOptions wo;
+    wo.program_launch_ps = emu::vtime_t(sc.launch_us * 1e6 + 0.5);
+    auto model = emu::wormhole_model(wo);
     emu::RunOptions ro;
     ro.timing = model.get();
     ro.dirty_l1 = emu::RunOptions::DirtyL1::on;  // nothing may rely on L1 it did not write
@@ -75,11 +116,12 @@ emu::RunReport run_gather(uint32_t chips, uint32_t bytes_per_chip, uint32_t iter
     return rep;
 }
 
-Timed modelled_gather(uint32_t chips, uint32_t bytes_per_chip) {
+Timed modelled_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per_chip) {
     constexpr uint32_t iters = 3;
     Timed t;
-    const emu::RunReport a = run_gather(chips, bytes_per_chip, iters, &t.wrong);
-    const emu::RunReport b = run_gather(chips, bytes_per_chip, 0, nullptr);
+    const emu::RunReport a = run_gather(sc, chips, bytes_per_chip, iters, &t.wrong);
+    const emu::RunReport b = run_gather(sc, chips, bytes_per_chip, 0, nullptr);
+    INFO(a.summary());
     REQUIRE(a.ok());
     REQUIRE(b.ok());
     REQUIRE(a.timed);
@@ -98,26 +140,42 @@ const uint32_t kSizes[] = {1024, 4096, 16384, 65536};
 }  // namespace
 
 TEST_CASE("fidelity: small-tensor ring all_gather over EDM on the Wormhole model (figures)", "[fidelity][collectives]") {
-    for (uint32_t chips : {4u, 8u}) {
-        double prev = 0;
-        for (uint32_t bytes : kSizes) {
-            const Timed t = modelled_gather(chips, bytes);
-            const double fit = published_fit_us(chips, bytes);
-            std::printf("all_gather ring_cw %u chips, %6u B per chip: modelled %7.2f us, tt-metal fit %6.2f us (%+.0f%%)\n",
-                        chips, bytes, t.us, fit, 100.0 * (t.us - fit) / fit);
-            CHECK(t.wrong == 0);
-            CHECK(t.us > prev);  // more bytes take longer
-            prev = t.us;
+    for (const Scenario* sc : {&kLoop, &kOp}) {
+        double at[2][4] = {};
+        for (uint32_t c = 0; c < 2; ++c) {
+            const uint32_t chips = c ? 8u : 4u;
+            double prev = 0;
+            for (uint32_t k = 0; k < 4; ++k) {
+                const uint32_t bytes = kSizes[k];
+                const Timed t = modelled_gather(*sc, chips, bytes);
+                const double fit = published_fit_us(chips, bytes);
+                std::printf("all_gather %-24s %u chips, %6u B per chip: modelled %7.2f us, tt-metal fit %6.2f us (%+.0f%%)\n",
+                            sc->name, chips, bytes, t.us, fit, 100.0 * (t.us - fit) / fit);
+                CHECK(t.wrong == 0);
+                CHECK(t.us > prev);  // more bytes take longer
+                prev = t.us;
+                at[c][k] = t.us;
+            }
         }
+        // The fit's two slopes against the model's: per chip (1 KiB, 4 -> 8 chips; fit 1.25 us)
+        // and per byte on 8 chips (1 -> 16 KiB and 16 -> 64 KiB; fit 7 / 20.8 GB/s = 0.337 ns/B).
+        const double per_chip = (at[1][0] - at[0][0]) / 4, fit_chip = 2.5 / 2;
+        const double per_b_small = (at[1][2] - at[1][0]) / (16384 - 1024) * 1e3;
+        const double per_b_large = (at[1][3] - at[1][2]) / (65536 - 16384) * 1e3;
+        const double fit_b = 7 / 20.8;
+        std::printf("  %s: intercept (1 KiB, extrapolated to N = 0) %.2f us (fit 4.42); per chip %.2f us (fit %.2f, %+.0f%%); "
+                    "per byte on 8 chips %.3f ns/B from 1 to 16 KiB, %.3f from 16 to 64 KiB (fit %.3f: %+.0f%%, %+.0f%%)\n",
+                    sc->name, at[0][0] - 4 * per_chip, per_chip, fit_chip,
+                    100 * (per_chip - fit_chip) / fit_chip, per_b_small, per_b_large, fit_b,
+                    100 * (per_b_small - fit_b) / fit_b, 100 * (per_b_large - fit_b) / fit_b);
     }
 }
 
-// Issue 8's requirement. FAILS today (see the file comment and docs/emulation.md "Fidelity"):
-// the figures are printed by the case above and listed in the docs.
+// Issue 8's requirement, on the "op" scenario (the one that models what tt-metal measures).
 TEST_CASE("fidelity: small-tensor all_gather within 10% of tt-metal's fit (known gap)", "[fidelity][collectives][fidelity-gap][!shouldfail]") {
     for (uint32_t chips : {4u, 8u})
         for (uint32_t bytes : kSizes) {
-            const Timed t = modelled_gather(chips, bytes);
+            const Timed t = modelled_gather(kOp, chips, bytes);
             const double fit = published_fit_us(chips, bytes);
             INFO(chips << " chips, " << bytes << " B per chip: modelled " << t.us << " us, fit " << fit << " us");
             CHECK(t.us == Approx(fit).epsilon(0.10));

@@ -85,8 +85,16 @@ std::vector<std::vector<uint32_t>> trees_for(uint32_t p, uint32_t root, const Sh
 }  // namespace
 
 namespace {
+/// Does every rank's set of lanes use pairwise different peers (executor.hpp then merges them)?
+bool merges(const Shape& sh) {
+    if (lanes(sh) < 2 || !lanes_mergeable(sh)) return false;
+    const host::Streams st = host::collect(sh);
+    for (auto& rank : st)
+        if (rank.size() > 1 && !host::lanes_disjoint(rank)) return false;
+    return true;
+}
 struct SweepCount {
-    uint64_t cases = 0, rejected = 0, serial = 0;
+    uint64_t cases = 0, rejected = 0, serial = 0, windowed = 0, merged = 0;
     std::set<std::pair<int, int>> seen;
     std::map<std::string, uint64_t> per_op;
 };
@@ -112,7 +120,12 @@ TEST_CASE("every op x method x topology x rank count 1..16 x chunking passes the
                 "%llu of them also with their lanes run in turn on one worker; %llu combinations rejected by validate()\n",
                 (unsigned long long)c.cases, (unsigned long long)c.serial, (unsigned long long)c.rejected);
     for (auto& [k, v] : c.per_op) std::printf("  %-15s %llu\n", k.c_str(), (unsigned long long)v);
+    std::printf("  %llu multi-lane schedules also with their lanes merged on one worker (execute / execute_any)\n",
+                (unsigned long long)c.merged);
+    std::printf("  plus %llu pipelined ring schedules (all_gather / reduce_scatter / all_reduce x ring methods x "
+                "window 2, 3, 5 with window + 1 slots)\n", (unsigned long long)c.windowed);
     CHECK(c.cases > 10000);
+    CHECK(c.windowed > 1000);
 }
 
 TEST_CASE("larger rank counts (17..64) pass the symbolic checker", "[collectives][schedule][long]") {
@@ -181,7 +194,44 @@ SweepCount sweep(const std::vector<uint32_t>& rank_counts, const std::vector<uin
                                             const CheckResult q = host::check(sh, o);
                                             if (!q.ok) FAIL(describe(sh) << " (serial lanes)\n" << q.summary());
                                             ++serial;
+                                            o.serial_lanes = false;
+                                            if (merges(sh)) {  // how execute / execute_any run them
+                                                o.merged_lanes = true;
+                                                const CheckResult mq = host::check(sh, o);
+                                                if (!mq.ok) FAIL(describe(sh) << " (merged lanes)\n" << mq.summary());
+                                                ++out.merged;
+                                                o.merged_lanes = false;
+                                            }
                                         }
+                                        // the pipelined ring schedules: window W chunks in
+                                        // flight, with the W + 1 slots window_slots() promises
+                                        const bool ring_op = sh.op == Op::all_gather || sh.op == Op::reduce_scatter ||
+                                                             sh.op == Op::all_reduce;
+                                        const bool ring_m = sh.method == Method::ring_cw || sh.method == Method::ring_ccw ||
+                                                            sh.method == Method::ring_bidir ||
+                                                            sh.method == Method::ring_meet_middle || sh.method == Method::line;
+                                        if (ring_op && ring_m)
+                                            for (uint32_t w : {2u, 3u, 5u}) {
+                                                Shape wsh = sh;
+                                                wsh.window = w;
+                                                CheckOptions wo;
+                                                wo.capacity = window_slots(wsh);
+                                                wo.max_writes = max_writes(wsh);
+                                                const CheckResult wr = host::check(wsh, wo);
+                                                if (!wr.ok) FAIL(describe(wsh) << " window " << w << "\n" << wr.summary());
+                                                if (lanes(wsh) > 1) {
+                                                    wo.serial_lanes = true;
+                                                    const CheckResult wq = host::check(wsh, wo);
+                                                    if (!wq.ok) FAIL(describe(wsh) << " window " << w << " (serial lanes)\n" << wq.summary());
+                                                    wo.serial_lanes = false;
+                                                    if (merges(wsh)) {
+                                                        wo.merged_lanes = true;
+                                                        const CheckResult wm = host::check(wsh, wo);
+                                                        if (!wm.ok) FAIL(describe(wsh) << " window " << w << " (merged lanes)\n" << wm.summary());
+                                                    }
+                                                }
+                                                ++out.windowed;
+                                            }
                                         ++cases;
                                         ++per_op[op_name(sh.op)];
                                         seen.insert({int(op), int(m)});
@@ -215,6 +265,82 @@ TEST_CASE("rings need two message slots per link; every other schedule runs with
     sh.method = Method::rabenseifner;
     sh.ranks = 7;
     CHECK(host::check(sh, one).ok);
+}
+
+TEST_CASE("a pipelined ring keeps `window` chunks in flight and needs window + 1 slots", "[collectives][schedule]") {
+    // Order: rank 0 of an 8-rank clockwise all_gather with 8 chunks injects exactly `window` of
+    // its own chunks before the first of them has come all the way round (its first plain recv).
+    for (uint32_t w : {1u, 2u, 3u, 4u}) {
+        Shape sh;
+        sh.op = Op::all_gather;
+        sh.method = Method::ring_cw;
+        sh.ranks = 8;
+        sh.chunks = 8;
+        sh.window = w;
+        uint32_t own_sends = 0;
+        bool seen_recv = false;
+        for_each_step(sh, 0, 0, [&](const Step& s) {
+            if (s.verb == Verb::recv) seen_recv = true;
+            if (!seen_recv && s.verb == Verb::send && s.src.buf == Buf::input) ++own_sends;
+        });
+        INFO("window " << w);
+        CHECK(own_sends == w);
+    }
+    // Slots: window + 1 always suffice (the sweep checks every ring op x method); window alone
+    // may not: on 8 ranks with window 2 every rank holds a full outbound channel.
+    for (Op op : {Op::all_gather, Op::reduce_scatter, Op::all_reduce})
+        for (uint32_t w : {2u, 4u}) {
+            Shape sh;
+            sh.op = op;
+            sh.method = Method::ring_cw;
+            sh.ranks = 8;
+            sh.chunks = 8;
+            sh.window = w;
+            CheckOptions o;
+            o.capacity = w;
+            INFO(op_name(op) << " window " << w);
+            if (w == 2) CHECK(host::check(sh, o).has("deadlock"));
+            o.capacity = window_slots(sh);
+            CHECK(o.capacity == w + 1);
+            CHECK(host::check(sh, o).ok);
+        }
+}
+
+TEST_CASE("lanes merged step by step on one worker: ring_bidir and meet run; a line's would deadlock", "[collectives][schedule]") {
+    for (Method m : {Method::ring_bidir, Method::ring_meet_middle}) {
+        Shape sh;
+        sh.op = Op::all_gather;
+        sh.method = m;
+        sh.ranks = 5;
+        sh.chunks = 4;
+        sh.window = 3;
+        CheckOptions o;
+        o.capacity = window_slots(sh);
+        o.merged_lanes = true;
+        INFO(method_name(m));
+        CHECK(host::check(sh, o).ok);
+    }
+    // A line's end ranks have one-sided lanes, so merging by step index puts the ranks out of
+    // step: merged by hand (the checker refuses merged_lanes for it), it deadlocks.
+    Shape sh;
+    sh.op = Op::all_gather;
+    sh.method = Method::line;
+    sh.topo = Topology::line;
+    sh.ranks = 3;
+    sh.chunks = 8;
+    CHECK_FALSE(lanes_mergeable(sh));
+    host::Streams st = host::collect(sh);
+    host::ChanLanes cl(st.size());
+    for (uint32_t r = 0; r < st.size(); ++r) {
+        cl[r].resize(1);
+        std::vector<Step> merged = host::merge_lanes(st[r], cl[r][0]);
+        st[r].assign(1, merged);
+    }
+    CheckOptions o;
+    o.capacity = 2;
+    CHECK(host::check_streams(sh, st, o, &cl).has("deadlock"));
+    o.merged_lanes = true;
+    CHECK(host::check(sh, o).has("invalid"));
 }
 
 TEST_CASE("a chunk streamed as P packets needs P+1 packet slots on a ring: make a chunk one packet",

@@ -68,6 +68,9 @@ TEST_CASE("slicer: every real element is in exactly one chunk, for every op and 
                             REQUIRE(sl.link_of(sl.workers - 1) == links - 1);
                             REQUIRE(sl.fits(2, packet));
                             REQUIRE_FALSE(sl.fits(1, packet));
+                            // a wavefront window of 3 chunks needs 4 slots (schedule.hpp window_slots)
+                            REQUIRE(sl.fits(4, packet, 3));
+                            REQUIRE_FALSE(sl.fits(3, packet, 3));
                         }
 }
 

@@ -538,6 +538,7 @@ public:
                 try {
                     if (go.load(std::memory_order_relaxed) != 1) throw RunAborted{};
                     wait_for_program(ctx, st, hal, chip_program[chip], slot.program);
+                    if (fib && opt.timing) sched->advance_to(sched->now() + opt.timing->program_launch());
                     running[i].store(slot.program, std::memory_order_relaxed);
                     hal.set_args(e.args);
                     const auto t0 = std::chrono::steady_clock::now();

@@ -148,6 +148,11 @@ public:
     virtual vtime_t eth_txq_free(CoreCoord eth, uint32_t q) const = 0;
     /// Per-tx-queue busy time, bytes and packets since reset (only queues that sent something).
     virtual void link_usage(std::vector<LinkBusy>& out) const = 0;
+    /// Host-side cost of launching a program on a chip (dispatch, kernel binaries and runtime
+    /// arguments written, cores released): every kernel of a program starts this long after the
+    /// chip's previous program ended (the launcher charges it; Launcher::next_program). 0 unless
+    /// the model is configured with one.
+    virtual vtime_t program_launch() const { return 0; }
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -188,6 +193,11 @@ struct WormholeOptions {
     uint32_t cost_idle_poll = 10;
     uint32_t cost_l1_access_base = 2;       ///< l1_access: base + bytes / l1_bytes_per_cycle
     uint32_t l1_bytes_per_cycle = 4;        ///< one 32-bit load or store per cycle
+    // Program launch (Launcher::next_program): NOT published per program; 0 by default, so a
+    // run's time is its kernels' time only. A caller that models tt-metal's measured op (program
+    // dispatch + kernels) sets it and says where its figure comes from (the small-tensor
+    // all_gather fidelity test calibrates it from the fit's intercept; docs/emulation.md).
+    vtime_t program_launch_ps = 0;
 };
 
 namespace detail {
@@ -252,6 +262,8 @@ public:
     }
 
     vtime_t cycles(uint64_t n) const { return vtime_t(double(n) * ps_per_cycle_ + 0.5); }
+
+    vtime_t program_launch() const override { return o_.program_launch_ps; }
 
     vtime_t issue_cost(CoreCoord, Op op, uint32_t bytes) override {
         switch (op) {

@@ -13,8 +13,10 @@
 //   handles at most one fragment per round (the round is the time the fragment reaches the rank:
 //   hops travelled, plus, on a line reduce-scatter whose partials all start at the end rank, the
 //   fragment's place in that rank's send order), and every rank orders the same items the same
-//   way, so FIFO matching holds by construction. ag_1d / rs_1d loop chunk-major: each chunk is a
-//   small collective of its own, so the buffering a schedule needs does not grow with s.
+//   way, so FIFO matching holds by construction. ag_1d / rs_1d order the (chunk, round) items as a
+//   wavefront with `window` chunks in flight (wavefront() below): window 1 is chunk-major (each
+//   chunk a small collective of its own; 2 slots per channel whatever s is), window W keeps W
+//   chunks going round at once and needs W + 1 slots per channel.
 //
 // Who includes it: the algorithm headers. C++17, freestanding, no heap.
 #pragma once
@@ -134,40 +136,78 @@ void rs_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, const Frag&
     }
 }
 
+/// Wavefront order of a 1D collective's items (round t of chunk j): chunk j starts at "time"
+/// sigma = j * D and its round t runs at sigma = j * D + t, with D = ceil(R / window) for R rounds
+/// per chunk, so at most `window` chunks are in flight at once and a rank injects chunk j + 1
+/// before chunk j has gone round. window = 1 gives D = R: chunk-major (each chunk a collective of
+/// its own). Items of one sigma run oldest chunk first. The order is the same on every rank and
+/// shifts with the data (what a rank does at (sigma, j) its successor does at (sigma + 1, j)), so
+/// FIFO matching holds; a ring needs window + 1 message slots per channel (checked).
+template <class F>
+void wavefront(uint32_t n_chunks, uint32_t rounds, uint32_t window, F&& f) {
+    if (n_chunks == 0 || rounds == 0) return;
+    const uint32_t W = window ? window : 1;
+    const uint32_t D = (rounds + W - 1) / W;
+    const uint32_t end = (n_chunks - 1) * D + rounds;
+    for (uint32_t sig = 0; sig < end; ++sig) {
+        const uint32_t lo = sig >= rounds ? (sig - rounds) / D + 1 : 0;
+        const uint32_t hi0 = sig / D, hi = hi0 < n_chunks - 1 ? hi0 : n_chunks - 1;
+        for (uint32_t jj = lo; jj <= hi; ++jj) f(jj, sig - jj * D);
+    }
+}
+
 /// A whole 1D all-gather for rank G.me in one lane, arms in `dirs` (1: +1 only, 2: -1 only,
 /// 3: both interleaved per round). copy_own: first copy own_src -> dst.at(me) (skip when the own
-/// fragment is already in place).
+/// fragment is already in place). window: chunks in flight (wavefront(); 1 = chunk-major).
 template <class E>
 void ag_1d(E& e, const Group1D& G, Flow fl, unsigned dirs, uint32_t only, ChunkRef own_src, const Frag& dst,
-           uint32_t j0, uint32_t j1, bool copy_own) {
+           uint32_t j0, uint32_t j1, bool copy_own, uint32_t window = 1) {
     if (copy_own && (only == kNoPeer || only == G.me))
         for (uint32_t j = j0; j < j1; ++j) {
             const ChunkRef s{own_src.buf, own_src.chunk + j};
             const ChunkRef d = dst.at(G.me, j);
             if (s.buf != d.buf || s.chunk != d.chunk) e(mk::copy(s, d));
         }
-    // chunk-major: each chunk is a small all-gather of its own, so a link needs only a couple of
-    // message slots whatever the chunk count (the tensor slicer sizes chunks to the pipeline)
-    for (uint32_t j = j0; j < j1; ++j)
-        for (uint32_t t = 0; t < G.g; ++t) {
-            if (dirs & 1u) ag_round(e, G, fl, +1, only, own_src, dst, j, j + 1, t);
-            if (dirs & 2u) ag_round(e, G, fl, -1, only, own_src, dst, j, j + 1, t);
-        }
+    // rounds per chunk: 1 + the farthest reach of an arm (meet: g/2 + 1, not g), so a window's
+    // chunks are spaced by the rounds that really carry data
+    uint32_t reach = 0;
+    for (uint32_t o = 0; o < G.g; ++o) {
+        if (dirs & 1u) reach = ag_hops(fl, G, o, +1) > reach ? ag_hops(fl, G, o, +1) : reach;
+        if (dirs & 2u) reach = ag_hops(fl, G, o, -1) > reach ? ag_hops(fl, G, o, -1) : reach;
+        if (fl != Flow::line) break;  // the same for every origin
+    }
+    wavefront(j1 > j0 ? j1 - j0 : 0, reach + 1 < G.g ? reach + 1 : G.g, window, [&](uint32_t jj, uint32_t t) {
+        const uint32_t j = j0 + jj;
+        if (dirs & 1u) ag_round(e, G, fl, +1, only, own_src, dst, j, j + 1, t);
+        if (dirs & 2u) ag_round(e, G, fl, -1, only, own_src, dst, j, j + 1, t);
+    });
 }
 
 /// A whole 1D reduce-scatter (or, with only = root, a chain reduce) for rank G.me in one lane.
-/// When no arm brings anything to my own fragment (g == 1), copies src -> dst.
+/// When no arm brings anything to my own fragment (g == 1), copies src -> dst. window as in ag_1d.
 template <class E>
 void rs_1d(E& e, const Group1D& G, Flow fl, unsigned dirs, uint32_t only, const Frag& src, const Frag& dst,
-           uint32_t j0, uint32_t j1) {
+           uint32_t j0, uint32_t j1, uint32_t window = 1) {
     const bool plus = (dirs & 1u) && rs_hops(fl, G, G.me, +1) > 0, minus = (dirs & 2u) && rs_hops(fl, G, G.me, -1) > 0;
-    for (uint32_t j = j0; j < j1; ++j) {  // chunk-major, as in ag_1d
-        bool first = false;
-        for (uint32_t k = 0; k < 2 * G.g; ++k) {
-            if (dirs & 1u) rs_round(e, G, fl, +1, only, src, dst, j, j + 1, k, first, plus && minus);
-            if (dirs & 2u) rs_round(e, G, fl, -1, only, src, dst, j, j + 1, k, first, plus && minus);
+    // rounds of the owner's final combines on each arm: with two arms the earlier one (the +1 arm
+    // first on a tie) goes to scratch, the later one writes the output
+    const uint32_t kp = rs_hops(fl, G, G.me, +1) + rs_start_index(fl, G, only, G.me, +1);
+    const uint32_t km = rs_hops(fl, G, G.me, -1) + rs_start_index(fl, G, only, G.me, -1);
+    // rounds per chunk: a partial reaches its owner after at most g - 1 hops, plus on a line its
+    // place in the end rank's send order (< g)
+    const uint32_t reach = fl == Flow::meet ? G.g / 2 + 1 : G.g;
+    const uint32_t rounds = fl == Flow::line && only == kNoPeer ? 2 * G.g : reach < G.g ? reach : G.g;
+    wavefront(j1 > j0 ? j1 - j0 : 0, rounds, window, [&](uint32_t jj, uint32_t k) {
+        const uint32_t j = j0 + jj;
+        if (dirs & 1u) {
+            bool first = minus && km < kp;
+            rs_round(e, G, fl, +1, only, src, dst, j, j + 1, k, first, plus && minus);
         }
-    }
+        if (dirs & 2u) {
+            bool first = plus && kp <= km;
+            rs_round(e, G, fl, -1, only, src, dst, j, j + 1, k, first, plus && minus);
+        }
+    });
     const bool mine = only == kNoPeer || only == G.me;
     const bool any = plus || minus;
     if (mine && !any)

@@ -1,5 +1,8 @@
 // kccl/collectives/algorithms/ring.hpp — ring and line algorithms (neighbour links only).
 //
+// Pipelining: RingAllGather, RingReduceScatter and RingAllReduce keep Shape::window chunks in
+// flight per lane (wavefront order, arms.hpp; window + 1 slots per channel); the other types
+// here are chunk-major (chains pipeline anyway: their first rank never waits).
 // Methods: ring_cw, ring_ccw, ring_bidir (2 lanes: the first ceil(s/2) chunks of every fragment
 // go cw, the rest ccw, each the full way round), ring_meet_middle, line. Which op takes which
 // method: algorithms.hpp. Every type here sends only to topology neighbours (multi_hop = false).
@@ -37,13 +40,13 @@ struct RingAllGather : AlgorithmBase<RingAllGather> {
         const ChunkRef own = mk::in(0);
         if (sh.method == Method::ring_bidir) {
             const uint32_t h = bidir_split(s);
-            if (lane == 0) ag_1d(e, G, Flow::cw, 1u, kNoPeer, own, dst, 0, h, true);
-            else ag_1d(e, G, Flow::ccw, 2u, kNoPeer, own, dst, h, s, true);
+            if (lane == 0) ag_1d(e, G, Flow::cw, 1u, kNoPeer, own, dst, 0, h, true, sh.window);
+            else ag_1d(e, G, Flow::ccw, 2u, kNoPeer, own, dst, h, s, true, sh.window);
         } else if (lanes(sh) == 2) {
-            ag_1d(e, G, method_flow(sh.method), lane == 0 ? 1u : 2u, kNoPeer, own, dst, 0, s, lane == 0);
+            ag_1d(e, G, method_flow(sh.method), lane == 0 ? 1u : 2u, kNoPeer, own, dst, 0, s, lane == 0, sh.window);
         } else {
             const Flow f = method_flow(sh.method);
-            ag_1d(e, G, f, flow_dirs(f), kNoPeer, own, dst, 0, s, true);
+            ag_1d(e, G, f, flow_dirs(f), kNoPeer, own, dst, 0, s, true, sh.window);
         }
     }
 };
@@ -65,11 +68,11 @@ struct RingReduceScatter : AlgorithmBase<RingReduceScatter> {
         const Frag src{Buf::input, 0, s}, dst{Buf::output, 0, 0};
         if (sh.method == Method::ring_bidir) {
             const uint32_t h = bidir_split(s);
-            if (lane == 0) rs_1d(e, G, Flow::cw, 1u, kNoPeer, src, dst, 0, h);
-            else rs_1d(e, G, Flow::ccw, 2u, kNoPeer, src, dst, h, s);
+            if (lane == 0) rs_1d(e, G, Flow::cw, 1u, kNoPeer, src, dst, 0, h, sh.window);
+            else rs_1d(e, G, Flow::ccw, 2u, kNoPeer, src, dst, h, s, sh.window);
         } else {
             const Flow f = method_flow(sh.method);
-            rs_1d(e, G, f, flow_dirs(f), kNoPeer, src, dst, 0, s);
+            rs_1d(e, G, f, flow_dirs(f), kNoPeer, src, dst, 0, s, sh.window);
         }
     }
 };
@@ -95,12 +98,12 @@ struct RingAllReduce : AlgorithmBase<RingAllReduce> {
             const Flow f = lane == 0 ? Flow::cw : Flow::ccw;
             const unsigned dirs = lane == 0 ? 1u : 2u;
             const uint32_t j0 = lane == 0 ? 0 : h, j1 = lane == 0 ? h : s;
-            rs_1d(e, G, f, dirs, kNoPeer, src, dst, j0, j1);
-            ag_1d(e, G, f, dirs, kNoPeer, own, dst, j0, j1, false);
+            rs_1d(e, G, f, dirs, kNoPeer, src, dst, j0, j1, sh.window);
+            ag_1d(e, G, f, dirs, kNoPeer, own, dst, j0, j1, false, sh.window);
         } else {
             const Flow f = method_flow(sh.method);
-            rs_1d(e, G, f, flow_dirs(f), kNoPeer, src, dst, 0, s);
-            ag_1d(e, G, f, flow_dirs(f), kNoPeer, own, dst, 0, s, false);
+            rs_1d(e, G, f, flow_dirs(f), kNoPeer, src, dst, 0, s, sh.window);
+            ag_1d(e, G, f, flow_dirs(f), kNoPeer, own, dst, 0, s, false, sh.window);
         }
     }
 };

@@ -81,6 +81,11 @@ struct CheckOptions {
     bool serial_lanes = false;  // run each rank's lanes one after the other in ONE stream, with one
                                 // FIFO per (sender, receiver): an executor that runs lanes in turn
                                 // on one worker over shared link directions
+    bool merged_lanes = false;  // run each rank's lanes MERGED into one stream, in proportion to
+                                // their lengths (merge_lanes()), every message keeping its lane's
+                                // FIFO: executor.hpp's execute / execute_any on one worker when the
+                                // lanes use disjoint link directions (lanes_disjoint()) and the
+                                // method allows it (lanes_mergeable())
 };
 
 struct CheckResult {
@@ -163,9 +168,55 @@ inline bool expected(const Shape& sh, uint32_t r, uint32_t c, std::vector<uint32
     return false;
 }
 
-inline CheckResult check_streams(const Shape& sh, const Streams& st, const CheckOptions& opt) {
+/// Lane of each step of merged streams (merge_lanes()): chan_lane[rank][stream][i].
+using ChanLanes = std::vector<std::vector<std::vector<uint32_t>>>;
+
+/// One rank's lanes merged the way executor.hpp runs them on one worker: in proportion to their
+/// lengths — the next step is taken from the unfinished lane that has done the smallest share of
+/// its steps (index / length; ties: the lower lane), so lanes of unequal length (meet in the
+/// middle: p/2 hops one way, (p-1)/2 the other) finish together; equal lanes alternate.
+/// `lane_of` gets each step's lane.
+inline std::vector<Step> merge_lanes(const std::vector<std::vector<Step>>& lanes, std::vector<uint32_t>& lane_of) {
+    std::vector<Step> out;
+    lane_of.clear();
+    std::vector<uint64_t> idx(lanes.size(), 0);
+    for (;;) {
+        uint32_t best = kNoPeer;
+        for (uint32_t l = 0; l < lanes.size(); ++l) {
+            if (idx[l] >= lanes[l].size()) continue;
+            if (best == kNoPeer || idx[l] * lanes[best].size() < idx[best] * lanes[l].size()) best = l;
+        }
+        if (best == kNoPeer) break;
+        out.push_back(lanes[best][idx[best]++]);
+        lane_of.push_back(best);
+    }
+    return out;
+}
+
+/// Do a rank's lanes send to pairwise different peers and receive from pairwise different peers
+/// (so on one worker each lane's messages have link directions of their own)?
+inline bool lanes_disjoint(const std::vector<std::vector<Step>>& lanes) {
+    std::vector<uint32_t> tx_owner, rx_owner;  // peer -> lane + 1
+    for (uint32_t l = 0; l < lanes.size(); ++l)
+        for (const Step& s : lanes[l]) {
+            auto claim = [&](std::vector<uint32_t>& owner, uint32_t peer) {
+                if (peer >= owner.size()) owner.resize(peer + 1, 0);
+                if (owner[peer] && owner[peer] != l + 1) return false;
+                owner[peer] = l + 1;
+                return true;
+            };
+            if (verb_sends(s.verb) && !claim(tx_owner, s.send_peer)) return false;
+            if (verb_receives(s.verb) && !claim(rx_owner, s.recv_peer)) return false;
+        }
+    return true;
+}
+
+inline CheckResult check_streams(const Shape& sh, const Streams& st, const CheckOptions& opt,
+                                 const ChanLanes* chan_lane = nullptr) {
     using namespace detail_check;
     CheckResult res;
+    // the FIFO a step's messages use: its stream's lane, or (merged streams) its own lane
+    auto cl = [&](uint32_t r, uint32_t l, uint32_t i) { return chan_lane ? (*chan_lane)[r][l][i] : l; };
     const uint32_t p = sh.ranks;
     const uint32_t grids[3] = {grid(sh, Buf::input), grid(sh, Buf::output), scratch_chunks(sh)};
     auto fail = [&](const char* kind, uint32_t r, uint32_t l, uint32_t i, uint32_t c, std::string msg) {
@@ -287,12 +338,13 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
         const Step& s = st[r][l][i];
         std::deque<Msg>* in = nullptr;
         std::deque<Msg>* outq = nullptr;
+        const uint32_t ln = cl(r, l, i);
         if (verb_receives(s.verb)) {
-            in = &chan[{s.recv_peer, r, l}];
+            in = &chan[{s.recv_peer, r, ln}];
             if (in->empty()) return false;
         }
         if (verb_sends(s.verb)) {
-            outq = &chan[{r, s.send_peer, l}];
+            outq = &chan[{r, s.send_peer, ln}];
             if (opt.capacity && outq->size() >= opt.capacity) return false;
         }
         std::vector<Value> got, local, result;
@@ -352,7 +404,7 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
             done = false;
             const Step& s = st[r][l][pc[r][l]];
             if (verb_receives(s.verb)) {
-                auto it = visible.find({s.recv_peer, r, l});
+                auto it = visible.find({s.recv_peer, r, cl(r, l, pc[r][l])});
                 if (it == visible.end() || it->second == 0) continue;
                 --it->second;
             }
@@ -368,7 +420,7 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
             std::string msg;
             auto blocked_on = [&](uint32_t r, uint32_t l, uint32_t& q) {
                 const Step& s = st[r][l][pc[r][l]];
-                if (verb_receives(s.verb) && chan[{s.recv_peer, r, l}].empty()) { q = s.recv_peer; return std::string("waits for a message from rank ") + std::to_string(q); }
+                if (verb_receives(s.verb) && chan[{s.recv_peer, r, cl(r, l, pc[r][l])}].empty()) { q = s.recv_peer; return std::string("waits for a message from rank ") + std::to_string(q); }
                 q = s.send_peer;
                 return std::string("waits for room in the channel to rank ") + std::to_string(q);
             };
@@ -473,6 +525,21 @@ inline CheckResult check(const Shape& sh, CheckOptions opt = {}) {
     }
     opt.multi_hop = opt.multi_hop || multi_hop(sh);
     Streams st = collect(sh);
+    if (opt.merged_lanes) {
+        ChanLanes lanes_of(st.size());
+        for (uint32_t r = 0; r < st.size(); ++r) {
+            lanes_of[r].resize(1);
+            if (st[r].size() > 1 && (!lanes_mergeable(sh) || !lanes_disjoint(st[r]))) {
+                res.ok = false;
+                res.errors.push_back({"invalid", r, kNoPeer, kNoPeer, kNoPeer,
+                                      "merged_lanes: rank " + std::to_string(r) + "'s lanes share a peer or the method's lanes may not merge (lanes_mergeable); an executor runs them in turn (serial_lanes)"});
+                return res;
+            }
+            std::vector<Step> m = merge_lanes(st[r], lanes_of[r][0]);
+            st[r].assign(1, std::move(m));
+        }
+        return check_streams(sh, st, opt, &lanes_of);
+    }
     if (opt.serial_lanes)
         for (auto& rank : st) {
             std::vector<Step> all;
