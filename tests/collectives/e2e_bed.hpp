@@ -29,6 +29,18 @@ struct Run {
     bool adversarial = true;  ///< adversarial deliveries and dirty L1
 };
 
+/// This rank's executor parameters for layout L: input, output and scratch from the group
+/// arguments; the prepared input (square_add) overwrites the input.
+inline ExecParams exec_params(const cb::Layout& L, const GroupArgs& g) {
+    ExecParams ep;
+    ep.shape = L.shape;
+    ep.rank = g.rank;
+    ep.chunk_elems = L.chunk_elems;
+    ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, g.input_l1};
+    ep.count = L.count;
+    return ep;
+}
+
 /// Runs `sh` on a bed made from `bo` (its buffer size is computed here). `exec(link, ep, g)` runs
 /// this rank's part (the executor with the group's direction map). Returns "" if every rank's
 /// output matches the reference bit for bit, "not supported: ..." for a shape validate()
@@ -50,13 +62,7 @@ std::string run_bed(const Shape& sh, cb::BedOptions bo, const Run& run, Exec exe
     bed.add([L, seed, redop, reduces, exec](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
         T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * eb));
         for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, redop, reduces, g.rank, i);
-        ExecParams ep;
-        ep.shape = L.shape;
-        ep.rank = g.rank;
-        ep.chunk_elems = L.chunk_elems;
-        ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, g.input_l1};
-        ep.count = L.count;
-        exec(link, ep, g);
+        exec(link, exec_params(L, g), g);
         link.quiesce();
         return 0;
     });

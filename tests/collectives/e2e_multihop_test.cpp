@@ -266,13 +266,7 @@ TEST_CASE("multihop: the same multi-hop method on a ring group still fails with 
     sh.ranks = 4;
     const cb::Layout L = cb::make_layout(sh, 8, 64);
     bed.add([L](auto&, auto& link, const GroupArgs& g) -> uint64_t {
-        ExecParams ep;
-        ep.shape = L.shape;
-        ep.rank = g.rank;
-        ep.chunk_elems = L.chunk_elems;
-        ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, g.input_l1};
-        ep.count = L.count;
-        execute_any<Reducer<float, RedOp::sum>>(link, ep, cb::dirs_of(g));
+        execute_any<Reducer<float, RedOp::sum>>(link, e2e::exec_params(L, g), cb::dirs_of(g));
         link.quiesce();
         return 0;
     });

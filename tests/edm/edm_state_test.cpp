@@ -96,6 +96,15 @@ edm::host::LinkPlan plan(bool this_end_sends, uint32_t messages, uint32_t buffer
     return edm::host::build_link(a, b, {0x1000, 0x10000});
 }
 
+/// Channel 0 of an EDM loaded and initialised from plan p (this end a sender), as the main loop would see it.
+edm::SenderChannel<edm::DefaultConfig> loaded_sender(FakeHal& h, const edm::host::LinkPlan& p) {
+    h.args = p.edm_args(edm::host::Side::a);
+    edm::Edm<> e;
+    REQUIRE(e.load(h) == edm::Status::ok);
+    e.init(h);
+    return e.sender(0);
+}
+
 }  // namespace
 
 TEST_CASE("sender channel: every transition in order", "[edm][state]") {
@@ -164,11 +173,7 @@ TEST_CASE("sender channel: a short message sends its bytes (rounded to 16), then
         INFO("message length " << c.length);
         FakeHal h;
         const auto p = plan(true, 3);
-        h.args = p.edm_args(edm::host::Side::a);
-        edm::Edm<> e;
-        REQUIRE(e.load(h) == edm::Status::ok);
-        e.init(h);
-        edm::SenderChannel<edm::DefaultConfig> ch = e.sender(0);
+        auto ch = loaded_sender(h, p);
         const auto& L = p.layout[0];
         REQUIRE(ch.step_worker(h));
         h.put(L.signal_base, edm::make_note(edm::Signal::next, c.length));
