@@ -3,7 +3,7 @@
 //   coll_perf [-b MIN] [-e MAX] [-f FACTOR] [-o REDOP] [-d TYPE] [-n ITERS] [-w WARMUP] [-c 0|1]
 //             [--coll OP[,OP...]] [--method M] [--transport edm|ipcq] [--topology ring|line|all_pairs|t3000]
 //             [--ranks N] [--message BYTES] [--slots N] [--repeat R] [--memcpy BYTES[,BYTES...]]
-//             [--adversarial SEED] [--engine fibers|threads] [--timing wormhole|wafer]
+//             [--adversarial SEED] [--engine fibers|threads] [--timing wormhole|wafer] [--clock wall|cpu]
 //
 // Sizes (-b/-e, suffixes K M G) are nccl-tests' "size": the bytes of the largest buffer (all_gather:
 // the gathered output; reduce_scatter: each rank's input; all_reduce and the rest: the tensor).
@@ -20,6 +20,11 @@
 // busbw as a share of the 12.5 GB/s Ethernet line rate. Modelled time per iteration is exact and
 // host-independent: (makespan of a run with warmup + n iterations - makespan of a run with warmup
 // iterations only) / n, so set-up, EDM handshakes and teardown cancel out.
+// --clock cpu (fiber engine only) measures time and the memcpy baseline in CPU time of the host
+// thread that runs them instead of wall time: on a shared host the time other processes take
+// from this one is then not counted (a diagnostic for A/B comparisons under load; the default,
+// wall, is what nccl-tests reports). Every fiber runs on that one thread, so its CPU clock is
+// the run's clock.
 #include "tools/coll_bed.hpp"
 
 #include <algorithm>
@@ -27,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -148,15 +154,26 @@ double median(std::vector<double> v) {
     return v.empty() ? 0 : v[v.size() / 2];
 }
 
+/// --clock: wall time (default) or the calling thread's CPU time, in seconds.
+bool g_cpu_clock = false;
+double now_s() {
+    if (g_cpu_clock) {
+        timespec t{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+        return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+    }
+    return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
 double memcpy_gbps(uint64_t bytes) {
     std::vector<uint8_t> a(bytes, 1), b(bytes, 2);
     std::vector<double> t;
     for (int i = 0; i < 6; ++i) {
-        const auto s = Clock::now();
+        const double s = now_s();
         std::memcpy(b.data(), a.data(), bytes);
-        const auto e = Clock::now();
+        const double e = now_s();
         asm volatile("" : : "r"(b.data()) : "memory");
-        if (i) t.push_back(std::chrono::duration<double>(e - s).count());
+        if (i) t.push_back(e - s);
     }
     return double(bytes) / median(t) / 1e9;
 }
@@ -210,7 +227,7 @@ Result run_one(const Options& o, Op op, Method method, uint64_t count) {
         cb::Bed bed(bo);
         std::vector<uint32_t> extra(o.ranks);
         for (uint32_t r = 0; r < o.ranks; ++r) extra[r] = bed.extra(r);
-        std::vector<Clock::time_point> start(o.ranks), end(o.ranks);
+        std::vector<double> start(o.ranks), end(o.ranks);
         bed.add([&, L, seed, redop, iters, warmup, prep](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
             T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * eb));
             const bool reduces = op_reduces(L.shape.op);
@@ -227,9 +244,9 @@ Result run_one(const Options& o, Op op, Method method, uint64_t count) {
                 else execute_any<Red>(link, ep, dirs);
             };
             for (uint32_t i = 0; i < warmup; ++i) exec();
-            start[g.rank] = Clock::now();
+            start[g.rank] = now_s();
             for (uint32_t i = 0; i < iters; ++i) exec();
-            end[g.rank] = Clock::now();
+            end[g.rank] = now_s();
             link.quiesce();
             return 0;
         });
@@ -247,7 +264,7 @@ Result run_one(const Options& o, Op op, Method method, uint64_t count) {
         if (!out.report.ok()) return out;
         const auto t0 = *std::min_element(start.begin(), start.end());
         const auto t1 = *std::max_element(end.begin(), end.end());
-        out.wall_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / std::max(1u, iters);
+        out.wall_us = (t1 - t0) * 1e6 / std::max(1u, iters);
         if (check) {
             const auto [nbad, text] = cb::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
             out.wrong = nbad;
@@ -305,6 +322,8 @@ void print_help() {
         "  --memcpy SIZES  also print memcpy GB/s for these sizes (median over the repeats)\n"
         "  --adversarial SEED  adversarial deliveries and dirty L1\n"
         "  --engine E      fibers (default: every core a fiber on one host thread) or threads (a host thread per core)\n"
+        "  --clock C       wall (default) or cpu: time and the memcpy baseline in CPU time of the host thread\n"
+        "                  (fiber engine only; on a shared host, time taken by other processes is not counted)\n"
         "  --timing M      wormhole or wafer: the timed fiber engine with that model; adds modelled time per\n"
         "                  iteration, modelled algbw / busbw and (wormhole) busbw as a share of 12.5 GB/s\n");
 }
@@ -361,6 +380,9 @@ int main(int argc, char** argv) {
         } else if (a == "--timing") {
             if (v != "wormhole" && v != "wafer") usage_error("--timing '" + v + "' is not known (allowed: wormhole, wafer)");
             o.timing = v;
+        } else if (a == "--clock") {
+            if (v != "wall" && v != "cpu") usage_error("--clock '" + v + "' is not known (allowed: wall, cpu)");
+            g_cpu_clock = v == "cpu";
         }
         else usage_error("unknown option '" + a + "'");
     }
@@ -376,6 +398,8 @@ int main(int argc, char** argv) {
         if (o.timing == "wafer" && o.transport != Transport::ipcq)
             usage_error("--timing wafer models a PE mesh without Ethernet: use --transport ipcq (PEs of one chip)");
     }
+    if (g_cpu_clock && o.engine != emu::Engine::fibers)
+        usage_error("--clock cpu needs the fiber engine (--engine fibers): with threads every core has its own CPU clock");
     if (o.message % 16) usage_error("--message '" + std::to_string(o.message) + "' must be a multiple of 16");
     if (o.min_bytes > o.max_bytes) usage_error("-b is larger than -e");
     if (o.transport == Transport::ipcq && o.ranks > 16) usage_error("--ranks with ipcq: at most 16 PEs on the emulated chip");
@@ -394,6 +418,7 @@ int main(int argc, char** argv) {
                 o.timing == "wormhole" ? "; timed: Wormhole model (modelled time in us; %line = modelled busbw / 12.5 GB/s)"
                 : o.timing == "wafer"  ? "; timed: wafer PE-mesh model (modelled time in us at the model's clock, and in cycles)"
                                        : "");
+    if (g_cpu_clock) std::printf("# clock: CPU time of the host thread (time taken by other processes not counted)\n");
     for (uint64_t b : o.memcpy_sizes) {
         std::vector<double> g;
         for (uint32_t r = 0; r < std::max(3u, o.repeat); ++r) g.push_back(memcpy_gbps(b));

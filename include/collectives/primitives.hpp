@@ -79,24 +79,20 @@ namespace detail {
 /// Pieces of a chunk of n elements: max(1, ceil(n / p)).
 inline uint32_t pieces(uint32_t n, uint32_t p) { return n == 0 ? 1u : (n + p - 1) / p; }
 
-template <class L>
-View recv_piece(L& link, uint32_t from, uint32_t expect_bytes, const char* verb) {
-    View v = link.recv(from);
-    if (KCCL_UNLIKELY(v.bytes != expect_bytes)) {
-        Msg m;
-        m.s("collectives: ").s(verb).s(": a piece from direction ").u(from).s(" has ").u(v.bytes)
-            .s(" bytes but this rank expects ").u(expect_bytes)
-            .s(" (sender and receiver must agree on the chunk size and use links with one message size)");
-        die(m);
+/// Calls f(byte_offset, bytes, elems) for each piece of a chunk of n elements of T on `link`, in
+/// order (one 0-byte piece for n = 0): the loop every verb is made of.
+template <class T, class L, class F>
+KCCL_FORCEINLINE void for_each_piece(L& link, uint32_t n, F&& f) {
+    const uint32_t p = piece_elems<T>(link), k = pieces(n, p);
+    for (uint32_t i = 0, off = 0; i < k; ++i) {
+        const uint32_t e = n - off < p ? n - off : p;
+        f(off * uint32_t(sizeof(T)), e * uint32_t(sizeof(T)), e);
+        off += e;
     }
-    return v;
 }
 
-/// Receives the next piece straight into dst (the link's recv_into: EDM reads the packet from the
-/// EDM's slot into dst, IPCQ copies the rx slot into dst, both by NoC DMA), checking its length.
-template <class L>
-void recv_piece_into(L& link, uint32_t from, uint32_t dst_l1, uint32_t expect_bytes, const char* verb) {
-    const uint32_t got = link.recv_into(from, dst_l1, expect_bytes);
+/// A received piece must have the length this rank expects.
+inline void check_piece(uint32_t from, uint32_t got, uint32_t expect_bytes, const char* verb) {
     if (KCCL_UNLIKELY(got != expect_bytes)) {
         Msg m;
         m.s("collectives: ").s(verb).s(": a piece from direction ").u(from).s(" has ").u(got)
@@ -104,6 +100,21 @@ void recv_piece_into(L& link, uint32_t from, uint32_t dst_l1, uint32_t expect_by
             .s(" (sender and receiver must agree on the chunk size and use links with one message size)");
         die(m);
     }
+}
+
+/// Receives the next piece as a view (IPCQ: the rx slot; EDM: the landing buffer), checking its length.
+template <class L>
+View recv_piece(L& link, uint32_t from, uint32_t expect_bytes, const char* verb) {
+    View v = link.recv(from);
+    check_piece(from, v.bytes, expect_bytes, verb);
+    return v;
+}
+
+/// Receives the next piece straight into dst (the link's recv_into: EDM reads the packet from the
+/// EDM's slot into dst, IPCQ copies the rx slot into dst, both by NoC DMA), checking its length.
+template <class L>
+void recv_piece_into(L& link, uint32_t from, uint32_t dst_l1, uint32_t expect_bytes, const char* verb) {
+    check_piece(from, link.recv_into(from, dst_l1, expect_bytes), expect_bytes, verb);
 }
 
 template <class Red, class H>
@@ -132,60 +143,39 @@ void copy_l1(H& hal, uint32_t dst, uint32_t src, uint32_t bytes) {
 template <class X, class L>
 void send(L& link, uint32_t to, uint32_t src_l1, uint32_t n) {
     static_assert(check_link<L>(), "");
-    using T = elem_t<X>;
-    const uint32_t p = piece_elems<T>(link), k = detail::pieces(n, p);
-    for (uint32_t i = 0, off = 0; i < k; ++i) {
-        const uint32_t e = n - off < p ? n - off : p;
-        link.send(to, src_l1 + off * uint32_t(sizeof(T)), e * uint32_t(sizeof(T)));
-        off += e;
-    }
+    detail::for_each_piece<elem_t<X>>(link, n, [&](uint32_t o, uint32_t b, uint32_t) { link.send(to, src_l1 + o, b); });
 }
 
 /// from -> dst.
 template <class X, class L>
 void recv(L& link, uint32_t from, uint32_t dst_l1, uint32_t n) {
     static_assert(check_link<L>(), "");
-    using T = elem_t<X>;
-    const uint32_t p = piece_elems<T>(link), k = detail::pieces(n, p);
-    for (uint32_t i = 0, off = 0; i < k; ++i) {
-        const uint32_t e = n - off < p ? n - off : p;
-        const uint32_t b = e * uint32_t(sizeof(T));
-        detail::recv_piece_into(link, from, dst_l1 + off * uint32_t(sizeof(T)), b, "recv");
-        off += e;
-    }
+    detail::for_each_piece<elem_t<X>>(link, n, [&](uint32_t o, uint32_t b, uint32_t) {
+        detail::recv_piece_into(link, from, dst_l1 + o, b, "recv");
+    });
 }
 
 /// (from (+) src) -> to. The sum is formed in the received piece's view and sent from there.
 template <class Red, class L>
 void recv_reduce_send(L& link, uint32_t from, uint32_t to, uint32_t src_l1, uint32_t n) {
     static_assert(check_link<L>(), "");
-    using T = typename Red::value_type;
-    const uint32_t p = piece_elems<T>(link), k = detail::pieces(n, p);
-    for (uint32_t i = 0, off = 0; i < k; ++i) {
-        const uint32_t e = n - off < p ? n - off : p;
-        const uint32_t b = e * uint32_t(sizeof(T));
+    detail::for_each_piece<typename Red::value_type>(link, n, [&](uint32_t o, uint32_t b, uint32_t e) {
         const View v = detail::recv_piece(link, from, b, "recv_reduce_send");
-        detail::combine_l1<Red>(link.hal(), v.l1, v.l1, src_l1 + off * uint32_t(sizeof(T)), e);
+        detail::combine_l1<Red>(link.hal(), v.l1, v.l1, src_l1 + o, e);
         link.send(to, v.l1, b);
         link.release(v);
-        off += e;
-    }
+    });
 }
 
 /// (from (+) src) -> dst.
 template <class Red, class L>
 void recv_reduce_copy(L& link, uint32_t from, uint32_t src_l1, uint32_t dst_l1, uint32_t n) {
     static_assert(check_link<L>(), "");
-    using T = typename Red::value_type;
-    const uint32_t p = piece_elems<T>(link), k = detail::pieces(n, p);
-    for (uint32_t i = 0, off = 0; i < k; ++i) {
-        const uint32_t e = n - off < p ? n - off : p;
-        const uint32_t b = e * uint32_t(sizeof(T)), o = off * uint32_t(sizeof(T));
+    detail::for_each_piece<typename Red::value_type>(link, n, [&](uint32_t o, uint32_t b, uint32_t e) {
         const View v = detail::recv_piece(link, from, b, "recv_reduce_copy");
         detail::combine_l1<Red>(link.hal(), dst_l1 + o, v.l1, src_l1 + o, e);
         link.release(v);
-        off += e;
-    }
+    });
 }
 
 /// from -> dst, and from -> to (received into dst, forwarded from there: on EDM one NoC transfer of
@@ -193,33 +183,22 @@ void recv_reduce_copy(L& link, uint32_t from, uint32_t src_l1, uint32_t dst_l1, 
 template <class X, class L>
 void recv_copy_send(L& link, uint32_t from, uint32_t to, uint32_t dst_l1, uint32_t n) {
     static_assert(check_link<L>(), "");
-    using T = elem_t<X>;
-    const uint32_t p = piece_elems<T>(link), k = detail::pieces(n, p);
-    for (uint32_t i = 0, off = 0; i < k; ++i) {
-        const uint32_t e = n - off < p ? n - off : p;
-        const uint32_t b = e * uint32_t(sizeof(T));
-        const uint32_t dst = dst_l1 + off * uint32_t(sizeof(T));
-        detail::recv_piece_into(link, from, dst, b, "recv_copy_send");
-        link.send(to, dst, b);
-        off += e;
-    }
+    detail::for_each_piece<elem_t<X>>(link, n, [&](uint32_t o, uint32_t b, uint32_t) {
+        detail::recv_piece_into(link, from, dst_l1 + o, b, "recv_copy_send");
+        link.send(to, dst_l1 + o, b);
+    });
 }
 
 /// (from (+) src) -> dst, and the same -> to (sent from dst).
 template <class Red, class L>
 void recv_reduce_copy_send(L& link, uint32_t from, uint32_t to, uint32_t src_l1, uint32_t dst_l1, uint32_t n) {
     static_assert(check_link<L>(), "");
-    using T = typename Red::value_type;
-    const uint32_t p = piece_elems<T>(link), k = detail::pieces(n, p);
-    for (uint32_t i = 0, off = 0; i < k; ++i) {
-        const uint32_t e = n - off < p ? n - off : p;
-        const uint32_t b = e * uint32_t(sizeof(T)), o = off * uint32_t(sizeof(T));
+    detail::for_each_piece<typename Red::value_type>(link, n, [&](uint32_t o, uint32_t b, uint32_t e) {
         const View v = detail::recv_piece(link, from, b, "recv_reduce_copy_send");
         detail::combine_l1<Red>(link.hal(), dst_l1 + o, v.l1, src_l1 + o, e);
         link.release(v);
         link.send(to, dst_l1 + o, b);
-        off += e;
-    }
+    });
 }
 
 }  // namespace kccl::coll

@@ -184,10 +184,26 @@ public:
         const uint32_t sync = slot + sync_offset<Config>(info.packet_bytes);
         const uint32_t note = slot_flags[sent % info.buffers];
         detail::put_word(hal, sync, info.packet_bytes, 0, sent, note);
-        if (note_signal(note) == Signal::terminate) hal.eth_send(0, sync, sync, sync_word_bytes);
-        else hal.eth_send(0, slot, slot, info.packet_bytes + sync_word_bytes);
+        // Only the message's bytes travel (rounded up to whole Ethernet words), then the sync
+        // word. A full packet is one send (payload and sync word are contiguous, sync word last:
+        // E3); a shorter one is two sends on queue 0, payload first: commands complete in order
+        // within one queue (E2), so the sync word still lands after every payload byte. The
+        // bytes of the slot past the message are never read (receivers read the note's length).
+        const uint32_t len = note_signal(note) == Signal::terminate ? 0 : payload_words(note_length(note));
+        if (Config::mutation_sync_word_first) hal.eth_send(0, slot, slot, sync_word_bytes + len);
+        else if (len == info.packet_bytes) hal.eth_send(0, slot, slot, info.packet_bytes + sync_word_bytes);
+        else {
+            if (len) hal.eth_send(0, slot, slot, len);
+            hal.eth_send(0, sync, sync, sync_word_bytes);
+        }
         ++sent;
         return true;
+    }
+
+    /// A message's payload bytes rounded up to whole Ethernet words, at most the packet.
+    uint32_t payload_words(uint32_t length) const {
+        const uint32_t w = length > info.packet_bytes ? info.packet_bytes : length;
+        return (w + (sync_word_bytes - 1)) & ~(sync_word_bytes - 1);
     }
 
     /// Acknowledgements: first-level ack frees my copy; completion frees the receiver's.

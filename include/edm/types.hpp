@@ -5,7 +5,9 @@
 // Protocol summary (docs/edm.md has the state diagrams):
 //   * A channel is a sender on one end of a link and a receiver on the other, with n buffers at
 //     the SAME L1 addresses on both Ethernet cores. A buffer slot is [packet | 16-byte sync word].
-//   * Sender EDM: sends packet + sync word in ONE eth_send, sync word last (contract E3).
+//   * Sender EDM: sends the message's bytes (rounded up to 16) and then the sync word: one
+//     eth_send when the packet is full (sync word last, contract E3), else payload then sync word
+//     as two sends on one queue (in order, contract E2).
 //     Receiver EDM: sees the sync word, sends a first-level ACK (the sender's copy of the slot
 //     may be refilled), hands the packet to its workers, and when they are done clears its slot
 //     and sends a COMPLETION (the receiver's slot may be written again). ACK and COMPLETION go

@@ -6,12 +6,12 @@
 // chip) and EDM (an emulated cluster with one Ethernet link per chip pair). Rank counts include
 // non-powers of two; sizes 0, 1, odd and large; adversarial mode with dirty L1. Each rank's output
 // is compared bit for bit with the plain host reference of tools/coll_bed.hpp (written from the
-// operations' definitions, not from the schedules).
+// operations' definitions, not from the schedules); the run itself is e2e_bed.hpp's.
 //
 // CI runs a bounded cross-section ("[collectives][e2e]"); "[long]" runs the whole matrix.
 #include <catch2/catch.hpp>
 
-#include "tools/coll_bed.hpp"
+#include "e2e_bed.hpp"
 
 #include <sstream>
 #include <string>
@@ -75,10 +75,7 @@ Shape shape_of(const Case& c) {
     return sh;
 }
 
-template <class Red>
-std::string run_case(const Case& c) {
-    using T = typename Red::value_type;
-    constexpr uint32_t eb = sizeof(T);
+std::string run_any(const Case& c) {
     Shape sh = shape_of(c);
     std::vector<uint32_t> parent;
     if (c.tree != TreeKind::none) {
@@ -91,47 +88,15 @@ std::string run_case(const Case& c) {
     bo.ranks = c.ranks;
     bo.message_bytes = c.message_bytes;
     bo.slots = 4;
-    const cb::Layout L = cb::make_layout(sh, c.count, cb::max_chunk_elems(bo, eb));
-    if (const char* err = validate(L.shape)) return std::string("not supported: ") + err;
-    bo.buffer_bytes = cb::buffer_bytes_for(L, eb);
-    cb::Bed bed(bo);
-
-    const bool reduces = op_reduces(c.op);
-    const uint64_t seed = c.seed;
-    const RedOp redop = c.redop;
+    const e2e::Run run{c.count, c.seed, c.redop, c.adversarial};
     const bool inter = c.interleave;
-    bed.add([L, seed, redop, reduces, inter](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
-        T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * eb));
-        for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, redop, reduces, g.rank, i);
-        ExecParams ep;
-        ep.shape = L.shape;
-        ep.rank = g.rank;
-        ep.chunk_elems = L.chunk_elems;
-        ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, g.input_l1};
-        ep.count = L.count;
-        if (inter) execute_any_interleaved<Red>(link, ep, cb::group_dirs_of(g));
-        else execute_any<Red>(link, ep, cb::group_dirs_of(g));
-        link.quiesce();
-        return 0;
+    return e2e::with_case_reducer(c.op, c.dtype, c.redop, [&](auto red) {
+        using Red = decltype(red);
+        return e2e::run_bed<Red>(sh, bo, run, [inter](auto& link, const ExecParams& ep, const GroupArgs& g) {
+            if (inter) execute_any_interleaved<Red>(link, ep, cb::group_dirs_of(g));
+            else execute_any<Red>(link, ep, cb::group_dirs_of(g));
+        });
     });
-    emu::RunOptions ro;
-    ro.watchdog = std::chrono::milliseconds(5000);
-    if (c.adversarial) {
-        ro.adversary.enabled = true;
-        ro.adversary.seed = seed * 131 + 7;
-    }
-    const emu::RunReport rep = bed.run(ro);
-    if (!rep.ok()) return "run failed: " + rep.summary();
-    const auto [nbad, bad] = cb::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
-    if (nbad) return std::to_string(nbad) + " wrong elements:" + bad;
-    return "";
-}
-
-std::string run_any(const Case& c) {
-    std::string out = "no reducer";
-    const RedOp op = op_reduces(c.op) ? c.redop : cb::any_valid_op(c.dtype);
-    cb::with_reducer(c.dtype, op, [&](auto red) { out = run_case<decltype(red)>(c); });
-    return out;
 }
 
 constexpr Op kOps[] = {Op::all_reduce, Op::broadcast, Op::reduce, Op::gather, Op::scatter, Op::all_to_all,
@@ -139,10 +104,8 @@ constexpr Op kOps[] = {Op::all_reduce, Op::broadcast, Op::reduce, Op::gather, Op
 constexpr Method kMethods[] = {Method::reduce_broadcast_tree, Method::binomial_tree, Method::tree,
                                Method::recursive_doubling,    Method::rabenseifner,  Method::pairwise,
                                Method::direct};
-constexpr DataType kTypes[] = {DataType::f32, DataType::bf16, DataType::f16, DataType::i32,
-                               DataType::u32, DataType::i64, DataType::u64, DataType::boolean};
-constexpr RedOp kRedOps[] = {RedOp::sum, RedOp::mean, RedOp::prod, RedOp::min, RedOp::max, RedOp::square_add,
-                             RedOp::logical_and, RedOp::logical_or, RedOp::bit_and, RedOp::bit_or, RedOp::bit_xor};
+using e2e::kTypes;
+using e2e::kRedOps;
 
 /// (method, tree kind) pairs of `op` that are multi-hop and valid for p ranks.
 std::vector<std::pair<Method, TreeKind>> multihop_methods(Op op, uint32_t p) {
@@ -303,13 +266,7 @@ TEST_CASE("multihop: the same multi-hop method on a ring group still fails with 
     sh.ranks = 4;
     const cb::Layout L = cb::make_layout(sh, 8, 64);
     bed.add([L](auto&, auto& link, const GroupArgs& g) -> uint64_t {
-        ExecParams ep;
-        ep.shape = L.shape;
-        ep.rank = g.rank;
-        ep.chunk_elems = L.chunk_elems;
-        ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, g.input_l1};
-        ep.count = L.count;
-        execute_any<Reducer<float, RedOp::sum>>(link, ep, cb::dirs_of(g));
+        execute_any<Reducer<float, RedOp::sum>>(link, e2e::exec_params(L, g), cb::dirs_of(g));
         link.quiesce();
         return 0;
     });

@@ -6,14 +6,15 @@
 // output is compared bit for bit with a plain host reference computed here from the same seeded
 // inputs, written from the operations' definitions (seed 003), not from the schedules.
 //
-// Inputs and the reference are in tools/coll_bed.hpp (shared with the benchmark tool): inputs are
+// Inputs and the reference are in tools/coll_bed.hpp (shared with the benchmark tool), the run
+// itself in e2e_bed.hpp (shared with e2e_multihop_test.cpp): inputs are
 // chosen so every reduction order gives the same exact value, so the reference does not need to
 // know the method's order; results must then be bitwise identical on every rank.
 //
 // CI runs a bounded cross-section ("[collectives][e2e]"); "[long]" runs the whole matrix.
 #include <catch2/catch.hpp>
 
-#include "tools/coll_bed.hpp"
+#include "e2e_bed.hpp"
 
 #include <cmath>
 #include <functional>
@@ -24,7 +25,6 @@ using namespace kccl::coll;
 namespace cb = kccl::coll_bed;
 namespace emu = kccl::emu;
 
-using cb::input_value;
 using cb::reference_reduce;
 
 namespace {
@@ -54,10 +54,7 @@ struct Case {
 
 /// Runs one case; returns "" if every rank's output matches the reference bit for bit, else the
 /// first mismatches.
-template <class Red>
-std::string run_case(const Case& c) {
-    using T = typename Red::value_type;
-    constexpr uint32_t eb = sizeof(T);
+std::string run_any(const Case& c) {
     Shape sh;
     sh.op = c.op;
     sh.method = c.method;
@@ -75,49 +72,14 @@ std::string run_case(const Case& c) {
     bo.ranks = c.ranks;
     bo.message_bytes = 256;
     bo.slots = 4;
-    const cb::Layout L = cb::make_layout(sh, c.count, cb::max_chunk_elems(bo, eb));
-    if (const char* err = validate(L.shape)) return std::string("not supported: ") + err;
-    bo.buffer_bytes = cb::buffer_bytes_for(L, eb);
-    cb::Bed bed(bo);
-
-    const bool reduces = op_reduces(c.op);
-    const uint64_t seed = c.seed;
-    const RedOp redop = c.redop;
-    // Elements of the input a rank fills: its whole real tensor (count elements; the grid's
-    // padding stays dirty L1). Fragmented inputs (p fragments of L.frag) hold count elements.
-    bed.add([L, seed, redop, reduces, mesh](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
-        T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * eb));
-        for (uint32_t i = 0; i < L.count; ++i) in[i] = input_value<T>(seed, redop, reduces, g.rank, i);
-        ExecParams ep;
-        ep.shape = L.shape;
-        ep.rank = g.rank;
-        ep.chunk_elems = L.chunk_elems;
-        ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, g.input_l1};
-        ep.count = L.count;
-        if (mesh) execute_any<Red>(link, ep, cb::mesh_dirs_of(g));
-        else execute_any<Red>(link, ep, cb::dirs_of(g));
-        link.quiesce();
-        return 0;
+    const e2e::Run run{c.count, c.seed, c.redop, c.adversarial};
+    return e2e::with_case_reducer(c.op, c.dtype, c.redop, [&](auto red) {
+        using Red = decltype(red);
+        return e2e::run_bed<Red>(sh, bo, run, [mesh](auto& link, const ExecParams& ep, const GroupArgs& g) {
+            if (mesh) execute_any<Red>(link, ep, cb::mesh_dirs_of(g));
+            else execute_any<Red>(link, ep, cb::dirs_of(g));
+        });
     });
-    emu::RunOptions ro;
-    ro.watchdog = std::chrono::milliseconds(5000);
-    if (c.adversarial) {
-        ro.adversary.enabled = true;
-        ro.adversary.seed = seed * 131 + 7;
-    }
-    const emu::RunReport rep = bed.run(ro);
-    if (!rep.ok()) return "run failed: " + rep.summary();
-
-    const auto [nbad, bad] = cb::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
-    if (nbad) return std::to_string(nbad) + " wrong elements:" + bad;
-    return "";
-}
-
-std::string run_any(const Case& c) {
-    std::string out = "no reducer";
-    const RedOp op = op_reduces(c.op) ? c.redop : cb::any_valid_op(c.dtype);
-    cb::with_reducer(c.dtype, op, [&](auto red) { out = run_case<decltype(red)>(c); });
-    return out;
 }
 
 constexpr Op kOps[] = {Op::all_gather, Op::reduce_scatter, Op::all_reduce, Op::broadcast, Op::reduce,
@@ -126,10 +88,8 @@ constexpr Method kMethods[] = {Method::ring_cw, Method::ring_ccw, Method::ring_b
                                Method::line, Method::broadcast_local_reduce, Method::reduce_broadcast_chain,
                                Method::reduce_broadcast_tree, Method::binomial_tree, Method::recursive_doubling,
                                Method::rabenseifner, Method::pairwise, Method::direct};
-constexpr DataType kTypes[] = {DataType::f32, DataType::bf16, DataType::f16, DataType::i32,
-                               DataType::u32, DataType::i64, DataType::u64, DataType::boolean};
-constexpr RedOp kRedOps[] = {RedOp::sum, RedOp::mean, RedOp::prod, RedOp::min, RedOp::max, RedOp::square_add,
-                             RedOp::logical_and, RedOp::logical_or, RedOp::bit_and, RedOp::bit_or, RedOp::bit_xor};
+using e2e::kTypes;
+using e2e::kRedOps;
 
 /// Methods of `op` that run on a ring / line group plan (every peer a neighbour).
 std::vector<Method> runnable_methods(Op op, Topology topo, uint32_t p) {

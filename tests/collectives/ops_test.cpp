@@ -317,6 +317,24 @@ void check_operator() {
     Array<T> a2 = a;
     R::combine(a2.data(), a2.data(), b.data(), n);
     for (uint32_t i = 0; i < n; ++i) REQUIRE(same_bits(a2[i], d[i]));
+    // In place into the second operand (dst aliases b), as recv_reduce_send's reduce into a view.
+    Array<T> b2 = b;
+    R::combine(b2.data(), a.data(), b2.data(), n);
+    for (uint32_t i = 0; i < n; ++i) REQUIRE(same_bits(b2[i], d[i]));
+    // Every short length and misaligned starts (the vector form's tails and unaligned loads):
+    // each element as the reference says, nothing written past n.
+    for (uint32_t off = 0; off < 3; ++off)
+        for (uint32_t len = 0; len <= 40; ++len) {
+            Array<T> e(len + 1);
+            const T guard = random_value<T>(s);
+            e[len] = guard;
+            R::combine(e.data(), a.data() + off, b.data() + 2 * off, len);
+            for (uint32_t i = 0; i < len; ++i) {
+                INFO(redop_name(Op) << " " << dtype_name(dtype_of<T>::value) << " off " << off << " len " << len << " element " << i);
+                REQUIRE(same_bits(e[i], ref_apply<T>(Op, a[off + i], b[2 * off + i])));
+            }
+            REQUIRE(same_bits(e[len], guard));
+        }
     // prepare / finalize
     Array<T> p(n);
     R::prepare(p.data(), a.data(), n);

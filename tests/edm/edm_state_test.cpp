@@ -96,6 +96,15 @@ edm::host::LinkPlan plan(bool this_end_sends, uint32_t messages, uint32_t buffer
     return edm::host::build_link(a, b, {0x1000, 0x10000});
 }
 
+/// Channel 0 of an EDM loaded and initialised from plan p (this end a sender), as the main loop would see it.
+edm::SenderChannel<edm::DefaultConfig> loaded_sender(FakeHal& h, const edm::host::LinkPlan& p) {
+    h.args = p.edm_args(edm::host::Side::a);
+    edm::Edm<> e;
+    REQUIRE(e.load(h) == edm::Status::ok);
+    e.init(h);
+    return e.sender(0);
+}
+
 }  // namespace
 
 TEST_CASE("sender channel: every transition in order", "[edm][state]") {
@@ -154,6 +163,47 @@ TEST_CASE("sender channel: every transition in order", "[edm][state]") {
     REQUIRE(ch.step_acks(h));
     REQUIRE(ch.completed == 1);
     REQUIRE_FALSE(ch.done());
+}
+
+TEST_CASE("sender channel: a short message sends its bytes (rounded to 16), then the sync word", "[edm][state]") {
+    // Lengths 20 (two Ethernet words of payload), 0 (sync word only) and 64 (the full packet:
+    // one contiguous send), each announced by the worker's note.
+    struct Case { uint32_t length, payload_send; };
+    for (const Case c : {Case{20, 32}, Case{0, 0}, Case{64, 0}}) {
+        INFO("message length " << c.length);
+        FakeHal h;
+        const auto p = plan(true, 3);
+        auto ch = loaded_sender(h, p);
+        const auto& L = p.layout[0];
+        REQUIRE(ch.step_worker(h));
+        h.put(L.signal_base, edm::make_note(edm::Signal::next, c.length));
+        h.put(L.edm_sem, 1 + edm::note_written);
+        REQUIRE(ch.step_worker(h));
+        h.ops.clear();
+        REQUIRE(ch.step_send(h));
+        const uint32_t sync = L.buffers_base + 64;
+        const std::vector<uint32_t> word{64, 0, 0, (c.length << 2) | 1u};
+        if (c.length == 64) {
+            REQUIRE(h.ops.size() == 1);
+            REQUIRE(h.ops[0].b == L.buffers_base);
+            REQUIRE(h.ops[0].d == 64 + 16);
+        } else {
+            REQUIRE(h.ops.size() == (c.payload_send ? 2u : 1u));
+            if (c.payload_send) {
+                REQUIRE(h.ops[0].what == "eth_send");
+                REQUIRE(h.ops[0].a == 0);                 // queue 0, like the sync word: in order (E2)
+                REQUIRE(h.ops[0].b == L.buffers_base);
+                REQUIRE(h.ops[0].c == L.buffers_base);
+                REQUIRE(h.ops[0].d == c.payload_send);
+            }
+            REQUIRE(h.ops.back().what == "eth_send");     // the sync word last
+            REQUIRE(h.ops.back().a == 0);
+            REQUIRE(h.ops.back().b == sync);
+            REQUIRE(h.ops.back().c == sync);
+            REQUIRE(h.ops.back().d == 16);
+        }
+        REQUIRE(h.sent_words.back() == word);
+    }
 }
 
 TEST_CASE("sender channel: multi-buffering bounds and completion", "[edm][state]") {
