@@ -10,21 +10,10 @@
 
 using namespace kccl::test;
 using namespace kccl::test::edm_harness;
+using namespace kccl::test::edm_harness::mutations;
 namespace edm = kccl::edm;
 
 namespace {
-struct SyncWordFirst : edm::DefaultConfig {
-    static constexpr bool mutation_sync_word_first = true;
-};
-struct NotifyBeforeClear : edm::DefaultConfig {
-    static constexpr bool mutation_notify_before_clear = true;
-};
-struct SharedAckSource : edm::DefaultConfig {
-    static constexpr bool mutation_shared_ack_source = true;
-};
-struct TeardownWithoutWait : edm::DefaultConfig {
-    static constexpr bool mutation_teardown_without_wait = true;
-};
 
 /// What one adversarial run of a scenario produced.
 struct Outcome {

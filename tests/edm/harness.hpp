@@ -245,6 +245,23 @@ inline emu::ClusterSpec two_chips() {
 
 // ---- what the mutation tests share --------------------------------------------------------------
 
+/// The EDM protocol mutations (edm::DefaultConfig's compile-time switches), one Config each; the
+/// mutation tests assert that each makes its specific failure show.
+namespace mutations {
+struct SyncWordFirst : edm::DefaultConfig {
+    static constexpr bool mutation_sync_word_first = true;
+};
+struct NotifyBeforeClear : edm::DefaultConfig {
+    static constexpr bool mutation_notify_before_clear = true;
+};
+struct SharedAckSource : edm::DefaultConfig {
+    static constexpr bool mutation_shared_ack_source = true;
+};
+struct TeardownWithoutWait : edm::DefaultConfig {
+    static constexpr bool mutation_teardown_without_wait = true;
+};
+}  // namespace mutations
+
 /// `channels` channels (0: chip 0 -> chip 1, 1: back) of `buffers` slots of `bytes`-byte packets,
 /// `messages` messages each, one worker per channel end.
 inline Scenario small(uint32_t channels, uint32_t buffers, uint32_t bytes, uint32_t messages) {

@@ -30,6 +30,8 @@
 
 using namespace kccl::test;
 using namespace kccl::test::ipcq;
+using namespace kccl::test::ipcq::mutations;
+using namespace kccl::test::edm_harness::mutations;
 using iq::Nsew;
 using kccl::emu::Policy;
 namespace eh = kccl::test::edm_harness;
@@ -137,19 +139,7 @@ Sweep sweep(const char* name, uint32_t n, RunOptions base, const Scenario& sc) {
 }
 
 // ---- IPCQ ---------------------------------------------------------------------------------------
-
-struct HeadBeforeData : iq::DefaultPolicy {
-    static constexpr bool head_before_data = true;
-};
-struct NoDramBarrier : iq::DefaultPolicy {
-    static constexpr bool skip_dram_barrier = true;
-};
-struct SlotFromCounter : iq::DefaultPolicy {
-    static constexpr bool slot_from_counter = true;
-};
-struct UnboundedSleep : iq::DefaultPolicy {
-    static constexpr bool unbounded_sleep = true;
-};
+// The mutated policies are ipcq_util.hpp's (ipcq::mutations).
 
 constexpr uint32_t kSrc = kScratch;
 
@@ -245,22 +235,9 @@ Obs ipcq_wrap_sleep(const RunOptions& o) {
 }
 
 // ---- EDM ----------------------------------------------------------------------------------------
-
-struct SyncWordFirst : kccl::edm::DefaultConfig {
-    static constexpr bool mutation_sync_word_first = true;
-};
-struct NotifyBeforeClear : kccl::edm::DefaultConfig {
-    static constexpr bool mutation_notify_before_clear = true;
-};
-struct SharedAckSource : kccl::edm::DefaultConfig {
-    static constexpr bool mutation_shared_ack_source = true;
-};
-struct TeardownWithoutWait : kccl::edm::DefaultConfig {
-    static constexpr bool mutation_teardown_without_wait = true;
-};
-
-// The scenarios are edm_harness::small(...) ones; the dump lines of their channels
-// (eh::kChannels, eh::kGrantWait, eh::kDataWait, eh::edm_polling) come from the harness.
+// The mutated Configs (edm_harness::mutations), the scenarios (edm_harness::small) and the dump
+// lines of their channels (eh::kChannels, eh::kGrantWait, eh::kDataWait, eh::edm_polling) come
+// from the harness.
 
 /// Everything delivered intact: clean; anything else is handed to `failure` to classify.
 template <class Config, class F>

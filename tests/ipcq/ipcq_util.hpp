@@ -118,6 +118,22 @@ inline uint32_t mismatches(const uint8_t* bytes, uint32_t words, uint32_t from, 
     return bad;
 }
 
+// ---- the IPCQ protocol mutations (iq::DefaultPolicy switches), one Policy each ----------------
+namespace mutations {
+struct HeadBeforeData : iq::DefaultPolicy {
+    static constexpr bool head_before_data = true;
+};
+struct NoDramBarrier : iq::DefaultPolicy {
+    static constexpr bool skip_dram_barrier = true;
+};
+struct SlotFromCounter : iq::DefaultPolicy {
+    static constexpr bool slot_from_counter = true;
+};
+struct UnboundedSleep : iq::DefaultPolicy {
+    static constexpr bool unbounded_sleep = true;
+};
+}  // namespace mutations
+
 // ---- the rank 0 -> rank 1 stream several tests run ----------------------------------------------
 
 /// Words of message m in a stream: varies so that descriptors change (1..16 words).

@@ -9,6 +9,7 @@
 
 using namespace kccl::test;
 using namespace kccl::test::ipcq;
+using namespace kccl::test::ipcq::mutations;
 using iq::Nsew;
 
 namespace {
@@ -33,13 +34,6 @@ StreamOutcome stream(uint32_t n, iq::Placement placement, uint64_t seed) {
     o.bad_headers = r.bad_headers;
     return o;
 }
-
-struct HeadBeforeData : iq::DefaultPolicy {
-    static constexpr bool head_before_data = true;
-};
-struct NoDramBarrier : iq::DefaultPolicy {
-    static constexpr bool skip_dram_barrier = true;
-};
 
 }  // namespace
 
