@@ -356,6 +356,22 @@ struct LaneSteps {
     }
 };
 
+/// Whether no two of lanes 0..n-1 (n <= exec_max_lanes) send on, or receive from, the same link
+/// direction; walks each lane's steps once (stopping at the first shared direction). `len`, if
+/// given, gets each walked lane's step count.
+template <class Runner, class ForLane>
+bool lanes_disjoint(Runner& run, ForLane& for_lane, uint32_t n, uint32_t* len = nullptr) {
+    uint32_t tx_all = 0, rx_all = 0;
+    for (uint32_t l = 0; l < n; ++l) {
+        uint32_t tx, rx;
+        run.lane_dirs(for_lane, l, tx, rx, len ? &len[l] : nullptr);
+        if ((tx & tx_all) || (rx & rx_all)) return false;
+        tx_all |= tx;
+        rx_all |= rx;
+    }
+    return true;
+}
+
 /// Runs a rank's lanes on the calling worker: MERGED (in proportion to their lengths: the next
 /// step comes from the lane with the smallest share of its steps done, ties to the lower lane, so
 /// equal lanes alternate step by step — host::merge_lanes, the checker's merged_lanes model) when the method's lanes
@@ -367,18 +383,9 @@ struct LaneSteps {
 /// enough in flight that both flows move at the same pace).
 template <class Runner, class ForLane>
 void run_lanes(Runner& run, const Shape& sh, uint32_t n, ForLane&& for_lane) {
-    bool disjoint = n >= 2 && n <= exec_max_lanes && lanes_mergeable(sh);
     uint32_t len[exec_max_lanes] = {};
-    if (disjoint) {
-        uint32_t tx_all = 0, rx_all = 0;
-        for (uint32_t l = 0; l < n && disjoint; ++l) {
-            uint32_t tx, rx;
-            run.lane_dirs(for_lane, l, tx, rx, &len[l]);
-            disjoint = !(tx & tx_all) && !(rx & rx_all);
-            tx_all |= tx;
-            rx_all |= rx;
-        }
-    }
+    const bool disjoint =
+        n >= 2 && n <= exec_max_lanes && lanes_mergeable(sh) && lanes_disjoint(run, for_lane, n, len);
     if (!disjoint) {
         const StepSink sink{&run, [](void* c, const Step& s) { (*static_cast<Runner*>(c))(s); }};
         for (uint32_t lane = 0; lane < n; ++lane) for_lane(lane, sink);
@@ -454,46 +461,16 @@ template <class Red, class Link, class DirOf>
 void execute_any_interleaved(Link& link, const ExecParams& p, DirOf&& dir_of) {
     static_assert(check_link<Link>(), "");
     using Runner = StepRunner<Red, Link, std::remove_reference_t<DirOf>>;
-    constexpr uint32_t kMaxLanes = 4;
+    constexpr uint32_t kMaxLanes = exec_max_lanes;
     const uint32_t n = lanes(p.shape);
     if (n <= 1 || n > kMaxLanes) return execute_any<Red>(link, p, dir_of);
     Runner run(link, p, dir_of);
     const Shape sh = p.shape;
     const uint32_t rank = p.rank;
     auto for_lane = [&](uint32_t lane, const StepSink& sink) { for_each_step(sh, rank, lane, sink); };
-    uint32_t tx[kMaxLanes], rx[kMaxLanes], tx_all = 0, rx_all = 0;
-    bool disjoint = true;
-    for (uint32_t l = 0; l < n; ++l) {
-        run.lane_dirs(for_lane, l, tx[l], rx[l]);
-        disjoint = disjoint && !(tx[l] & tx_all) && !(rx[l] & rx_all);
-        tx_all |= tx[l];
-        rx_all |= rx[l];
-    }
-    if (!disjoint) return execute_any<Red>(link, p, dir_of);
-    // Step `index` of a lane: steps are computed on the fly (no tables), so a lane's generator
-    // is re-run to reach them; each run keeps a window of the next kWindow steps, so a lane of
-    // S steps costs about S / kWindow generator runs.
-    constexpr uint32_t kWindow = interleave_window;
-    struct Window { uint32_t first = 0, count = 0; bool ended = false; Step s[kWindow]; };
-    Window win[kMaxLanes];
-    auto fetch = [&](uint32_t lane, uint32_t index, Step& out) {
-        Window& w = win[lane];
-        if (index < w.first || index >= w.first + w.count) {
-            if (w.ended && index >= w.first + w.count) return false;
-            struct Ctx { uint32_t first, seen; Window* w; } ctx{index, 0, &w};
-            w.first = index;
-            w.count = 0;
-            for_each_step(sh, rank, lane, StepSink{&ctx, [](void* c, const Step& s) {
-                Ctx& x = *static_cast<Ctx*>(c);
-                const uint32_t i = x.seen++;
-                if (i >= x.first && i - x.first < interleave_window) x.w->s[x.w->count++] = s;
-            }});
-            w.ended = ctx.seen <= index + kWindow;  // the window reaches the lane's end
-            if (w.count == 0) return false;
-        }
-        out = w.s[index - w.first];
-        return true;
-    };
+    if (!detail::lanes_disjoint(run, for_lane, n)) return execute_any<Red>(link, p, dir_of);
+    detail::LaneSteps<decltype(for_lane)> steps(for_lane);  // each lane's steps, a window at a time
+    auto fetch = [&steps](uint32_t lane, uint32_t index, Step& out) { return steps.fetch(lane, index, out); };
     typename Runner::Cursor cur[kMaxLanes];
     for (uint32_t l = 0; l < n; ++l) cur[l].lane = l;
     run.begin();

@@ -3,7 +3,7 @@
 // rank's output compared bit for bit with the plain host reference of tools/coll_bed.hpp
 // (written from the operations' definitions, not from the schedules), and the dtype / operator
 // lists the sweeps iterate. Each test file keeps its own Case (what it varies) and builds the
-// Shape and BedOptions from it.
+// Shape and BedOptions from it. fidelity_coll_test.cpp uses exec_params for its own kernels.
 #pragma once
 
 #include "tools/coll_bed.hpp"

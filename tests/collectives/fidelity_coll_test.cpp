@@ -24,6 +24,7 @@
 // hold (docs/emulation.md, "Small-tensor all_gather", gives the figures and the residuals).
 #include <catch2/catch.hpp>
 
+#include "e2e_bed.hpp"  // exec_params
 #include "tools/coll_bed.hpp"
 
 #include <cstdio>
@@ -84,12 +85,7 @@ emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per
                 T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * sizeof(T)));
                 for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, RedOp::sum, false, g.rank, i);
             }
-            ExecParams ep;
-            ep.shape = L.shape;
-            ep.rank = g.rank;
-            ep.chunk_elems = L.chunk_elems;
-            ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, g.input_l1};
-            ep.count = L.count;
+            const ExecParams ep = e2e::exec_params(L, g);
             const RingDirs dirs = cb::dirs_of(g);
             for (uint32_t i = 0; i < runs; ++i) execute<RingAllGather, Red>(link, ep, dirs);
             link.quiesce();

@@ -10,21 +10,10 @@
 
 using namespace kccl::test;
 using namespace kccl::test::edm_harness;
+using namespace kccl::test::edm_harness::mutations;
 namespace edm = kccl::edm;
 
 namespace {
-struct SyncWordFirst : edm::DefaultConfig {
-    static constexpr bool mutation_sync_word_first = true;
-};
-struct NotifyBeforeClear : edm::DefaultConfig {
-    static constexpr bool mutation_notify_before_clear = true;
-};
-struct SharedAckSource : edm::DefaultConfig {
-    static constexpr bool mutation_shared_ack_source = true;
-};
-struct TeardownWithoutWait : edm::DefaultConfig {
-    static constexpr bool mutation_teardown_without_wait = true;
-};
 
 /// What one adversarial run of a scenario produced.
 struct Outcome {
@@ -60,34 +49,6 @@ Outcome observe(const Scenario& s, uint64_t seed) {
 
 bool has(const std::string& text, const std::string& line) { return text.find(line) != std::string::npos; }
 
-// In small(...) scenarios channel 0 goes from chip 0 to chip 1 (sender worker chip 0 (0,0),
-// receiver worker chip 1 (0,0)) and channel 1 back (sender chip 1 (1,0), receiver chip 0 (1,0));
-// every worker's semaphore is at kWorkerSem = 0x100; the EDMs run on eth 0 (0,8) of each chip.
-struct ChannelCores {
-    const char* sender;
-    const char* receiver;
-    const char* receiver_edm;
-};
-constexpr ChannelCores kChannels[2] = {
-    {"chip 0 worker (0,0)", "chip 1 worker (0,0)", "chip 1 eth 0 (0,8)"},
-    {"chip 1 worker (1,0)", "chip 0 worker (1,0)", "chip 0 eth 0 (0,8)"},
-};
-const std::string kGrantWait = ": sem_wait L1 0x100 expected == 1, current 0";      // sender worker: no slot granted
-const std::string kDataWait = ": sem_wait_min L1 0x100 expected >= 1, current 0";   // receiver worker: no message
-/// The EDM on `eth` still runs its poll loop: asleep in idle(), or between two idle() calls (a
-/// sample that falls into the loop body itself; rare, but the dump must not depend on it).
-bool edm_polling(const std::string& dump, const std::string& eth) {
-    return has(dump, eth + ": idle in a poll loop") || has(dump, eth + ": running (not blocked in the backend)");
-}
-
-Scenario small(uint32_t buffers, uint32_t bytes, uint32_t messages) {
-    Scenario s;
-    s.channels = 2;
-    s.buffers = buffers;
-    s.packet_bytes = bytes;
-    s.messages = messages;
-    return s;
-}
 }  // namespace
 
 TEST_CASE("mutation: sync word before the payload is caught", "[edm][mutation]") {
@@ -95,7 +56,7 @@ TEST_CASE("mutation: sync word before the payload is caught", "[edm][mutation]")
     // completes with every message delivered, and some words differ.
     uint64_t corrupted = 0;
     for (uint64_t seed = 1; seed <= 10 && corrupted == 0; ++seed) {
-        const Outcome o = observe<SyncWordFirst>(small(2, 1024, 200), seed);
+        const Outcome o = observe<SyncWordFirst>(small(2, 2, 1024, 200), seed);
         INFO(o.describe());
         REQUIRE(o.ok);
         REQUIRE(o.received == o.expected);
@@ -111,7 +72,7 @@ TEST_CASE("mutation: notify before clear is caught", "[edm][mutation]") {
     // Runs that complete must be clean.
     bool caught = false;
     for (uint64_t seed = 1; seed <= 10 && !caught; ++seed) {
-        const Outcome o = observe<NotifyBeforeClear>(small(2, 64, 2000), seed);
+        const Outcome o = observe<NotifyBeforeClear>(small(2, 2, 64, 2000), seed);
         INFO(o.describe());
         REQUIRE_FALSE(o.failed);
         if (o.ok) {
@@ -139,7 +100,7 @@ TEST_CASE("mutation: one source word for ack and completion is caught", "[edm][m
     // Runs that complete must be clean.
     bool caught = false;
     for (uint64_t seed = 1; seed <= 20 && !caught; ++seed) {
-        const Outcome o = observe<SharedAckSource>(small(1, 64, 2000), seed);
+        const Outcome o = observe<SharedAckSource>(small(2, 1, 64, 2000), seed);
         INFO(o.describe());
         REQUIRE_FALSE(o.failed);
         if (o.ok) {
@@ -170,23 +131,8 @@ template <class Config>
 uint64_t next_op_corruption(uint64_t seed) {
     Cluster cluster(two_chips());
     std::atomic<bool> b_done{false};
-    const uint32_t base = 0x1000, bytes = 0x4000;
-    auto after = [&](kccl::emu::Hal& hal, int side) -> uint64_t {
-        if (side == 1) {
-            hal.drain();  // everything side b sent has been delivered
-            b_done.store(true, std::memory_order_release);
-            return 0;
-        }
-        hal.drain();  // on hardware the tx queue drains whether or not the kernel still runs
-        uint32_t* w = reinterpret_cast<uint32_t*>(hal.l1_ptr(base, bytes));
-        for (uint32_t i = 0; i < bytes / 4; ++i) w[i] = 0xA5A5A5A5u;
-        while (!b_done.load(std::memory_order_acquire)) hal.idle();  // idle() notices an abort
-        uint64_t bad = 0;
-        for (uint32_t i = 0; i < bytes / 4; ++i) bad += hal.sem_read(base + 4 * i) != 0xA5A5A5A5u;
-        return bad;
-    };
-    Scenario s = small(2, 256, 50);
-    s.channels = 1;  // a sends, b receives
+    const AfterEdm after = next_op_overwrite_count(b_done);
+    const Scenario s = small(1, 2, 256, 50);  // a sends, b receives
     RunOptions o = adversarial(seed, std::chrono::milliseconds(5000));
     auto r = run<Config>(cluster, s, o, 1, after);
     INFO("seed " << seed << ": " << r.report.summary());

@@ -11,6 +11,7 @@
 #include <edm/host/builder.hpp>
 #include <edm/worker.hpp>
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -240,6 +241,75 @@ inline emu::ClusterSpec two_chips() {
     c.worker_l1_bytes = 160 * 1024;
     c.eth_l1_bytes = 256 * 1024;
     return emu::topology::line(2, 1, c);
+}
+
+// ---- what the mutation tests share --------------------------------------------------------------
+
+/// The EDM protocol mutations (edm::DefaultConfig's compile-time switches), one Config each; the
+/// mutation tests assert that each makes its specific failure show.
+namespace mutations {
+struct SyncWordFirst : edm::DefaultConfig {
+    static constexpr bool mutation_sync_word_first = true;
+};
+struct NotifyBeforeClear : edm::DefaultConfig {
+    static constexpr bool mutation_notify_before_clear = true;
+};
+struct SharedAckSource : edm::DefaultConfig {
+    static constexpr bool mutation_shared_ack_source = true;
+};
+struct TeardownWithoutWait : edm::DefaultConfig {
+    static constexpr bool mutation_teardown_without_wait = true;
+};
+}  // namespace mutations
+
+/// `channels` channels (0: chip 0 -> chip 1, 1: back) of `buffers` slots of `bytes`-byte packets,
+/// `messages` messages each, one worker per channel end.
+inline Scenario small(uint32_t channels, uint32_t buffers, uint32_t bytes, uint32_t messages) {
+    return Scenario{.channels = channels, .buffers = buffers, .packet_bytes = bytes, .messages = messages};
+}
+
+// In small(...) scenarios on two_chips() channel 0 goes from chip 0 to chip 1 (sender worker
+// chip 0 (0,0), receiver worker chip 1 (0,0)) and channel 1 back (sender chip 1 (1,0), receiver
+// chip 0 (1,0)); every worker's semaphore is at kWorkerSem = 0x100; the EDMs run on eth 0 (0,8)
+// of each chip. These are the names and waits the watchdog dump shows for them.
+struct ChannelCores {
+    const char* sender;
+    const char* receiver;
+    const char* receiver_edm;
+};
+inline constexpr ChannelCores kChannels[2] = {
+    {"chip 0 worker (0,0)", "chip 1 worker (0,0)", "chip 1 eth 0 (0,8)"},
+    {"chip 1 worker (1,0)", "chip 0 worker (1,0)", "chip 0 eth 0 (0,8)"},
+};
+inline const std::string kGrantWait = ": sem_wait L1 0x100 expected == 1, current 0";     // sender worker: no slot granted
+inline const std::string kDataWait = ": sem_wait_min L1 0x100 expected >= 1, current 0";  // receiver worker: no message
+/// The EDM on `eth` still runs its poll loop: asleep in idle(), or between two idle() calls (a
+/// sample that falls into the loop body itself; rare, but the dump must not depend on it).
+inline bool edm_polling(const std::string& dump, const std::string& eth) {
+    return dump.find(eth + ": idle in a poll loop") != std::string::npos ||
+           dump.find(eth + ": running (not blocked in the backend)") != std::string::npos;
+}
+
+/// The next op on both Ethernet cores after the EDM programs, for the "asynchronous program
+/// completion" problem (tt-metal BasicEthernetGuide): side a fills [base, base + bytes) of its
+/// L1 (the EDM's region), waits until side b has drained (everything b sent has been
+/// delivered) and returns how many words changed: a late completion of the EDM program lands
+/// there. `b_done` must outlive the run and start false.
+inline AfterEdm next_op_overwrite_count(std::atomic<bool>& b_done, uint32_t base = 0x1000, uint32_t bytes = 0x4000) {
+    return [&b_done, base, bytes](emu::Hal& hal, int side) -> uint64_t {
+        if (side == 1) {
+            hal.drain();  // everything side b sent has been delivered
+            b_done.store(true, std::memory_order_release);
+            return 0;
+        }
+        hal.drain();  // on hardware the tx queue drains whether or not the kernel still runs
+        uint32_t* w = reinterpret_cast<uint32_t*>(hal.l1_ptr(base, bytes));
+        for (uint32_t i = 0; i < bytes / 4; ++i) w[i] = 0xA5A5A5A5u;
+        while (!b_done.load(std::memory_order_acquire)) hal.idle();  // idle() notices an abort
+        uint64_t bad = 0;
+        for (uint32_t i = 0; i < bytes / 4; ++i) bad += hal.sem_read(base + 4 * i) != 0xA5A5A5A5u;
+        return bad;
+    };
 }
 
 }  // namespace kccl::test::edm_harness

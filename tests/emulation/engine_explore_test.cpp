@@ -30,6 +30,8 @@
 
 using namespace kccl::test;
 using namespace kccl::test::ipcq;
+using namespace kccl::test::ipcq::mutations;
+using namespace kccl::test::edm_harness::mutations;
 using iq::Nsew;
 using kccl::emu::Policy;
 namespace eh = kccl::test::edm_harness;
@@ -137,22 +139,9 @@ Sweep sweep(const char* name, uint32_t n, RunOptions base, const Scenario& sc) {
 }
 
 // ---- IPCQ ---------------------------------------------------------------------------------------
+// The mutated policies are ipcq_util.hpp's (ipcq::mutations).
 
-struct HeadBeforeData : iq::DefaultPolicy {
-    static constexpr bool head_before_data = true;
-};
-struct NoDramBarrier : iq::DefaultPolicy {
-    static constexpr bool skip_dram_barrier = true;
-};
-struct SlotFromCounter : iq::DefaultPolicy {
-    static constexpr bool slot_from_counter = true;
-};
-struct UnboundedSleep : iq::DefaultPolicy {
-    static constexpr bool unbounded_sleep = true;
-};
-
-constexpr uint32_t kSrc = kScratch, kAcc = kScratch + 0x4000;
-constexpr uint32_t words_of(uint32_t m) { return 1 + (m * 7) % 16; }
+constexpr uint32_t kSrc = kScratch;
 
 /// Rank 0 streams `n` messages of 1-16 words to rank 1 (4 slots of 64 B, poll mode, payload in
 /// L1 or DRAM); rank 1 counts wrong payload words and wrong headers (counter or length).
@@ -160,37 +149,12 @@ constexpr uint32_t words_of(uint32_t m) { return 1 + (m * 7) % 16; }
 /// `headers_may_go_stale`) stale headers; clean: it completes with nothing wrong.
 template <class P>
 Obs ipcq_stream(const RunOptions& o, uint32_t n, iq::Placement placement, bool headers_may_go_stale) {
-    ih::QueueConfig qc = cfg(4, 64);
-    qc.placement = placement;
-    Setup<Nsew> s(ih::ring_1d_unidir(2), qc);
-    s.add_all([n](auto& hal, uint32_t r) -> uint64_t {
-        iq::Queues<std::decay_t<decltype(hal)>, Nsew, P> q(hal, hal.arg(0));
-        if (r == 0) {
-            for (uint32_t m = 0; m < n; ++m) {
-                fill(hal, kSrc, words_of(m), 0, 1, m);
-                q.send(Nsew::E, kSrc, 4 * words_of(m));
-            }
-            q.quiesce();
-            return 0;
-        }
-        uint64_t bad = 0, hdr = 0;
-        for (uint32_t m = 0; m < n; ++m) {
-            auto slot = q.recv(Nsew::W);
-            hdr += slot.seq != m || slot.info.nbytes != 4 * words_of(m);
-            bad += mismatches(q.data(slot), std::min<uint32_t>(slot.info.nbytes / 4, 16), 0, 1, m);
-            q.release(slot);
-        }
-        q.quiesce();
-        put(hal, kAcc, bad);
-        put(hal, kAcc + 8, hdr);
-        return 0;
-    });
-    const RunReport rep = s.run(o);
-    if (!rep.ok()) return other(rep.summary());
-    const uint32_t bad = s.cluster.read32(s.core(1), kAcc), hdr = s.cluster.read32(s.core(1), kAcc + 8);
-    if (bad == 0 && hdr == 0) return clean();
-    if (hdr != 0 && !headers_may_go_stale)
-        return other(std::to_string(hdr) + " wrong headers: the descriptor goes to the receiver's core like the head (N1)");
+    const StreamRun r = run_stream<P>(n, cfg(4, 64, iq::Backpressure::poll, placement), o);
+    if (!r.report.ok()) return other(r.report.summary());
+    if (r.bad_words == 0 && r.bad_headers == 0) return clean();
+    if (r.bad_headers != 0 && !headers_may_go_stale)
+        return other(std::to_string(r.bad_headers) +
+                     " wrong headers: the descriptor goes to the receiver's core like the head (N1)");
     return caught();  // head before data: stale payload words, stale headers, or both
 }
 
@@ -271,46 +235,9 @@ Obs ipcq_wrap_sleep(const RunOptions& o) {
 }
 
 // ---- EDM ----------------------------------------------------------------------------------------
-
-struct SyncWordFirst : kccl::edm::DefaultConfig {
-    static constexpr bool mutation_sync_word_first = true;
-};
-struct NotifyBeforeClear : kccl::edm::DefaultConfig {
-    static constexpr bool mutation_notify_before_clear = true;
-};
-struct SharedAckSource : kccl::edm::DefaultConfig {
-    static constexpr bool mutation_shared_ack_source = true;
-};
-struct TeardownWithoutWait : kccl::edm::DefaultConfig {
-    static constexpr bool mutation_teardown_without_wait = true;
-};
-
-eh::Scenario edm_small(uint32_t channels, uint32_t buffers, uint32_t bytes, uint32_t messages) {
-    eh::Scenario s;
-    s.channels = channels;
-    s.buffers = buffers;
-    s.packet_bytes = bytes;
-    s.messages = messages;
-    return s;
-}
-
-// Channel 0 goes from chip 0 to chip 1 (sender worker chip 0 (0,0), receiver worker chip 1
-// (0,0)), channel 1 back (sender chip 1 (1,0), receiver chip 0 (1,0)); every worker's semaphore
-// is at 0x100; the EDMs run on eth 0 (0,8) of each chip.
-struct ChannelCores {
-    const char* sender;
-    const char* receiver;
-    const char* receiver_edm;
-};
-constexpr ChannelCores kChannels[2] = {
-    {"chip 0 worker (0,0)", "chip 1 worker (0,0)", "chip 1 eth 0 (0,8)"},
-    {"chip 1 worker (1,0)", "chip 0 worker (1,0)", "chip 0 eth 0 (0,8)"},
-};
-const std::string kGrantWait = ": sem_wait L1 0x100 expected == 1, current 0";     // sender worker: no slot granted
-const std::string kDataWait = ": sem_wait_min L1 0x100 expected >= 1, current 0";  // receiver worker: no message
-bool edm_polling(const std::string& dump, const std::string& eth) {
-    return has(dump, eth + ": idle in a poll loop") || has(dump, eth + ": running (not blocked in the backend)");
-}
+// The mutated Configs (edm_harness::mutations), the scenarios (edm_harness::small) and the dump
+// lines of their channels (eh::kChannels, eh::kGrantWait, eh::kDataWait, eh::edm_polling) come
+// from the harness.
 
 /// Everything delivered intact: clean; anything else is handed to `failure` to classify.
 template <class Config, class F>
@@ -325,7 +252,7 @@ Obs edm_run(const RunOptions& o, const eh::Scenario& sc, F&& failure) {
 /// receivers read payload words that had not landed yet.
 template <class Config>
 Obs edm_sync_first(const RunOptions& o) {
-    return edm_run<Config>(o, edm_small(2, 2, 1024, 20), [](const auto& r) {
+    return edm_run<Config>(o, eh::small(2, 2, 1024, 20), [](const auto& r) {
         if (r.report.ok() && r.received == r.expected_received && r.length_errors == 0 && r.errors > 0) return caught();
         return other(std::to_string(r.errors) + " corrupted words\n" + r.report.summary());
     });
@@ -338,14 +265,14 @@ Obs edm_sync_first(const RunOptions& o) {
 /// packets — has finished.
 template <class Config>
 Obs edm_notify_first(const RunOptions& o) {
-    return edm_run<Config>(o, edm_small(2, 2, 64, 30), [](const auto& r) {
+    return edm_run<Config>(o, eh::small(2, 2, 64, 30), [](const auto& r) {
         const std::string& d = r.report.watchdog_dump;
         bool stalled = false;
-        for (const auto& ch : kChannels)
-            stalled |= (has(d, ch.sender + kGrantWait) || has(d, std::string(ch.sender) + ": finished")) &&
-                       has(d, ch.receiver + kDataWait);
-        if (r.report.deadlock && !any_failed(r.report) && edm_polling(d, "chip 0 eth 0 (0,8)") &&
-            edm_polling(d, "chip 1 eth 0 (0,8)") && stalled)
+        for (const auto& ch : eh::kChannels)
+            stalled |= (has(d, ch.sender + eh::kGrantWait) || has(d, std::string(ch.sender) + ": finished")) &&
+                       has(d, ch.receiver + eh::kDataWait);
+        if (r.report.deadlock && !any_failed(r.report) && eh::edm_polling(d, "chip 0 eth 0 (0,8)") &&
+            eh::edm_polling(d, "chip 1 eth 0 (0,8)") && stalled)
             return caught();
         return other(r.report.summary());
     });
@@ -358,12 +285,12 @@ Obs edm_notify_first(const RunOptions& o) {
 /// completes with every message delivered and corrupted words.
 template <class Config>
 Obs edm_shared_ack(const RunOptions& o) {
-    return edm_run<Config>(o, edm_small(2, 1, 64, 30), [](const auto& r) {
+    return edm_run<Config>(o, eh::small(2, 1, 64, 30), [](const auto& r) {
         const std::string& d = r.report.watchdog_dump;
         bool lost = false;
-        for (const auto& ch : kChannels)
-            lost |= has(d, std::string(ch.sender) + ": finished") && has(d, ch.receiver + kDataWait) &&
-                    edm_polling(d, ch.receiver_edm);
+        for (const auto& ch : eh::kChannels)
+            lost |= has(d, std::string(ch.sender) + ": finished") && has(d, ch.receiver + eh::kDataWait) &&
+                    eh::edm_polling(d, ch.receiver_edm);
         if (r.report.deadlock && !any_failed(r.report) && lost) return caught();
         // The ack that went out as "slot free": the sender refilled a slot whose packet the
         // receiving worker had not copied yet, so every message arrives but one is overwritten.
@@ -383,22 +310,8 @@ template <class Config>
 Obs edm_teardown(const RunOptions& o) {
     Cluster cluster(eh::two_chips());
     std::atomic<bool> b_done{false};
-    const uint32_t base = 0x1000, bytes = 0x4000;
-    auto after = [&](kccl::emu::Hal& hal, int side) -> uint64_t {
-        if (side == 1) {
-            hal.drain();
-            b_done.store(true, std::memory_order_release);
-            return 0;
-        }
-        hal.drain();
-        uint32_t* w = reinterpret_cast<uint32_t*>(hal.l1_ptr(base, bytes));
-        for (uint32_t i = 0; i < bytes / 4; ++i) w[i] = 0xA5A5A5A5u;
-        while (!b_done.load(std::memory_order_acquire)) hal.idle();
-        uint64_t bad = 0;
-        for (uint32_t i = 0; i < bytes / 4; ++i) bad += hal.sem_read(base + 4 * i) != 0xA5A5A5A5u;
-        return bad;
-    };
-    eh::Scenario s = edm_small(1, 2, 256, 20);
+    const eh::AfterEdm after = eh::next_op_overwrite_count(b_done);
+    eh::Scenario s = eh::small(1, 2, 256, 20);
     auto r = eh::run<Config>(cluster, s, o, 1, after);
     if (!r.report.ok() || r.received != r.expected_received || r.errors != 0 || r.length_errors != 0)
         return other(r.report.summary());

@@ -13,11 +13,6 @@ namespace {
 constexpr uint32_t kSrc = kScratch;
 constexpr uint32_t kAcc = kScratch + 0x4000;
 
-
-
-/// Words of message m in a stream: varies so that descriptors change (1..16 words).
-constexpr uint32_t words_of(uint32_t m) { return 1 + (m * 7) % 16; }
-
 struct StreamResult {
     bool ok;
     uint64_t bad_words;     ///< payload words that differ from what was sent
@@ -29,40 +24,8 @@ struct StreamResult {
 /// Rank 0 streams n messages to rank 1 (ring_1d_unidir); rank 1 checks every one.
 template <class Policy = iq::DefaultPolicy>
 StreamResult stream(uint32_t n, const ih::QueueConfig& qc, const RunOptions& opt) {
-    Setup<Nsew> s(ih::ring_1d_unidir(2), qc);
-    s.add_all([&](auto& hal, uint32_t r) -> uint64_t {
-        iq::Queues<std::decay_t<decltype(hal)>, Nsew, Policy> q(hal, hal.arg(0));
-        if (r == 0) {
-            for (uint32_t m = 0; m < n; ++m) {
-                fill(hal, kSrc, words_of(m), 0, 1, m);
-                q.send(Nsew::E, kSrc, 4 * words_of(m));
-            }
-            q.quiesce();
-            return 0;
-        }
-        uint64_t bad = 0, hdr = 0, sum = 0;
-        for (uint32_t m = 0; m < n; ++m) {
-            auto slot = q.recv(Nsew::W);
-            hdr += slot.seq != m || slot.info.nbytes != 4 * words_of(m);
-            const uint32_t w = std::min<uint32_t>(slot.info.nbytes / 4, 16);
-            const auto* p = reinterpret_cast<const uint32_t*>(q.data(slot));
-            for (uint32_t i = 0; i < w; ++i) sum += p[i];
-            bad += mismatches(q.data(slot), w, 0, 1, m);
-            q.release(slot);
-        }
-        q.quiesce();  // returns batched credits (credit_batch > 1); the sender's quiesce waits for them
-        put(hal, kAcc, bad);
-        put(hal, kAcc + 8, hdr);
-        return sum;
-    });
-    auto rep = s.run(opt);
-    StreamResult res{rep.ok(), 0, 0, 0, rep.summary()};
-    if (rep.ok()) {
-        res.checksum = rep.at(s.core(1)).value;
-        res.bad_words = s.cluster.read32(s.core(1), kAcc);
-        res.bad_headers = s.cluster.read32(s.core(1), kAcc + 8);
-    }
-    return res;
+    const StreamRun r = run_stream<Policy>(n, qc, opt);
+    return {r.report.ok(), r.bad_words, r.bad_headers, r.checksum, r.report.summary()};
 }
 
 /// The checksum of a correct stream, from the pattern alone.
@@ -70,7 +33,7 @@ uint64_t expected_checksum(uint32_t n) {
     uint64_t sum = 0;
     for (uint32_t m = 0; m < n; ++m) {
         sum += m;
-        for (uint32_t w = 1; w < words_of(m); ++w) sum += pattern(0, 1, m, w);
+        for (uint32_t w = 1; w < stream_words(m); ++w) sum += pattern(0, 1, m, w);
     }
     return sum;
 }

@@ -7,6 +7,7 @@
 #include <ipcq/host/plan.hpp>
 #include <ipcq/ipcq.hpp>
 
+#include <algorithm>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -115,6 +116,78 @@ inline uint32_t mismatches(const uint8_t* bytes, uint32_t words, uint32_t from, 
     uint32_t bad = p[0] != m;
     for (uint32_t w = 1; w < words; ++w) bad += p[w] != pattern(from, to, m, w);
     return bad;
+}
+
+// ---- the IPCQ protocol mutations (iq::DefaultPolicy switches), one Policy each ----------------
+namespace mutations {
+struct HeadBeforeData : iq::DefaultPolicy {
+    static constexpr bool head_before_data = true;
+};
+struct NoDramBarrier : iq::DefaultPolicy {
+    static constexpr bool skip_dram_barrier = true;
+};
+struct SlotFromCounter : iq::DefaultPolicy {
+    static constexpr bool slot_from_counter = true;
+};
+struct UnboundedSleep : iq::DefaultPolicy {
+    static constexpr bool unbounded_sleep = true;
+};
+}  // namespace mutations
+
+// ---- the rank 0 -> rank 1 stream several tests run ----------------------------------------------
+
+/// Words of message m in a stream: varies so that descriptors change (1..16 words).
+inline constexpr uint32_t stream_words(uint32_t m) { return 1 + (m * 7) % 16; }
+inline constexpr uint32_t kStreamSrc = kScratch;           // rank 0's staging buffer
+inline constexpr uint32_t kStreamAcc = kScratch + 0x4000;  // rank 1's counts (bad words, bad headers)
+
+/// What rank 1 of a stream found; the counts are read only when the run completed.
+struct StreamRun {
+    RunReport report;
+    uint64_t bad_words = 0;    ///< payload words that differ from what was sent
+    uint64_t bad_headers = 0;  ///< wrong sequence number or size
+    uint64_t checksum = 0;     ///< sum over received words
+};
+
+/// Rank 0 streams n messages of stream_words(m) words (pattern (0, 1, m)) to rank 1 over
+/// ring_1d_unidir(2) with queue configuration `qc`, using IPCQ policy P; rank 1 receives them
+/// and checks every header and word.
+template <class P = iq::DefaultPolicy>
+StreamRun run_stream(uint32_t n, const ih::QueueConfig& qc, const RunOptions& opt) {
+    Setup<iq::Nsew> s(ih::ring_1d_unidir(2), qc);
+    s.add_all([n](auto& hal, uint32_t r) -> uint64_t {
+        iq::Queues<std::decay_t<decltype(hal)>, iq::Nsew, P> q(hal, hal.arg(0));
+        if (r == 0) {
+            for (uint32_t m = 0; m < n; ++m) {
+                fill(hal, kStreamSrc, stream_words(m), 0, 1, m);
+                q.send(iq::Nsew::E, kStreamSrc, 4 * stream_words(m));
+            }
+            q.quiesce();
+            return 0;
+        }
+        uint64_t bad = 0, hdr = 0, sum = 0;
+        for (uint32_t m = 0; m < n; ++m) {
+            auto slot = q.recv(iq::Nsew::W);
+            hdr += slot.seq != m || slot.info.nbytes != 4 * stream_words(m);
+            const uint32_t w = std::min<uint32_t>(slot.info.nbytes / 4, 16);
+            const auto* p = reinterpret_cast<const uint32_t*>(q.data(slot));
+            for (uint32_t i = 0; i < w; ++i) sum += p[i];
+            bad += mismatches(q.data(slot), w, 0, 1, m);
+            q.release(slot);
+        }
+        q.quiesce();  // returns batched credits (credit_batch > 1); the sender's quiesce waits for them
+        put(hal, kStreamAcc, bad);
+        put(hal, kStreamAcc + 8, hdr);
+        return sum;
+    });
+    StreamRun res;
+    res.report = s.run(opt);
+    if (res.report.ok()) {
+        res.checksum = res.report.at(s.core(1)).value;
+        res.bad_words = s.cluster.read32(s.core(1), kStreamAcc);
+        res.bad_headers = s.cluster.read32(s.core(1), kStreamAcc + 8);
+    }
+    return res;
 }
 
 }  // namespace kccl::test::ipcq

@@ -5,19 +5,14 @@
 // ThreadSanitizer run excludes them.
 #include "ipcq_util.hpp"
 
-#include <algorithm>
 #include <string>
 
 using namespace kccl::test;
 using namespace kccl::test::ipcq;
+using namespace kccl::test::ipcq::mutations;
 using iq::Nsew;
 
 namespace {
-
-constexpr uint32_t kSrc = kScratch;
-constexpr uint32_t kAcc = kScratch + 0x4000;
-
-constexpr uint32_t words_of(uint32_t m) { return 1 + (m * 7) % 16; }
 
 struct StreamOutcome {
     bool ok = false, hang = false, failed = false;
@@ -25,57 +20,20 @@ struct StreamOutcome {
     std::string summary;
 };
 
-/// Rank 0 streams n messages to rank 1 (ring_1d_unidir); rank 1 checks every one.
+/// Rank 0 streams n messages to rank 1 (ring_1d_unidir, 4 slots of 64 B, poll mode); rank 1
+/// checks every one.
 template <class Policy>
 StreamOutcome stream(uint32_t n, iq::Placement placement, uint64_t seed) {
-    ih::QueueConfig qc;
-    qc.n_slots = 4;
-    qc.slot_size = 64;
-    qc.mode = iq::Backpressure::poll;
-    qc.placement = placement;
-    Setup<Nsew> s(ih::ring_1d_unidir(2), qc);
-    s.add_all([&](auto& hal, uint32_t r) -> uint64_t {
-        iq::Queues<std::decay_t<decltype(hal)>, Nsew, Policy> q(hal, hal.arg(0));
-        if (r == 0) {
-            for (uint32_t m = 0; m < n; ++m) {
-                fill(hal, kSrc, words_of(m), 0, 1, m);
-                q.send(Nsew::E, kSrc, 4 * words_of(m));
-            }
-            q.quiesce();
-            return 0;
-        }
-        uint64_t bad = 0, hdr = 0;
-        for (uint32_t m = 0; m < n; ++m) {
-            auto slot = q.recv(Nsew::W);
-            hdr += slot.seq != m || slot.info.nbytes != 4 * words_of(m);
-            const uint32_t w = std::min<uint32_t>(slot.info.nbytes / 4, 16);
-            bad += mismatches(q.data(slot), w, 0, 1, m);
-            q.release(slot);
-        }
-        q.quiesce();
-        put(hal, kAcc, bad);
-        put(hal, kAcc + 8, hdr);
-        return 0;
-    });
-    auto rep = s.run(adversarial(seed));
+    const StreamRun r = run_stream<Policy>(n, cfg(4, 64, iq::Backpressure::poll, placement), adversarial(seed));
     StreamOutcome o;
-    o.ok = rep.ok();
-    o.hang = rep.watchdog_fired;
-    for (const auto& c : rep.cores) o.failed |= c.status == kccl::emu::CoreStatus::failed;
-    o.summary = rep.summary();
-    if (o.ok) {
-        o.bad_words = s.cluster.read32(s.core(1), kAcc);
-        o.bad_headers = s.cluster.read32(s.core(1), kAcc + 8);
-    }
+    o.ok = r.report.ok();
+    o.hang = r.report.watchdog_fired;
+    for (const auto& c : r.report.cores) o.failed |= c.status == kccl::emu::CoreStatus::failed;
+    o.summary = r.report.summary();
+    o.bad_words = r.bad_words;  // 0 unless the run completed
+    o.bad_headers = r.bad_headers;
     return o;
 }
-
-struct HeadBeforeData : iq::DefaultPolicy {
-    static constexpr bool head_before_data = true;
-};
-struct NoDramBarrier : iq::DefaultPolicy {
-    static constexpr bool skip_dram_barrier = true;
-};
 
 }  // namespace
 
