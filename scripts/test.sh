@@ -5,7 +5,7 @@
 #      and a benchmark smoke run);
 #   2. asan preset (ASan+UBSan) and tsan preset: the emulation tests again, sanitized.
 # Options: --no-sanitizers (step 1 only), --long (also the [long] stress tests, label `long`).
-# CI (.ci/run) runs exactly this. Takes ~10 minutes on a 2-core machine from a cold cache.
+# CI (.ci/run) runs exactly this: ~23 minutes with the demo on a 2-core machine, cold (docs/testing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
