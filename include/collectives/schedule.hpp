@@ -279,7 +279,10 @@ constexpr uint32_t scratch_chunks(const Shape& sh) {
 /// Message slots per (sender, receiver, lane) channel the shape's schedule needs to finish (the
 /// checker verifies it): window + 1 (a ring's chunks in flight plus one "bubble"); methods that
 /// ignore the window need at most 2.
-constexpr uint32_t window_slots(const Shape& sh) { return (sh.window > 1 ? sh.window : 1) + 1; }
+/// Saturates at 2^32 - 1 (a window of 2^32 - 1 would otherwise wrap to 0 slots).
+constexpr uint32_t window_slots(const Shape& sh) {
+    return sh.window <= 1 ? 2 : sh.window == 0xFFFFFFFFu ? 0xFFFFFFFFu : sh.window + 1;
+}
 
 /// May an executor merge a rank's lanes step by step on one worker (executor.hpp)? Only where
 /// every rank's lanes are the same streams up to rotation, so that step i of every rank happens

@@ -140,7 +140,7 @@ struct Slicer {
     /// Does a link with `slots` slots of `slot_bytes` per channel carry every schedule, with a
     /// wavefront window of `window` chunks in flight on the ring ones (schedule.hpp)?
     constexpr bool fits(uint32_t slots, uint32_t slot_bytes, uint32_t window = 1) const {
-        const uint32_t need = (window > 1 ? window : 1) + 1;
+        const uint32_t need = window <= 1 ? 2 : window == 0xFFFFFFFFu ? window : window + 1;  // saturates
         return slots >= (need > kSlotsNeeded ? need : kSlotsNeeded) && uint64_t(slot_bytes) >= uint64_t(ce) * elem_bytes;
     }
 };

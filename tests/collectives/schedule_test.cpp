@@ -1063,3 +1063,28 @@ TEST_CASE("docs/collectives.md holds the current schedule pictures", "[collectiv
 TEST_CASE("print the docs' schedule pictures", "[.print_pictures]") {
     std::fputs(render_docs_pictures().c_str(), stdout);
 }
+
+// Review finding (2026-11-24): a window near 2^32 wrapped `rounds + window - 1` to a small number,
+// made the wavefront's chunk spacing 0 and divided by zero; window_slots wrapped to 0 slots.
+TEST_CASE("wavefront: a huge window orders like a window of `rounds`, and window_slots saturates", "[collectives][schedule]") {
+    auto order = [](uint32_t chunks, uint32_t rounds, uint32_t window) {
+        std::vector<std::pair<uint32_t, uint32_t>> v;
+        detail::wavefront(chunks, rounds, window, [&](uint32_t j, uint32_t t) { v.emplace_back(j, t); });
+        return v;
+    };
+    for (uint32_t rounds : {1u, 2u, 3u, 7u})
+        for (uint32_t chunks : {1u, 2u, 5u}) {
+            const auto ref = order(chunks, rounds, rounds);
+            CHECK(ref.size() == size_t(chunks) * rounds);  // every (chunk, round) exactly once
+            for (uint32_t w : {rounds + 1, 0xFFFFFFF0u, 0xFFFFFFFEu, 0xFFFFFFFFu}) CHECK(order(chunks, rounds, w) == ref);
+        }
+    Shape sh;
+    sh.window = 0xFFFFFFFFu;
+    CHECK(window_slots(sh) == 0xFFFFFFFFu);
+    sh.window = 0xFFFFFFFEu;
+    CHECK(window_slots(sh) == 0xFFFFFFFFu);
+    sh.window = 0;
+    CHECK(window_slots(sh) == 2);
+    sh.window = 3;
+    CHECK(window_slots(sh) == 4);
+}

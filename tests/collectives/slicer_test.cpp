@@ -71,6 +71,7 @@ TEST_CASE("slicer: every real element is in exactly one chunk, for every op and 
                             // a wavefront window of 3 chunks needs 4 slots (schedule.hpp window_slots)
                             REQUIRE(sl.fits(4, packet, 3));
                             REQUIRE_FALSE(sl.fits(3, packet, 3));
+                            REQUIRE_FALSE(sl.fits(2, packet, 0xFFFFFFFFu));  // no wrap to "2 slots suffice"
                         }
 }
 

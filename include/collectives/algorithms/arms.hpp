@@ -146,7 +146,9 @@ void rs_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, const Frag&
 template <class F>
 void wavefront(uint32_t n_chunks, uint32_t rounds, uint32_t window, F&& f) {
     if (n_chunks == 0 || rounds == 0) return;
-    const uint32_t W = window ? window : 1;
+    // A window of `rounds` or more already starts a chunk every round (D = 1); clamping keeps
+    // rounds + W - 1 from wrapping (a window near 2^32 made D 0, a division by zero).
+    const uint32_t W = window == 0 ? 1 : window < rounds ? window : rounds;
     const uint32_t D = (rounds + W - 1) / W;
     const uint32_t end = (n_chunks - 1) * D + rounds;
     for (uint32_t sig = 0; sig < end; ++sig) {
