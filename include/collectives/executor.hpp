@@ -110,6 +110,7 @@ constexpr Chunking choose_chunking(Op op, uint32_t ranks, uint32_t count, uint32
 struct StepSink {
     void* ctx;
     void (*fn)(void*, const Step&);
+    StepResume* resume = nullptr;  ///< set when reading a lane a few steps at a time (LaneStream)
     void operator()(const Step& s) const { fn(ctx, s); }
 };
 
@@ -139,7 +140,7 @@ public:
     void operator()(const Step& s) {
         const uint32_t n = s.count * p_.chunk_elems;
         const uint32_t from = verb_receives(s.verb) ? dir(s.recv_peer, false, s) : no_dir;
-        const uint32_t to = verb_sends(s.verb) ? dir(s.send_peer, true, s) : no_dir;
+        const uint32_t to = verb_sends(s.verb) ? tx(s.send_peer, s) : no_dir;
         switch (s.verb) {
             case Verb::send: send<Red>(link_, to, addr(s.src), n); break;
             case Verb::recv: recv<Red>(link_, from, addr(s.dst), n); break;
@@ -208,7 +209,7 @@ public:
     }
 
     /// Advances lane c by at most one piece without blocking; true if it made progress.
-    /// `fetch(lane, index, step)` gives the lane's step `index` (false past its last).
+    /// `fetch(lane, index, step)` gives the lane's next step, the index-th (false past its last).
     template <class Fetch>
     bool advance(Cursor& c, Fetch&& fetch) {
         if (c.done) return false;
@@ -220,7 +221,7 @@ public:
             c.have = true;
             c.n = c.s.count * p_.chunk_elems;
             c.from = verb_receives(c.s.verb) ? dir(c.s.recv_peer, false, c.s) : no_dir;
-            c.to = verb_sends(c.s.verb) ? dir(c.s.send_peer, true, c.s) : no_dir;
+            c.to = verb_sends(c.s.verb) ? tx(c.s.send_peer, c.s) : no_dir;
             c.pieces = detail::pieces(c.n, piece_elems<T>(link_));
             c.piece = 0;
             c.off = 0;
@@ -301,6 +302,30 @@ private:
         const uint32_t base = c.buf == Buf::input ? in_base_ : c.buf == Buf::output ? p_.buf.output : p_.buf.scratch;
         return base + c.chunk * p_.chunk_elems * eb;
     }
+    /// The direction a step sends on; the first send on each direction checks that it holds the
+    /// wavefront window (window + 1 messages per chunk piece), else a device error: too few slots
+    /// deadlock the ring, which on hardware would hang without a message.
+    uint32_t tx(uint32_t peer, const Step& s) {
+        const uint32_t d = dir(peer, true, s);
+        if (KCCL_UNLIKELY(!(checked_ & (1u << (d & 31u))))) check_slots(d);
+        return d;
+    }
+    KCCL_NOINLINE void check_slots(uint32_t d) {
+        checked_ |= 1u << (d & 31u);
+        if (!uses_window(p_.shape)) return;
+        const uint32_t k = detail::pieces(p_.chunk_elems, piece_elems<T>(link_));
+        const uint64_t need = uint64_t(window_slots(p_.shape)) * k;
+        const uint32_t have = link_.slots(d);
+        if (KCCL_LIKELY(have >= need)) return;
+        detail::Msg m;
+        m.s("collectives: executor: rank ").u(p_.rank).s(" sends on direction ").u(d).s(" with a wavefront window of ")
+            .u(p_.shape.window).s(" chunks (Shape::window), which needs window + 1 = ").u(window_slots(p_.shape))
+            .s(" message slots per channel");
+        if (k > 1) m.s(" times ").u(k).s(" pieces per chunk = ").u(uint32_t(need > 0xFFFFFFFFu ? 0xFFFFFFFFu : need));
+        m.s(", but the link's direction ").u(d).s(" holds ").u(have)
+            .s(" (allowed: window <= slots / pieces - 1; lower Shape::window or give the link more slots)");
+        detail::die(m);
+    }
     uint32_t dir(uint32_t peer, bool sending, const Step& s) {
         const uint32_t d = dir_of_(peer, sending);
         if (KCCL_UNLIKELY(d == no_dir)) {
@@ -317,41 +342,45 @@ private:
     const ExecParams& p_;
     DirOf& dir_of_;
     uint32_t in_base_ = 0;
+    uint32_t checked_ = 0;  ///< directions whose slots were checked (bit d)
 };
 
-/// Steps of a lane execute_any_interleaved / the merged lanes compute per run of its generator.
-inline constexpr uint32_t interleave_window = 32;
-inline constexpr uint32_t exec_max_lanes = 4;
+/// Steps of a lane the merged / interleaved executors keep at once (LaneStream): a refill resumes
+/// the lane's generator where the last one stopped (schedule.hpp, "resuming a lane's step stream").
+inline constexpr uint32_t lane_stream_steps = 8;
+/// Lanes the merged / interleaved executors run at once (every algorithm has at most kMaxLanes).
+inline constexpr uint32_t exec_max_lanes = kMaxLanes;
 
 namespace detail {
 
-/// Random access to the steps of a rank's lanes: steps are computed on the fly (no tables), so a
-/// lane's generator is re-run to reach them; each run keeps a window of the next
-/// interleave_window steps, so a lane of S steps costs about S / interleave_window generator runs.
-/// `for_lane(lane, sink)` calls sink once per step of that lane.
-template <class ForLane>
-struct LaneSteps {
-    struct Window { uint32_t first = 0, count = 0; bool ended = false; Step s[interleave_window]; };
-    ForLane& for_lane;
-    Window win[exec_max_lanes];
-    explicit LaneSteps(ForLane& f) : for_lane(f) {}
-    /// Step `index` of `lane` into out; false past the lane's last step.
-    bool fetch(uint32_t lane, uint32_t index, Step& out) {
-        Window& w = win[lane];
-        if (index < w.first || index >= w.first + w.count) {
-            if (w.ended && index >= w.first + w.count) return false;
-            struct Ctx { uint32_t first, seen; Window* w; } ctx{index, 0, &w};
-            w.first = index;
-            w.count = 0;
-            for_lane(lane, StepSink{&ctx, [](void* c, const Step& s) {
-                Ctx& x = *static_cast<Ctx*>(c);
-                const uint32_t i = x.seen++;
-                if (i >= x.first && i - x.first < interleave_window) x.w->s[x.w->count++] = s;
-            }});
-            w.ended = ctx.seen <= index + interleave_window;  // the window reaches the lane's end
-            if (w.count == 0) return false;
+/// Reads one lane's steps in order, lane_stream_steps at a time, each refill resuming the
+/// generator at the cursor where the previous one stopped: a lane of S steps costs O(S) generator
+/// work in all (a generator without phases, none of which is merged or interleaved today, costs
+/// O(S^2 / lane_stream_steps)). About 300 bytes: the executors keep one per lane.
+struct LaneStream {
+    Step buf[lane_stream_steps];
+    uint32_t n = 0, pos = 0;
+    StepCursor next{};
+    bool ended = false;
+
+    /// The lane's next step into out; false past its last. `for_lane(lane, sink)` runs the
+    /// lane's generator into sink.
+    template <class ForLane>
+    bool get(ForLane& for_lane, uint32_t lane, Step& out) {
+        if (pos == n) {
+            if (ended) return false;
+            StepResume r;
+            r.from = next;
+            r.out = buf;
+            r.cap = lane_stream_steps;
+            for_lane(lane, StepSink{&r, [](void* c, const Step& st) { static_cast<StepResume*>(c)->take(st); }, &r});
+            n = r.n;
+            pos = 0;
+            ended = !r.full;
+            next = r.stop;
+            if (n == 0) return false;
         }
-        out = w.s[index - w.first];
+        out = buf[pos++];
         return true;
     }
 };
@@ -382,16 +411,8 @@ bool lanes_disjoint(Runner& run, ForLane& for_lane, uint32_t n, uint32_t* len = 
 /// serial order, so a lane waits while another lane's step waits (the wavefront window keeps
 /// enough in flight that both flows move at the same pace).
 template <class Runner, class ForLane>
-void run_lanes(Runner& run, const Shape& sh, uint32_t n, ForLane&& for_lane) {
-    uint32_t len[exec_max_lanes] = {};
-    const bool disjoint =
-        n >= 2 && n <= exec_max_lanes && lanes_mergeable(sh) && lanes_disjoint(run, for_lane, n, len);
-    if (!disjoint) {
-        const StepSink sink{&run, [](void* c, const Step& s) { (*static_cast<Runner*>(c))(s); }};
-        for (uint32_t lane = 0; lane < n; ++lane) for_lane(lane, sink);
-        return;
-    }
-    LaneSteps<std::remove_reference_t<ForLane>> steps(for_lane);
+KCCL_NOINLINE void run_merged(Runner& run, uint32_t n, const uint32_t* len, ForLane& for_lane) {
+    LaneStream stream[exec_max_lanes];
     uint32_t index[exec_max_lanes] = {};
     for (;;) {
         // the unfinished lane with the smallest share of its steps done (ties: the lower lane)
@@ -402,10 +423,24 @@ void run_lanes(Runner& run, const Shape& sh, uint32_t n, ForLane&& for_lane) {
         }
         if (best == n) break;
         Step s;
-        if (!steps.fetch(best, index[best], s)) break;  // cannot happen: len counted the steps
+        if (!stream[best].get(for_lane, best, s)) break;  // cannot happen: len counted the steps
         run(s);
         ++index[best];
     }
+}
+
+template <class Runner, class ForLane>
+void run_lanes(Runner& run, const Shape& sh, uint32_t n, ForLane&& for_lane) {
+    uint32_t len[exec_max_lanes] = {};
+    const bool disjoint =
+        n >= 2 && n <= exec_max_lanes && lanes_mergeable(sh) && lanes_disjoint(run, for_lane, n, len);
+    if (!disjoint) {
+        const StepSink sink{&run, [](void* c, const Step& s) { (*static_cast<Runner*>(c))(s); }};
+        for (uint32_t lane = 0; lane < n; ++lane) for_lane(lane, sink);
+        return;
+    }
+    // its own (not inlined) frame: the lane streams' ~600 bytes of stack only when lanes merge
+    run_merged(run, n, len, for_lane);
 }
 
 }  // namespace detail
@@ -469,8 +504,8 @@ void execute_any_interleaved(Link& link, const ExecParams& p, DirOf&& dir_of) {
     const uint32_t rank = p.rank;
     auto for_lane = [&](uint32_t lane, const StepSink& sink) { for_each_step(sh, rank, lane, sink); };
     if (!detail::lanes_disjoint(run, for_lane, n)) return execute_any<Red>(link, p, dir_of);
-    detail::LaneSteps<decltype(for_lane)> steps(for_lane);  // each lane's steps, a window at a time
-    auto fetch = [&steps](uint32_t lane, uint32_t index, Step& out) { return steps.fetch(lane, index, out); };
+    detail::LaneStream streams[kMaxLanes];  // each lane's steps, lane_stream_steps at a time
+    auto fetch = [&](uint32_t lane, uint32_t, Step& out) { return streams[lane].get(for_lane, lane, out); };
     typename Runner::Cursor cur[kMaxLanes];
     for (uint32_t l = 0; l < n; ++l) cur[l].lane = l;
     run.begin();

@@ -17,6 +17,10 @@
 //   uint32_t max_message_bytes() const        largest message on EVERY direction of this link
 //                                             (the plan gives all directions one size); a chunk
 //                                             larger than this is streamed in pieces by the primitives
+//   uint32_t slots(d) const                   messages direction d holds on their way to the peer
+//                                             before a send blocks (0 if d cannot send); a
+//                                             wavefront window W needs (W + 1) x pieces per chunk
+//                                             (the executor checks it at the first send on d)
 //   void send(d, src_l1, n)                   message of n bytes (0 <= n <= max) from local L1; blocks
 //                                             until it is handed over; src may be reused on return
 //   bool try_send(d, src_l1, n)               the same, or false (nothing done) if it would block
@@ -80,6 +84,7 @@ KCCL_LINK_DETECT(directions, uint32_t, ())
 KCCL_LINK_DETECT(can_send, bool, (uint32_t{}))
 KCCL_LINK_DETECT(can_recv, bool, (uint32_t{}))
 KCCL_LINK_DETECT(max_message_bytes, uint32_t, ())
+KCCL_LINK_DETECT(slots, uint32_t, (uint32_t{}))
 KCCL_LINK_DETECT(send, void, (uint32_t{}, uint32_t{}, uint32_t{}))
 KCCL_LINK_DETECT(try_send, bool, (uint32_t{}, uint32_t{}, uint32_t{}))
 KCCL_LINK_DETECT(recv, View, (uint32_t{}))
@@ -119,7 +124,7 @@ template <class L>
 inline constexpr bool is_link_v =
     detail::has_hal_type<L>::value && detail::has_hal<L>::value && detail::has_directions<L>::value &&
     detail::has_can_send<L>::value && detail::has_can_recv<L>::value && detail::has_max_message_bytes<L>::value &&
-    detail::has_send<L>::value && detail::has_try_send<L>::value && detail::has_recv<L>::value &&
+    detail::has_slots<L>::value && detail::has_send<L>::value && detail::has_try_send<L>::value && detail::has_recv<L>::value &&
     detail::has_try_recv<L>::value && detail::has_release<L>::value && detail::has_recv_into<L>::value &&
     detail::has_quiesce<L>::value && detail::has_max_held<L>::value;
 
@@ -138,6 +143,9 @@ constexpr bool check_link() {
                   "A kccl link must say whether a direction can receive with `bool can_recv(uint32_t dir) const`.");
     static_assert(detail::has_max_message_bytes<L>::value,
                   "A kccl link must give its largest message with `uint32_t max_message_bytes() const`.");
+    static_assert(detail::has_slots<L>::value,
+                  "A kccl link must say how many messages a direction holds before a send blocks with "
+                  "`uint32_t slots(uint32_t dir) const`, so that an executor can check a wavefront window against it.");
     static_assert(detail::has_send<L>::value,
                   "A kccl link must send with `void send(uint32_t dir, uint32_t src_l1, uint32_t bytes)`.");
     static_assert(detail::has_try_send<L>::value,

@@ -86,6 +86,9 @@ public:
     bool can_send(uint32_t d) const { return d < dirs_ && (d_[d].flags & edm_link_flag_send); }
     bool can_recv(uint32_t d) const { return d < dirs_ && (d_[d].flags & edm_link_flag_recv); }
     uint32_t max_message_bytes() const { return max_; }
+    /// The EDM sender channel's buffers on d (the peer EDM's receiver channel adds more, which
+    /// this does not count: a lower bound of what is in flight before a send waits).
+    uint32_t slots(uint32_t d) const { return can_send(d) ? d_[d].tx_ch.buffers : 0; }
 
     void send(uint32_t d, uint32_t src_l1, uint32_t n) {
         D& x = tx_dir(d, n, "send");

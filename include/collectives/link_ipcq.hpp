@@ -62,6 +62,8 @@ public:
     bool can_send(uint32_t d) const { return q_.can_send(d); }
     bool can_recv(uint32_t d) const { return q_.can_recv(d); }
     uint32_t max_message_bytes() const { return max_; }
+    /// The peer's rx ring on d: n_slots messages are in flight before a send waits for credit.
+    uint32_t slots(uint32_t d) const { return q_.can_send(d) ? q_.n_slots(d) : 0; }
 
     void send(uint32_t d, uint32_t src_l1, uint32_t n) { q_.send(d, src_l1, n); }
     bool try_send(uint32_t d, uint32_t src_l1, uint32_t n) { return q_.try_send(d, src_l1, n); }

@@ -61,6 +61,7 @@
 #include <hal/config.hpp>
 
 #include <stdint.h>
+#include <type_traits>
 
 namespace kccl::coll {
 
@@ -284,6 +285,15 @@ constexpr uint32_t window_slots(const Shape& sh) {
     return sh.window <= 1 ? 2 : sh.window == 0xFFFFFFFFu ? 0xFFFFFFFFu : sh.window + 1;
 }
 
+/// Does the shape's algorithm honour Shape::window (a wavefront of window chunks in flight)? The
+/// ring / line all_gather, reduce_scatter and all_reduce do; every other algorithm ignores it.
+constexpr bool uses_window(const Shape& sh) {
+    const bool op = sh.op == Op::all_gather || sh.op == Op::reduce_scatter || sh.op == Op::all_reduce;
+    const bool m = sh.method == Method::ring_cw || sh.method == Method::ring_ccw || sh.method == Method::ring_bidir ||
+                   sh.method == Method::ring_meet_middle || sh.method == Method::line;
+    return op && m && sh.window > 1;
+}
+
 /// May an executor merge a rank's lanes step by step on one worker (executor.hpp)? Only where
 /// every rank's lanes are the same streams up to rotation, so that step i of every rank happens
 /// at about the same time: ring_bidir and ring_meet_middle on a ring. A line's arms are not (its
@@ -312,6 +322,86 @@ constexpr bool linked(const Shape& sh, uint32_t r, uint32_t q) {
         }
     }
     return false;
+}
+
+// ---- resuming a lane's step stream -----------------------------------------------------------
+// An executor that reads a lane a few steps at a time (merged or interleaved lanes, executor.hpp)
+// must not re-run the generator from the start for every few steps: that is quadratic in the
+// lane's length. So a generator's position is named by a StepCursor (phase, sigma, item, sub):
+//   phase  the generator's big loops (wavefront() and item_phase() in algorithms/arms.hpp) each
+//          open a phase, numbered 1, 2, ... in the order the generator runs them; 0 is "before
+//          the first";
+//   sigma, item  inside a phase, the loop's position (wavefront: time sigma and chunk; a plain
+//          loop: sigma 0 and the index), set by StepResume::mark before each item;
+//   sub    the steps emitted since the last mark.
+// Positions grow strictly along a lane's stream, so "skip every step before cursor c" is exact.
+// A generator run with a StepResume (reached through the emitter's `resume` member, resume_of())
+// skips whole phases before c and starts its loops at c's sigma and item, keeps up to `cap`
+// steps, and stops its loops as soon as it has them, so one refill costs O(cap) steps plus the
+// generator's set-up, whatever the position. A generator without phases stays correct (every
+// step is at phase 0 and is skipped by counting) but re-runs its prefix; the algorithms whose
+// lanes are merged or interleaved (ring / line all_gather, reduce_scatter, all_reduce) use phases.
+
+struct StepCursor {
+    uint32_t phase = 0, sigma = 0, item = 0, sub = 0;
+};
+constexpr bool cursor_less(const StepCursor& a, const StepCursor& b) {
+    if (a.phase != b.phase) return a.phase < b.phase;
+    if (a.sigma != b.sigma) return a.sigma < b.sigma;
+    if (a.item != b.item) return a.item < b.item;
+    return a.sub < b.sub;
+}
+
+/// One run of a generator from cursor `from`: keeps the steps at and after `from`, up to `cap` of
+/// them, in `out`; `full` once a step did not fit, `stop` then names that step (the next run's
+/// `from`). Device code, no heap: the caller owns `out`.
+struct StepResume {
+    StepCursor from{};   ///< first position to keep
+    StepCursor at{};     ///< the generator's current position
+    StepCursor stop{};   ///< when full: the position of the first step not kept
+    Step* out = nullptr;
+    uint32_t cap = 0, n = 0;
+    bool full = false;
+
+    /// A generator loop opens a phase; true if it must run (false: it is before `from`, or full).
+    bool enter_phase() {
+        ++at.phase;
+        at.sigma = at.item = at.sub = 0;
+        return !full && at.phase >= from.phase;
+    }
+    /// The loop's first (sigma, item) in the phase just entered (from's, if resuming inside it).
+    bool resumes_here() const { return at.phase == from.phase; }
+    void mark(uint32_t sigma, uint32_t item) {
+        at.sigma = sigma;
+        at.item = item;
+        at.sub = 0;
+    }
+    void take(const Step& s) {
+        const StepCursor p = at;
+        ++at.sub;
+        if (full || cursor_less(p, from)) return;
+        if (n == cap) {
+            full = true;
+            stop = p;
+            return;
+        }
+        out[n++] = s;
+    }
+};
+
+namespace detail {
+template <class E, class = void>
+struct has_resume : std::false_type {};
+template <class E>
+struct has_resume<E, std::void_t<decltype(std::declval<E&>().resume)>> : std::true_type {};
+}  // namespace detail
+
+/// The StepResume an emitter carries (StepSink's `resume`), or nullptr (plain callbacks: the
+/// checker, pictures, tests — they see every step).
+template <class E>
+StepResume* resume_of(E& e) {
+    if constexpr (detail::has_resume<E>::value) return e.resume;
+    else return nullptr;
 }
 
 /// Base of every algorithm: random access to a generator's steps. Derived supplies lanes() and

@@ -217,3 +217,39 @@ TEST_CASE("e2e: a multi-hop method on a ring group plan fails with the named dev
     const std::string r = run_any(c);
     CHECK_THAT(r, Catch::Contains("has no link direction to rank") && Catch::Contains("multi-hop"));
 }
+
+// Review finding (2026-11-24): nothing checked that a link holds the wavefront window. A window
+// larger than the links' slots deadlocks the ring (the emulation's watchdog caught it; hardware
+// would hang silently). The executor now checks at the first send on each direction.
+TEST_CASE("e2e: a wavefront window larger than the link's slots is a named device error", "[collectives][e2e]") {
+    for (Transport t : {Transport::ipcq, Transport::edm})
+        for (Method m : {Method::ring_cw, Method::ring_bidir}) {
+            Shape sh;
+            sh.op = Op::all_gather;
+            sh.method = m;
+            sh.ranks = 4;
+            cb::BedOptions bo;
+            bo.transport = t;
+            bo.shape = GroupShape::ring;
+            bo.ranks = 4;
+            bo.message_bytes = 256;
+            bo.slots = 4;
+            const e2e::Run run{4099, 5, RedOp::sum, false};
+            using Red = Reducer<float, RedOp::sum>;
+            for (uint32_t window : {3u, 4u, 8u}) {
+                INFO(cb::name(t) << " " << method_name(m) << " window " << window << " on 4 slots");
+                const std::string r = e2e::run_bed<Red>(sh, bo, run, [&](auto& link, const ExecParams& ep, const GroupArgs& g) {
+                    ExecParams p = ep;
+                    p.shape.window = window;
+                    execute_any<Red>(link, p, cb::dirs_of(g));
+                });
+                if (window + 1 <= bo.slots) {
+                    CHECK(r == "");  // window 3 = slots - 1: the most 4 slots carry
+                } else {
+                    CHECK_THAT(r, Catch::Contains("wavefront window of " + std::to_string(window)) &&
+                                      Catch::Contains("needs window + 1 = " + std::to_string(window + 1)) &&
+                                      Catch::Contains("holds 4"));
+                }
+            }
+        }
+}

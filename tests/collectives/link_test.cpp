@@ -31,6 +31,7 @@ struct AlmostALink {  // everything but quiesce
     bool can_send(uint32_t) const;
     bool can_recv(uint32_t) const;
     uint32_t max_message_bytes() const;
+    uint32_t slots(uint32_t) const;
     void send(uint32_t, uint32_t, uint32_t);
     bool try_send(uint32_t, uint32_t, uint32_t);
     View recv(uint32_t);

@@ -4,6 +4,7 @@
 // error, and the docs' pictures kept current.
 //
 //   scripts/dev_test.sh tests/collectives/schedule_test.cpp tests/collectives/slicer_test.cpp
+#include <collectives/executor.hpp>
 #include <collectives/host/checker.hpp>
 #include <collectives/host/picture.hpp>
 #include <collectives/slicer.hpp>
@@ -1087,4 +1088,113 @@ TEST_CASE("wavefront: a huge window orders like a window of `rounds`, and window
     CHECK(window_slots(sh) == 2);
     sh.window = 3;
     CHECK(window_slots(sh) == 4);
+}
+
+// ---- resuming a lane's step stream (schedule.hpp StepResume, executor.hpp LaneStream) ----------
+// Review finding (2026-11-24): the merged / interleaved executors re-ran a lane's generator from
+// its first step for every 32 steps they read (quadratic), in a 4 KiB window on the device stack.
+// They now read a lane a few steps at a time, each run resuming at a cursor.
+namespace {
+/// A lane read `cap` steps at a time the way LaneStream does; `emitted` counts every step the
+/// generator passed to the sink over all runs (kept or skipped).
+std::vector<Step> read_resumed(const Shape& sh, uint32_t rank, uint32_t lane, uint32_t cap, uint64_t& emitted,
+                               uint64_t& runs) {
+    std::vector<Step> all, buf(cap);
+    StepCursor next{};
+    for (;;) {
+        StepResume r;
+        r.from = next;
+        r.out = buf.data();
+        r.cap = cap;
+        struct Ctx { StepResume* r; uint64_t* emitted; } ctx{&r, &emitted};
+        for_each_step(sh, rank, lane, StepSink{&ctx, [](void* c, const Step& s) {
+                                                   Ctx& x = *static_cast<Ctx*>(c);
+                                                   ++*x.emitted;
+                                                   x.r->take(s);
+                                               },
+                                               &r});
+        ++runs;
+        all.insert(all.end(), buf.begin(), buf.begin() + r.n);
+        if (!r.full) return all;
+        REQUIRE(cursor_less(next, r.stop));  // progress: a run that kept nothing would loop forever
+        next = r.stop;
+    }
+}
+bool same_steps(const Step& a, const Step& b) {
+    return a.verb == b.verb && a.recv_peer == b.recv_peer && a.send_peer == b.send_peer && a.src.buf == b.src.buf &&
+           a.src.chunk == b.src.chunk && a.dst.buf == b.dst.buf && a.dst.chunk == b.dst.chunk && a.count == b.count;
+}
+}  // namespace
+
+TEST_CASE("a lane read a few steps at a time, resuming at a cursor, is the generator's stream", "[collectives][schedule]") {
+    uint64_t lanes_checked = 0, steps_checked = 0;
+    for (Op op : {Op::all_gather, Op::reduce_scatter, Op::all_reduce, Op::broadcast, Op::reduce, Op::gather,
+                  Op::scatter, Op::all_to_all, Op::send_recv, Op::barrier})
+        for (Method m : {Method::ring_cw, Method::ring_ccw, Method::ring_bidir, Method::ring_meet_middle, Method::line,
+                         Method::broadcast_local_reduce, Method::reduce_broadcast_chain, Method::recursive_doubling,
+                         Method::rabenseifner, Method::binomial_tree, Method::pairwise})
+            for (Topology t : {Topology::ring, Topology::line})
+                for (uint32_t p : {1u, 2u, 3u, 4u, 5u, 8u})
+                    for (uint32_t s : {1u, 2u, 5u})
+                        for (uint32_t w : {1u, 2u, 3u, 9u}) {
+                            Shape sh;
+                            sh.op = op;
+                            sh.method = m;
+                            sh.topo = t;
+                            sh.ranks = p;
+                            sh.chunks = s;
+                            sh.window = w;
+                            sh.root = p > 1 ? 1 : 0;
+                            sh.peer = p > 2 ? p - 1 : 0;
+                            if (validate(sh) != nullptr) continue;
+                            for (uint32_t r = 0; r < p; ++r)
+                                for (uint32_t l = 0; l < lanes(sh); ++l) {
+                                    std::vector<Step> full;
+                                    for_each_step(sh, r, l, [&](const Step& st) { full.push_back(st); });
+                                    for (uint32_t cap : {1u, 2u, 3u, 8u}) {
+                                        uint64_t emitted = 0, runs = 0;
+                                        const std::vector<Step> got = read_resumed(sh, r, l, cap, emitted, runs);
+                                        INFO(describe(sh) << " window " << w << " rank " << r << " lane " << l << " cap " << cap);
+                                        REQUIRE(got.size() == full.size());
+                                        for (size_t i = 0; i < full.size(); ++i) REQUIRE(same_steps(got[i], full[i]));
+                                    }
+                                    // the executors' own reader
+                                    detail::LaneStream ls;
+                                    auto for_lane = [&](uint32_t lane, const StepSink& sink) { for_each_step(sh, r, lane, sink); };
+                                    std::vector<Step> got;
+                                    Step st;
+                                    while (ls.get(for_lane, l, st)) got.push_back(st);
+                                    REQUIRE(got.size() == full.size());
+                                    for (size_t i = 0; i < full.size(); ++i) REQUIRE(same_steps(got[i], full[i]));
+                                    ++lanes_checked;
+                                    steps_checked += full.size();
+                                }
+                        }
+    CHECK(lanes_checked > 1000);
+    std::printf("resumed streams: %llu lanes, %llu steps, each read with 1, 2, 3, 8 steps per run\n",
+                (unsigned long long)lanes_checked, (unsigned long long)steps_checked);
+}
+
+TEST_CASE("reading a long merged lane costs generator work linear in its steps", "[collectives][schedule]") {
+    // ring_bidir all_gather on 8 ranks, 4096 chunks: each lane has ~16 k steps. Re-running the
+    // generator from the start for every 8 steps would emit ~16k^2 / 16 = 16 M steps per lane.
+    for (Op op : {Op::all_gather, Op::reduce_scatter, Op::all_reduce})
+        for (Method m : {Method::ring_bidir, Method::ring_meet_middle, Method::line})
+            for (uint32_t w : {1u, 4u}) {
+                Shape sh;
+                sh.op = op;
+                sh.method = m;
+                sh.ranks = 8;
+                sh.chunks = op == Op::all_gather ? 4096 : 512;
+                sh.window = w;
+                if (validate(sh) != nullptr) continue;
+                for (uint32_t l = 0; l < lanes(sh); ++l) {
+                    uint64_t emitted = 0, runs = 0;
+                    const uint64_t S = read_resumed(sh, 3, l, lane_stream_steps, emitted, runs).size();
+                    INFO(describe(sh) << " window " << w << " lane " << l << ": " << S << " steps, " << emitted
+                                      << " emitted over " << runs << " runs");
+                    CHECK(S > 1000);
+                    CHECK(emitted <= 2 * S + 16 * runs);  // each run re-emits at most the item it resumes in
+                }
+            }
 }

@@ -143,18 +143,59 @@ void rs_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, const Frag&
 /// its own). Items of one sigma run oldest chunk first. The order is the same on every rank and
 /// shifts with the data (what a rank does at (sigma, j) its successor does at (sigma + 1, j)), so
 /// FIFO matching holds; a ring needs window + 1 message slots per channel (checked).
+/// wavefront_from() starts at time sig0 and (at sig0) chunk item0 on; with a StepResume `r`, marks every
+/// item and stops once r is full (schedule.hpp, "resuming a lane's step stream").
 template <class F>
-void wavefront(uint32_t n_chunks, uint32_t rounds, uint32_t window, F&& f) {
+void wavefront_from(uint32_t n_chunks, uint32_t rounds, uint32_t window, uint32_t sig0, uint32_t item0,
+                    StepResume* r, F&& f) {
     if (n_chunks == 0 || rounds == 0) return;
     // A window of `rounds` or more already starts a chunk every round (D = 1); clamping keeps
     // rounds + W - 1 from wrapping (a window near 2^32 made D 0, a division by zero).
     const uint32_t W = window == 0 ? 1 : window < rounds ? window : rounds;
     const uint32_t D = (rounds + W - 1) / W;
     const uint32_t end = (n_chunks - 1) * D + rounds;
-    for (uint32_t sig = 0; sig < end; ++sig) {
+    for (uint32_t sig = sig0; sig < end; ++sig) {
         const uint32_t lo = sig >= rounds ? (sig - rounds) / D + 1 : 0;
         const uint32_t hi0 = sig / D, hi = hi0 < n_chunks - 1 ? hi0 : n_chunks - 1;
-        for (uint32_t jj = lo; jj <= hi; ++jj) f(jj, sig - jj * D);
+        const uint32_t first = sig == sig0 && item0 > lo ? item0 : lo;
+        for (uint32_t jj = first; jj <= hi; ++jj) {
+            if (r) r->mark(sig, jj);
+            f(jj, sig - jj * D);
+            if (r && r->full) return;
+        }
+    }
+}
+
+/// The whole wavefront: f(chunk, round) for every item, in order.
+template <class F>
+void wavefront(uint32_t n_chunks, uint32_t rounds, uint32_t window, F&& f) {
+    wavefront_from(n_chunks, rounds, window, 0, 0, nullptr, f);
+}
+
+/// The wavefront of a generator's emitter `e`: one phase of a resumable stream (it skips what is
+/// before the StepResume's cursor and stops when full); plain emitters see every item.
+template <class E, class F>
+void wavefront_phase(E& e, uint32_t n_chunks, uint32_t rounds, uint32_t window, F&& f) {
+    StepResume* r = resume_of(e);
+    if (!r) return wavefront_from(n_chunks, rounds, window, 0, 0, nullptr, f);
+    if (!r->enter_phase()) return;
+    const bool here = r->resumes_here();
+    wavefront_from(n_chunks, rounds, window, here ? r->from.sigma : 0, here ? r->from.item : 0, r, f);
+}
+
+/// A plain loop f(j) for j in [j0, j1) as one phase of a resumable stream (like wavefront_phase).
+template <class E, class F>
+void item_phase(E& e, uint32_t j0, uint32_t j1, F&& f) {
+    StepResume* r = resume_of(e);
+    uint32_t j = j0;
+    if (r) {
+        if (!r->enter_phase()) return;
+        if (r->resumes_here() && r->from.item > j) j = r->from.item;
+    }
+    for (; j < j1; ++j) {
+        if (r) r->mark(0, j);
+        f(j);
+        if (r && r->full) return;
     }
 }
 
@@ -165,11 +206,11 @@ template <class E>
 void ag_1d(E& e, const Group1D& G, Flow fl, unsigned dirs, uint32_t only, ChunkRef own_src, const Frag& dst,
            uint32_t j0, uint32_t j1, bool copy_own, uint32_t window = 1) {
     if (copy_own && (only == kNoPeer || only == G.me))
-        for (uint32_t j = j0; j < j1; ++j) {
+        item_phase(e, j0, j1, [&](uint32_t j) {
             const ChunkRef s{own_src.buf, own_src.chunk + j};
             const ChunkRef d = dst.at(G.me, j);
             if (s.buf != d.buf || s.chunk != d.chunk) e(mk::copy(s, d));
-        }
+        });
     // rounds per chunk: 1 + the farthest reach of an arm (meet: g/2 + 1, not g), so a window's
     // chunks are spaced by the rounds that really carry data
     uint32_t reach = 0;
@@ -178,7 +219,7 @@ void ag_1d(E& e, const Group1D& G, Flow fl, unsigned dirs, uint32_t only, ChunkR
         if (dirs & 2u) reach = ag_hops(fl, G, o, -1) > reach ? ag_hops(fl, G, o, -1) : reach;
         if (fl != Flow::line) break;  // the same for every origin
     }
-    wavefront(j1 > j0 ? j1 - j0 : 0, reach + 1 < G.g ? reach + 1 : G.g, window, [&](uint32_t jj, uint32_t t) {
+    wavefront_phase(e, j1 > j0 ? j1 - j0 : 0, reach + 1 < G.g ? reach + 1 : G.g, window, [&](uint32_t jj, uint32_t t) {
         const uint32_t j = j0 + jj;
         if (dirs & 1u) ag_round(e, G, fl, +1, only, own_src, dst, j, j + 1, t);
         if (dirs & 2u) ag_round(e, G, fl, -1, only, own_src, dst, j, j + 1, t);
@@ -199,7 +240,7 @@ void rs_1d(E& e, const Group1D& G, Flow fl, unsigned dirs, uint32_t only, const 
     // place in the end rank's send order (< g)
     const uint32_t reach = fl == Flow::meet ? G.g / 2 + 1 : G.g;
     const uint32_t rounds = fl == Flow::line && only == kNoPeer ? 2 * G.g : reach < G.g ? reach : G.g;
-    wavefront(j1 > j0 ? j1 - j0 : 0, rounds, window, [&](uint32_t jj, uint32_t k) {
+    wavefront_phase(e, j1 > j0 ? j1 - j0 : 0, rounds, window, [&](uint32_t jj, uint32_t k) {
         const uint32_t j = j0 + jj;
         if (dirs & 1u) {
             bool first = minus && km < kp;
@@ -213,10 +254,10 @@ void rs_1d(E& e, const Group1D& G, Flow fl, unsigned dirs, uint32_t only, const 
     const bool mine = only == kNoPeer || only == G.me;
     const bool any = plus || minus;
     if (mine && !any)
-        for (uint32_t j = j0; j < j1; ++j) {
+        item_phase(e, j0, j1, [&](uint32_t j) {
             const ChunkRef s = src.at(G.me, j), d = dst.at(G.me, j);
             if (s.buf != d.buf || s.chunk != d.chunk) e(mk::copy(s, d));
-        }
+        });
 }
 
 /// Which arms a flow uses (bit 0: +1, bit 1: -1).
