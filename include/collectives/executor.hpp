@@ -303,7 +303,7 @@ private:
         return base + c.chunk * p_.chunk_elems * eb;
     }
     /// The direction a step sends on; the first send on each direction checks that it holds the
-    /// wavefront window (window + 1 messages per chunk piece), else a device error: too few slots
+    /// wavefront window (window x pieces per chunk + 1 messages), else a device error: too few slots
     /// deadlock the ring, which on hardware would hang without a message.
     uint32_t tx(uint32_t peer, const Step& s) {
         const uint32_t d = dir(peer, true, s);
@@ -313,17 +313,20 @@ private:
     KCCL_NOINLINE void check_slots(uint32_t d) {
         checked_ |= 1u << (d & 31u);
         if (!uses_window(p_.shape)) return;
+        // window x pieces + 1 messages: a chunk streamed as k pieces occupies k slots; the
+        // symbolic checker verifies this suffices for every ring / line method (schedule_test)
         const uint32_t k = detail::pieces(p_.chunk_elems, piece_elems<T>(link_));
-        const uint64_t need = uint64_t(window_slots(p_.shape)) * k;
+        const uint64_t need = uint64_t(p_.shape.window) * k + 1;
         const uint32_t have = link_.slots(d);
         if (KCCL_LIKELY(have >= need)) return;
         detail::Msg m;
         m.s("collectives: executor: rank ").u(p_.rank).s(" sends on direction ").u(d).s(" with a wavefront window of ")
-            .u(p_.shape.window).s(" chunks (Shape::window), which needs window + 1 = ").u(window_slots(p_.shape))
-            .s(" message slots per channel");
-        if (k > 1) m.s(" times ").u(k).s(" pieces per chunk = ").u(uint32_t(need > 0xFFFFFFFFu ? 0xFFFFFFFFu : need));
-        m.s(", but the link's direction ").u(d).s(" holds ").u(have)
-            .s(" (allowed: window <= slots / pieces - 1; lower Shape::window or give the link more slots)");
+            .u(p_.shape.window).s(" chunks (Shape::window), which needs ");
+        if (k > 1) m.s("window x pieces + 1 = ").u(p_.shape.window).s(" x ").u(k).s(" + 1 = ");
+        else m.s("window + 1 = ");
+        m.u(uint32_t(need > 0xFFFFFFFFu ? 0xFFFFFFFFu : need)).s(" message slots per channel, but the link's direction ")
+            .u(d).s(" holds ").u(have)
+            .s(" (allowed: window <= (slots - 1) / pieces per chunk; lower Shape::window, make a chunk one message, or give the link more slots)");
         detail::die(m);
     }
     uint32_t dir(uint32_t peer, bool sending, const Step& s) {
