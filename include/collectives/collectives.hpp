@@ -1,6 +1,6 @@
 // kccl/collectives/collectives.hpp — everything a kernel needs to run collectives: element types,
 // reduction operators, communication groups, the schedule vocabulary, the link concept and its
-// two models (IPCQ, EDM), the primitives and the executor. Algorithms live in
+// two models (IPCQ, EDM), the primitives, the executor and the per-worker slice runner. Algorithms live in
 // collectives/algorithms/ (include the ones you run). Host-side builders are in collectives/host/.
 #pragma once
 
@@ -13,3 +13,4 @@
 #include "link_edm.hpp"
 #include "primitives.hpp"
 #include "executor.hpp"
+#include "sliced.hpp"

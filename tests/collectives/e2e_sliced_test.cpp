@@ -1,0 +1,215 @@
+// Several links and several workers per link (slicer.hpp, sliced.hpp) end to end: every rank's
+// tensor is cut into W = links x workers_per_link worker slices; worker w of every rank forms its
+// own group (IPCQ: its own PEs; EDM: its own Ethernet links between the chips) and runs its slice
+// with execute_slice. The rank's output is assembled from its workers' outputs (each worker
+// writes only its slice) and compared bit for bit with the plain host reference of
+// tools/coll_bed.hpp, under the adversarial mode with dirty L1.
+#include <catch2/catch.hpp>
+
+#include "e2e_bed.hpp"
+
+#include <collectives/sliced.hpp>
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+using namespace kccl::coll;
+namespace cb = kccl::coll_bed;
+namespace ch = kccl::coll::host;
+namespace emu = kccl::emu;
+
+namespace {
+
+struct SlicedCase {
+    Op op;
+    Method method;
+    Transport transport;
+    uint32_t ranks, links, per_link, count;
+    uint64_t seed = 1;
+    uint32_t message_bytes = 256, slots = 4;
+    std::string describe() const {
+        std::ostringstream s;
+        s << op_name(op) << " " << method_name(method) << " on a ring of " << ranks << " over " << cb::name(transport)
+          << ", " << links << " links x " << per_link << " workers per link, count " << count << ", seed " << seed;
+        return s.str();
+    }
+};
+
+/// Runs one case with float sum (or the op's data movement); "" if every rank's assembled output
+/// matches the reference bit for bit.
+template <class Red>
+std::string run_sliced(const SlicedCase& c) {
+    using T = typename Red::value_type;
+    constexpr uint32_t eb = sizeof(T);
+    const uint32_t p = c.ranks, W = c.links * c.per_link;
+    const Slicer sl(c.op, c.count, p, SliceConfig{eb, c.message_bytes, c.links, c.per_link});
+    Shape sh;
+    sh.op = c.op;
+    sh.method = c.method;
+    sh.topo = Topology::ring;
+    sh.ranks = p;
+    sh.root = p > 1 ? 1 : 0;
+    sh.peer = p > 2 ? p - 1 : 0;
+    sh.window = c.slots - 1;
+    if (const char* err = validate(slice_shape(sh, sl, 0))) return std::string("not supported: ") + err;
+    uint32_t work = 16;
+    for (uint32_t w = 0; w < W; ++w) work = std::max(work, slice_work_bytes(sh, sl, w));
+    const uint32_t buffer_bytes =
+        (std::max({sl.in_elems() * eb, sl.out_elems() * eb, work, 16u}) + 15u) & ~15u;
+
+    // the cluster: IPCQ on one chip (worker w of rank r at PE r*W + w), EDM on a ring of chips
+    // (worker w of rank r at (w, 0) of chip r, group w on its own Ethernet links)
+    const uint64_t need = 0x10000ull + 3ull * (buffer_bytes + 16) + 4ull * c.slots * (c.message_bytes + 64) * 8 + 0x10000;
+    const uint32_t l1 = uint32_t((need + 0xFFFF) & ~0xFFFFull);
+    emu::ChipSpec chip;
+    chip.worker_l1_bytes = l1;
+    std::unique_ptr<emu::Cluster> cluster;
+    if (c.transport == Transport::ipcq) {
+        chip.grid_w = 8;
+        chip.grid_h = (p * W + 7) / 8;
+        chip.eth_cores = 1;
+        chip.eth_l1_bytes = 16 * 1024;
+        cluster = std::make_unique<emu::Cluster>(emu::topology::single_chip(chip));
+    } else {
+        chip.grid_w = W;
+        chip.grid_h = 1;
+        const uint32_t per_pair = (p == 2 ? 2 : 1) * W;  // a 2-rank ring joins the one pair twice
+        chip.eth_cores = 2 * per_pair;
+        chip.eth_l1_bytes = std::max<uint32_t>(64 * 1024, ((2 * c.slots + 2) * (c.message_bytes + 64) + 0x1000 + 0xFFF) & ~0xFFFu);
+        cluster = std::make_unique<emu::Cluster>(emu::topology::ring(p, per_pair, chip));
+    }
+    emu::Launcher launch(*cluster);
+    std::vector<ch::GroupPlan> plans;
+    std::vector<ch::Hop> used;
+    for (uint32_t w = 0; w < W; ++w) {
+        ch::GroupSpec g;
+        g.transport = c.transport;
+        g.shape = GroupShape::ring;
+        g.message_bytes = c.message_bytes;
+        g.slots = c.slots;
+        g.buffer_bytes = buffer_bytes;
+        g.worker_l1 = {0x10000, l1, 0};
+        for (uint32_t r = 0; r < p; ++r) {
+            if (c.transport == Transport::ipcq) g.workers.push_back({0, (r * W + w) % 8, (r * W + w) / 8});
+            else g.workers.push_back({r, w, 0});
+        }
+        if (c.transport == Transport::edm) {
+            g.eth_l1 = {0x1000, chip.eth_l1_bytes, 0x800};
+            for (const ch::Edge& e : ch::group_edges(g)) {  // the first link of the pair no group uses yet
+                bool found = false;
+                for (const auto& [ea, eb2] : cluster->links_between(g.workers[e.a].chip, g.workers[e.b].chip)) {
+                    const ch::Core a{ea.chip, ea.x, ea.y}, b{eb2.chip, eb2.x, eb2.y};
+                    const bool taken = std::any_of(used.begin(), used.end(), [&](const ch::Hop& h) {
+                        return h.a == a || h.b == a || h.a == b || h.b == b;
+                    });
+                    if (taken) continue;
+                    g.hops.push_back({a, b});
+                    used.push_back({a, b});
+                    found = true;
+                    break;
+                }
+                if (!found) return "bed: not enough Ethernet links";
+            }
+        }
+        plans.push_back(ch::build_group(g));
+        ch::install_on(plans.back(), *cluster, launch);
+    }
+    const uint64_t seed = c.seed;
+    const bool reduces = op_reduces(c.op);
+    for (uint32_t w = 0; w < W; ++w)
+        ch::add_kernels(
+            plans[w], launch,
+            [sh, sl, w, seed, reduces](auto& hal) -> uint64_t {
+                using H = std::remove_reference_t<decltype(hal)>;
+                const GroupArgs g = load_group_args(hal, 0);
+                T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(sl.in_elems(), 1u) * eb));
+                for (uint32_t i = 0; i < sl.in_elems(); ++i) in[i] = cb::input_value<T>(seed, RedOp::sum, reduces, g.rank, i);
+                SliceParams sp;
+                sp.shape = sh;
+                sp.slicer = sl;
+                sp.worker = w;
+                sp.rank = g.rank;
+                sp.input = g.input_l1;
+                sp.output = g.output_l1;
+                sp.work = g.scratch_l1;
+                auto run = [&](auto& link) {
+                    execute_slice<Red>(link, sp, cb::dirs_of(g));
+                    link.quiesce();
+                };
+                if (g.transport == Transport::ipcq) {
+                    IpcqLink<H> link(hal, g.link_args);
+                    run(link);
+                } else {
+                    EdmLink<H> link(hal, g.link_args);
+                    run(link);
+                }
+                return 0;
+            },
+            [](auto& hal) {
+                kccl::edm::Edm<EdmLinkConfig> e;
+                return e.run(hal) == kccl::edm::Status::ok ? uint64_t(0) : uint64_t(1);
+            });
+    emu::RunOptions ro;
+    ro.watchdog = std::chrono::milliseconds(5000);
+    ro.adversary.enabled = true;
+    ro.adversary.seed = seed * 131 + 7;
+    const emu::RunReport rep = launch.run(ro);
+    if (!rep.ok()) return "run failed: " + rep.summary();
+
+    // assemble each rank's output: element e belongs to the worker whose range holds e % m
+    const uint32_t out_n = sl.out_elems(), m = sl.m;
+    std::vector<std::vector<uint8_t>> out(p, std::vector<uint8_t>(size_t(std::max(out_n, 1u)) * eb));
+    for (uint32_t r = 0; r < p; ++r)
+        for (uint32_t e = 0; e < out_n; ++e) {
+            const uint32_t off = m ? e % m : 0;
+            uint32_t owner = 0;
+            for (uint32_t w = 0; w < W; ++w) {
+                const ElemRange wr = sl.worker_range(w);
+                if (off >= wr.begin && off < wr.begin + wr.count) owner = w;
+            }
+            const ch::Core& k = plans[owner].ranks[r].worker;
+            const uint8_t* src = cluster->l1({k.chip, k.x, k.y}).data() + plans[owner].ranks[r].output + size_t(e) * eb;
+            std::copy(src, src + eb, out[r].data() + size_t(e) * eb);
+        }
+    cb::Layout L;
+    L.shape = sh;
+    L.count = c.count;
+    L.frag = m;
+    const auto [nbad, bad] = cb::check_outputs<T>(L, RedOp::sum, seed, [&](uint32_t r) { return out[r].data(); });
+    if (nbad) return std::to_string(nbad) + " wrong elements:" + bad;
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("e2e: several links and workers per link, each worker running its slice (slicer)", "[collectives][e2e][sliced]") {
+    using Red = Reducer<float, RedOp::sum>;
+    uint32_t runs = 0;
+    for (Op op : {Op::all_gather, Op::reduce_scatter, Op::all_reduce, Op::broadcast, Op::reduce})
+        for (Method m : {Method::ring_cw, Method::ring_bidir, Method::ring_meet_middle, Method::line})
+            for (uint32_t p : {2u, 3u, 5u})
+                for (uint32_t count : {0u, 1u, 37u, 1001u}) {
+                    // IPCQ: 2 links x 2 workers; 1 link x 3 workers. EDM: 2 links, one worker each.
+                    const SlicedCase cases[] = {{op, m, Transport::ipcq, p, 2, 2, count, count * 3 + p},
+                                                {op, m, Transport::ipcq, p, 1, 3, count, count * 5 + p},
+                                                {op, m, Transport::edm, p, 2, 1, count, count * 7 + p}};
+                    for (const SlicedCase& c : cases) {
+                        const std::string r = run_sliced<Red>(c);
+                        if (r.rfind("not supported", 0) == 0) continue;
+                        INFO(c.describe());
+                        CHECK(r == "");
+                        ++runs;
+                    }
+                }
+    CHECK(runs > 300);
+}
+
+TEST_CASE("e2e: sliced bf16 all_reduce with 4 workers on 8 ranks", "[collectives][e2e][sliced]") {
+    using Red = Reducer<bfloat16, RedOp::sum>;
+    for (Transport t : {Transport::ipcq, Transport::edm}) {
+        const SlicedCase c{Op::all_reduce, Method::ring_bidir, t, 8, t == Transport::ipcq ? 2u : 4u, t == Transport::ipcq ? 2u : 1u, 4099, 11};
+        INFO(c.describe());
+        CHECK(run_sliced<Red>(c) == "");
+    }
+}
