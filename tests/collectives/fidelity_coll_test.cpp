@@ -26,8 +26,10 @@
 
 #include "e2e_bed.hpp"  // exec_params
 #include "tools/coll_bed.hpp"
+#include "tools/dram_link.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 using namespace kccl::coll;
@@ -49,9 +51,17 @@ struct Scenario {
     bool program_per_op;
     double launch_us;
     const char* name;
+    bool dram = false;            ///< tensors in DRAM (tools/dram_link.hpp)
+    uint32_t max_packet = 16384;  ///< EDM packet = min(this, bytes per chip)
+    uint32_t dram_read_cycles = 0, dram_write_cycles = 0;
+    uint32_t slots = 4;
 };
+double envd(const char* n, double d) { const char* v = std::getenv(n); return v ? std::atof(v) : d; }
 const Scenario kLoop{Method::ring_cw, false, 0.0, "kernel loop, ring_cw"};
 const Scenario kOp{Method::ring_meet_middle, true, kLaunchUs, "op, ring_meet_middle"};
+const Scenario kOpDram{Method::ring_meet_middle, true, envd("FIT_LAUNCH", kLaunchUs), "op, DRAM tensors", envd("FIT_NODRAM", 0) == 0,
+                       uint32_t(envd("FIT_PACKET", 16384)), uint32_t(envd("FIT_RD", 0)), uint32_t(envd("FIT_WR", 0)),
+                       uint32_t(envd("FIT_SLOTS", 4))};
 
 struct Timed {
     double us = 0;      ///< modelled time of one all_gather
@@ -70,25 +80,52 @@ emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per
     bo.transport = Transport::edm;
     bo.shape = GroupShape::ring;
     bo.ranks = chips;
-    bo.message_bytes = std::min<uint32_t>(16384, bytes_per_chip);
-    bo.slots = 4;
+    bo.message_bytes = std::min<uint32_t>(sc.max_packet, bytes_per_chip);
+    bo.slots = sc.slots;
     const uint32_t count = bytes_per_chip / sizeof(T);
     const cb::Layout L = cb::make_layout(sh, count, cb::max_chunk_elems(bo, sizeof(T)));
     REQUIRE(validate(L.shape) == nullptr);
-    REQUIRE(L.shape.window == 3);
+    REQUIRE(L.shape.window == sc.slots - 1);
     bo.buffer_bytes = cb::buffer_bytes_for(L, sizeof(T));
+    // DRAM: the input's copy, then per direction room for every received byte (ranks x fragment).
+    const uint32_t in_bytes = L.in_elems * sizeof(T), out_bytes = L.out_elems * sizeof(T);
+    const uint32_t log_dir = 4 * bo.message_bytes;
+    const uint32_t out_at = (in_bytes + 15u) & ~15u, log_at = out_at + ((out_bytes + 15u) & ~15u);
+    if (sc.dram) bo.dram_bytes = log_at + 4 * log_dir;
     cb::Bed bed(bo);
     const uint64_t seed = 7;
-    auto kernel = [L](uint32_t runs, bool fill) {
-        return [L, runs, fill](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
+    const bool dram = sc.dram;
+    auto kernel = [=](uint32_t runs, bool fill) {
+        return [=](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
+            // The DRAM endpoint of this chip is NoC (0, grid_h + 1); the bed's chips have grid_h 1.
+            cb::DramTensors t;
+            t.input = hal.noc_addr(0, 2, 0);
+            t.input_l1 = g.input_l1;
+            t.input_bytes = in_bytes;
+            t.output = hal.noc_addr(0, 2, out_at);
+            t.output_l1 = g.output_l1;
+            t.output_bytes = out_bytes;
+            t.log = hal.noc_addr(0, 2, log_at);
+            t.log_dir_bytes = log_dir;
             if (fill) {
                 T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * sizeof(T)));
                 for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, RedOp::sum, false, g.rank, i);
+                if (dram && in_bytes) {  // the input tensor lives in DRAM (L1 keeps a copy across programs)
+                    hal.noc_write(g.input_l1, t.input, in_bytes);
+                    hal.noc_write_barrier();
+                }
             }
             const ExecParams ep = e2e::exec_params(L, g);
             const RingDirs dirs = cb::dirs_of(g);
-            for (uint32_t i = 0; i < runs; ++i) execute<RingAllGather, Red>(link, ep, dirs);
-            link.quiesce();
+            if (dram && link.directions() > 4) throw emu::EmulationError("DRAM region sized for 4 directions");
+            if (dram) {
+                cb::DramTensorLink<std::remove_reference_t<decltype(link)>> dl(link, t, g.rank * L.frag * uint32_t(sizeof(T)));
+                for (uint32_t i = 0; i < runs; ++i) execute<RingAllGather, Red>(dl, ep, dirs);
+                dl.quiesce();
+            } else {
+                for (uint32_t i = 0; i < runs; ++i) execute<RingAllGather, Red>(link, ep, dirs);
+                link.quiesce();
+            }
             return 0;
         };
     };
@@ -103,6 +140,8 @@ emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per
     }
     emu::WormholeOptions wo;
     wo.program_launch_ps = emu::vtime_t(sc.launch_us * 1e6 + 0.5);
+    wo.dram_read_cycles = sc.dram_read_cycles;
+    wo.dram_write_cycles = sc.dram_write_cycles;
     auto model = emu::wormhole_model(wo);
     emu::RunOptions ro;
     ro.timing = model.get();
@@ -136,7 +175,8 @@ const uint32_t kSizes[] = {1024, 4096, 16384, 65536};
 }  // namespace
 
 TEST_CASE("fidelity: small-tensor ring all_gather over EDM on the Wormhole model (figures)", "[fidelity][collectives]") {
-    for (const Scenario* sc : {&kLoop, &kOp}) {
+    for (const Scenario* sc : {&kLoop, &kOp, &kOpDram}) {
+        if (std::getenv("FIT_ONLY") && sc != &kOpDram) continue;
         double at[2][4] = {};
         for (uint32_t c = 0; c < 2; ++c) {
             const uint32_t chips = c ? 8u : 4u;
