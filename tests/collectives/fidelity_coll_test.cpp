@@ -15,13 +15,20 @@
 //                (executor.hpp), and EVERY ITERATION A PROGRAM OF ITS OWN (Launcher::next_program:
 //                workers and EDMs relaunched, EDM handshake and teardown per op), with a program
 //                launch cost in the model (WormholeOptions::program_launch_ps).
+//   op, DRAM tensors  the op, with the tensors in DRAM as tt-metal's interleaved all_gather keeps
+//                them (tools/dram_link.hpp): the input read from DRAM page by page before it is
+//                sent, every received page written to the DRAM output, and a page forwarded to the
+//                next chip read back from DRAM after its writes committed; DRAM costs from the
+//                model's DRAM endpoint (WormholeOptions::dram_*: tt-npe's port rates, 12 channels,
+//                an access latency CALIBRATED to the fit's slope in N, kDramLatencyCycles).
 // Modelled time of one all_gather = (makespan of warmup + 3 iterations - makespan of the warmup
 // alone) / 3, so set-up and the first launch cancel out.
 //
-// The launch cost is not published: kLaunchUs below is CALIBRATED from the fit's intercept (see
-// there). What is not calibrated and is compared honestly: the slope in N and the slope in bytes.
-// The requirement "within 10% at every point" is the [!shouldfail] case below while it does not
-// hold (docs/emulation.md, "Small-tensor all_gather", gives the figures and the residuals).
+// The launch cost is not published: kLaunchUs / kDramLaunchUs below are CALIBRATED from the fit's
+// intercept (see there). What is not calibrated and is compared honestly: the slope in bytes (and,
+// for the op without DRAM, the slope in N). The requirement "within 10% at every point" is the
+// [!shouldfail] case below, on the DRAM scenario, while it does not hold (docs/emulation.md,
+// "Small-tensor all_gather", gives the figures, the residuals and why).
 #include <catch2/catch.hpp>
 
 #include "e2e_bed.hpp"  // exec_params
@@ -29,7 +36,6 @@
 #include "tools/dram_link.hpp"
 
 #include <cstdio>
-#include <cstdlib>
 #include <vector>
 
 using namespace kccl::coll;
@@ -56,12 +62,22 @@ struct Scenario {
     uint32_t dram_read_cycles = 0, dram_write_cycles = 0;
     uint32_t slots = 4;
 };
-double envd(const char* n, double d) { const char* v = std::getenv(n); return v ? std::atof(v) : d; }
 const Scenario kLoop{Method::ring_cw, false, 0.0, "kernel loop, ring_cw"};
 const Scenario kOp{Method::ring_meet_middle, true, kLaunchUs, "op, ring_meet_middle"};
-const Scenario kOpDram{Method::ring_meet_middle, true, envd("FIT_LAUNCH", kLaunchUs), "op, DRAM tensors", envd("FIT_NODRAM", 0) == 0,
-                       uint32_t(envd("FIT_PACKET", 16384)), uint32_t(envd("FIT_RD", 0)), uint32_t(envd("FIT_WR", 0)),
-                       uint32_t(envd("FIT_SLOTS", 4))};
+
+/// DRAM access latency of the "op, DRAM tensors" scenario (WormholeOptions::dram_read_cycles and
+/// dram_write_cycles, one value for both), CALIBRATED: no public figure for Wormhole's NoC-to-GDDR6
+/// access latency was found. Fitted to the fit's slope in N alone: with the tensors in DRAM each
+/// forwarding hop pays a DRAM write (committed before the forward) and a DRAM read, and 360 cycles
+/// make the modelled slope at 1 KiB per chip (4 -> 8 chips) 1.25 us per chip, the fit's 2.5 us * N/2
+/// (340: 1.21, 380: 1.29, 400: 1.32). The DRAM bandwidth is not fitted (tt-npe's port rates).
+constexpr uint32_t kDramLatencyCycles = 360;
+/// Program launch cost of that scenario, CALIBRATED from the fit's intercept as kLaunchUs is: with
+/// the launch at 1.41 us the DRAM scenario's 1 KiB line extrapolates to 3.13 us at N = 0, so the
+/// launch is 1.41 + (4.42 - 3.13) = 2.70 us.
+constexpr double kDramLaunchUs = 2.70;
+const Scenario kOpDram{Method::ring_meet_middle, true, kDramLaunchUs, "op, DRAM tensors", true, 16384,
+                       kDramLatencyCycles, kDramLatencyCycles, 4};
 
 struct Timed {
     double us = 0;      ///< modelled time of one all_gather
@@ -176,7 +192,6 @@ const uint32_t kSizes[] = {1024, 4096, 16384, 65536};
 
 TEST_CASE("fidelity: small-tensor ring all_gather over EDM on the Wormhole model (figures)", "[fidelity][collectives]") {
     for (const Scenario* sc : {&kLoop, &kOp, &kOpDram}) {
-        if (std::getenv("FIT_ONLY") && sc != &kOpDram) continue;
         double at[2][4] = {};
         for (uint32_t c = 0; c < 2; ++c) {
             const uint32_t chips = c ? 8u : 4u;
@@ -207,11 +222,13 @@ TEST_CASE("fidelity: small-tensor ring all_gather over EDM on the Wormhole model
     }
 }
 
-// Issue 8's requirement, on the "op" scenario (the one that models what tt-metal measures).
+// Issue 8's requirement, on the "op, DRAM tensors" scenario (the one that models most of what
+// tt-metal's measured op does). Fails at 16 and 64 KiB per chip (+48% .. +173%): the per-byte cost
+// of one worker per chip forwarding whole packets store-and-forward (docs/emulation.md).
 TEST_CASE("fidelity: small-tensor all_gather within 10% of tt-metal's fit (known gap)", "[fidelity][collectives][fidelity-gap][!shouldfail]") {
     for (uint32_t chips : {4u, 8u})
         for (uint32_t bytes : kSizes) {
-            const Timed t = modelled_gather(kOp, chips, bytes);
+            const Timed t = modelled_gather(kOpDram, chips, bytes);
             const double fit = published_fit_us(chips, bytes);
             INFO(chips << " chips, " << bytes << " B per chip: modelled " << t.us << " us, fit " << fit << " us");
             CHECK(t.us == Approx(fit).epsilon(0.10));

@@ -186,6 +186,10 @@ struct WormholeOptions {
                                                ///< data/device/models/wormhole_b0.yaml): DRAM injection
                                                ///< rate 23.2 B/cycle; cf. 288 GB/s / 12 channels = 24 GB/s
     double dram_write_bytes_per_cycle = 24.0;  ///< same source: DRAM absorption rate 24.0 B/cycle
+    uint32_t dram_channels = 12;     ///< GDDR6 channels per chip (6 controllers x 2; 288 GB/s in all —
+                                     ///< Tenstorrent's Wormhole specifications). Pages of an interleaved
+                                     ///< tensor spread over them: each DRAM transfer takes the channel
+                                     ///< that is free first (the one DRAM endpoint stands for all of them)
     uint32_t dram_read_cycles = 0;   ///< access latency of a read in the DRAM controller, request in to
                                      ///< data out; NOT published: 0 by default, a caller that models
                                      ///< tensors in DRAM sets it and names its source (calibrated)
@@ -241,10 +245,10 @@ public:
     explicit WormholeModel(WormholeOptions o = {}) : o_(o) {
         if (o_.clock_hz <= 0 || o_.eth_bytes_per_second <= 0 || o_.eth_frame_payload == 0 ||
             o_.noc_bytes_per_cycle == 0 || o_.l1_bytes_per_cycle == 0 || o_.eth_tx_queues == 0 ||
-            o_.eth_txq_depth == 0 || !(o_.dram_read_bytes_per_cycle > 0) || !(o_.dram_write_bytes_per_cycle > 0))
+            o_.eth_txq_depth == 0 || o_.dram_channels == 0 || !(o_.dram_read_bytes_per_cycle > 0) || !(o_.dram_write_bytes_per_cycle > 0))
             throw EmulationError(
                 "wormhole_model: clock_hz, eth_bytes_per_second, eth_frame_payload, noc_bytes_per_cycle, "
-                "l1_bytes_per_cycle, eth_tx_queues, eth_txq_depth, dram_read_bytes_per_cycle and "
+                "l1_bytes_per_cycle, eth_tx_queues, eth_txq_depth, dram_channels, dram_read_bytes_per_cycle and "
                 "dram_write_bytes_per_cycle must all be > 0");
         ps_per_cycle_ = 1e12 / o_.clock_hz;
     }
@@ -263,6 +267,7 @@ public:
         grid_w_ = std::max(chip_.grid_w, chip_.eth_cores);
         grid_h_ = chip_.grid_h + 2;
         inject_free_.assign(size_t(chips_) * grid_w_ * grid_h_, 0);
+        dram_free_.assign(size_t(chips_) * o_.dram_channels, 0);
         eject_free_.assign(inject_free_.size(), 0);
         eth_.assign(size_t(chips_) * chip_.eth_cores, {});
         for (auto& e : eth_) {
@@ -393,12 +398,13 @@ private:
                                  ": a NoC transfer stays on one chip (cross-chip traffic goes over Ethernet)");
         const vtime_t ser_src = is_dram(src) ? dram_serialise(bytes, true) : noc_serialise(bytes);
         const vtime_t ser_dst = is_dram(dst) && !request ? dram_serialise(bytes, false) : noc_serialise(bytes);
-        vtime_t& in = inject_free_[index(src)];
+        // A DRAM endpoint's port is the channel that is free first (reads and writes share it).
+        vtime_t& in = is_dram(src) ? dram_channel(src.chip) : inject_free_[index(src)];
         const vtime_t start = std::max(t, in);
         in = start + ser_src;
         // The tail leaves the source at start + ser_src and reaches dst after the path latency;
         // the destination port takes one packet at a time, no faster than the source sends it.
-        vtime_t& out = eject_free_[index(dst)];
+        vtime_t& out = is_dram(dst) && !request ? dram_channel(dst.chip) : eject_free_[index(dst)];
         const vtime_t head_at_dst = start + noc_latency(src, dst);
         const vtime_t eject_start = std::max(head_at_dst, out);
         const vtime_t eject_end = std::max(eject_start + ser_dst, head_at_dst + ser_src);
@@ -407,6 +413,10 @@ private:
     }
 
     size_t index(CoreCoord c) const { return (size_t(c.chip) * grid_h_ + c.y) * grid_w_ + c.x; }
+    vtime_t& dram_channel(uint32_t chip) {
+        vtime_t* b = dram_free_.data() + size_t(chip) * o_.dram_channels;
+        return *std::min_element(b, b + o_.dram_channels);
+    }
     void check_noc(CoreCoord c, const char* what) const {
         if (c.chip >= chips_ || c.x >= grid_w_ || c.y >= grid_h_)
             throw EmulationError(std::string("wormhole_model: ") + what + ": " + to_string(c) +
@@ -431,6 +441,7 @@ private:
     ChipSpec chip_{};
     uint32_t chips_ = 0, grid_w_ = 0, grid_h_ = 0;
     std::vector<vtime_t> inject_free_, eject_free_;
+    std::vector<vtime_t> dram_free_;  ///< per chip, per DRAM channel: when its port is free
     std::vector<detail::EthTx> eth_;
 };
 
