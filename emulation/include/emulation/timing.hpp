@@ -186,8 +186,8 @@ struct WormholeOptions {
                                                ///< data/device/models/wormhole_b0.yaml): DRAM injection
                                                ///< rate 23.2 B/cycle; cf. 288 GB/s / 12 channels = 24 GB/s
     double dram_write_bytes_per_cycle = 24.0;  ///< same source: DRAM absorption rate 24.0 B/cycle
-    uint32_t dram_channels = 12;     ///< GDDR6 channels per chip (6 controllers x 2; 288 GB/s in all —
-                                     ///< Tenstorrent's Wormhole specifications). Pages of an interleaved
+    uint32_t dram_channels = 12;     ///< GDDR6 channels per chip (6 banks x 2, tt-isa-documentation;
+                                     ///< "12 DRAM channels at 288 GB/s", docs/emulation.md). Pages of an interleaved
                                      ///< tensor spread over them: each DRAM transfer takes the channel
                                      ///< that is free first (the one DRAM endpoint stands for all of them)
     uint32_t dram_read_cycles = 0;   ///< access latency of a read in the DRAM controller, request in to
