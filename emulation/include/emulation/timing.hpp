@@ -9,7 +9,8 @@
 // Two models ship:
 //   wormhole_model()  ticks are picoseconds. Ethernet: 12.5 GB/s per direction per link, ~50 B
 //                     overhead per <= 1500 B frame, a fixed link latency; NoC: a per-hop latency
-//                     and 32 B per cycle at the injection and ejection ports; issue costs in
+//                     and 32 B per cycle at the injection and ejection ports; DRAM: 12 channels
+//                     at tt-npe's port rates plus an access latency (0 unless set); issue costs in
 //                     RISC-V cycles at 1 GHz. Every figure is a field of WormholeOptions with its
 //                     source (or "assumption") beside it; docs/emulation.md, "Timing models".
 //   wafer_model()     ticks are PE cycles (seed 002's model of the Cerebras WSE): router <->
@@ -179,9 +180,10 @@ struct WormholeOptions {
     uint32_t noc_hop_cycles = 9;            ///< per router hop (assumption)
     uint32_t noc_endpoint_cycles = 20;      ///< request setup at source + L1 write at destination (assumption)
     uint32_t noc_bytes_per_cycle = 32;      ///< 256-bit flit per cycle per port (published flit width)
-    // DRAM endpoint (CoreKind::dram, NoC coordinate (0, grid_h + 1); one GDDR6 channel's NoC port).
-    // Transfers to / from it are NoC transfers whose DRAM-side port runs at the channel's rate and
-    // that pay an access latency in the DRAM controller (docs/emulation.md, "DRAM").
+    // DRAM endpoint (CoreKind::dram, NoC coordinate (0, grid_h + 1); it stands for the chip's DRAM
+    // channels). Transfers to / from it are NoC transfers whose DRAM side runs at one channel's rate
+    // on the channel free first, and that pay an access latency in the DRAM controller
+    // (docs/emulation.md, "Timing models", Wormhole).
     double dram_read_bytes_per_cycle = 23.2;   ///< tt-npe's Wormhole model (tenstorrent/tt-npe,
                                                ///< data/device/models/wormhole_b0.yaml): DRAM injection
                                                ///< rate 23.2 B/cycle; cf. 288 GB/s / 12 channels = 24 GB/s
