@@ -136,6 +136,7 @@ struct BedOptions {
     bool t3000 = false;             ///< EDM: the 8 chips of an emulated T3000 (2x4 mesh), ring order 0 1 2 3 7 6 5 4
     uint32_t mesh_cols = 0;         ///< shape mesh: columns (rank = row * cols + col)
     bool mesh_wrap = false;         ///< shape mesh: torus links along dimensions of 3 or more
+    uint32_t dram_bytes = 0;        ///< EDM: a DRAM endpoint of this size per chip (0: none)
 };
 
 /// Bytes of the largest of a layout's three buffers, rounded to 16.
@@ -185,6 +186,7 @@ struct Bed {
                            : o.shape == coll::GroupShape::all_pairs ? std::max<uint32_t>(1, n - 1) : 2;
             const uint32_t eth = std::max<uint32_t>(64 * 1024, ((2 * o.slots + 2) * (o.message_bytes + 64) + 0x1000 + 0xFFF) & ~0xFFFu);
             chip.eth_l1_bytes = eth;
+            chip.dram_bytes = o.dram_bytes;
             g.eth_l1 = {0x1000, eth, 0x800};
             if (o.t3000) {
                 if (n != 8) throw std::invalid_argument("a T3000 has 8 chips: use 8 ranks with --topology t3000");

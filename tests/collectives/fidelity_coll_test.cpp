@@ -15,17 +15,25 @@
 //                (executor.hpp), and EVERY ITERATION A PROGRAM OF ITS OWN (Launcher::next_program:
 //                workers and EDMs relaunched, EDM handshake and teardown per op), with a program
 //                launch cost in the model (WormholeOptions::program_launch_ps).
+//   op, DRAM tensors  the op, with the tensors in DRAM as tt-metal's interleaved all_gather keeps
+//                them (tools/dram_link.hpp): the input read from DRAM page by page before it is
+//                sent, every received page written to the DRAM output, and a page forwarded to the
+//                next chip read back from DRAM after its writes committed; DRAM costs from the
+//                model's DRAM endpoint (WormholeOptions::dram_*: tt-npe's port rates, 12 channels,
+//                an access latency CALIBRATED to the fit's slope in N, kDramLatencyCycles).
 // Modelled time of one all_gather = (makespan of warmup + 3 iterations - makespan of the warmup
 // alone) / 3, so set-up and the first launch cancel out.
 //
-// The launch cost is not published: kLaunchUs below is CALIBRATED from the fit's intercept (see
-// there). What is not calibrated and is compared honestly: the slope in N and the slope in bytes.
-// The requirement "within 10% at every point" is the [!shouldfail] case below while it does not
-// hold (docs/emulation.md, "Small-tensor all_gather", gives the figures and the residuals).
+// The launch cost is not published: kLaunchUs / kDramLaunchUs below are CALIBRATED from the fit's
+// intercept (see there). What is not calibrated and is compared honestly: the slope in bytes (and,
+// for the op without DRAM, the slope in N). The requirement "within 10% at every point" is the
+// [!shouldfail] case below, on the DRAM scenario, while it does not hold (docs/emulation.md,
+// "Small-tensor all_gather", gives the figures, the residuals and why).
 #include <catch2/catch.hpp>
 
 #include "e2e_bed.hpp"  // exec_params
 #include "tools/coll_bed.hpp"
+#include "tools/dram_link.hpp"
 
 #include <cstdio>
 #include <vector>
@@ -49,9 +57,27 @@ struct Scenario {
     bool program_per_op;
     double launch_us;
     const char* name;
+    bool dram = false;            ///< tensors in DRAM (tools/dram_link.hpp)
+    uint32_t max_packet = 16384;  ///< EDM packet = min(this, bytes per chip)
+    uint32_t dram_read_cycles = 0, dram_write_cycles = 0;
+    uint32_t slots = 4;
 };
 const Scenario kLoop{Method::ring_cw, false, 0.0, "kernel loop, ring_cw"};
 const Scenario kOp{Method::ring_meet_middle, true, kLaunchUs, "op, ring_meet_middle"};
+
+/// DRAM access latency of the "op, DRAM tensors" scenario (WormholeOptions::dram_read_cycles and
+/// dram_write_cycles, one value for both), CALIBRATED: no public figure for Wormhole's NoC-to-GDDR6
+/// access latency was found. Fitted to the fit's slope in N alone: with the tensors in DRAM each
+/// forwarding hop pays a DRAM write (committed before the forward) and a DRAM read, and 360 cycles
+/// make the modelled slope at 1 KiB per chip (4 -> 8 chips) 1.25 us per chip, the fit's 2.5 us * N/2
+/// (340: 1.21, 380: 1.29, 400: 1.32). The DRAM bandwidth is not fitted (tt-npe's port rates).
+constexpr uint32_t kDramLatencyCycles = 360;
+/// Program launch cost of that scenario, CALIBRATED from the fit's intercept as kLaunchUs is: with
+/// the launch at 1.41 us the DRAM scenario's 1 KiB line extrapolates to 3.13 us at N = 0, so the
+/// launch is 1.41 + (4.42 - 3.13) = 2.70 us.
+constexpr double kDramLaunchUs = 2.70;
+const Scenario kOpDram{Method::ring_meet_middle, true, kDramLaunchUs, "op, DRAM tensors", true, 16384,
+                       kDramLatencyCycles, kDramLatencyCycles, 4};
 
 struct Timed {
     double us = 0;      ///< modelled time of one all_gather
@@ -70,25 +96,52 @@ emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per
     bo.transport = Transport::edm;
     bo.shape = GroupShape::ring;
     bo.ranks = chips;
-    bo.message_bytes = std::min<uint32_t>(16384, bytes_per_chip);
-    bo.slots = 4;
+    bo.message_bytes = std::min<uint32_t>(sc.max_packet, bytes_per_chip);
+    bo.slots = sc.slots;
     const uint32_t count = bytes_per_chip / sizeof(T);
     const cb::Layout L = cb::make_layout(sh, count, cb::max_chunk_elems(bo, sizeof(T)));
     REQUIRE(validate(L.shape) == nullptr);
-    REQUIRE(L.shape.window == 3);
+    REQUIRE(L.shape.window == sc.slots - 1);
     bo.buffer_bytes = cb::buffer_bytes_for(L, sizeof(T));
+    // DRAM: the input's copy, then per direction room for every received byte (ranks x fragment).
+    const uint32_t in_bytes = L.in_elems * sizeof(T), out_bytes = L.out_elems * sizeof(T);
+    const uint32_t log_dir = 4 * bo.message_bytes;
+    const uint32_t out_at = (in_bytes + 15u) & ~15u, log_at = out_at + ((out_bytes + 15u) & ~15u);
+    if (sc.dram) bo.dram_bytes = log_at + 4 * log_dir;
     cb::Bed bed(bo);
     const uint64_t seed = 7;
-    auto kernel = [L](uint32_t runs, bool fill) {
-        return [L, runs, fill](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
+    const bool dram = sc.dram;
+    auto kernel = [=](uint32_t runs, bool fill) {
+        return [=](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
+            // The DRAM endpoint of this chip is NoC (0, grid_h + 1); the bed's chips have grid_h 1.
+            cb::DramTensors t;
+            t.input = hal.noc_addr(0, 2, 0);
+            t.input_l1 = g.input_l1;
+            t.input_bytes = in_bytes;
+            t.output = hal.noc_addr(0, 2, out_at);
+            t.output_l1 = g.output_l1;
+            t.output_bytes = out_bytes;
+            t.log = hal.noc_addr(0, 2, log_at);
+            t.log_dir_bytes = log_dir;
             if (fill) {
                 T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * sizeof(T)));
                 for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, RedOp::sum, false, g.rank, i);
+                if (dram && in_bytes) {  // the input tensor lives in DRAM (L1 keeps a copy across programs)
+                    hal.noc_write(g.input_l1, t.input, in_bytes);
+                    hal.noc_write_barrier();
+                }
             }
             const ExecParams ep = e2e::exec_params(L, g);
             const RingDirs dirs = cb::dirs_of(g);
-            for (uint32_t i = 0; i < runs; ++i) execute<RingAllGather, Red>(link, ep, dirs);
-            link.quiesce();
+            if (dram && link.directions() > 4) throw emu::EmulationError("DRAM region sized for 4 directions");
+            if (dram) {
+                cb::DramTensorLink<std::remove_reference_t<decltype(link)>> dl(link, t, g.rank * L.frag * uint32_t(sizeof(T)));
+                for (uint32_t i = 0; i < runs; ++i) execute<RingAllGather, Red>(dl, ep, dirs);
+                dl.quiesce();
+            } else {
+                for (uint32_t i = 0; i < runs; ++i) execute<RingAllGather, Red>(link, ep, dirs);
+                link.quiesce();
+            }
             return 0;
         };
     };
@@ -103,6 +156,8 @@ emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per
     }
     emu::WormholeOptions wo;
     wo.program_launch_ps = emu::vtime_t(sc.launch_us * 1e6 + 0.5);
+    wo.dram_read_cycles = sc.dram_read_cycles;
+    wo.dram_write_cycles = sc.dram_write_cycles;
     auto model = emu::wormhole_model(wo);
     emu::RunOptions ro;
     ro.timing = model.get();
@@ -136,7 +191,7 @@ const uint32_t kSizes[] = {1024, 4096, 16384, 65536};
 }  // namespace
 
 TEST_CASE("fidelity: small-tensor ring all_gather over EDM on the Wormhole model (figures)", "[fidelity][collectives]") {
-    for (const Scenario* sc : {&kLoop, &kOp}) {
+    for (const Scenario* sc : {&kLoop, &kOp, &kOpDram}) {
         double at[2][4] = {};
         for (uint32_t c = 0; c < 2; ++c) {
             const uint32_t chips = c ? 8u : 4u;
@@ -167,11 +222,13 @@ TEST_CASE("fidelity: small-tensor ring all_gather over EDM on the Wormhole model
     }
 }
 
-// Issue 8's requirement, on the "op" scenario (the one that models what tt-metal measures).
+// Issue 8's requirement, on the "op, DRAM tensors" scenario (the one that models most of what
+// tt-metal's measured op does). Fails at 16 and 64 KiB per chip (+48% .. +173%): the per-byte cost
+// of one worker per chip forwarding whole packets store-and-forward (docs/emulation.md).
 TEST_CASE("fidelity: small-tensor all_gather within 10% of tt-metal's fit (known gap)", "[fidelity][collectives][fidelity-gap][!shouldfail]") {
     for (uint32_t chips : {4u, 8u})
         for (uint32_t bytes : kSizes) {
-            const Timed t = modelled_gather(kOp, chips, bytes);
+            const Timed t = modelled_gather(kOpDram, chips, bytes);
             const double fit = published_fit_us(chips, bytes);
             INFO(chips << " chips, " << bytes << " B per chip: modelled " << t.us << " us, fit " << fit << " us");
             CHECK(t.us == Approx(fit).epsilon(0.10));

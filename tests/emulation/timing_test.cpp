@@ -265,6 +265,36 @@ TEST_CASE("wormhole model: NoC latency by hops plus 32 B per cycle at the ports"
     CHECK_THROWS_WITH(m.noc_arrival(a, {1, 0, 0}, 4, 0), Catch::Contains("is not a NoC endpoint"));
 }
 
+TEST_CASE("wormhole model: DRAM endpoint at the channel rate plus the access latency, channels interleaved", "[timing][wormhole]") {
+    WormholeOptions o;  // tt-npe: DRAM injection 23.2 B/cycle, absorption 24.0 B/cycle; 12 channels
+    o.dram_read_cycles = 300;
+    o.dram_write_cycles = 200;
+    o.dram_channels = 2;
+    WormholeModel m(o);
+    ChipSpec chip;
+    chip.dram_bytes = 1 << 20;
+    m.reset(topology::single_chip(chip));
+    const CoreCoord w{0, 1, 1}, dram{0, 0, chip.grid_h + 1};
+    const uint64_t hops = 1 + chip.grid_h;  // (1,1) -> (0, grid_h + 1)
+    const uint64_t lat = 20 + 9 * hops;
+    // Write of 2400 B: leaves the worker at 32 B/cycle (75 cycles), enters a channel at 24 B/cycle
+    // (100 cycles, from the head's arrival), then commits after 200 cycles.
+    CHECK(m.noc_arrival(w, dram, 2400, 0) == (lat + 100 + 200) * 1000);
+    // A second write at once takes the other channel: it only waits for the worker's port (75 cycles).
+    CHECK(m.noc_arrival(w, dram, 2400, 0) == (75 + lat + 100 + 200) * 1000);
+    // Read of 2320 B: one-flit request (lat + 1), the access (300), 100 cycles out of a channel at
+    // 23.2 B/cycle, the head at the reader after lat; the reader's port (73 cycles) keeps up.
+    m.reset(topology::single_chip(chip));
+    CHECK(m.noc_read_done(w, dram, 2320, 0) == ((lat + 1) + 300 + lat + 100) * 1000);
+    // Without DRAM latency a DRAM read costs what the NoC and the channel rate give.
+    WormholeModel z;
+    z.reset(topology::single_chip(chip));
+    CHECK(z.noc_read_done(w, dram, 2320, 0) == ((lat + 1) + lat + 100) * 1000);
+    // Ordinary NoC endpoints are untouched by the DRAM figures.
+    m.reset(topology::single_chip(chip));
+    CHECK(m.noc_arrival(w, {0, 2, 1}, 64, 0) == (20 + 9 + 2) * 1000);
+}
+
 TEST_CASE("wormhole model: issue costs are cycles at 1 GHz; bad coordinates are named", "[timing][wormhole]") {
     WormholeModel m;
     m.reset(two_chips());

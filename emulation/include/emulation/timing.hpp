@@ -9,7 +9,8 @@
 // Two models ship:
 //   wormhole_model()  ticks are picoseconds. Ethernet: 12.5 GB/s per direction per link, ~50 B
 //                     overhead per <= 1500 B frame, a fixed link latency; NoC: a per-hop latency
-//                     and 32 B per cycle at the injection and ejection ports; issue costs in
+//                     and 32 B per cycle at the injection and ejection ports; DRAM: 12 channels
+//                     at tt-npe's port rates plus an access latency (0 unless set); issue costs in
 //                     RISC-V cycles at 1 GHz. Every figure is a field of WormholeOptions with its
 //                     source (or "assumption") beside it; docs/emulation.md, "Timing models".
 //   wafer_model()     ticks are PE cycles (seed 002's model of the Cerebras WSE): router <->
@@ -37,6 +38,7 @@
 #include "topology.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -178,6 +180,23 @@ struct WormholeOptions {
     uint32_t noc_hop_cycles = 9;            ///< per router hop (assumption)
     uint32_t noc_endpoint_cycles = 20;      ///< request setup at source + L1 write at destination (assumption)
     uint32_t noc_bytes_per_cycle = 32;      ///< 256-bit flit per cycle per port (published flit width)
+    // DRAM endpoint (CoreKind::dram, NoC coordinate (0, grid_h + 1); it stands for the chip's DRAM
+    // channels). Transfers to / from it are NoC transfers whose DRAM side runs at one channel's rate
+    // on the channel free first, and that pay an access latency in the DRAM controller
+    // (docs/emulation.md, "Timing models", Wormhole).
+    double dram_read_bytes_per_cycle = 23.2;   ///< tt-npe's Wormhole model (tenstorrent/tt-npe,
+                                               ///< data/device/models/wormhole_b0.yaml): DRAM injection
+                                               ///< rate 23.2 B/cycle; cf. 288 GB/s / 12 channels = 24 GB/s
+    double dram_write_bytes_per_cycle = 24.0;  ///< same source: DRAM absorption rate 24.0 B/cycle
+    uint32_t dram_channels = 12;     ///< GDDR6 channels per chip (6 banks x 2, tt-isa-documentation;
+                                     ///< "12 DRAM channels at 288 GB/s", docs/emulation.md). Pages of an interleaved
+                                     ///< tensor spread over them: each DRAM transfer takes the channel
+                                     ///< that is free first (the one DRAM endpoint stands for all of them)
+    uint32_t dram_read_cycles = 0;   ///< access latency of a read in the DRAM controller, request in to
+                                     ///< data out; NOT published: 0 by default, a caller that models
+                                     ///< tensors in DRAM sets it and names its source (calibrated)
+    uint32_t dram_write_cycles = 0;  ///< a write, data in to committed (what a write barrier waits
+                                     ///< for); NOT published, as dram_read_cycles
     // Issue costs in cycles (assumptions: instruction counts of the tt-metal inline functions).
     uint32_t cost_noc_write = 24;
     uint32_t cost_noc_read = 24;
@@ -228,10 +247,11 @@ public:
     explicit WormholeModel(WormholeOptions o = {}) : o_(o) {
         if (o_.clock_hz <= 0 || o_.eth_bytes_per_second <= 0 || o_.eth_frame_payload == 0 ||
             o_.noc_bytes_per_cycle == 0 || o_.l1_bytes_per_cycle == 0 || o_.eth_tx_queues == 0 ||
-            o_.eth_txq_depth == 0)
+            o_.eth_txq_depth == 0 || o_.dram_channels == 0 || !(o_.dram_read_bytes_per_cycle > 0) || !(o_.dram_write_bytes_per_cycle > 0))
             throw EmulationError(
                 "wormhole_model: clock_hz, eth_bytes_per_second, eth_frame_payload, noc_bytes_per_cycle, "
-                "l1_bytes_per_cycle, eth_tx_queues and eth_txq_depth must all be > 0");
+                "l1_bytes_per_cycle, eth_tx_queues, eth_txq_depth, dram_channels, dram_read_bytes_per_cycle and "
+                "dram_write_bytes_per_cycle must all be > 0");
         ps_per_cycle_ = 1e12 / o_.clock_hz;
     }
     const WormholeOptions& options() const { return o_; }
@@ -249,6 +269,7 @@ public:
         grid_w_ = std::max(chip_.grid_w, chip_.eth_cores);
         grid_h_ = chip_.grid_h + 2;
         inject_free_.assign(size_t(chips_) * grid_w_ * grid_h_, 0);
+        dram_free_.assign(size_t(chips_) * o_.dram_channels, 0);
         eject_free_.assign(inject_free_.size(), 0);
         eth_.assign(size_t(chips_) * chip_.eth_cores, {});
         for (auto& e : eth_) {
@@ -293,31 +314,26 @@ public:
         return cycles(uint64_t(o_.noc_endpoint_cycles) + uint64_t(o_.noc_hop_cycles) * detail::manhattan(src, dst));
     }
 
+    /// Is `c` the chip's DRAM endpoint (NoC coordinate (0, grid_h + 1))?
+    bool is_dram(CoreCoord c) const { return c.y == chip_.grid_h + 1; }
+    /// Time the DRAM channel's port is busy with `bytes` (read: out of DRAM; write: into DRAM), in ps.
+    vtime_t dram_serialise(uint32_t bytes, bool read) const {
+        const double rate = read ? o_.dram_read_bytes_per_cycle : o_.dram_write_bytes_per_cycle;
+        return vtime_t(std::ceil(double(std::max<uint32_t>(bytes, 1)) / rate) * ps_per_cycle_ + 0.5);
+    }
+
     vtime_t noc_arrival(CoreCoord src, CoreCoord dst, uint32_t bytes, vtime_t t) override {
         [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
-        check_noc(src, "noc_arrival (source)");
-        check_noc(dst, "noc_arrival (destination)");
-        if (src.chip != dst.chip)
-            throw EmulationError("wormhole_model: noc_arrival from " + to_string(src) + " to " + to_string(dst) +
-                                 ": a NoC transfer stays on one chip (cross-chip traffic goes over Ethernet)");
-        const vtime_t ser = noc_serialise(bytes);
-        vtime_t& in = inject_free_[index(src)];
-        const vtime_t start = std::max(t, in);
-        in = start + ser;
-        // The tail leaves the source at start + ser and reaches dst after the path latency; the
-        // destination port takes one packet at a time.
-        vtime_t& out = eject_free_[index(dst)];
-        const vtime_t head_at_dst = start + noc_latency(src, dst);
-        const vtime_t eject_start = std::max(head_at_dst, out);
-        out = eject_start + ser;
-        return eject_start + ser;
+        return transfer(src, dst, bytes, t, "noc_arrival");
     }
 
     vtime_t noc_read_done(CoreCoord reader, CoreCoord src, uint32_t bytes, vtime_t t) override {
         [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
-        // A one-flit request travels to src, the data comes back as a write from src to reader.
-        const vtime_t req = noc_arrival(reader, src, 16, t);
-        return noc_arrival(src, reader, bytes, req);
+        // A one-flit request travels to src, the data comes back as a write from src to reader;
+        // a DRAM source answers after its access latency.
+        const vtime_t req = transfer(reader, src, 16, t, "noc_read_done", /*request=*/true);
+        const vtime_t ready = req + (is_dram(src) ? cycles(o_.dram_read_cycles) : 0);
+        return transfer(src, reader, bytes, ready, "noc_read_done");
     }
 
     /// Bytes on the wire for a packet of `bytes`: payload plus overhead per (partial) frame.
@@ -373,7 +389,36 @@ public:
     }
 
 private:
+    /// One NoC transfer of `bytes` from src to dst issued at t: arrival at dst. The DRAM endpoint's
+    /// port moves data at the channel's rate (read out / write in) instead of 32 B per cycle, and a
+    /// write into DRAM (not a read request) is visible (acknowledged) after the write latency.
+    vtime_t transfer(CoreCoord src, CoreCoord dst, uint32_t bytes, vtime_t t, const char* what, bool request = false) {
+        check_noc(src, what);
+        check_noc(dst, what);
+        if (src.chip != dst.chip)
+            throw EmulationError(std::string("wormhole_model: ") + what + " from " + to_string(src) + " to " + to_string(dst) +
+                                 ": a NoC transfer stays on one chip (cross-chip traffic goes over Ethernet)");
+        const vtime_t ser_src = is_dram(src) ? dram_serialise(bytes, true) : noc_serialise(bytes);
+        const vtime_t ser_dst = is_dram(dst) && !request ? dram_serialise(bytes, false) : noc_serialise(bytes);
+        // A DRAM endpoint's port is the channel that is free first (reads and writes share it).
+        vtime_t& in = is_dram(src) ? dram_channel(src.chip) : inject_free_[index(src)];
+        const vtime_t start = std::max(t, in);
+        in = start + ser_src;
+        // The tail leaves the source at start + ser_src and reaches dst after the path latency;
+        // the destination port takes one packet at a time, no faster than the source sends it.
+        vtime_t& out = is_dram(dst) && !request ? dram_channel(dst.chip) : eject_free_[index(dst)];
+        const vtime_t head_at_dst = start + noc_latency(src, dst);
+        const vtime_t eject_start = std::max(head_at_dst, out);
+        const vtime_t eject_end = std::max(eject_start + ser_dst, head_at_dst + ser_src);
+        out = eject_end;
+        return eject_end + (is_dram(dst) && !request ? cycles(o_.dram_write_cycles) : 0);
+    }
+
     size_t index(CoreCoord c) const { return (size_t(c.chip) * grid_h_ + c.y) * grid_w_ + c.x; }
+    vtime_t& dram_channel(uint32_t chip) {
+        vtime_t* b = dram_free_.data() + size_t(chip) * o_.dram_channels;
+        return *std::min_element(b, b + o_.dram_channels);
+    }
     void check_noc(CoreCoord c, const char* what) const {
         if (c.chip >= chips_ || c.x >= grid_w_ || c.y >= grid_h_)
             throw EmulationError(std::string("wormhole_model: ") + what + ": " + to_string(c) +
@@ -398,6 +443,7 @@ private:
     ChipSpec chip_{};
     uint32_t chips_ = 0, grid_w_ = 0, grid_h_ = 0;
     std::vector<vtime_t> inject_free_, eject_free_;
+    std::vector<vtime_t> dram_free_;  ///< per chip, per DRAM channel: when its port is free
     std::vector<detail::EthTx> eth_;
 };
 
