@@ -70,6 +70,7 @@ public:
     bool can_send(uint32_t d) const { return l_.can_send(d); }
     bool can_recv(uint32_t d) const { return l_.can_recv(d); }
     uint32_t max_message_bytes() const { return l_.max_message_bytes(); }
+    uint32_t slots(uint32_t d) const { return l_.slots(d); }
 
     void send(uint32_t d, uint32_t src_l1, uint32_t n) {
         stage(d, src_l1, n);
