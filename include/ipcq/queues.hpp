@@ -164,6 +164,7 @@ public:
             q.rec = r;
             q.flags = rd(r + layout::kCfgFlags);
             if (!(q.flags & layout::kInstalled)) continue;
+            q.roles = layout::kInstalled | (q.flags & (layout::kTx | layout::kRx));
             q.n_slots = rd(r + layout::kCfgSlots);
             q.slot_bytes = rd(r + layout::kCfgSlotBytes);
             q.dram = rd(r + layout::kCfgPlacement) == uint32_t(Placement::dram);
@@ -227,7 +228,7 @@ public:
     // ---- send ---------------------------------------------------------------------------------
     /// Sends nbytes from local L1 `src_l1` to direction d; blocks while the peer's ring is full.
     /// `info.nbytes` is ignored (nbytes wins); dtype/shape travel in the descriptor.
-    void send(uint32_t d, uint32_t src_l1, uint32_t nbytes, MsgInfo info = {}) {
+    KCCL_FORCEINLINE void send(uint32_t d, uint32_t src_l1, uint32_t nbytes, MsgInfo info = {}) {
         Q& q = q_[check(d, "send", layout::kTx)];
         check_size(q, d, nbytes, "send");
         wait_space(q, d);
@@ -254,15 +255,18 @@ public:
 
 private:
     struct Q;
-    void check_size(const Q& q, uint32_t d, uint32_t nbytes, const char* op) const {
+    KCCL_FORCEINLINE void check_size(const Q& q, uint32_t d, uint32_t nbytes, const char* op) const {
         if (KCCL_LIKELY(nbytes <= q.slot_bytes)) return;
+        size_error(q, d, nbytes, op);
+    }
+    [[noreturn]] KCCL_COLD void size_error(const Q& q, uint32_t d, uint32_t nbytes, const char* op) const {
         detail::Msg m;
         where(m, op, d).s(": message of ").u(nbytes).s(" bytes does not fit a slot of ").u(q.slot_bytes)
             .s(" bytes (allowed: nbytes <= slot_size)");
         die(m);
     }
     /// Steps (2)-(6) of a send whose slot is free.
-    void emit(Q& q, uint32_t d, uint32_t src_l1, uint32_t nbytes, MsgInfo info) {
+    KCCL_FORCEINLINE void emit(Q& q, uint32_t d, uint32_t src_l1, uint32_t nbytes, MsgInfo info) {
         info.nbytes = nbytes;
         const uint32_t slot = Policy::slot_from_counter ? q.my_head % q.n_slots : q.head_slot;
         const uint32_t next = q.my_head + 1;
@@ -334,8 +338,8 @@ public:
     // next message of d belongs to it, and recv / try_recv on d are errors (recv_any skips d).
 
     /// Blocks until a message arrives from d; returns its slot (zero copy). Call release(slot).
-    Slot recv(uint32_t d) { return recv_impl(d, nullptr); }
-    Slot recv(uint32_t d, const MsgInfo& expect) { return recv_impl(d, &expect); }
+    KCCL_FORCEINLINE Slot recv(uint32_t d) { return recv_impl(d, nullptr); }
+    KCCL_FORCEINLINE Slot recv(uint32_t d, const MsgInfo& expect) { return recv_impl(d, &expect); }
     /// Copy mode: waits for a message from d, copies it to local `dst_l1` (at most `capacity`
     /// bytes, else an error), releases the slot, returns nbytes.
     uint32_t recv(uint32_t d, uint32_t dst_l1, uint32_t capacity) { return recv_copy(d, dst_l1, capacity, nullptr); }
@@ -389,14 +393,9 @@ public:
 
     /// Frees a received slot and returns the credit to the sender. Slots of one direction are
     /// released in the order they were received.
-    void release(const Slot& s) {
+    KCCL_FORCEINLINE void release(const Slot& s) {
         Q& q = q_[check(s.dir, "release", layout::kRx)];
-        if (KCCL_UNLIKELY(s.seq != q.my_tail || q.taken == q.my_tail)) {
-            detail::Msg m;
-            where(m, "release", s.dir).s(": slot of message ").u(s.seq).s(" released, but the oldest held message is ")
-                .u(q.my_tail).s(" (held: ").u(q.taken - q.my_tail).s("); release in receive order");
-            die(m);
-        }
+        if (KCCL_UNLIKELY(s.seq != q.my_tail || q.taken == q.my_tail)) release_error(q, s);
         q.my_tail += 1;
         q.tail_slot = advance(q, q.tail_slot);
         hal_.sem_set(q.rec + layout::kMyTail, q.my_tail);
@@ -413,6 +412,7 @@ public:
 private:
     struct Q {
         uint32_t flags = 0, n_slots = 0, slot_bytes = 0, rec = 0;
+        uint32_t roles = 0;  // kInstalled | kTx | kRx as installed, 0 if not installed: check()'s one test
         bool dram = false;
         hal::noc_addr_t peer_head_mb = 0, peer_credit_mb = 0, peer_desc = 0, peer_rx = 0, rx_noc = 0;
         uint32_t rx_base = 0, stage = 0, tx_ring = 0, shadow_l1 = 0;
@@ -428,7 +428,7 @@ private:
     static KCCL_FORCEINLINE uint32_t advance(const Q& q, uint32_t slot) { return slot + 1 == q.n_slots ? 0 : slot + 1; }
 
     // Receive variants; `expect` (nullable) is checked in strict mode.
-    Slot recv_impl(uint32_t d, const MsgInfo* expect) {
+    KCCL_FORCEINLINE Slot recv_impl(uint32_t d, const MsgInfo* expect) {
         Q& q = q_[check(d, "recv", layout::kRx)];
         check_unreserved(q, d, "recv");
         wait_data(q, d);
@@ -468,16 +468,22 @@ private:
             hal_.idle();  // sem_wait watches one word: several directions are waited on by polling
         }
     }
-    void check_unreserved(const Q& q, uint32_t d, const char* op) const {
+    KCCL_FORCEINLINE void check_unreserved(const Q& q, uint32_t d, const char* op) const {
         if (KCCL_LIKELY(q.reserved == q.taken)) return;
+        reserved_error(q, d, op);
+    }
+    [[noreturn]] KCCL_COLD void reserved_error(const Q& q, uint32_t d, const char* op) const {
         detail::Msg m;
         where(m, op, d).s(": message ").u(q.taken).s(" is reserved by a future (recv_async; ").u(q.reserved - q.taken)
             .s(" outstanding); redeem it with wait() first");
         die(m);
     }
     /// f must be outstanding: made by recv_async on this direction and not yet redeemed.
-    void check_future(const Q& q, const RecvFuture& f, const char* op) const {
+    KCCL_FORCEINLINE void check_future(const Q& q, const RecvFuture& f, const char* op) const {
         if (KCCL_LIKELY(f.seq - q.taken < q.reserved - q.taken)) return;
+        future_error(q, f, op);
+    }
+    [[noreturn]] KCCL_COLD void future_error(const Q& q, const RecvFuture& f, const char* op) const {
         detail::Msg m;
         where(m, op, f.dir).s(": future for message ").u(f.seq).s(" is not outstanding (");
         if (q.reserved == q.taken) m.s("none is; the next message on this direction is ").u(q.taken);
@@ -525,9 +531,13 @@ private:
         if (!any) m.s("none");
     }
     /// Checks d is installed with `role` (0 = any role); returns d.
-    uint32_t check(uint32_t d, const char* op, uint32_t role) const {
-        if (KCCL_LIKELY(d < kDirs && (q_[d].flags & layout::kInstalled) && (role == 0 || (q_[d].flags & role))))
-            return d;
+    /// One test on the roles cached at construction (kInstalled | kTx | kRx, 0 if not installed);
+    /// with d a constant of the kernel it is a single bit test.
+    KCCL_FORCEINLINE uint32_t check(uint32_t d, const char* op, uint32_t role) const {
+        if (KCCL_LIKELY(d < kDirs && (q_[d].roles & (role ? role : layout::kInstalled)))) return d;
+        check_error(d, op, role);
+    }
+    [[noreturn]] KCCL_COLD void check_error(uint32_t d, const char* op, uint32_t role) const {
         detail::Msg m;
         where(m, op, d);
         if (d >= kDirs) m.s(": no such direction (the direction set has ").u(kDirs).s(")");
@@ -557,6 +567,9 @@ private:
     }
     KCCL_FORCEINLINE void wait_space(Q& q, uint32_t) {
         if (KCCL_LIKELY(q.my_head - q.peer_tail_cache < q.n_slots)) return;
+        wait_space_slow(q);
+    }
+    KCCL_NOINLINE void wait_space_slow(Q& q) {
         // The cache says full: only now re-read the peer's credit.
         refresh_tail(q);
         if (q.my_head - q.peer_tail_cache >= q.n_slots) flush_credits();
@@ -580,6 +593,10 @@ private:
         return true;
     }
     KCCL_FORCEINLINE void wait_data(Q& q, uint32_t) {
+        if (KCCL_LIKELY(q.taken != q.peer_head_cache)) return;  // available() without a poll
+        wait_data_slow(q);
+    }
+    KCCL_NOINLINE void wait_data_slow(Q& q) {
         if (available(q)) return;
         flush_credits();
         while (!available(q)) {
@@ -591,7 +608,7 @@ private:
     }
     /// Hands out the next message of q (available() was true). With dst_l1 != 0 (copy mode) the
     /// payload goes straight to dst_l1.
-    Slot take(Q& q, uint32_t d, uint32_t dst_l1 = 0, uint32_t capacity = 0, const MsgInfo* expect = nullptr) {
+    KCCL_FORCEINLINE Slot take(Q& q, uint32_t d, uint32_t dst_l1 = 0, uint32_t capacity = 0, const MsgInfo* expect = nullptr) {
         const uint32_t seq = q.taken;
         const uint32_t slot = Policy::slot_from_counter ? seq % q.n_slots : q.take_slot;
         Slot s;
@@ -600,20 +617,9 @@ private:
         memcpy(&s.info, q.desc + slot * layout::kDescBytes, layout::kDescBytes);
         if (strict_ && expect) validate(s, *expect);  // before the payload is read or copied
         const uint32_t n = s.info.nbytes;
-        if (KCCL_UNLIKELY(n > q.slot_bytes || (dst_l1 && n > capacity))) {
-            detail::Msg m;
-            where(m, "recv", d).s(": message ").u(seq).s(" has ").u(n).s(" bytes; ");
-            if (n > q.slot_bytes) m.s("slot is ").u(q.slot_bytes).s(" bytes (corrupt descriptor)");
-            else m.s("destination capacity is ").u(capacity).s(" bytes (allowed: nbytes <= capacity)");
-            die(m);
-        }
+        if (KCCL_UNLIKELY(n > q.slot_bytes || (dst_l1 && n > capacity))) take_size_error(q, d, seq, n, capacity);
         if (q.dram) {
-            if (KCCL_UNLIKELY(!dst_l1 && q.taken != q.my_tail)) {
-                detail::Msg m;
-                where(m, "recv", d).s(": DRAM placement stages one slot; release message ").u(q.my_tail)
-                    .s(" before receiving the next one from this direction");
-                die(m);
-            }
+            if (KCCL_UNLIKELY(!dst_l1 && q.taken != q.my_tail)) stage_error(q, d);
             s.l1 = dst_l1 ? dst_l1 : q.stage;
             if (n) {
                 hal_.noc_read(q.rx_noc + uint64_t(slot) * q.slot_bytes, s.l1, n);
@@ -630,6 +636,25 @@ private:
         hal_.sem_set(q.rec + layout::kTaken, q.taken);
         trace(TraceOp::recv, d, n, seq);
         return s;
+    }
+    [[noreturn]] KCCL_COLD void take_size_error(const Q& q, uint32_t d, uint32_t seq, uint32_t n, uint32_t capacity) const {
+        detail::Msg m;
+        where(m, "recv", d).s(": message ").u(seq).s(" has ").u(n).s(" bytes; ");
+        if (n > q.slot_bytes) m.s("slot is ").u(q.slot_bytes).s(" bytes (corrupt descriptor)");
+        else m.s("destination capacity is ").u(capacity).s(" bytes (allowed: nbytes <= capacity)");
+        die(m);
+    }
+    [[noreturn]] KCCL_COLD void stage_error(const Q& q, uint32_t d) const {
+        detail::Msg m;
+        where(m, "recv", d).s(": DRAM placement stages one slot; release message ").u(q.my_tail)
+            .s(" before receiving the next one from this direction");
+        die(m);
+    }
+    [[noreturn]] KCCL_COLD void release_error(const Q& q, const Slot& s) const {
+        detail::Msg m;
+        where(m, "release", s.dir).s(": slot of message ").u(s.seq).s(" released, but the oldest held message is ")
+            .u(q.my_tail).s(" (held: ").u(q.taken - q.my_tail).s("); release in receive order");
+        die(m);
     }
     void validate(const Slot& s, const MsgInfo& e) const {
         const MsgInfo& g = s.info;
