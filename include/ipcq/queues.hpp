@@ -401,12 +401,13 @@ public:
         hal_.sem_set(q.rec + layout::kMyTail, q.my_tail);
         hal_.sem_set(q.rec + layout::kTailSlot, q.tail_slot);
         if (q.my_tail - q.credited >= q.credit_batch) return_credit(q);
+        else credits_pending_ = true;
     }
 
     /// Writes every pending (batched) credit now. Called before any blocking wait.
-    void flush_credits() {
-        for (uint32_t d = 0; d < kDirs; ++d)
-            if (q_[d].credited != q_[d].my_tail) return_credit(q_[d]);
+    /// Without a pending credit (always, with credit_batch 1) it is one flag test.
+    KCCL_FORCEINLINE void flush_credits() {
+        if (credits_pending_) flush_pending_credits();
     }
 
 private:
@@ -502,6 +503,11 @@ private:
         return q.peer_head_cache - q.taken > seq - q.taken;
     }
 
+    KCCL_NOINLINE void flush_pending_credits() {
+        credits_pending_ = false;
+        for (uint32_t d = 0; d < kDirs; ++d)
+            if (q_[d].credited != q_[d].my_tail) return_credit(q_[d]);
+    }
     KCCL_FORCEINLINE void return_credit(Q& q) {
         q.credited = q.my_tail;
         hal_.noc_inline_write32(q.peer_credit_mb, q.my_tail);
@@ -680,6 +686,9 @@ private:
     Tracer* tracer_;
     uint32_t rank_ = 0;
     bool sleep_ = false, strict_ = false, any_rx_ = false;
+    /// Set when a release leaves a credit unreturned (credit_batch > 1); cleared when every
+    /// direction's credit is written. Invariant: some credited != my_tail implies it is set.
+    bool credits_pending_ = false;
     uint32_t rr_ = kDirs - 1;
     Q q_[kDirs];
 };
