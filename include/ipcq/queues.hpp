@@ -267,32 +267,38 @@ private:
     }
     /// Steps (2)-(6) of a send whose slot is free.
     KCCL_FORCEINLINE void emit(Q& q, uint32_t d, uint32_t src_l1, uint32_t nbytes, MsgInfo info) {
+        // Locals, not members: the backend's atomic stores make the compiler reload members
+        // after every contract call; these stay in registers.
+        H& hal = hal_;
+        const uint32_t rec = q.rec;
+        const hal::noc_addr_t head_mb = q.peer_head_mb;
         info.nbytes = nbytes;
         const uint32_t slot = Policy::slot_from_counter ? q.my_head % q.n_slots : q.head_slot;
         const uint32_t next = q.my_head + 1;
-        if constexpr (Policy::head_before_data) hal_.noc_inline_write32(q.peer_head_mb, next);
+        const uint32_t next_slot = advance(q, slot);
+        if constexpr (Policy::head_before_data) hal.noc_inline_write32(head_mb, next);
         // (2) descriptor, only when it changes for this slot. The shadow entry was last the source
         // of a write one lap ago; that write landed before the head of that lap (N1) and the
         // peer has consumed that lap (the credit says so), so rewriting the entry now is safe (N3).
         uint8_t* sh = q.shadow + slot * layout::kDescBytes;
         if (memcmp(sh, &info, layout::kDescBytes) != 0) {
             memcpy(sh, &info, layout::kDescBytes);
-            hal_.noc_write(q.shadow_l1 + slot * layout::kDescBytes, q.peer_desc + slot * layout::kDescBytes,
-                           layout::kDescBytes);
+            hal.noc_write(q.shadow_l1 + slot * layout::kDescBytes, q.peer_desc + slot * layout::kDescBytes,
+                          layout::kDescBytes);
         }
         // (3) payload: one NoC write into the peer's rx slot (or its DRAM region).
-        if (nbytes) hal_.noc_write(src_l1, q.peer_rx + uint64_t(slot) * q.slot_bytes, nbytes);
+        if (nbytes) hal.noc_write(src_l1, q.peer_rx + uint64_t(slot) * q.slot_bytes, nbytes);
         // (4) a DRAM payload and the head go to different destinations: order them explicitly.
         if constexpr (!Policy::skip_dram_barrier)
-            if (q.dram) hal_.noc_write_barrier();
+            if (q.dram) hal.noc_write_barrier();
         // (5) the head, after the data on the same ordered path.
-        if constexpr (!Policy::head_before_data) hal_.noc_inline_write32(q.peer_head_mb, next);
+        if constexpr (!Policy::head_before_data) hal.noc_inline_write32(head_mb, next);
         q.my_head = next;
-        q.head_slot = advance(q, slot);
-        hal_.sem_set(q.rec + layout::kMyHead, next);
-        hal_.sem_set(q.rec + layout::kHeadSlot, q.head_slot);
+        q.head_slot = next_slot;
+        hal.sem_set(rec + layout::kMyHead, next);
+        hal.sem_set(rec + layout::kHeadSlot, next_slot);
         // (6) src may be reused once send returns.
-        hal_.noc_writes_flushed();
+        hal.noc_writes_flushed();
         trace(TraceOp::send, d, nbytes, next - 1);
     }
 
@@ -396,11 +402,14 @@ public:
     KCCL_FORCEINLINE void release(const Slot& s) {
         Q& q = q_[check(s.dir, "release", layout::kRx)];
         if (KCCL_UNLIKELY(s.seq != q.my_tail || q.taken == q.my_tail)) release_error(q, s);
-        q.my_tail += 1;
-        q.tail_slot = advance(q, q.tail_slot);
-        hal_.sem_set(q.rec + layout::kMyTail, q.my_tail);
-        hal_.sem_set(q.rec + layout::kTailSlot, q.tail_slot);
-        if (q.my_tail - q.credited >= q.credit_batch) return_credit(q);
+        H& hal = hal_;  // locals: see emit()
+        const uint32_t rec = q.rec;
+        const uint32_t tail = q.my_tail + 1, tail_slot = advance(q, q.tail_slot);
+        q.my_tail = tail;
+        q.tail_slot = tail_slot;
+        hal.sem_set(rec + layout::kMyTail, tail);
+        hal.sem_set(rec + layout::kTailSlot, tail_slot);
+        if (tail - q.credited >= q.credit_batch) return_credit(q);
         else credits_pending_ = true;
     }
 
@@ -636,10 +645,11 @@ private:
             if (dst_l1 && n) memcpy(hal_.l1_ptr(dst_l1, n), hal_.l1_ptr(s.l1, n), n);
             if (dst_l1) s.l1 = dst_l1;
         }
-        q.taken = seq + 1;
+        const uint32_t taken = seq + 1;
+        q.taken = taken;
         q.take_slot = advance(q, slot);
-        if (q.reserved == seq) q.reserved = seq + 1;  // a plain receive: nothing was reserved
-        hal_.sem_set(q.rec + layout::kTaken, q.taken);
+        if (q.reserved == seq) q.reserved = taken;  // a plain receive: nothing was reserved
+        hal_.sem_set(q.rec + layout::kTaken, taken);
         trace(TraceOp::recv, d, n, seq);
         return s;
     }

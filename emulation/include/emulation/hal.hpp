@@ -651,10 +651,22 @@ private:
         // small direct-mapped cache keyed by the address's upper half (tag, chip, x, y, all
         // checked when the core was found); slot (x + 2y) mod 8 keeps the four mesh neighbours
         // of a core apart.
+        // First the core found last (a stream addresses one peer: payload, then its flag), then
+        // the cache.
+        const uint64_t key = a >> 32;
+        if (key == last_key_ && uint64_t(off) + bytes <= last_->mem_size) [[likely]]
+            return {last_, off};
+        return resolve_cached(a, bytes, op);
+    }
+    [[gnu::always_inline]] Resolved resolve_cached(noc_addr_t a, uint32_t bytes, const char* op) const {
+        const uint32_t off = uint32_t(a);
         const uint64_t key = a >> 32;
         const uint32_t i = resolve_slot(key);
-        if (key == resolved_key_[i] && uint64_t(off) + bytes <= resolved_[i]->mem_size) [[likely]]
+        if (key == resolved_key_[i] && uint64_t(off) + bytes <= resolved_[i]->mem_size) [[likely]] {
+            last_key_ = key;
+            last_ = resolved_[i];
             return {resolved_[i], off};
+        }
         return resolve_lookup(a, bytes, op);
     }
     [[gnu::noinline]] Resolved resolve_lookup(noc_addr_t a, uint32_t bytes, const char* op) const {
@@ -666,6 +678,8 @@ private:
                 const uint32_t i = resolve_slot(a >> 32);
                 resolved_key_[i] = a >> 32;
                 resolved_[i] = d;
+                last_key_ = a >> 32;
+                last_ = d;
                 return {d, off};
             }
         }
@@ -678,6 +692,9 @@ private:
     mutable uint64_t resolved_key_[kResolveSlots] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
                                                      UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
     mutable detail::CoreState* resolved_[kResolveSlots] = {};
+    /// The core `resolve` found last and its key (UINT64_MAX: none yet).
+    mutable uint64_t last_key_ = UINT64_MAX;
+    mutable detail::CoreState* last_ = nullptr;
     [[noreturn, gnu::noinline, gnu::cold]] void noc_addr_error(uint32_t x, uint32_t y) const {
         fail("noc_addr", "core (" + std::to_string(x) + "," + std::to_string(y) + ") on chip " +
                              std::to_string(me_->coord.chip) +
