@@ -215,7 +215,7 @@ public:
     // ---- NoC -------------------------------------------------------------------------------
     [[gnu::always_inline]] void noc_write(uint32_t src_l1, noc_addr_t dst, uint32_t bytes) {
         if (plain_) [[likely]] {
-            polls_since_op_ = 0;
+            // polls_since_op_: reset by sem_read, which sees the progress counter move.
             check_local(src_l1, bytes, "noc_write (source)");
             auto [d, off] = resolve(dst, bytes, "noc_write");
             std::memcpy(d->mem + off, mem_ + src_l1, bytes);
@@ -241,7 +241,7 @@ public:
     }
     [[gnu::always_inline]] void noc_read(noc_addr_t src, uint32_t dst_l1, uint32_t bytes) {
         if (plain_) [[likely]] {
-            polls_since_op_ = 0;
+            // polls_since_op_: reset by sem_read, which sees the progress counter move.
             check_local(dst_l1, bytes, "noc_read (destination)");
             auto [s, off] = resolve(src, bytes, "noc_read");
             std::memcpy(mem_ + dst_l1, s->mem + off, bytes);
@@ -311,7 +311,7 @@ public:
     }
     [[gnu::always_inline]] void noc_inline_write32(noc_addr_t dst, uint32_t value) {
         if (plain_) [[likely]] {
-            polls_since_op_ = 0;
+            // polls_since_op_: reset by sem_read, which sees the progress counter move.
             auto [d, off] = resolve(dst, 4, "noc_inline_write32");
             check_word_aligned(off, "noc_inline_write32");
             std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off)).store(value, std::memory_order_release);
@@ -340,7 +340,7 @@ public:
     // ---- semaphores ----------------------------------------------------------------------------
     [[gnu::always_inline]] void sem_inc(noc_addr_t dst, uint32_t n) {
         if (plain_) [[likely]] {
-            polls_since_op_ = 0;
+            // polls_since_op_: reset by sem_read, which sees the progress counter move.
             auto [d, off] = resolve(dst, 4, "sem_inc");
             check_word_aligned(off, "sem_inc");
             // A read-modify-write (see below).
@@ -373,7 +373,7 @@ public:
         if (plain_) [[likely]] {
             // The running core is never parked: nothing to ready (the slow path's on_write(me_)
             // only counts the write; the progress counter below shows it to the idle sweep).
-            polls_since_op_ = 0;
+            // polls_since_op_: reset by sem_read, which sees the progress counter move.
             word(local_l1, "sem_set").store(value, std::memory_order_release);
             me_->bump_progress();
             return;
@@ -390,6 +390,14 @@ public:
     [[gnu::always_inline]] uint32_t sem_read(uint32_t local_l1) {
         if (plain_) [[likely]] {
             me_->last_poll_addr.store(local_l1, std::memory_order_relaxed);
+            // The operations that bump this core's progress counter (writes, sem_set, noc_read)
+            // do not reset polls_since_op_ themselves (one store less on every operation): the
+            // first poll after one sees the counter moved. Same count as a reset at the operation.
+            const uint64_t p = me_->progress.load(std::memory_order_relaxed);
+            if (p != poll_progress_) [[unlikely]] {
+                poll_progress_ = p;
+                polls_since_op_ = 0;
+            }
             if (++polls_since_op_ >= kPollsPerYield) [[unlikely]]
                 poll_yield();
             return word(local_l1, "sem_read").load(std::memory_order_acquire);
@@ -1130,6 +1138,8 @@ private:
     uint32_t track_ = 0;
     vtime_t read_done_ = 0, write_done_ = 0, txq_until_ = 0;
     uint32_t polls_since_op_ = 0;
+    /// me_->progress when sem_read last looked (plain fiber path): see sem_read.
+    uint64_t poll_progress_ = 0;
     uint32_t hold_left_ = 0;
     uint32_t seen_epoch_ = 0;
     uint32_t idle_streak_ = 0;
