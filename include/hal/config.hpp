@@ -13,11 +13,14 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define KCCL_FORCEINLINE inline __attribute__((always_inline))
 #define KCCL_NOINLINE __attribute__((noinline))
+/// Error paths: out of line and laid out away from the hot code.
+#define KCCL_COLD __attribute__((noinline, cold))
 #define KCCL_LIKELY(x) __builtin_expect(!!(x), 1)
 #define KCCL_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
 #define KCCL_FORCEINLINE inline
 #define KCCL_NOINLINE
+#define KCCL_COLD
 #define KCCL_LIKELY(x) (x)
 #define KCCL_UNLIKELY(x) (x)
 #endif

@@ -164,6 +164,7 @@ public:
             q.rec = r;
             q.flags = rd(r + layout::kCfgFlags);
             if (!(q.flags & layout::kInstalled)) continue;
+            q.roles = layout::kInstalled | (q.flags & (layout::kTx | layout::kRx));
             q.n_slots = rd(r + layout::kCfgSlots);
             q.slot_bytes = rd(r + layout::kCfgSlotBytes);
             q.dram = rd(r + layout::kCfgPlacement) == uint32_t(Placement::dram);
@@ -227,7 +228,7 @@ public:
     // ---- send ---------------------------------------------------------------------------------
     /// Sends nbytes from local L1 `src_l1` to direction d; blocks while the peer's ring is full.
     /// `info.nbytes` is ignored (nbytes wins); dtype/shape travel in the descriptor.
-    void send(uint32_t d, uint32_t src_l1, uint32_t nbytes, MsgInfo info = {}) {
+    KCCL_FORCEINLINE void send(uint32_t d, uint32_t src_l1, uint32_t nbytes, MsgInfo info = {}) {
         Q& q = q_[check(d, "send", layout::kTx)];
         check_size(q, d, nbytes, "send");
         wait_space(q, d);
@@ -254,41 +255,50 @@ public:
 
 private:
     struct Q;
-    void check_size(const Q& q, uint32_t d, uint32_t nbytes, const char* op) const {
+    KCCL_FORCEINLINE void check_size(const Q& q, uint32_t d, uint32_t nbytes, const char* op) const {
         if (KCCL_LIKELY(nbytes <= q.slot_bytes)) return;
+        size_error(q, d, nbytes, op);
+    }
+    [[noreturn]] KCCL_COLD void size_error(const Q& q, uint32_t d, uint32_t nbytes, const char* op) const {
         detail::Msg m;
         where(m, op, d).s(": message of ").u(nbytes).s(" bytes does not fit a slot of ").u(q.slot_bytes)
             .s(" bytes (allowed: nbytes <= slot_size)");
         die(m);
     }
     /// Steps (2)-(6) of a send whose slot is free.
-    void emit(Q& q, uint32_t d, uint32_t src_l1, uint32_t nbytes, MsgInfo info) {
+    KCCL_FORCEINLINE void emit(Q& q, uint32_t d, uint32_t src_l1, uint32_t nbytes, MsgInfo info) {
+        // Locals, not members: the backend's atomic stores make the compiler reload members
+        // after every contract call; these stay in registers.
+        H& hal = hal_;
+        const uint32_t rec = q.rec;
+        const hal::noc_addr_t head_mb = q.peer_head_mb;
         info.nbytes = nbytes;
         const uint32_t slot = Policy::slot_from_counter ? q.my_head % q.n_slots : q.head_slot;
         const uint32_t next = q.my_head + 1;
-        if constexpr (Policy::head_before_data) hal_.noc_inline_write32(q.peer_head_mb, next);
+        const uint32_t next_slot = advance(q, slot);
+        if constexpr (Policy::head_before_data) hal.noc_inline_write32(head_mb, next);
         // (2) descriptor, only when it changes for this slot. The shadow entry was last the source
         // of a write one lap ago; that write landed before the head of that lap (N1) and the
         // peer has consumed that lap (the credit says so), so rewriting the entry now is safe (N3).
         uint8_t* sh = q.shadow + slot * layout::kDescBytes;
-        if (memcmp(sh, &info, layout::kDescBytes) != 0) {
+        if (!same_desc(sh, info)) {
             memcpy(sh, &info, layout::kDescBytes);
-            hal_.noc_write(q.shadow_l1 + slot * layout::kDescBytes, q.peer_desc + slot * layout::kDescBytes,
-                           layout::kDescBytes);
+            hal.noc_write(q.shadow_l1 + slot * layout::kDescBytes, q.peer_desc + slot * layout::kDescBytes,
+                          layout::kDescBytes);
         }
         // (3) payload: one NoC write into the peer's rx slot (or its DRAM region).
-        if (nbytes) hal_.noc_write(src_l1, q.peer_rx + uint64_t(slot) * q.slot_bytes, nbytes);
+        if (nbytes) hal.noc_write(src_l1, q.peer_rx + uint64_t(slot) * q.slot_bytes, nbytes);
         // (4) a DRAM payload and the head go to different destinations: order them explicitly.
         if constexpr (!Policy::skip_dram_barrier)
-            if (q.dram) hal_.noc_write_barrier();
+            if (q.dram) hal.noc_write_barrier();
         // (5) the head, after the data on the same ordered path.
-        if constexpr (!Policy::head_before_data) hal_.noc_inline_write32(q.peer_head_mb, next);
+        if constexpr (!Policy::head_before_data) hal.noc_inline_write32(head_mb, next);
         q.my_head = next;
-        q.head_slot = advance(q, slot);
-        hal_.sem_set(q.rec + layout::kMyHead, next);
-        hal_.sem_set(q.rec + layout::kHeadSlot, q.head_slot);
+        q.head_slot = next_slot;
+        hal.sem_set(rec + layout::kMyHead, next);
+        hal.sem_set(rec + layout::kHeadSlot, next_slot);
         // (6) src may be reused once send returns.
-        hal_.noc_writes_flushed();
+        hal.noc_writes_flushed();
         trace(TraceOp::send, d, nbytes, next - 1);
     }
 
@@ -334,8 +344,8 @@ public:
     // next message of d belongs to it, and recv / try_recv on d are errors (recv_any skips d).
 
     /// Blocks until a message arrives from d; returns its slot (zero copy). Call release(slot).
-    Slot recv(uint32_t d) { return recv_impl(d, nullptr); }
-    Slot recv(uint32_t d, const MsgInfo& expect) { return recv_impl(d, &expect); }
+    KCCL_FORCEINLINE Slot recv(uint32_t d) { return recv_impl(d, nullptr); }
+    KCCL_FORCEINLINE Slot recv(uint32_t d, const MsgInfo& expect) { return recv_impl(d, &expect); }
     /// Copy mode: waits for a message from d, copies it to local `dst_l1` (at most `capacity`
     /// bytes, else an error), releases the slot, returns nbytes.
     uint32_t recv(uint32_t d, uint32_t dst_l1, uint32_t capacity) { return recv_copy(d, dst_l1, capacity, nullptr); }
@@ -389,30 +399,30 @@ public:
 
     /// Frees a received slot and returns the credit to the sender. Slots of one direction are
     /// released in the order they were received.
-    void release(const Slot& s) {
+    KCCL_FORCEINLINE void release(const Slot& s) {
         Q& q = q_[check(s.dir, "release", layout::kRx)];
-        if (KCCL_UNLIKELY(s.seq != q.my_tail || q.taken == q.my_tail)) {
-            detail::Msg m;
-            where(m, "release", s.dir).s(": slot of message ").u(s.seq).s(" released, but the oldest held message is ")
-                .u(q.my_tail).s(" (held: ").u(q.taken - q.my_tail).s("); release in receive order");
-            die(m);
-        }
-        q.my_tail += 1;
-        q.tail_slot = advance(q, q.tail_slot);
-        hal_.sem_set(q.rec + layout::kMyTail, q.my_tail);
-        hal_.sem_set(q.rec + layout::kTailSlot, q.tail_slot);
-        if (q.my_tail - q.credited >= q.credit_batch) return_credit(q);
+        if (KCCL_UNLIKELY(s.seq != q.my_tail || q.taken == q.my_tail)) release_error(q, s);
+        H& hal = hal_;  // locals: see emit()
+        const uint32_t rec = q.rec;
+        const uint32_t tail = q.my_tail + 1, tail_slot = advance(q, q.tail_slot);
+        q.my_tail = tail;
+        q.tail_slot = tail_slot;
+        hal.sem_set(rec + layout::kMyTail, tail);
+        hal.sem_set(rec + layout::kTailSlot, tail_slot);
+        if (tail - q.credited >= q.credit_batch) return_credit(q);
+        else credits_pending_ = true;
     }
 
     /// Writes every pending (batched) credit now. Called before any blocking wait.
-    void flush_credits() {
-        for (uint32_t d = 0; d < kDirs; ++d)
-            if (q_[d].credited != q_[d].my_tail) return_credit(q_[d]);
+    /// Without a pending credit (always, with credit_batch 1) it is one flag test.
+    KCCL_FORCEINLINE void flush_credits() {
+        if (credits_pending_) flush_pending_credits();
     }
 
 private:
     struct Q {
         uint32_t flags = 0, n_slots = 0, slot_bytes = 0, rec = 0;
+        uint32_t roles = 0;  // kInstalled | kTx | kRx as installed, 0 if not installed: check()'s one test
         bool dram = false;
         hal::noc_addr_t peer_head_mb = 0, peer_credit_mb = 0, peer_desc = 0, peer_rx = 0, rx_noc = 0;
         uint32_t rx_base = 0, stage = 0, tx_ring = 0, shadow_l1 = 0;
@@ -428,7 +438,7 @@ private:
     static KCCL_FORCEINLINE uint32_t advance(const Q& q, uint32_t slot) { return slot + 1 == q.n_slots ? 0 : slot + 1; }
 
     // Receive variants; `expect` (nullable) is checked in strict mode.
-    Slot recv_impl(uint32_t d, const MsgInfo* expect) {
+    KCCL_FORCEINLINE Slot recv_impl(uint32_t d, const MsgInfo* expect) {
         Q& q = q_[check(d, "recv", layout::kRx)];
         check_unreserved(q, d, "recv");
         wait_data(q, d);
@@ -468,16 +478,22 @@ private:
             hal_.idle();  // sem_wait watches one word: several directions are waited on by polling
         }
     }
-    void check_unreserved(const Q& q, uint32_t d, const char* op) const {
+    KCCL_FORCEINLINE void check_unreserved(const Q& q, uint32_t d, const char* op) const {
         if (KCCL_LIKELY(q.reserved == q.taken)) return;
+        reserved_error(q, d, op);
+    }
+    [[noreturn]] KCCL_COLD void reserved_error(const Q& q, uint32_t d, const char* op) const {
         detail::Msg m;
         where(m, op, d).s(": message ").u(q.taken).s(" is reserved by a future (recv_async; ").u(q.reserved - q.taken)
             .s(" outstanding); redeem it with wait() first");
         die(m);
     }
     /// f must be outstanding: made by recv_async on this direction and not yet redeemed.
-    void check_future(const Q& q, const RecvFuture& f, const char* op) const {
+    KCCL_FORCEINLINE void check_future(const Q& q, const RecvFuture& f, const char* op) const {
         if (KCCL_LIKELY(f.seq - q.taken < q.reserved - q.taken)) return;
+        future_error(q, f, op);
+    }
+    [[noreturn]] KCCL_COLD void future_error(const Q& q, const RecvFuture& f, const char* op) const {
         detail::Msg m;
         where(m, op, f.dir).s(": future for message ").u(f.seq).s(" is not outstanding (");
         if (q.reserved == q.taken) m.s("none is; the next message on this direction is ").u(q.taken);
@@ -496,6 +512,11 @@ private:
         return q.peer_head_cache - q.taken > seq - q.taken;
     }
 
+    KCCL_NOINLINE void flush_pending_credits() {
+        credits_pending_ = false;
+        for (uint32_t d = 0; d < kDirs; ++d)
+            if (q_[d].credited != q_[d].my_tail) return_credit(q_[d]);
+    }
     KCCL_FORCEINLINE void return_credit(Q& q) {
         q.credited = q.my_tail;
         hal_.noc_inline_write32(q.peer_credit_mb, q.my_tail);
@@ -525,9 +546,13 @@ private:
         if (!any) m.s("none");
     }
     /// Checks d is installed with `role` (0 = any role); returns d.
-    uint32_t check(uint32_t d, const char* op, uint32_t role) const {
-        if (KCCL_LIKELY(d < kDirs && (q_[d].flags & layout::kInstalled) && (role == 0 || (q_[d].flags & role))))
-            return d;
+    /// One test on the roles cached at construction (kInstalled | kTx | kRx, 0 if not installed);
+    /// with d a constant of the kernel it is a single bit test.
+    KCCL_FORCEINLINE uint32_t check(uint32_t d, const char* op, uint32_t role) const {
+        if (KCCL_LIKELY(d < kDirs && (q_[d].roles & (role ? role : layout::kInstalled)))) return d;
+        check_error(d, op, role);
+    }
+    [[noreturn]] KCCL_COLD void check_error(uint32_t d, const char* op, uint32_t role) const {
         detail::Msg m;
         where(m, op, d);
         if (d >= kDirs) m.s(": no such direction (the direction set has ").u(kDirs).s(")");
@@ -557,6 +582,9 @@ private:
     }
     KCCL_FORCEINLINE void wait_space(Q& q, uint32_t) {
         if (KCCL_LIKELY(q.my_head - q.peer_tail_cache < q.n_slots)) return;
+        wait_space_slow(q);
+    }
+    KCCL_NOINLINE void wait_space_slow(Q& q) {
         // The cache says full: only now re-read the peer's credit.
         refresh_tail(q);
         if (q.my_head - q.peer_tail_cache >= q.n_slots) flush_credits();
@@ -580,6 +608,10 @@ private:
         return true;
     }
     KCCL_FORCEINLINE void wait_data(Q& q, uint32_t) {
+        if (KCCL_LIKELY(q.taken != q.peer_head_cache)) return;  // available() without a poll
+        wait_data_slow(q);
+    }
+    KCCL_NOINLINE void wait_data_slow(Q& q) {
         if (available(q)) return;
         flush_credits();
         while (!available(q)) {
@@ -591,7 +623,7 @@ private:
     }
     /// Hands out the next message of q (available() was true). With dst_l1 != 0 (copy mode) the
     /// payload goes straight to dst_l1.
-    Slot take(Q& q, uint32_t d, uint32_t dst_l1 = 0, uint32_t capacity = 0, const MsgInfo* expect = nullptr) {
+    KCCL_FORCEINLINE Slot take(Q& q, uint32_t d, uint32_t dst_l1 = 0, uint32_t capacity = 0, const MsgInfo* expect = nullptr) {
         const uint32_t seq = q.taken;
         const uint32_t slot = Policy::slot_from_counter ? seq % q.n_slots : q.take_slot;
         Slot s;
@@ -600,20 +632,9 @@ private:
         memcpy(&s.info, q.desc + slot * layout::kDescBytes, layout::kDescBytes);
         if (strict_ && expect) validate(s, *expect);  // before the payload is read or copied
         const uint32_t n = s.info.nbytes;
-        if (KCCL_UNLIKELY(n > q.slot_bytes || (dst_l1 && n > capacity))) {
-            detail::Msg m;
-            where(m, "recv", d).s(": message ").u(seq).s(" has ").u(n).s(" bytes; ");
-            if (n > q.slot_bytes) m.s("slot is ").u(q.slot_bytes).s(" bytes (corrupt descriptor)");
-            else m.s("destination capacity is ").u(capacity).s(" bytes (allowed: nbytes <= capacity)");
-            die(m);
-        }
+        if (KCCL_UNLIKELY(n > q.slot_bytes || (dst_l1 && n > capacity))) take_size_error(q, d, seq, n, capacity);
         if (q.dram) {
-            if (KCCL_UNLIKELY(!dst_l1 && q.taken != q.my_tail)) {
-                detail::Msg m;
-                where(m, "recv", d).s(": DRAM placement stages one slot; release message ").u(q.my_tail)
-                    .s(" before receiving the next one from this direction");
-                die(m);
-            }
+            if (KCCL_UNLIKELY(!dst_l1 && q.taken != q.my_tail)) stage_error(q, d);
             s.l1 = dst_l1 ? dst_l1 : q.stage;
             if (n) {
                 hal_.noc_read(q.rx_noc + uint64_t(slot) * q.slot_bytes, s.l1, n);
@@ -624,12 +645,43 @@ private:
             if (dst_l1 && n) memcpy(hal_.l1_ptr(dst_l1, n), hal_.l1_ptr(s.l1, n), n);
             if (dst_l1) s.l1 = dst_l1;
         }
-        q.taken = seq + 1;
+        const uint32_t taken = seq + 1;
+        q.taken = taken;
         q.take_slot = advance(q, slot);
-        if (q.reserved == seq) q.reserved = seq + 1;  // a plain receive: nothing was reserved
-        hal_.sem_set(q.rec + layout::kTaken, q.taken);
+        if (q.reserved == seq) q.reserved = taken;  // a plain receive: nothing was reserved
+        hal_.sem_set(q.rec + layout::kTaken, taken);
         trace(TraceOp::recv, d, n, seq);
         return s;
+    }
+    /// The shadow entry at `sh` holds `info` (all 16 bytes, as memcmp). Not memcmp(&info): that
+    /// made the compiler store `info` to the stack in pieces and load it back in 8-byte words, a
+    /// store-forwarding stall that was a third of a 64 B send's time on the fiber engine. Copied
+    /// into two 64-bit words each side, `info` stays in registers.
+    static KCCL_FORCEINLINE bool same_desc(const uint8_t* sh, const MsgInfo& info) {
+        static_assert(sizeof(MsgInfo) == 2 * sizeof(uint64_t), "MsgInfo is compared as two 64-bit words");
+        uint64_t have[2], want[2];
+        memcpy(have, sh, sizeof have);
+        memcpy(want, &info, sizeof want);
+        return have[0] == want[0] && have[1] == want[1];
+    }
+    [[noreturn]] KCCL_COLD void take_size_error(const Q& q, uint32_t d, uint32_t seq, uint32_t n, uint32_t capacity) const {
+        detail::Msg m;
+        where(m, "recv", d).s(": message ").u(seq).s(" has ").u(n).s(" bytes; ");
+        if (n > q.slot_bytes) m.s("slot is ").u(q.slot_bytes).s(" bytes (corrupt descriptor)");
+        else m.s("destination capacity is ").u(capacity).s(" bytes (allowed: nbytes <= capacity)");
+        die(m);
+    }
+    [[noreturn]] KCCL_COLD void stage_error(const Q& q, uint32_t d) const {
+        detail::Msg m;
+        where(m, "recv", d).s(": DRAM placement stages one slot; release message ").u(q.my_tail)
+            .s(" before receiving the next one from this direction");
+        die(m);
+    }
+    [[noreturn]] KCCL_COLD void release_error(const Q& q, const Slot& s) const {
+        detail::Msg m;
+        where(m, "release", s.dir).s(": slot of message ").u(s.seq).s(" released, but the oldest held message is ")
+            .u(q.my_tail).s(" (held: ").u(q.taken - q.my_tail).s("); release in receive order");
+        die(m);
     }
     void validate(const Slot& s, const MsgInfo& e) const {
         const MsgInfo& g = s.info;
@@ -655,6 +707,9 @@ private:
     Tracer* tracer_;
     uint32_t rank_ = 0;
     bool sleep_ = false, strict_ = false, any_rx_ = false;
+    /// Set when a release leaves a credit unreturned (credit_batch > 1); cleared when every
+    /// direction's credit is written. Invariant: some credited != my_tail implies it is set.
+    bool credits_pending_ = false;
     uint32_t rr_ = kDirs - 1;
     Q q_[kDirs];
 };

@@ -215,7 +215,7 @@ public:
     // ---- NoC -------------------------------------------------------------------------------
     [[gnu::always_inline]] void noc_write(uint32_t src_l1, noc_addr_t dst, uint32_t bytes) {
         if (plain_) [[likely]] {
-            polls_since_op_ = 0;
+            // polls_since_op_: reset by sem_read, which sees the progress counter move.
             check_local(src_l1, bytes, "noc_write (source)");
             auto [d, off] = resolve(dst, bytes, "noc_write");
             std::memcpy(d->mem + off, mem_ + src_l1, bytes);
@@ -241,7 +241,7 @@ public:
     }
     [[gnu::always_inline]] void noc_read(noc_addr_t src, uint32_t dst_l1, uint32_t bytes) {
         if (plain_) [[likely]] {
-            polls_since_op_ = 0;
+            // polls_since_op_: reset by sem_read, which sees the progress counter move.
             check_local(dst_l1, bytes, "noc_read (destination)");
             auto [s, off] = resolve(src, bytes, "noc_read");
             std::memcpy(mem_ + dst_l1, s->mem + off, bytes);
@@ -311,7 +311,7 @@ public:
     }
     [[gnu::always_inline]] void noc_inline_write32(noc_addr_t dst, uint32_t value) {
         if (plain_) [[likely]] {
-            polls_since_op_ = 0;
+            // polls_since_op_: reset by sem_read, which sees the progress counter move.
             auto [d, off] = resolve(dst, 4, "noc_inline_write32");
             check_word_aligned(off, "noc_inline_write32");
             std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off)).store(value, std::memory_order_release);
@@ -340,7 +340,7 @@ public:
     // ---- semaphores ----------------------------------------------------------------------------
     [[gnu::always_inline]] void sem_inc(noc_addr_t dst, uint32_t n) {
         if (plain_) [[likely]] {
-            polls_since_op_ = 0;
+            // polls_since_op_: reset by sem_read, which sees the progress counter move.
             auto [d, off] = resolve(dst, 4, "sem_inc");
             check_word_aligned(off, "sem_inc");
             // A read-modify-write (see below).
@@ -373,7 +373,7 @@ public:
         if (plain_) [[likely]] {
             // The running core is never parked: nothing to ready (the slow path's on_write(me_)
             // only counts the write; the progress counter below shows it to the idle sweep).
-            polls_since_op_ = 0;
+            // polls_since_op_: reset by sem_read, which sees the progress counter move.
             word(local_l1, "sem_set").store(value, std::memory_order_release);
             me_->bump_progress();
             return;
@@ -390,6 +390,14 @@ public:
     [[gnu::always_inline]] uint32_t sem_read(uint32_t local_l1) {
         if (plain_) [[likely]] {
             me_->last_poll_addr.store(local_l1, std::memory_order_relaxed);
+            // The operations that bump this core's progress counter (writes, sem_set, noc_read)
+            // do not reset polls_since_op_ themselves (one store less on every operation): the
+            // first poll after one sees the counter moved. Same count as a reset at the operation.
+            const uint64_t p = me_->progress.load(std::memory_order_relaxed);
+            if (p != poll_progress_) [[unlikely]] {
+                poll_progress_ = p;
+                polls_since_op_ = 0;
+            }
             if (++polls_since_op_ >= kPollsPerYield) [[unlikely]]
                 poll_yield();
             return word(local_l1, "sem_read").load(std::memory_order_acquire);
@@ -627,10 +635,18 @@ private:
     [[noreturn, gnu::noinline, gnu::cold]] void alignment_error(uint32_t off, const char* op) const {
         fail(op, "semaphore address " + detail::hex(off) + " is not 4-byte aligned");
     }
-    std::atomic_ref<uint32_t> word(uint32_t l1, const char* op) {
+    /// A semaphore word of this core's L1: in range and 4-byte aligned, tested with ONE compare
+    /// (every semaphore operation's path): rotating l1 right by 2 gives the word index of an
+    /// aligned address and a value >= 2^30 (> any word count) for a misaligned one.
+    [[gnu::always_inline]] std::atomic_ref<uint32_t> word(uint32_t l1, const char* op) {
+        if (((l1 >> 2) | (l1 << 30)) >= mem_words_) [[unlikely]]
+            word_error(l1, op);
+        return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(mem_ + l1));
+    }
+    [[noreturn, gnu::noinline, gnu::cold]] void word_error(uint32_t l1, const char* op) const {
         check_local(l1, 4, op);
         check_word_aligned(l1, op);
-        return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(mem_ + l1));
+        fail(op, "semaphore address " + detail::hex(l1) + " was refused");
     }
 
     struct Resolved {
@@ -643,10 +659,22 @@ private:
         // small direct-mapped cache keyed by the address's upper half (tag, chip, x, y, all
         // checked when the core was found); slot (x + 2y) mod 8 keeps the four mesh neighbours
         // of a core apart.
+        // First the core found last (a stream addresses one peer: payload, then its flag), then
+        // the cache.
+        const uint64_t key = a >> 32;
+        if (key == last_key_ && uint64_t(off) + bytes <= last_->mem_size) [[likely]]
+            return {last_, off};
+        return resolve_cached(a, bytes, op);
+    }
+    [[gnu::always_inline]] Resolved resolve_cached(noc_addr_t a, uint32_t bytes, const char* op) const {
+        const uint32_t off = uint32_t(a);
         const uint64_t key = a >> 32;
         const uint32_t i = resolve_slot(key);
-        if (key == resolved_key_[i] && uint64_t(off) + bytes <= resolved_[i]->mem_size) [[likely]]
+        if (key == resolved_key_[i] && uint64_t(off) + bytes <= resolved_[i]->mem_size) [[likely]] {
+            last_key_ = key;
+            last_ = resolved_[i];
             return {resolved_[i], off};
+        }
         return resolve_lookup(a, bytes, op);
     }
     [[gnu::noinline]] Resolved resolve_lookup(noc_addr_t a, uint32_t bytes, const char* op) const {
@@ -658,6 +686,8 @@ private:
                 const uint32_t i = resolve_slot(a >> 32);
                 resolved_key_[i] = a >> 32;
                 resolved_[i] = d;
+                last_key_ = a >> 32;
+                last_ = d;
                 return {d, off};
             }
         }
@@ -670,6 +700,9 @@ private:
     mutable uint64_t resolved_key_[kResolveSlots] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
                                                      UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
     mutable detail::CoreState* resolved_[kResolveSlots] = {};
+    /// The core `resolve` found last and its key (UINT64_MAX: none yet).
+    mutable uint64_t last_key_ = UINT64_MAX;
+    mutable detail::CoreState* last_ = nullptr;
     [[noreturn, gnu::noinline, gnu::cold]] void noc_addr_error(uint32_t x, uint32_t y) const {
         fail("noc_addr", "core (" + std::to_string(x) + "," + std::to_string(y) + ") on chip " +
                              std::to_string(me_->coord.chip) +
@@ -1091,6 +1124,7 @@ private:
     detail::CoreState* me_;
     uint8_t* mem_;       ///< me_->mem (immutable): one load less on every operation's checks
     uint32_t mem_size_;  ///< me_->mem_size
+    uint32_t mem_words_ = mem_size_ / 4;  ///< whole 4-byte words in L1: word()'s bound
     const Cluster* cluster_;
     std::span<const uint32_t> args_;
     bool adv_;
@@ -1104,6 +1138,8 @@ private:
     uint32_t track_ = 0;
     vtime_t read_done_ = 0, write_done_ = 0, txq_until_ = 0;
     uint32_t polls_since_op_ = 0;
+    /// me_->progress when sem_read last looked (plain fiber path): see sem_read.
+    uint64_t poll_progress_ = 0;
     uint32_t hold_left_ = 0;
     uint32_t seen_epoch_ = 0;
     uint32_t idle_streak_ = 0;
