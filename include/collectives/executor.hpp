@@ -110,7 +110,7 @@ constexpr Chunking choose_chunking(Op op, uint32_t ranks, uint32_t count, uint32
 struct StepSink {
     void* ctx;
     void (*fn)(void*, const Step&);
-    StepResume* resume = nullptr;  ///< set when reading a lane a few steps at a time (LaneStream)
+    StepResume* step_resume = nullptr;  ///< set when reading a lane a few steps at a time (LaneStream)
     void operator()(const Step& s) const { fn(ctx, s); }
 };
 
@@ -302,8 +302,8 @@ private:
         const uint32_t base = c.buf == Buf::input ? in_base_ : c.buf == Buf::output ? p_.buf.output : p_.buf.scratch;
         return base + c.chunk * p_.chunk_elems * eb;
     }
-    /// The direction a step sends on; the first send on each direction checks that it holds the
-    /// wavefront window (window x pieces per chunk + 1 messages), else a device error: too few slots
+    /// The direction a step sends on; the first send on each direction checks that it holds what
+    /// the schedule keeps in flight (slots_needed), else a device error: too few slots
     /// deadlock the ring, which on hardware would hang without a message.
     uint32_t tx(uint32_t peer, const Step& s) {
         const uint32_t d = dir(peer, true, s);
@@ -312,21 +312,18 @@ private:
     }
     KCCL_NOINLINE void check_slots(uint32_t d) {
         checked_ |= 1u << (d & 31u);
-        if (!uses_window(p_.shape)) return;
-        // window x pieces + 1 messages: a chunk streamed as k pieces occupies k slots; the
-        // symbolic checker verifies this suffices for every ring / line method (schedule_test)
-        const uint32_t k = detail::pieces(p_.chunk_elems, piece_elems<T>(link_));
-        const uint64_t need = uint64_t(p_.shape.window) * k + 1;
         const uint32_t have = link_.slots(d);
+        const uint64_t need = slots_needed(p_.shape, detail::pieces(p_.chunk_elems, piece_elems<T>(link_)));
         if (KCCL_LIKELY(have >= need)) return;
+        const uint32_t k = detail::pieces(p_.chunk_elems, piece_elems<T>(link_));
+        const uint32_t w = window_in_flight(p_.shape);
         detail::Msg m;
         m.s("collectives: executor: rank ").u(p_.rank).s(" sends on direction ").u(d).s(" with a wavefront window of ")
-            .u(p_.shape.window).s(" chunks (Shape::window), which needs ");
-        if (k > 1) m.s("window x pieces + 1 = ").u(p_.shape.window).s(" x ").u(k).s(" + 1 = ");
-        else m.s("window + 1 = ");
-        m.u(uint32_t(need > 0xFFFFFFFFu ? 0xFFFFFFFFu : need)).s(" message slots per channel, but the link's direction ")
+            .u(w).s(" chunks (Shape::window ").u(p_.shape.window).s(") of ").u(k)
+            .s(k == 1 ? " message each" : " messages (pieces) each").s(", which needs window x pieces + 1 = ")
+            .u(uint32_t(need > 0xFFFFFFFFu ? 0xFFFFFFFFu : need)).s(" message slots per channel, but the link's direction ")
             .u(d).s(" holds ").u(have)
-            .s(" (allowed: window <= (slots - 1) / pieces per chunk; lower Shape::window, make a chunk one message, or give the link more slots)");
+            .s(" (allowed: window x pieces <= slots - 1; lower Shape::window, make a chunk one message, or give the link more slots)");
         detail::die(m);
     }
     uint32_t dir(uint32_t peer, bool sending, const Step& s) {

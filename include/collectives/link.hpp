@@ -18,9 +18,9 @@
 //                                             (the plan gives all directions one size); a chunk
 //                                             larger than this is streamed in pieces by the primitives
 //   uint32_t slots(d) const                   messages direction d holds on their way to the peer
-//                                             before a send blocks (0 if d cannot send); a
-//                                             wavefront window W needs W x pieces per chunk + 1
-//                                             (the executor checks it at the first send on d)
+//                                             before a send blocks (0 if d cannot send); the
+//                                             executor checks it against slots_needed
+//                                             (schedule.hpp) at the first send on d
 //   void send(d, src_l1, n)                   message of n bytes (0 <= n <= max) from local L1; blocks
 //                                             until it is handed over; src may be reused on return
 //   bool try_send(d, src_l1, n)               the same, or false (nothing done) if it would block

@@ -286,12 +286,36 @@ constexpr uint32_t window_slots(const Shape& sh) {
 }
 
 /// Does the shape's algorithm honour Shape::window (a wavefront of window chunks in flight)? The
-/// ring / line all_gather, reduce_scatter and all_reduce do; every other algorithm ignores it.
+/// ring / line all_gather, reduce_scatter and all_reduce do (window 0 and 1: chunk-major); every
+/// other algorithm ignores it.
 constexpr bool uses_window(const Shape& sh) {
     const bool op = sh.op == Op::all_gather || sh.op == Op::reduce_scatter || sh.op == Op::all_reduce;
     const bool m = sh.method == Method::ring_cw || sh.method == Method::ring_ccw || sh.method == Method::ring_bidir ||
                    sh.method == Method::ring_meet_middle || sh.method == Method::line;
-    return op && m && sh.window > 1;
+    return op && m;
+}
+
+/// An upper bound of the chunks a windowed schedule keeps in flight per lane: the window (0 acts
+/// as 1), clamped as the wavefront clamps it at a chunk's rounds, which are at most 2 * ranks.
+constexpr uint32_t window_in_flight(const Shape& sh) {
+    const uint32_t w = sh.window == 0 ? 1 : sh.window;
+    const uint64_t cap = 2ull * (sh.ranks ? sh.ranks : 1);
+    return w < cap ? w : uint32_t(cap);
+}
+
+/// Message slots per channel an executor needs for the shape when a chunk travels as `pieces`
+/// messages (executor.hpp checks it at the first send on each direction): for the windowed
+/// methods window_in_flight x pieces + 1 (the symbolic checker shows it suffices for every one of
+/// them, in every lane model, and is tight for some rings; it is an upper bound, a ring of few
+/// ranks needs less), but 1 for a line's chunk-major schedule of one-message chunks. Every other
+/// algorithm: 1, i.e. not checked at run time (the sweep checks them all with kSlotsNeeded = 2
+/// slots of one-message chunks, slicer.hpp; chains and trees run with 1).
+constexpr uint64_t slots_needed(const Shape& sh, uint32_t pieces) {
+    if (!uses_window(sh)) return 1;
+    const uint32_t w = window_in_flight(sh);
+    const bool ring = sh.topo == Topology::ring && sh.method != Method::line;
+    if (!ring && w == 1 && pieces <= 1) return 1;
+    return uint64_t(w) * (pieces ? pieces : 1) + 1;
 }
 
 /// May an executor merge a rank's lanes step by step on one worker (executor.hpp)? Only where
@@ -335,7 +359,7 @@ constexpr bool linked(const Shape& sh, uint32_t r, uint32_t q) {
 //          loop: sigma 0 and the index), set by StepResume::mark before each item;
 //   sub    the steps emitted since the last mark.
 // Positions grow strictly along a lane's stream, so "skip every step before cursor c" is exact.
-// A generator run with a StepResume (reached through the emitter's `resume` member, resume_of())
+// A generator run with a StepResume (reached through the emitter's `step_resume` member, resume_of())
 // skips whole phases before c and starts its loops at c's sigma and item, keeps up to `cap`
 // steps, and stops its loops as soon as it has them, so one refill costs O(cap) steps plus the
 // generator's set-up, whatever the position. A generator without phases stays correct (every
@@ -393,14 +417,15 @@ namespace detail {
 template <class E, class = void>
 struct has_resume : std::false_type {};
 template <class E>
-struct has_resume<E, std::void_t<decltype(std::declval<E&>().resume)>> : std::true_type {};
+struct has_resume<E, std::void_t<decltype(std::declval<E&>().step_resume)>> : std::true_type {};
 }  // namespace detail
 
-/// The StepResume an emitter carries (StepSink's `resume`), or nullptr (plain callbacks: the
+/// The StepResume an emitter carries (StepSink's `step_resume`; a member of that name is how a
+/// generator recognises a resumable emitter), or nullptr (plain callbacks: the
 /// checker, pictures, tests — they see every step).
 template <class E>
 StepResume* resume_of(E& e) {
-    if constexpr (detail::has_resume<E>::value) return e.resume;
+    if constexpr (detail::has_resume<E>::value) return e.step_resume;
     else return nullptr;
 }
 

@@ -19,7 +19,12 @@
 //     Elements past the real data are chunk padding (never reach a real element) and are not
 //     copied back; reduce_scatter's output padding (Slicer::rs_padding) is written as zeros.
 //   * Ops whose output only some ranks define (reduce, gather: the root; send_recv: the peer)
-//     write only there; other ranks' outputs are untouched.
+//     write only there; other ranks' outputs are untouched. Ops whose input only the root has
+//     (broadcast, scatter, send_recv) read it only there.
+//   * A worker whose slice is empty (fewer elements per fragment than workers) returns at once,
+//     on every rank alike (a barrier always runs).
+//   * The local copies go by NoC DMA when source, destination and length are 16-byte aligned,
+//     else by the core (slice boundaries fall anywhere).
 //   * The slicer and the shape must be the same on every rank and worker (they name the same
 //     messages on both ends of every link). A slicer whose op or rank count differs from the
 //     shape's is a device error.
@@ -77,23 +82,38 @@ void execute_slice(Link& link, const SliceParams& sp, DirOf&& dir_of) {
     constexpr uint32_t eb = uint32_t(sizeof(T));
     const Slicer& sl = sp.slicer;
     if (KCCL_UNLIKELY(sl.op != sp.shape.op || sl.p != sp.shape.ranks || sl.elem_bytes != eb ||
-                      sp.worker >= sl.workers)) {
+                      sp.worker >= sl.workers || sp.rank >= sl.p)) {
         detail::Msg m;
         m.s("collectives: execute_slice: the slicer (").s(op_name(sl.op)).s(", ").u(sl.p).s(" ranks, ")
             .u(sl.elem_bytes).s("-byte elements, ").u(sl.workers).s(" workers) does not match the shape (")
             .s(op_name(sp.shape.op)).s(", ").u(sp.shape.ranks).s(" ranks, ").u(eb).s("-byte elements, worker ")
-            .u(sp.worker).s("); build both from the same op, rank count and element type");
+            .u(sp.worker).s(", rank ").u(sp.rank)
+            .s("); build both from the same op, rank count and element type, with worker < workers and rank < ranks");
         detail::die(m);
     }
     auto& hal = link.hal();
     const Shape sh = slice_shape(sp.shape, sl, sp.worker);
+    const Op op = sh.op;
+    // An empty slice (fewer elements than workers) has nothing to move: every rank slices alike,
+    // so the whole group of this worker skips it. A barrier always runs (its token is not data).
+    if (sl.worker_range(sp.worker).count == 0 && op != Op::barrier) return;
     const detail::SliceWork wk = detail::slice_work(sp.shape, sl, sp.worker);
     const uint32_t cbytes = sl.ce * eb;
-    // gather the slice of the input into the compact grid
-    const uint32_t in_chunks = grid(sh, Buf::input);
-    for (uint32_t c = 0; c < in_chunks; ++c) {
-        const ElemRange r = sl.chunk_range(sp.worker, Buf::input, c, sp.rank);
-        if (r.count) detail::copy_l1(hal, sp.work + wk.in + c * cbytes, sp.input + r.begin * eb, r.count * eb);
+    // Local copies: NoC DMA (as the executor's) when both ends and the length are 16-byte
+    // aligned; slice boundaries (w * m / W elements) need not be, and an L1-to-L1 NoC transfer
+    // wants source and destination at the same 16-byte offset, so those go by the core itself.
+    auto copy = [&hal](uint32_t dst, uint32_t src, uint32_t bytes) {
+        if (((dst | src | bytes) & 15u) == 0) detail::copy_l1(hal, dst, src, bytes);
+        else memcpy(hal.l1_ptr(dst, bytes), hal.l1_ptr(src, bytes), bytes);
+    };
+    // gather the slice of the input into the compact grid (on the ranks that read an input)
+    const bool rooted_input = op == Op::broadcast || op == Op::scatter || op == Op::send_recv;
+    if (!rooted_input || sp.rank == sh.root) {
+        const uint32_t in_chunks = grid(sh, Buf::input);
+        for (uint32_t c = 0; c < in_chunks; ++c) {
+            const ElemRange r = sl.chunk_range(sp.worker, Buf::input, c, sp.rank);
+            if (r.count) copy(sp.work + wk.in + c * cbytes, sp.input + r.begin * eb, r.count * eb);
+        }
     }
     ExecParams ep;
     ep.shape = sh;
@@ -103,7 +123,6 @@ void execute_slice(Link& link, const SliceParams& sp, DirOf&& dir_of) {
     ep.count = 0xFFFFFFFFu;  // reduce_scatter's zero padding is the slicer's, written below
     execute_any<Red>(link, ep, dir_of);
     // scatter the output slice back, where the op defines this rank's output
-    const Op op = sh.op;
     const bool writes = (op == Op::reduce || op == Op::gather) ? sp.rank == sh.root
                       : op == Op::send_recv ? sp.rank == sh.peer
                       : op != Op::barrier;
@@ -111,7 +130,7 @@ void execute_slice(Link& link, const SliceParams& sp, DirOf&& dir_of) {
     const uint32_t out_chunks = grid(sh, Buf::output);
     for (uint32_t c = 0; c < out_chunks; ++c) {
         const ElemRange r = sl.chunk_range(sp.worker, Buf::output, c, sp.rank);
-        if (r.count) detail::copy_l1(hal, sp.output + r.begin * eb, sp.work + wk.out + c * cbytes, r.count * eb);
+        if (r.count) copy(sp.output + r.begin * eb, sp.work + wk.out + c * cbytes, r.count * eb);
     }
     if (op == Op::reduce_scatter) {  // the zero padding inside this worker's part of the output
         const ElemRange pad = sl.rs_padding(sp.rank), mine = sl.worker_range(sp.worker);

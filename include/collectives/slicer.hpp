@@ -15,8 +15,9 @@
 //               one shorter), ce = packet_bytes / elem_bytes: one chunk is one packet, so one
 //               message never needs more than one slot. Shape::chunks = s_w for worker w.
 //   Ranges past the end of the real data are empty (count 0): n = 0, n < p*W, the padding of
-//   all_reduce's last fragments. The schedule still runs unchanged; executors exchange empty
-//   messages for them (both sides agree, since the slicing is the same on every rank).
+//   all_reduce's last fragments. Both ends of a link slice alike, so they agree on them:
+//   execute_slice (sliced.hpp) moves them as chunk padding, and skips a worker whose whole slice
+//   is empty on every rank.
 //
 // BUFFERING
 //   Every schedule in algorithms/ is checked (host/checker.hpp) to finish with 2 message slots per

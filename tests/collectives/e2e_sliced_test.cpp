@@ -1,8 +1,9 @@
 // Several links and several workers per link (slicer.hpp, sliced.hpp) end to end: every rank's
 // tensor is cut into W = links x workers_per_link worker slices; worker w of every rank forms its
 // own group (IPCQ: its own PEs; EDM: its own Ethernet links between the chips) and runs its slice
-// with execute_slice. The rank's output is assembled from its workers' outputs (each worker
-// writes only its slice) and compared bit for bit with the plain host reference of
+// with execute_slice. Each worker's output starts as a sentinel: the bytes outside its slice (and
+// all of them on ranks the op gives no output) must still hold it. The rank's output is then
+// assembled from its workers' slices and compared bit for bit with the plain host reference of
 // tools/coll_bed.hpp, under the adversarial mode with dirty L1.
 #include <catch2/catch.hpp>
 
@@ -11,6 +12,7 @@
 #include <collectives/sliced.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 #include <vector>
 
@@ -20,6 +22,8 @@ namespace ch = kccl::coll::host;
 namespace emu = kccl::emu;
 
 namespace {
+
+constexpr uint8_t kSentinel = 0xA5;
 
 struct SlicedCase {
     Op op;
@@ -125,6 +129,8 @@ std::string run_sliced(const SlicedCase& c) {
                 const GroupArgs g = load_group_args(hal, 0);
                 T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(sl.in_elems(), 1u) * eb));
                 for (uint32_t i = 0; i < sl.in_elems(); ++i) in[i] = cb::input_value<T>(seed, RedOp::sum, reduces, g.rank, i);
+                // a sentinel in the whole output: what the worker must not write stays so
+                std::memset(hal.l1_ptr(g.output_l1, std::max(sl.out_elems(), 1u) * eb), kSentinel, size_t(sl.out_elems()) * eb);
                 SliceParams sp;
                 sp.shape = sh;
                 sp.slicer = sl;
@@ -157,8 +163,29 @@ std::string run_sliced(const SlicedCase& c) {
     const emu::RunReport rep = launch.run(ro);
     if (!rep.ok()) return "run failed: " + rep.summary();
 
-    // assemble each rank's output: element e belongs to the worker whose range holds e % m
+    // every worker writes only its slice, and only where the op defines this rank's output
     const uint32_t out_n = sl.out_elems(), m = sl.m;
+    const bool writer_only = c.op == Op::reduce || c.op == Op::gather || c.op == Op::send_recv;
+    const uint32_t writer = c.op == Op::send_recv ? sh.peer : sh.root;
+    uint64_t strays = 0;
+    std::string stray;
+    for (uint32_t r = 0; r < p; ++r)
+        for (uint32_t w = 0; w < W; ++w) {
+            const ElemRange wr = sl.worker_range(w);
+            const ch::Core& k = plans[w].ranks[r].worker;
+            const uint8_t* o = cluster->l1({k.chip, k.x, k.y}).data() + plans[w].ranks[r].output;
+            for (uint32_t e = 0; e < out_n; ++e) {
+                const uint32_t off = m ? e % m : 0;
+                const bool mine = (!writer_only || r == writer) && off >= wr.begin && off < wr.begin + wr.count;
+                if (mine) continue;
+                for (uint32_t b = 0; b < eb; ++b)
+                    if (o[size_t(e) * eb + b] != kSentinel && strays++ < 3)
+                        stray += " rank " + std::to_string(r) + " worker " + std::to_string(w) + " wrote out[" + std::to_string(e) + "];";
+            }
+        }
+    if (strays) return std::to_string(strays) + " bytes written outside the worker's slice:" + stray;
+
+    // assemble each rank's output: element e belongs to the worker whose range holds e % m
     std::vector<std::vector<uint8_t>> out(p, std::vector<uint8_t>(size_t(std::max(out_n, 1u)) * eb));
     for (uint32_t r = 0; r < p; ++r)
         for (uint32_t e = 0; e < out_n; ++e) {
@@ -174,7 +201,8 @@ std::string run_sliced(const SlicedCase& c) {
         }
     cb::Layout L;
     L.shape = sh;
-    L.count = c.count;
+    // the reference's count: scatter / all_to_all count the whole input (p fragments of n)
+    L.count = c.op == Op::scatter || c.op == Op::all_to_all ? p * c.count : c.count;
     L.frag = m;
     const auto [nbad, bad] = cb::check_outputs<T>(L, RedOp::sum, seed, [&](uint32_t r) { return out[r].data(); });
     if (nbad) return std::to_string(nbad) + " wrong elements:" + bad;
@@ -186,7 +214,8 @@ std::string run_sliced(const SlicedCase& c) {
 TEST_CASE("e2e: several links and workers per link, each worker running its slice (slicer)", "[collectives][e2e][sliced]") {
     using Red = Reducer<float, RedOp::sum>;
     uint32_t runs = 0;
-    for (Op op : {Op::all_gather, Op::reduce_scatter, Op::all_reduce, Op::broadcast, Op::reduce})
+    for (Op op : {Op::all_gather, Op::reduce_scatter, Op::all_reduce, Op::broadcast, Op::reduce, Op::gather,
+                  Op::scatter, Op::all_to_all, Op::send_recv})
         for (Method m : {Method::ring_cw, Method::ring_bidir, Method::ring_meet_middle, Method::line})
             for (uint32_t p : {2u, 3u, 5u})
                 for (uint32_t count : {0u, 1u, 37u, 1001u}) {
@@ -202,7 +231,7 @@ TEST_CASE("e2e: several links and workers per link, each worker running its slic
                         ++runs;
                     }
                 }
-    CHECK(runs > 300);
+    CHECK(runs > 900);
 }
 
 TEST_CASE("e2e: sliced bf16 all_reduce with 4 workers on 8 ranks", "[collectives][e2e][sliced]") {

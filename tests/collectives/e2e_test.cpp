@@ -218,38 +218,43 @@ TEST_CASE("e2e: a multi-hop method on a ring group plan fails with the named dev
     CHECK_THAT(r, Catch::Contains("has no link direction to rank") && Catch::Contains("multi-hop"));
 }
 
-// Review finding (2026-11-24): nothing checked that a link holds the wavefront window. A window
-// larger than the links' slots deadlocks the ring (the emulation's watchdog caught it; hardware
-// would hang silently). The executor now checks at the first send on each direction.
-TEST_CASE("e2e: a wavefront window larger than the link's slots is a named device error", "[collectives][e2e]") {
+// Review finding (2026-11-24): nothing checked that a link holds what a windowed ring keeps in
+// flight. Too few slots deadlock the ring (the emulation's watchdog caught it; hardware would
+// hang silently). The executor now checks slots_needed at the first send on each direction.
+// 8 ranks, 4 slots: window 3 runs; window 8 needs 9 by the check (the checker's own minimum is
+// 7, still more than 4: without the check this run deadlocks); window 1 with chunks of 4 pieces
+// needs 5 (the second review found that window-1 case unchecked: it deadlocked with 2-3 slots).
+TEST_CASE("e2e: a link with fewer slots than the ring keeps in flight is a named device error", "[collectives][e2e]") {
     for (Transport t : {Transport::ipcq, Transport::edm})
         for (Method m : {Method::ring_cw, Method::ring_bidir}) {
             Shape sh;
             sh.op = Op::all_gather;
             sh.method = m;
-            sh.ranks = 4;
+            sh.ranks = 8;
             cb::BedOptions bo;
             bo.transport = t;
             bo.shape = GroupShape::ring;
-            bo.ranks = 4;
-            bo.message_bytes = 256;
+            bo.ranks = 8;
+            bo.message_bytes = 256;  // 64 floats: the bed's chunk is one message
             bo.slots = 4;
-            const e2e::Run run{4099, 5, RedOp::sum, false};
+            const e2e::Run run{4096, 5, RedOp::sum, false};
             using Red = Reducer<float, RedOp::sum>;
-            for (uint32_t window : {3u, 4u, 8u}) {
-                INFO(cb::name(t) << " " << method_name(m) << " window " << window << " on 4 slots");
+            struct Try { uint32_t window, merge; const char* want; };  // merge: chunks of `merge` messages
+            for (const Try& x : {Try{3, 1, nullptr}, Try{8, 1, "window x pieces + 1 = 9 message slots"},
+                                 Try{1, 4, "of 4 messages (pieces) each, which needs window x pieces + 1 = 5"},
+                                 Try{1, 2, nullptr}}) {
+                INFO(cb::name(t) << " " << method_name(m) << " window " << x.window << ", chunks of " << x.merge
+                                 << " messages, on 4 slots");
                 const std::string r = e2e::run_bed<Red>(sh, bo, run, [&](auto& link, const ExecParams& ep, const GroupArgs& g) {
                     ExecParams p = ep;
-                    p.shape.window = window;
+                    p.shape.window = x.window;
+                    REQUIRE(p.shape.chunks % x.merge == 0);  // the same buffers, cut into fewer, larger chunks
+                    p.shape.chunks /= x.merge;
+                    p.chunk_elems *= x.merge;
                     execute_any<Red>(link, p, cb::dirs_of(g));
                 });
-                if (window + 1 <= bo.slots) {
-                    CHECK(r == "");  // window 3 = slots - 1: the most 4 slots carry
-                } else {
-                    CHECK_THAT(r, Catch::Contains("wavefront window of " + std::to_string(window)) &&
-                                      Catch::Contains("needs window + 1 = " + std::to_string(window + 1)) &&
-                                      Catch::Contains("holds 4"));
-                }
+                if (!x.want) CHECK(r == "");
+                else CHECK_THAT(r, Catch::Contains(x.want) && Catch::Contains("holds 4"));
             }
         }
 }

@@ -1199,40 +1199,82 @@ TEST_CASE("reading a long merged lane costs generator work linear in its steps",
             }
 }
 
-// The executor checks slots(d) >= window x pieces + 1 (executor.hpp, StepRunner::check_slots):
-// the checker shows that suffices for every windowed method, and is tight for a ring.
-TEST_CASE("a wavefront window W of chunks streamed as P pieces needs W x P + 1 slots", "[collectives][schedule]") {
+// The executor checks slots(d) >= slots_needed(shape, pieces) at the first send on a direction
+// (executor.hpp, StepRunner::check_slots). The checker shows that suffices for every windowed
+// method in every model an executor runs (concurrent lanes, lanes in turn, merged lanes), for
+// windows up to and past the clamp, chunks of several pieces, and window 1; and it is tight for
+// a ring.
+TEST_CASE("slots_needed suffices for every windowed schedule, in every lane model, and is tight for a ring", "[collectives][schedule]") {
     uint32_t checked = 0;
     for (Op op : {Op::all_gather, Op::reduce_scatter, Op::all_reduce})
         for (Method m : {Method::ring_cw, Method::ring_ccw, Method::ring_bidir, Method::ring_meet_middle, Method::line})
-            for (uint32_t p : {3u, 5u, 8u})
-                for (uint32_t W : {2u, 3u})
-                    for (uint32_t P : {1u, 2u, 3u}) {
-                        Shape sh;
-                        sh.op = op;
-                        sh.method = m;
-                        sh.ranks = p;
-                        sh.chunks = 6;
-                        sh.window = W;
-                        if (validate(sh) != nullptr) continue;
-                        REQUIRE(uses_window(sh));
-                        auto [fine, st] = host::stream_pieces(sh, P);
-                        CheckOptions o;
-                        o.capacity = W * P + 1;
-                        INFO(describe(sh) << " window " << W << " pieces " << P);
-                        CHECK(host::check_streams(fine, st, o).ok);
-                        ++checked;
-                    }
-    CHECK(checked == 3 * 5 * 3 * 2 * 3);
-    // tight: one slot less deadlocks an 8-rank clockwise all_gather (window 2, 2 pieces)
+            for (Topology t : {Topology::ring, Topology::line})
+                for (uint32_t p : {1u, 2u, 3u, 4u, 5u, 8u})
+                    for (uint32_t W : {0u, 1u, 2u, 3u, 4u, 6u, 9u, 17u})
+                        for (uint32_t P : {1u, 2u, 3u})
+                            for (uint32_t s : {1u, 6u}) {
+                                Shape sh;
+                                sh.op = op;
+                                sh.method = m;
+                                sh.topo = t;
+                                sh.ranks = p;
+                                sh.chunks = s;
+                                sh.window = W;
+                                if (validate(sh) != nullptr) continue;
+                                REQUIRE(uses_window(sh));
+                                auto [fine, st] = host::stream_pieces(sh, P);
+                                CheckOptions o;
+                                o.capacity = uint32_t(slots_needed(sh, P));
+                                std::vector<CheckOptions> models{o};
+                                if (lanes(sh) > 1) {
+                                    models.push_back(o);
+                                    models.back().serial_lanes = true;
+                                    if (lanes_mergeable(sh)) {
+                                        models.push_back(o);
+                                        models.back().merged_lanes = true;
+                                    }
+                                }
+                                for (const CheckOptions& x : models) {
+                                    INFO(describe(sh) << " window " << W << " pieces " << P << " capacity " << x.capacity
+                                                      << (x.serial_lanes ? " serial" : x.merged_lanes ? " merged" : ""));
+                                    CHECK(host::check_streams(fine, st, x).ok);
+                                    ++checked;
+                                }
+                            }
+    CHECK(checked == 8064);
+    // the chunk-major schedule on a line with one-message chunks needs 1 slot, a ring 2
+    Shape ln;
+    ln.op = Op::all_reduce;
+    ln.method = Method::line;
+    ln.topo = Topology::line;
+    ln.ranks = 5;
+    CHECK(slots_needed(ln, 1) == 1);
+    ln.method = Method::ring_cw;
+    ln.topo = Topology::ring;
+    CHECK(slots_needed(ln, 1) == 2);
+    // tight: one slot less deadlocks an 8-rank clockwise all_gather (window 2, 2 pieces: 5 slots)
     Shape sh;
     sh.op = Op::all_gather;
     sh.method = Method::ring_cw;
     sh.ranks = 8;
     sh.chunks = 6;
     sh.window = 2;
+    REQUIRE(slots_needed(sh, 2) == 5);
     auto [fine, st] = host::stream_pieces(sh, 2);
     CheckOptions o;
     o.capacity = 4;
     CHECK(host::check_streams(fine, st, o).has("deadlock"));
+    // and window 1 with chunks of 4 pieces needs 5 (a chunk-major ring of multi-piece chunks)
+    sh.window = 1;
+    REQUIRE(slots_needed(sh, 4) == 5);
+    auto [fine1, st1] = host::stream_pieces(sh, 4);
+    o.capacity = 4;
+    CHECK(host::check_streams(fine1, st1, o).has("deadlock"));
+    // the window is clamped at 2 * ranks (the wavefront clamps it at a chunk's rounds)
+    sh.window = 1000;
+    CHECK(slots_needed(sh, 1) == 17);
+    // algorithms that ignore the window are not checked at run time (1)
+    sh.op = Op::broadcast;
+    CHECK_FALSE(uses_window(sh));
+    CHECK(slots_needed(sh, 3) == 1);
 }
