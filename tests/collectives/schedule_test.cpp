@@ -39,6 +39,20 @@ std::string describe(const Shape& sh) {
     return t;
 }
 
+/// A ring / line shape with root 1 and peer p - 1 where there are such ranks.
+Shape shape_of(Op op, Method m, Topology t, uint32_t p, uint32_t chunks = 1, uint32_t window = 1) {
+    Shape sh;
+    sh.op = op;
+    sh.method = m;
+    sh.topo = t;
+    sh.ranks = p;
+    sh.chunks = chunks;
+    sh.window = window;
+    sh.root = p > 1 ? 1 : 0;
+    sh.peer = p > 2 ? p - 1 : 0;
+    return sh;
+}
+
 /// Output writes a method may make per chunk: every output chunk is written exactly once, except by
 /// the methods that accumulate in the output (recursive doubling, Rabenseifner, the 2D bucket
 /// all_reduce, broadcast-then-local-reduce).
@@ -1137,15 +1151,7 @@ TEST_CASE("a lane read a few steps at a time, resuming at a cursor, is the gener
                 for (uint32_t p : {1u, 2u, 3u, 4u, 5u, 8u})
                     for (uint32_t s : {1u, 2u, 5u})
                         for (uint32_t w : {1u, 2u, 3u, 9u}) {
-                            Shape sh;
-                            sh.op = op;
-                            sh.method = m;
-                            sh.topo = t;
-                            sh.ranks = p;
-                            sh.chunks = s;
-                            sh.window = w;
-                            sh.root = p > 1 ? 1 : 0;
-                            sh.peer = p > 2 ? p - 1 : 0;
+                            const Shape sh = shape_of(op, m, t, p, s, w);
                             if (validate(sh) != nullptr) continue;
                             for (uint32_t r = 0; r < p; ++r)
                                 for (uint32_t l = 0; l < lanes(sh); ++l) {
@@ -1181,12 +1187,7 @@ TEST_CASE("reading a long merged lane costs generator work linear in its steps",
     for (Op op : {Op::all_gather, Op::reduce_scatter, Op::all_reduce})
         for (Method m : {Method::ring_bidir, Method::ring_meet_middle, Method::line})
             for (uint32_t w : {1u, 4u}) {
-                Shape sh;
-                sh.op = op;
-                sh.method = m;
-                sh.ranks = 8;
-                sh.chunks = op == Op::all_gather ? 4096 : 512;
-                sh.window = w;
+                const Shape sh = shape_of(op, m, Topology::ring, 8, op == Op::all_gather ? 4096 : 512, w);
                 if (validate(sh) != nullptr) continue;
                 for (uint32_t l = 0; l < lanes(sh); ++l) {
                     uint64_t emitted = 0, runs = 0;
@@ -1213,13 +1214,7 @@ TEST_CASE("slots_needed suffices for every windowed schedule, in every lane mode
                     for (uint32_t W : {0u, 1u, 2u, 3u, 4u, 6u, 9u, 17u})
                         for (uint32_t P : {1u, 2u, 3u})
                             for (uint32_t s : {1u, 6u}) {
-                                Shape sh;
-                                sh.op = op;
-                                sh.method = m;
-                                sh.topo = t;
-                                sh.ranks = p;
-                                sh.chunks = s;
-                                sh.window = W;
+                                const Shape sh = shape_of(op, m, t, p, s, W);
                                 if (validate(sh) != nullptr) continue;
                                 REQUIRE(uses_window(sh));
                                 auto [fine, st] = host::stream_pieces(sh, P);
@@ -1243,22 +1238,13 @@ TEST_CASE("slots_needed suffices for every windowed schedule, in every lane mode
                             }
     CHECK(checked == 8064);
     // the chunk-major schedule on a line with one-message chunks needs 1 slot, a ring 2
-    Shape ln;
-    ln.op = Op::all_reduce;
-    ln.method = Method::line;
-    ln.topo = Topology::line;
-    ln.ranks = 5;
+    Shape ln = shape_of(Op::all_reduce, Method::line, Topology::line, 5);
     CHECK(slots_needed(ln, 1) == 1);
     ln.method = Method::ring_cw;
     ln.topo = Topology::ring;
     CHECK(slots_needed(ln, 1) == 2);
     // tight: one slot less deadlocks an 8-rank clockwise all_gather (window 2, 2 pieces: 5 slots)
-    Shape sh;
-    sh.op = Op::all_gather;
-    sh.method = Method::ring_cw;
-    sh.ranks = 8;
-    sh.chunks = 6;
-    sh.window = 2;
+    Shape sh = shape_of(Op::all_gather, Method::ring_cw, Topology::ring, 8, 6, 2);
     REQUIRE(slots_needed(sh, 2) == 5);
     auto [fine, st] = host::stream_pieces(sh, 2);
     CheckOptions o;
