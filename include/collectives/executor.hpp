@@ -313,9 +313,9 @@ private:
     KCCL_NOINLINE void check_slots(uint32_t d) {
         checked_ |= 1u << (d & 31u);
         const uint32_t have = link_.slots(d);
-        const uint64_t need = slots_needed(p_.shape, detail::pieces(p_.chunk_elems, piece_elems<T>(link_)));
-        if (KCCL_LIKELY(have >= need)) return;
         const uint32_t k = detail::pieces(p_.chunk_elems, piece_elems<T>(link_));
+        const uint64_t need = slots_needed(p_.shape, k);
+        if (KCCL_LIKELY(have >= need)) return;
         const uint32_t w = window_in_flight(p_.shape);
         detail::Msg m;
         m.s("collectives: executor: rank ").u(p_.rank).s(" sends on direction ").u(d).s(" with a wavefront window of ")
