@@ -106,6 +106,12 @@ public:
         t->body = std::move(body);
         t->stack = fiber::StackPool::instance().get(stack_size_, guard_);
         t->owner = this;
+        if (t->stack.guard) {  // unguarded (very large runs): an overflow is not detected
+            t->guard.lo = t->stack.base;
+            t->guard.hi = t->stack.lo();
+            t->guard.name = t->name.c_str();
+            t->guard.size = t->stack.usable();
+        }
         fiber::make_context(t->ctx, t->stack, &Scheduler::entry, t.get());
 #if KCCL_EMU_SCHED_TSAN
         t->tsan = __tsan_create_fiber(0);
@@ -152,7 +158,7 @@ public:
             t->st->sched_task = UINT32_MAX;
             t->st->sched_parked = 0;
         }
-        fiber::current_guard().lo.store(nullptr, std::memory_order_relaxed);
+        fiber::current_guard().store(nullptr, std::memory_order_relaxed);
     }
 
     // ---- called from the running fiber ---------------------------------------------------------
@@ -299,6 +305,7 @@ private:
         State state = State::parked;
         int64_t prio = 0;
         vtime_t clock = 0;  ///< timed: this core's modelled time
+        fiber::GuardInfo guard;  ///< what the overflow handler reports (lo = nullptr: unguarded)
 #if KCCL_EMU_SCHED_TSAN
         void* tsan = nullptr;
 #endif
@@ -506,17 +513,7 @@ private:
         tl_core = me->st;
         set_guard(me);
     }
-    static void set_guard(Task* t) {
-        auto& g = fiber::current_guard();
-        if (!t->stack.guard) {  // unguarded (very large runs): an overflow is not detected
-            g.lo.store(nullptr, std::memory_order_relaxed);
-            return;
-        }
-        g.lo.store(t->stack.base, std::memory_order_relaxed);
-        g.hi.store(t->stack.lo(), std::memory_order_relaxed);
-        g.name.store(t->name.c_str(), std::memory_order_relaxed);
-        g.size.store(t->stack.usable(), std::memory_order_relaxed);
-    }
+    static void set_guard(Task* t) { fiber::current_guard().store(&t->guard, std::memory_order_relaxed); }
     /// Switches from `me` (nullptr = main) to `next` (nullptr = main), whose context is `to`.
     void transfer(Task* me, Task* next, fiber::Context& to, bool dying) {
         fiber::Context* from;

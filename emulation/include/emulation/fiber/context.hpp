@@ -335,16 +335,18 @@ inline void switch_context(Context& from, Context& to) {
 
 // ---- stack overflow: a guard-page fault names the core --------------------------------------
 
-/// What the SIGSEGV handler knows about the running fiber (set by the scheduler at each switch).
+/// What the SIGSEGV handler needs to name a fiber whose stack overflowed. One per fiber, filled
+/// once when the fiber is made; a switch publishes it with one pointer store (current_guard).
 struct GuardInfo {
-    std::atomic<const uint8_t*> lo{nullptr};   ///< lowest byte of the guard page
-    std::atomic<const uint8_t*> hi{nullptr};   ///< first usable byte above the guard
-    std::atomic<const char*> name{nullptr};    ///< the core's name (kept alive by the scheduler)
-    std::atomic<size_t> size{0};
+    const uint8_t* lo = nullptr;  ///< lowest byte of the guard page (nullptr: unguarded)
+    const uint8_t* hi = nullptr;  ///< first usable byte above the guard
+    const char* name = nullptr;   ///< the core's name (kept alive by the scheduler)
+    size_t size = 0;
 };
-/// Per host thread: fiber runs on different threads do not see each other's stacks.
-inline GuardInfo& current_guard() {
-    thread_local GuardInfo g;
+/// Per host thread, the running fiber's GuardInfo (nullptr: none; fiber runs on different threads
+/// do not see each other's stacks). Written at every switch, read by the signal handler.
+inline std::atomic<const GuardInfo*>& current_guard() {
+    thread_local std::atomic<const GuardInfo*> g{nullptr};
     return g;
 }
 
@@ -354,19 +356,19 @@ inline struct sigaction& previous_segv() {
     return a;
 }
 inline void segv_handler(int sig, siginfo_t* info, void* uctx) {
-    GuardInfo& g = current_guard();
-    const uint8_t* lo = g.lo.load(std::memory_order_relaxed);
-    const uint8_t* hi = g.hi.load(std::memory_order_relaxed);
+    const GuardInfo* g = current_guard().load(std::memory_order_relaxed);
+    const uint8_t* lo = g ? g->lo : nullptr;
+    const uint8_t* hi = g ? g->hi : nullptr;
     const auto* a = static_cast<const uint8_t*>(info->si_addr);
     // A frame larger than a page may skip the guard: accept faults up to 64 KiB below it.
     if (lo && a < hi && a + (64u << 10) >= lo) {
-        const char* name = g.name.load(std::memory_order_relaxed);
+        const char* name = g->name;
         char buf[512];
         int n = std::snprintf(buf, sizeof buf,
                               "kccl emulation: stack overflow in the kernel on %s (its fiber stack has %zu bytes; "
                               "raise RunOptions::stack_size, or keep large buffers out of the kernel's stack). "
                               "The process ends here with exit code 3.\n",
-                              name ? name : "?", g.size.load(std::memory_order_relaxed));
+                              name ? name : "?", g->size);
         if (n > 0) {
             ssize_t w = ::write(2, buf, size_t(n) < sizeof buf ? size_t(n) : sizeof buf - 1);
             (void)w;
