@@ -25,6 +25,17 @@
 #define KCCL_UNLIKELY(x) (x)
 #endif
 
+/// A blocking slow path (a wait that found nothing ready). On the device it stays out of line:
+/// instruction memory is small and a wait only spins on an L1 word. On a host (the emulation) it
+/// is inlined into the kernel: there a wait is a fiber switch, and when the fiber resumes, every
+/// frame between the kernel's loop and the switch that differs from the previous fiber's costs a
+/// mispredicted return (docs/performance.md, "Where a fiber switch's time goes").
+#if defined(__riscv) || !(defined(__GNUC__) || defined(__clang__))
+#define KCCL_WAIT_PATH KCCL_NOINLINE
+#else
+#define KCCL_WAIT_PATH KCCL_FORCEINLINE
+#endif
+
 // C++20 concepts are offered only where the compiler has them; tt-metal builds kernels as C++17.
 #if defined(__cpp_concepts) && __cpp_concepts >= 201907L
 #define KCCL_HAS_CONCEPTS 1

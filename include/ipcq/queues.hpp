@@ -584,7 +584,7 @@ private:
         if (KCCL_LIKELY(q.my_head - q.peer_tail_cache < q.n_slots)) return;
         wait_space_slow(q);
     }
-    KCCL_NOINLINE void wait_space_slow(Q& q) {
+    KCCL_WAIT_PATH void wait_space_slow(Q& q) {
         // The cache says full: only now re-read the peer's credit.
         refresh_tail(q);
         if (q.my_head - q.peer_tail_cache >= q.n_slots) flush_credits();
@@ -611,7 +611,7 @@ private:
         if (KCCL_LIKELY(q.taken != q.peer_head_cache)) return;  // available() without a poll
         wait_data_slow(q);
     }
-    KCCL_NOINLINE void wait_data_slow(Q& q) {
+    KCCL_WAIT_PATH void wait_data_slow(Q& q) {
         if (available(q)) return;
         flush_credits();
         while (!available(q)) {
