@@ -284,6 +284,99 @@ inline std::unique_ptr<Stream> add_stream_link(emu::Cluster& cluster, emu::Launc
     return st;
 }
 
+// ---- ring ping: one token around a ring of chips through EDMs -------------------------------
+
+/// Args: [0, w_count) adapter args of the channel to the next chip; [w_count, 2 w_count) of the
+/// channel from the previous chip; then role (0 starts the token), warm-up laps, measured laps.
+/// Each worker forwards the 16-byte payload it receives (recv into L1, send from that L1); the
+/// starter times its measured laps, checks that every lap comes back with its own number, and
+/// returns the nanoseconds.
+template <class H>
+uint64_t ring_worker(H& hal) {
+    constexpr uint32_t W = edm::args::w_count;
+    constexpr uint32_t kFlit = 16;
+    edm::SenderAdapter<> tx(edm::load_worker_channel(hal, 0));
+    edm::ReceiverAdapter<> rx(edm::load_worker_channel(hal, W));
+    const bool starter = hal.arg(2 * W) == 0;
+    const uint32_t warmup = hal.arg(2 * W + 1);
+    const uint32_t total = warmup + hal.arg(2 * W + 2);
+    uint32_t* stage = reinterpret_cast<uint32_t*>(hal.l1_ptr(kStage, kFlit));
+    uint64_t t0 = 0;
+    for (uint32_t lap = 0; lap < total; ++lap) {
+        if (starter) {
+            if (lap == warmup) t0 = now_ns();
+            stage[0] = lap;
+            tx.send(hal, kStage, kFlit);
+            rx.recv(hal, kStage, kFlit);
+            if (stage[0] != lap)
+                throw emu::EmulationError("EDM ring ping: lap " + std::to_string(lap) + " came back carrying " +
+                                          std::to_string(stage[0]));
+        } else {
+            rx.recv(hal, kStage, kFlit);
+            tx.send(hal, kStage, kFlit);
+        }
+    }
+    const uint64_t ns = now_ns() - t0;
+    tx.close(hal);
+    rx.close(hal);
+    return starter ? ns : 0;
+}
+
+/// topology::ring(chips); the first link between chip i and chip i+1 (mod chips) carries one
+/// channel i -> i+1 (16-byte packets, 2 buffers) with an EDM on each of its two Ethernet cores;
+/// worker (0,0) of every chip receives from the previous chip and sends to the next.
+struct RingPing {
+    emu::Cluster cluster;
+    emu::Launcher launch;
+    std::vector<edm::host::LinkPlan> plans;
+    std::vector<std::pair<emu::CoreCoord, emu::CoreCoord>> links;
+    std::vector<emu::CoreCoord> worker;
+    std::vector<Stamp> stamps;
+
+    RingPing(uint32_t chips, uint32_t warmup_laps, uint32_t laps)
+        : cluster(emu::topology::ring(chips)), launch(cluster), worker(chips), stamps(3 * chips) {
+        constexpr uint32_t kTxSem = kWorkerSem, kRxSem = kWorkerSem + 16;
+        const uint32_t eth_l1 = cluster.chip(0).spec().eth_l1_bytes;
+        for (uint32_t i = 0; i < chips; ++i) worker[i] = cluster.chip(i).worker(0, 0);
+        // Link i: chip i (end a, sender) -> chip i+1 (end b, receiver).
+        for (uint32_t i = 0; i < chips; ++i) {
+            const uint32_t j = (i + 1) % chips;
+            links.push_back(cluster.links_between(i, j).at(0));
+            edm::host::ChannelSpec ch;
+            ch.buffers = 2;
+            ch.packet_bytes = 16;
+            ch.message_count = warmup_laps + laps;
+            edm::host::ChannelSpec tx = ch, rx = ch;
+            tx.workers = {{worker[i].x, worker[i].y, kTxSem}};
+            rx.workers = {{worker[j].x, worker[j].y, kRxSem}};
+            edm::host::EdmEnd a, b;
+            a.add_sender(tx);
+            b.add_receiver(rx);
+            plans.push_back(edm::host::build_link(a, b, {kEdmBase + 0x100, eth_l1 - kEdmBase - 0x100, kEdmBase}));
+        }
+        for (uint32_t i = 0; i < chips; ++i) {
+            launch.add(links[i].first, probed(&stamps[2 * i], [](auto& hal) { return edm_kernel(hal); }),
+                       plans[i].edm_args(edm::host::Side::a));
+            launch.add(links[i].second, probed(&stamps[2 * i + 1], [](auto& hal) { return edm_kernel(hal); }),
+                       plans[i].edm_args(edm::host::Side::b));
+        }
+        for (uint32_t i = 0; i < chips; ++i) {
+            const uint32_t prev = (i + chips - 1) % chips;
+            auto args = plans[i].worker_args(edm::host::Side::a, 0, 0, links[i].first.x, links[i].first.y);
+            const auto r = plans[prev].worker_args(edm::host::Side::b, 0, 0, links[prev].second.x, links[prev].second.y);
+            args.insert(args.end(), r.begin(), r.end());
+            args.insert(args.end(), {i == 0 ? 0u : 1u, warmup_laps, laps});
+            launch.add(worker[i], probed(&stamps[2 * chips + i], [](auto& hal) { return ring_worker(hal); }), args);
+        }
+    }
+    /// Before every run: the EDMs' regions are cleared, as their host would.
+    void reset() {
+        for (size_t i = 0; i < plans.size(); ++i)
+            for (auto e : {links[i].first, links[i].second})
+                std::memset(cluster.l1(e).data() + plans[i].reserved_addr, 0, plans[i].end_addr - plans[i].reserved_addr);
+    }
+};
+
 // ---- the run loop --------------------------------------------------------------------------
 
 /// Runs `launch` once per benchmark iteration: `reset()` before each run; after it,

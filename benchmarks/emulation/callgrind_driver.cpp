@@ -10,6 +10,7 @@
 //   ipcq  100000 messages of 64 B, 8 slots, worker (0,0) -> (1,0)   (ipcq/rate/64B/n8/poll/l1)
 //   edm   2080 packets of 16 KiB through an EDM pair, 2 buffers     (edm/stream_16k/buffers/2)
 //   mesh  64x64 IPCQ torus, 32 rounds, four neighbours               (emulation/mesh/64x64)
+//   ring  3000 laps of one 16-byte token around 8 chips through EDMs  (edm/ring_ping/8chips)
 // Each run prints its run hash and step count: a change to the engine's cost that keeps the
 // schedule must keep both. The cost per run is (count with N runs - count with 1) / (N - 1).
 #if defined(KCCL_CALLGRIND_DRIVER)
@@ -83,6 +84,19 @@ static int edm(int runs) {
     return 0;
 }
 
+static int ring(int runs) {
+    eb::RingPing r(8, 30, 3000);
+    for (int i = 0; i < runs; ++i) {
+        r.reset();
+        auto rep = r.launch.run({});
+        if (!rep.ok()) { std::puts(rep.summary().c_str()); return 1; }
+        std::printf("ring run hash %llx steps %llu switches %llu ns per hop %.1f\n", (unsigned long long)rep.run_hash,
+                    (unsigned long long)rep.steps, (unsigned long long)rep.switches,
+                    double(rep.at(r.worker[0]).value) / (3000.0 * 8));
+    }
+    return 0;
+}
+
 static int mesh(int runs) {
     kccl::scenario::MeshSpec s;
     s.rows = s.cols = 64; s.rounds = 32;
@@ -101,7 +115,8 @@ int main(int argc, char** argv) {
     if (argc > 1 && !std::strcmp(argv[1], "ipcq")) return ipcq(runs);
     if (argc > 1 && !std::strcmp(argv[1], "edm")) return edm(runs);
     if (argc > 1 && !std::strcmp(argv[1], "mesh")) return mesh(runs);
-    std::puts("usage: cg_driver ipcq|edm|mesh [runs]");
+    if (argc > 1 && !std::strcmp(argv[1], "ring")) return ring(runs);
+    std::puts("usage: cg_driver ipcq|edm|mesh|ring [runs]");
     return 2;
 }
 #endif  // KCCL_CALLGRIND_DRIVER
