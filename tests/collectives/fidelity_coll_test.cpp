@@ -35,7 +35,10 @@
 #include "tools/coll_bed.hpp"
 #include "tools/dram_link.hpp"
 
+#include <collectives/slicer.hpp>
+
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 using namespace kccl::coll;
@@ -61,6 +64,10 @@ struct Scenario {
     uint32_t max_packet = 16384;  ///< EDM packet = min(this, bytes per chip)
     uint32_t dram_read_cycles = 0, dram_write_cycles = 0;
     uint32_t slots = 4;
+    /// Workers per link (coll_bed BedOptions::workers_per_link): worker w of every chip all-gathers
+    /// its slice of every chip's tensor (Slicer::worker_range) over its own EDM channels, with its
+    /// own DRAM pages; the op ends when the last worker ends.
+    uint32_t workers = 1;
 };
 const Scenario kLoop{Method::ring_cw, false, 0.0, "kernel loop, ring_cw"};
 const Scenario kOp{Method::ring_meet_middle, true, kLaunchUs, "op, ring_meet_middle"};
@@ -78,6 +85,13 @@ constexpr uint32_t kDramLatencyCycles = 360;
 constexpr double kDramLaunchUs = 2.70;
 const Scenario kOpDram{Method::ring_meet_middle, true, kDramLaunchUs, "op, DRAM tensors", true, 16384,
                        kDramLatencyCycles, kDramLatencyCycles, 4};
+Scenario with_workers(Scenario s, uint32_t w, const char* name) {
+    s.workers = w;
+    s.name = name;
+    return s;
+}
+const Scenario kOpDram2 = with_workers(kOpDram, 2, "op, DRAM, 2 workers/link");
+const Scenario kOpDram4 = with_workers(kOpDram, 4, "op, DRAM, 4 workers/link");
 
 struct Timed {
     double us = 0;      ///< modelled time of one all_gather
@@ -87,47 +101,65 @@ struct Timed {
 emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per_chip, uint32_t iters, uint64_t* wrong) {
     using Red = Reducer<float, RedOp::sum>;
     using T = float;
+    const uint32_t W = sc.workers;
     Shape sh;
     sh.op = Op::all_gather;
     sh.method = sc.method;
     sh.topo = Topology::ring;
     sh.ranks = chips;
+    // Worker w's part of every chip's tensor: the slicer's worker range (equal parts here).
+    const uint32_t count = bytes_per_chip / sizeof(T);
+    const Slicer sl(Op::all_gather, count, chips, SliceConfig{sizeof(T), 16, 1, W});
+    uint32_t part = 0;  // the largest worker part, in elements
+    for (uint32_t w = 0; w < W; ++w) part = std::max(part, sl.worker_range(w).count);
     cb::BedOptions bo;
     bo.transport = Transport::edm;
     bo.shape = GroupShape::ring;
     bo.ranks = chips;
-    bo.message_bytes = std::min<uint32_t>(sc.max_packet, bytes_per_chip);
+    bo.workers_per_link = W;
+    bo.message_bytes = std::min<uint32_t>(sc.max_packet, (part * uint32_t(sizeof(T)) + 15u) & ~15u);
     bo.slots = sc.slots;
-    const uint32_t count = bytes_per_chip / sizeof(T);
-    const cb::Layout L = cb::make_layout(sh, count, cb::max_chunk_elems(bo, sizeof(T)));
-    REQUIRE(validate(L.shape) == nullptr);
-    REQUIRE(L.shape.window == sc.slots - 1);
-    bo.buffer_bytes = cb::buffer_bytes_for(L, sizeof(T));
-    // DRAM: the input's copy, then per direction room for every received byte (ranks x fragment).
-    const uint32_t in_bytes = L.in_elems * sizeof(T), out_bytes = L.out_elems * sizeof(T);
+    std::vector<cb::Layout> Ls;
+    for (uint32_t w = 0; w < W; ++w) {
+        Ls.push_back(cb::make_layout(sh, sl.worker_range(w).count, cb::max_chunk_elems(bo, sizeof(T))));
+        REQUIRE(validate(Ls.back().shape) == nullptr);
+        REQUIRE(Ls.back().shape.window == sc.slots - 1);
+        bo.buffer_bytes = std::max(bo.buffer_bytes, cb::buffer_bytes_for(Ls.back(), sizeof(T)));
+    }
+    // DRAM, per worker: the input's copy, the output tensor, then per direction room for received
+    // messages that land outside the output (views).
+    uint32_t in_bytes = 0, out_bytes = 0;
+    for (const cb::Layout& L : Ls) {
+        in_bytes = std::max<uint32_t>(in_bytes, L.in_elems * sizeof(T));
+        out_bytes = std::max<uint32_t>(out_bytes, L.out_elems * sizeof(T));
+    }
     const uint32_t log_dir = 4 * bo.message_bytes;
     const uint32_t out_at = (in_bytes + 15u) & ~15u, log_at = out_at + ((out_bytes + 15u) & ~15u);
-    if (sc.dram) bo.dram_bytes = log_at + 4 * log_dir;
+    const uint32_t region = log_at + 4 * log_dir;  // worker w's DRAM region starts at w * region
+    if (sc.dram) bo.dram_bytes = W * region;
     cb::Bed bed(bo);
     const uint64_t seed = 7;
     const bool dram = sc.dram;
     auto kernel = [=](uint32_t runs, bool fill) {
-        return [=](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
+        return [=](auto& hal, auto& link, const GroupArgs& g, uint32_t w) -> uint64_t {
+            const cb::Layout& L = Ls[w];
+            const uint32_t first = sl.worker_range(w).begin;  // of the chip's tensor
+            const uint32_t at = w * region;
             // The DRAM endpoint of this chip is NoC (0, grid_h + 1); the bed's chips have grid_h 1.
             cb::DramTensors t;
-            t.input = hal.noc_addr(0, 2, 0);
+            t.input = hal.noc_addr(0, 2, at);
             t.input_l1 = g.input_l1;
-            t.input_bytes = in_bytes;
-            t.output = hal.noc_addr(0, 2, out_at);
+            t.input_bytes = L.in_elems * uint32_t(sizeof(T));
+            t.output = hal.noc_addr(0, 2, at + out_at);
             t.output_l1 = g.output_l1;
-            t.output_bytes = out_bytes;
-            t.log = hal.noc_addr(0, 2, log_at);
+            t.output_bytes = L.out_elems * uint32_t(sizeof(T));
+            t.log = hal.noc_addr(0, 2, at + log_at);
             t.log_dir_bytes = log_dir;
             if (fill) {
                 T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * sizeof(T)));
-                for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, RedOp::sum, false, g.rank, i);
-                if (dram && in_bytes) {  // the input tensor lives in DRAM (L1 keeps a copy across programs)
-                    hal.noc_write(g.input_l1, t.input, in_bytes);
+                for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, RedOp::sum, false, g.rank, first + i);
+                if (dram && t.input_bytes) {  // the input tensor lives in DRAM (L1 keeps a copy across programs)
+                    hal.noc_write(g.input_l1, t.input, t.input_bytes);
                     hal.noc_write_barrier();
                 }
             }
@@ -146,13 +178,13 @@ emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per
         };
     };
     if (sc.program_per_op) {
-        bed.add(kernel(1, true));  // warmup, fills the inputs (L1 keeps them across programs)
+        bed.add_each(kernel(1, true));  // warmup, fills the inputs (L1 keeps them across programs)
         for (uint32_t i = 0; i < iters; ++i) {
             bed.next_program();
-            bed.add(kernel(1, false));
+            bed.add_each(kernel(1, false));
         }
     } else {
-        bed.add(kernel(1 + iters, true));
+        bed.add_each(kernel(1 + iters, true));
     }
     emu::WormholeOptions wo;
     wo.program_launch_ps = emu::vtime_t(sc.launch_us * 1e6 + 0.5);
@@ -163,7 +195,26 @@ emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per
     ro.timing = model.get();
     ro.dirty_l1 = emu::RunOptions::DirtyL1::on;  // nothing may rely on L1 it did not write
     const emu::RunReport rep = bed.run(ro);
-    if (wrong) *wrong = cb::check_outputs<T>(L, RedOp::sum, seed, [&](uint32_t r) { return bed.output(r); }).first;
+    if (wrong) {
+        // Every worker's output holds its part of every chip's tensor: out[f * frag + j] is chip f's
+        // element first + j (the definition of all_gather, from the inputs' generator).
+        uint64_t bad = 0;
+        for (uint32_t w = 0; w < W; ++w) {
+            const cb::Layout& L = Ls[w];
+            const uint32_t first = sl.worker_range(w).begin;
+            for (uint32_t r = 0; r < chips; ++r) {
+                const uint8_t* out = bed.output(r, w);
+                for (uint32_t f = 0; f < chips; ++f)
+                    for (uint32_t j = 0; j < L.count; ++j) {
+                        const T want = cb::input_value<T>(seed, RedOp::sum, false, f, first + j);
+                        T got;
+                        std::memcpy(&got, out + (size_t(f) * L.frag + j) * sizeof(T), sizeof(T));
+                        bad += cb::raw(got) != cb::raw(want);
+                    }
+            }
+        }
+        *wrong = bad;
+    }
     return rep;
 }
 
@@ -191,7 +242,7 @@ const uint32_t kSizes[] = {1024, 4096, 16384, 65536};
 }  // namespace
 
 TEST_CASE("fidelity: small-tensor ring all_gather over EDM on the Wormhole model (figures)", "[fidelity][collectives]") {
-    for (const Scenario* sc : {&kLoop, &kOp, &kOpDram}) {
+    for (const Scenario* sc : {&kLoop, &kOp, &kOpDram, &kOpDram2, &kOpDram4}) {
         double at[2][4] = {};
         for (uint32_t c = 0; c < 2; ++c) {
             const uint32_t chips = c ? 8u : 4u;
