@@ -21,6 +21,11 @@
 //                next chip read back from DRAM after its writes committed; DRAM costs from the
 //                model's DRAM endpoint (WormholeOptions::dram_*: tt-npe's port rates, 12 channels,
 //                an access latency CALIBRATED to the fit's slope in N, kDramLatencyCycles).
+//                With W workers per link (Scenario::workers; 1, 2 and 4 are printed): worker w of
+//                every chip all-gathers its slice of every chip's tensor over its own channels of
+//                the link's EDMs, with its own DRAM pages. The checked scenario uses W = 4,
+//                tt-metal's default for this op (kWorkersPerLink), with the launch re-fitted to
+//                the intercept (kDramW4LaunchUs).
 // Modelled time of one all_gather = (makespan of warmup + 3 iterations - makespan of the warmup
 // alone) / 3, so set-up and the first launch cancel out.
 //
@@ -92,6 +97,25 @@ Scenario with_workers(Scenario s, uint32_t w, const char* name) {
 }
 const Scenario kOpDram2 = with_workers(kOpDram, 2, "op, DRAM, 2 workers/link");
 const Scenario kOpDram4 = with_workers(kOpDram, 4, "op, DRAM, 4 workers/link");
+
+/// Workers per link of the checked scenario: NOT fitted, tt-metal's default for this op. Its ring
+/// all_gather of interleaved tensors (ttnn AllGatherConfig, all_gather_op.hpp, 2024) enables the
+/// bidirectional mode on a ring and then sets num_eth_buffers = 8 = num_workers_per_link, half of
+/// the workers clockwise and half anticlockwise, one EDM channel each per link. A worker here runs
+/// both directions (ring_meet_middle, merged lanes), so it takes 2 channels of every EDM: tt-metal's
+/// 8 channels per EDM are 4 of these workers (also the most an EDM's 8 channels allow).
+constexpr uint32_t kWorkersPerLink = 4;
+/// Program launch cost of the checked scenario, CALIBRATED from the fit's intercept exactly as
+/// kDramLaunchUs (which was fitted with 1 worker per link): with 4 workers per link and the launch
+/// at 2.70 us the 1 KiB line extrapolates to 5.198 us at N = 0, so the launch is 2.70 - (5.198 -
+/// 4.42) = 1.92 us. The DRAM latency is NOT re-fitted (kDramLatencyCycles, fitted with 1 worker).
+constexpr double kDramW4LaunchUs = 1.92;
+Scenario with_launch(Scenario s, double launch_us, const char* name) {
+    s.launch_us = launch_us;
+    s.name = name;
+    return s;
+}
+const Scenario kOpDramW = with_launch(with_workers(kOpDram, kWorkersPerLink, ""), kDramW4LaunchUs, "op, DRAM, 4 w/l, refit");
 
 struct Timed {
     double us = 0;      ///< modelled time of one all_gather
@@ -242,7 +266,7 @@ const uint32_t kSizes[] = {1024, 4096, 16384, 65536};
 }  // namespace
 
 TEST_CASE("fidelity: small-tensor ring all_gather over EDM on the Wormhole model (figures)", "[fidelity][collectives]") {
-    for (const Scenario* sc : {&kLoop, &kOp, &kOpDram, &kOpDram2, &kOpDram4}) {
+    for (const Scenario* sc : {&kLoop, &kOp, &kOpDram, &kOpDram2, &kOpDram4, &kOpDramW}) {
         double at[2][4] = {};
         for (uint32_t c = 0; c < 2; ++c) {
             const uint32_t chips = c ? 8u : 4u;
@@ -265,7 +289,7 @@ TEST_CASE("fidelity: small-tensor ring all_gather over EDM on the Wormhole model
         const double per_b_small = (at[1][2] - at[1][0]) / (16384 - 1024) * 1e3;
         const double per_b_large = (at[1][3] - at[1][2]) / (65536 - 16384) * 1e3;
         const double fit_b = 7 / 20.8;
-        std::printf("  %s: intercept (1 KiB, extrapolated to N = 0) %.2f us (fit 4.42); per chip %.2f us (fit %.2f, %+.0f%%); "
+        std::printf("  %s: intercept (1 KiB, extrapolated to N = 0) %.3f us (fit 4.42); per chip %.2f us (fit %.2f, %+.0f%%); "
                     "per byte on 8 chips %.3f ns/B from 1 to 16 KiB, %.3f from 16 to 64 KiB (fit %.3f: %+.0f%%, %+.0f%%)\n",
                     sc->name, at[0][0] - 4 * per_chip, per_chip, fit_chip,
                     100 * (per_chip - fit_chip) / fit_chip, per_b_small, per_b_large, fit_b,
@@ -273,13 +297,15 @@ TEST_CASE("fidelity: small-tensor ring all_gather over EDM on the Wormhole model
     }
 }
 
-// Issue 8's requirement, on the "op, DRAM tensors" scenario (the one that models most of what
-// tt-metal's measured op does). Fails at 16 and 64 KiB per chip (+48% .. +173%): the per-byte cost
-// of one worker per chip forwarding whole packets store-and-forward (docs/emulation.md).
+// Issue 8's requirement, on the "op, DRAM tensors" scenario with tt-metal's 4 workers per link
+// (the one that models most of what tt-metal's measured op does). Seven points are within 10%; 4
+// chips at 64 KiB per chip is at +20% (each worker forwards its 16 KiB packet store-and-forward,
+// one blocking step at a time, where tt-metal's four data-movement RISCs per worker pipeline it
+// page by page: docs/emulation.md). Expected values: the published formula only.
 TEST_CASE("fidelity: small-tensor all_gather within 10% of tt-metal's fit (known gap)", "[fidelity][collectives][fidelity-gap][!shouldfail]") {
     for (uint32_t chips : {4u, 8u})
         for (uint32_t bytes : kSizes) {
-            const Timed t = modelled_gather(kOpDram, chips, bytes);
+            const Timed t = modelled_gather(kOpDramW, chips, bytes);
             const double fit = published_fit_us(chips, bytes);
             INFO(chips << " chips, " << bytes << " B per chip: modelled " << t.us << " us, fit " << fit << " us");
             CHECK(t.us == Approx(fit).epsilon(0.10));
