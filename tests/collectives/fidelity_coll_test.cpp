@@ -297,6 +297,33 @@ TEST_CASE("fidelity: small-tensor ring all_gather over EDM on the Wormhole model
     }
 }
 
+// Not in the default run ("[.]"): the checked scenario with the EDM's L1 held to what a Wormhole
+// Ethernet core has. 4 workers x 2 channels x 4 slots x 16 KiB is 512 KiB per EDM; tt-metal's
+// eth_l1_address_map.h leaves ~106 KiB unreserved, and its all_gather sizes each of the 8 channel
+// buffers to round_down(that / 8, page) = 12 KiB, one buffer per channel. The ring here needs 2
+// slots per channel at least, so 2 x 4 KiB (64 KiB) and 3 x 4 KiB (96 KiB) fit; 2 x 8 KiB and
+// 2 x 16 KiB do not, and are printed for the trend. docs/emulation.md gives the figures.
+TEST_CASE("fidelity: small-tensor all_gather, 4 workers per link, EDM buffers within Ethernet L1", "[.][fidelity-variants]") {
+    struct V {
+        uint32_t slots, packet;
+        const char* name;
+    };
+    for (const V v : {V{2, 4096, "4 w/l, 2 x 4 KiB"}, V{3, 4096, "4 w/l, 3 x 4 KiB"}, V{2, 8192, "4 w/l, 2 x 8 KiB"},
+                      V{2, 16384, "4 w/l, 2 x 16 KiB"}, V{4, 16384, "4 w/l, 4 x 16 KiB"}})
+        for (uint32_t chips : {4u, 8u})
+            for (uint32_t bytes : kSizes) {
+                Scenario sc = kOpDramW;
+                sc.slots = v.slots;
+                sc.max_packet = v.packet;
+                sc.name = v.name;
+                const Timed t = modelled_gather(sc, chips, bytes);
+                const double fit = published_fit_us(chips, bytes);
+                std::printf("all_gather %-24s %u chips, %6u B per chip: modelled %7.2f us, tt-metal fit %6.2f us (%+.0f%%)\n",
+                            sc.name, chips, bytes, t.us, fit, 100.0 * (t.us - fit) / fit);
+                CHECK(t.wrong == 0);
+            }
+}
+
 // Issue 8's requirement, on the "op, DRAM tensors" scenario with tt-metal's 4 workers per link
 // (the one that models most of what tt-metal's measured op does). Seven points are within 10%; 4
 // chips at 64 KiB per chip is at +20% (each worker forwards its 16 KiB packet store-and-forward,
