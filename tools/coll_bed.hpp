@@ -150,7 +150,8 @@ inline uint32_t buffer_bytes_for(const Layout& l, uint32_t elem_bytes) {
 }
 
 /// A group of `ranks` over the transport: IPCQ on PEs of one chip (ring order = row-major on a
-/// grid as wide as needed), EDM on worker (0,0) of each chip of a ring / line of chips.
+/// grid as wide as needed), EDM on worker (0,0) of each chip of a ring / line of chips (and, with
+/// workers_per_link W, workers (1,0) .. (W-1,0) sharing the links, each its own EDM channels).
 struct Bed {
     BedOptions opt;
     std::unique_ptr<emu::Cluster> cluster;
