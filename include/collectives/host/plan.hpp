@@ -25,9 +25,9 @@
 //     EDM:  edge i joins its two ranks' chips over the Ethernet link hops[i] = {eth core on the
 //           first rank's chip, eth core on the second's}; its two EDMs carry 2 channels per worker
 //           of the link (worker w: channel 2w first -> second, channel 2w+1 back; one worker each,
-//           not shared, worker-initiated termination). Worker L1 from worker_l1.base: 2 semaphores per direction (tx, rx; 16 B
-//           apart; 128 B), then one landing buffer per receiving direction the shape uses (ring /
-//           line: E and W; mesh: all four).
+//           not shared, worker-initiated termination). Worker L1 from worker_l1.base: 2
+//           semaphores per direction (tx, rx; 16 B apart; 128 B), then one landing buffer per
+//           receiving direction the shape uses (ring / line: E and W; mesh: all four).
 //   Shape all_pairs ("fully connected"): every rank has a direction to every other rank; rank r
 //   reaches q on direction all_pairs_dir(r, q) = (q < r ? q : q - 1); p - 1 directions per rank,
 //   so at most max_all_pairs_ranks = max_group_dirs + 1 = 9 ranks (a named PlanError above).
@@ -45,7 +45,7 @@
 // (more_workers[w - 1][rank], a core on the rank's chip). Worker w of every rank forms a group of
 // its own (its own ranks' view: the same directions, peers and L1 layout as worker 0, on its own
 // core) whose messages travel on its own channels of the SAME EDMs: each Ethernet link's EDM
-// carries 2 W channels, so W <= max_workers_per_link() = EdmLinkConfig::max_channels / 2 = 4.
+// carries 2 W channels, so W <= max_workers_per_link = EdmLinkConfig::max_channels / 2 = 4.
 // worker_args(rank, w) is worker w's block; add_worker_kernels(plan, launcher, w, kernel) adds
 // one worker index's kernels (add_kernels adds every worker with the same kernel). IPCQ takes no
 // more_workers (a "link" there is only a partition: plan one group per worker instead).
