@@ -7,8 +7,10 @@
 //
 // Contract
 //   * W = links x workers_per_link workers per rank; worker w of every rank forms one group with
-//     its own link (worker w drives link w / workers_per_link: the host plans one group per
-//     worker, each on its own cores and, over EDM, its own Ethernet link). Every worker of a rank
+//     its own link (worker w drives link w / workers_per_link). The host plans it: over IPCQ one
+//     group per worker, each on its own cores and queues; over EDM one plan per Ethernet link whose
+//     workers_per_link workers share that link's EDMs, each on its own channels
+//     (host::GroupSpec::more_workers, at most host::max_workers_per_link). Every worker of a rank
 //     sees the rank's whole input and output tensors in its L1 (as the op defines them:
 //     Slicer::in_elems / out_elems elements, no chunk padding) and touches only its slice:
 //     [w*m/W, (w+1)*m/W) of every fragment. Workers of one rank write disjoint output elements.

@@ -1,7 +1,8 @@
 // Several links and several workers per link (slicer.hpp, sliced.hpp) end to end: every rank's
 // tensor is cut into W = links x workers_per_link worker slices; worker w of every rank forms its
-// own group (IPCQ: its own PEs; EDM: its own Ethernet links between the chips) and runs its slice
-// with execute_slice. Each worker's output starts as a sentinel: the bytes outside its slice (and
+// own group (IPCQ: its own PEs and queues; EDM: its own channels of the EDMs of its link — the
+// workers of one link share its Ethernet cores, GroupSpec::more_workers) and runs its slice with
+// execute_slice. Each worker's output starts as a sentinel: the bytes outside its slice (and
 // all of them on ranks the op gives no output) must still hold it. The rank's output is then
 // assembled from its workers' slices and compared bit for bit with the plain host reference of
 // tools/coll_bed.hpp, under the adversarial mode with dirty L1.
@@ -63,7 +64,7 @@ std::string run_sliced(const SlicedCase& c) {
         (std::max({sl.in_elems() * eb, sl.out_elems() * eb, work, 16u}) + 15u) & ~15u;
 
     // the cluster: IPCQ on one chip (worker w of rank r at PE r*W + w), EDM on a ring of chips
-    // (worker w of rank r at (w, 0) of chip r, group w on its own Ethernet links)
+    // (worker w of rank r at (w, 0) of chip r; link l's workers on link l's Ethernet cores)
     const uint64_t need = 0x10000ull + 3ull * (buffer_bytes + 16) + 4ull * c.slots * (c.message_bytes + 64) * 8 + 0x10000;
     const uint32_t l1 = uint32_t((need + 0xFFFF) & ~0xFFFFull);
     emu::ChipSpec chip;
@@ -78,15 +79,26 @@ std::string run_sliced(const SlicedCase& c) {
     } else {
         chip.grid_w = W;
         chip.grid_h = 1;
-        const uint32_t per_pair = (p == 2 ? 2 : 1) * W;  // a 2-rank ring joins the one pair twice
+        // one Ethernet link per pair and group link (a 2-rank ring joins the one pair twice); the
+        // per_link workers of a link share its EDMs, 2 channels each
+        const uint32_t per_pair = (p == 2 ? 2 : 1) * c.links;
         chip.eth_cores = 2 * per_pair;
-        chip.eth_l1_bytes = std::max<uint32_t>(64 * 1024, ((2 * c.slots + 2) * (c.message_bytes + 64) + 0x1000 + 0xFFF) & ~0xFFFu);
+        chip.eth_l1_bytes = std::max<uint32_t>(
+            64 * 1024, (c.per_link * (2 * c.slots + 2) * (c.message_bytes + 64) + 0x1000 + 0xFFF) & ~0xFFFu);
         cluster = std::make_unique<emu::Cluster>(emu::topology::ring(p, per_pair, chip));
     }
     emu::Launcher launch(*cluster);
+    // IPCQ: one plan per worker. EDM: one plan per link, whose per_link workers share its Ethernet
+    // links (GroupSpec::more_workers: each its own channels of the same EDMs).
+    struct Where {
+        uint32_t plan, k;  ///< plans[plan], its worker k
+    };
+    std::vector<Where> where(W);
     std::vector<ch::GroupPlan> plans;
     std::vector<ch::Hop> used;
-    for (uint32_t w = 0; w < W; ++w) {
+    const bool edm = c.transport == Transport::edm;
+    const uint32_t nplans = edm ? c.links : W, per_plan = edm ? c.per_link : 1;
+    for (uint32_t pl = 0; pl < nplans; ++pl) {
         ch::GroupSpec g;
         g.transport = c.transport;
         g.shape = GroupShape::ring;
@@ -94,13 +106,18 @@ std::string run_sliced(const SlicedCase& c) {
         g.slots = c.slots;
         g.buffer_bytes = buffer_bytes;
         g.worker_l1 = {0x10000, l1, 0};
-        for (uint32_t r = 0; r < p; ++r) {
-            if (c.transport == Transport::ipcq) g.workers.push_back({0, (r * W + w) % 8, (r * W + w) / 8});
-            else g.workers.push_back({r, w, 0});
+        g.more_workers.resize(per_plan - 1);
+        for (uint32_t k = 0; k < per_plan; ++k) {
+            const uint32_t w = pl * per_plan + k;
+            where[w] = {pl, k};
+            for (uint32_t r = 0; r < p; ++r) {
+                const ch::Core core = edm ? ch::Core{r, w, 0} : ch::Core{0, (r * W + w) % 8, (r * W + w) / 8};
+                (k ? g.more_workers[k - 1] : g.workers).push_back(core);
+            }
         }
-        if (c.transport == Transport::edm) {
+        if (edm) {
             g.eth_l1 = {0x1000, chip.eth_l1_bytes, 0x800};
-            for (const ch::Edge& e : ch::group_edges(g)) {  // the first link of the pair no group uses yet
+            for (const ch::Edge& e : ch::group_edges(g)) {  // the first link of the pair no plan uses yet
                 bool found = false;
                 for (const auto& [ea, eb2] : cluster->links_between(g.workers[e.a].chip, g.workers[e.b].chip)) {
                     const ch::Core a{ea.chip, ea.x, ea.y}, b{eb2.chip, eb2.x, eb2.y};
@@ -122,8 +139,8 @@ std::string run_sliced(const SlicedCase& c) {
     const uint64_t seed = c.seed;
     const bool reduces = op_reduces(c.op);
     for (uint32_t w = 0; w < W; ++w)
-        ch::add_kernels(
-            plans[w], launch,
+        ch::add_worker_kernels(
+            plans[where[w].plan], launch, where[w].k,
             [sh, sl, w, seed, reduces](auto& hal) -> uint64_t {
                 using H = std::remove_reference_t<decltype(hal)>;
                 const GroupArgs g = load_group_args(hal, 0);
@@ -151,11 +168,12 @@ std::string run_sliced(const SlicedCase& c) {
                     run(link);
                 }
                 return 0;
-            },
-            [](auto& hal) {
-                kccl::edm::Edm<EdmLinkConfig> e;
-                return e.run(hal) == kccl::edm::Status::ok ? uint64_t(0) : uint64_t(1);
             });
+    for (const ch::GroupPlan& plan : plans)
+        ch::add_edm_kernels(plan, launch, [](auto& hal) {
+            kccl::edm::Edm<EdmLinkConfig> e;
+            return e.run(hal) == kccl::edm::Status::ok ? uint64_t(0) : uint64_t(1);
+        });
     emu::RunOptions ro;
     ro.watchdog = std::chrono::milliseconds(5000);
     ro.adversary.enabled = true;
@@ -172,8 +190,8 @@ std::string run_sliced(const SlicedCase& c) {
     for (uint32_t r = 0; r < p; ++r)
         for (uint32_t w = 0; w < W; ++w) {
             const ElemRange wr = sl.worker_range(w);
-            const ch::Core& k = plans[w].ranks[r].worker;
-            const uint8_t* o = cluster->l1({k.chip, k.x, k.y}).data() + plans[w].ranks[r].output;
+            const ch::RankLayout& lw = plans[where[w].plan].at(r, where[w].k);
+            const uint8_t* o = cluster->l1({lw.worker.chip, lw.worker.x, lw.worker.y}).data() + lw.output;
             for (uint32_t e = 0; e < out_n; ++e) {
                 const uint32_t off = m ? e % m : 0;
                 const bool mine = (!writer_only || r == writer) && off >= wr.begin && off < wr.begin + wr.count;
@@ -195,8 +213,8 @@ std::string run_sliced(const SlicedCase& c) {
                 const ElemRange wr = sl.worker_range(w);
                 if (off >= wr.begin && off < wr.begin + wr.count) owner = w;
             }
-            const ch::Core& k = plans[owner].ranks[r].worker;
-            const uint8_t* src = cluster->l1({k.chip, k.x, k.y}).data() + plans[owner].ranks[r].output + size_t(e) * eb;
+            const ch::RankLayout& lo = plans[where[owner].plan].at(r, where[owner].k);
+            const uint8_t* src = cluster->l1({lo.worker.chip, lo.worker.x, lo.worker.y}).data() + lo.output + size_t(e) * eb;
             std::copy(src, src + eb, out[r].data() + size_t(e) * eb);
         }
     cb::Layout L;
@@ -241,4 +259,93 @@ TEST_CASE("e2e: sliced bf16 all_reduce with 4 workers on 8 ranks", "[collectives
         INFO(c.describe());
         CHECK(run_sliced<Red>(c) == "");
     }
+}
+
+TEST_CASE("e2e: several workers share one EDM link, each on its own channels", "[collectives][e2e][sliced]") {
+    using Red = Reducer<float, RedOp::sum>;
+    uint32_t runs = 0;
+    for (Op op : {Op::all_gather, Op::reduce_scatter, Op::all_reduce, Op::broadcast, Op::reduce, Op::gather,
+                  Op::scatter, Op::all_to_all, Op::send_recv})
+        for (Method m : {Method::ring_cw, Method::ring_bidir, Method::ring_meet_middle, Method::line})
+            for (uint32_t p : {2u, 3u, 5u})
+                for (uint32_t count : {0u, 1u, 37u, 1001u}) {
+                    // EDM: 1 link x 2 workers, 1 link x 4 workers (8 channels: the EDM's limit), 2 x 2.
+                    const SlicedCase cases[] = {{op, m, Transport::edm, p, 1, 2, count, count * 11 + p},
+                                                {op, m, Transport::edm, p, 1, 4, count, count * 13 + p},
+                                                {op, m, Transport::edm, p, 2, 2, count, count * 17 + p}};
+                    for (const SlicedCase& c : cases) {
+                        const std::string r = run_sliced<Red>(c);
+                        if (r.rfind("not supported", 0) == 0) continue;
+                        INFO(c.describe());
+                        CHECK(r == "");
+                        ++runs;
+                    }
+                }
+    CHECK(runs > 900);
+}
+
+TEST_CASE("plan: several workers per EDM link, and its named limits", "[collectives][sliced]") {
+    // A ring of 3 chips, 3 workers per link: every EDM gets 6 channels, worker w channels 2w, 2w+1.
+    emu::ChipSpec chip;
+    chip.grid_w = 5;
+    chip.grid_h = 1;
+    chip.eth_cores = 2;
+    chip.eth_l1_bytes = 256 * 1024;
+    chip.worker_l1_bytes = 256 * 1024;
+    emu::Cluster cluster(emu::topology::ring(3, 1, chip));
+    auto spec = [&](uint32_t W) {
+        ch::GroupSpec g;
+        g.transport = Transport::edm;
+        g.shape = GroupShape::ring;
+        g.message_bytes = 1024;
+        g.slots = 2;
+        g.buffer_bytes = 4096;
+        g.worker_l1 = {0x10000, 256 * 1024, 0};
+        g.eth_l1 = {0x1000, 256 * 1024, 0x800};
+        for (uint32_t r = 0; r < 3; ++r) g.workers.push_back({r, 0, 0});
+        g.more_workers.resize(W - 1);
+        for (uint32_t w = 1; w < W; ++w)
+            for (uint32_t r = 0; r < 3; ++r) g.more_workers[w - 1].push_back({r, w, 0});
+        g.hops = ch::edm_hops_from(cluster, g);
+        return g;
+    };
+    const ch::GroupPlan plan = ch::build_group(spec(3));
+    CHECK(plan.workers_per_link() == 3);
+    CHECK(plan.edm_kernels().size() == 6);  // 3 hops x 2 ends: the workers share the EDMs
+    for (const ch::EdmKernel& k : plan.edm_kernels()) CHECK(k.args[kccl::edm::args::num_channels] == 6);
+    for (uint32_t w = 0; w < 3; ++w)
+        for (uint32_t r = 0; r < 3; ++r) {
+            const ch::RankLayout& l = plan.at(r, w);
+            CHECK(l.worker == ch::Core{r, w, 0});
+            CHECK(l.output == plan.at(r, 0).output);  // the same L1 layout on every worker
+            const std::vector<uint32_t> a = plan.worker_args(r, w);
+            CHECK(a[group_args::rank] == r);
+            CHECK(a[group_args::next_dir] == plan.at(r, 0).next_dir);
+            // its E direction's send channel notifies the same semaphore address, on its own core
+            CHECK(a[a[group_args::link_args] + 1 + 2 * edm_link_dir_args + 2 + kccl::edm::args::w_worker_sem] ==
+                  plan.worker_args(r, 0)[a[group_args::link_args] + 1 + 2 * edm_link_dir_args + 2 + kccl::edm::args::w_worker_sem]);
+        }
+    // the channels of one EDM: buffers of different workers do not overlap
+    const auto a0 = plan.worker_args(0, 0), a1 = plan.worker_args(0, 1);
+    const uint32_t tx_base = a0[group_args::link_args] + 1 + 2 * edm_link_dir_args + 2 + kccl::edm::args::w_buffers_base;
+    CHECK(a0[tx_base] != a1[tx_base]);
+    CHECK_THROWS_WITH(plan.at(0, 3), Catch::Contains("worker 3 is out of range (the group has 3 worker(s) per link)"));
+
+    CHECK_THROWS_WITH(ch::build_group(spec(5)),
+                      Catch::Contains("5 workers per link need 10 EDM channels on every Ethernet link") &&
+                          Catch::Contains("an EDM has at most 8 (EdmLinkConfig::max_channels); allowed: at most 4 workers per link"));
+    CHECK_NOTHROW(ch::build_group(spec(4)));
+    ch::GroupSpec g = spec(2);
+    g.more_workers[0].pop_back();
+    CHECK_THROWS_WITH(ch::build_group(g), Catch::Contains("more_workers[0] (worker 1 of every rank) names 2 cores; it needs one per rank (3)"));
+    g = spec(2);
+    g.more_workers[0][1] = {2, 1, 0};
+    CHECK_THROWS_WITH(ch::build_group(g), Catch::Contains("worker 1 of rank 1 is on chip 2 (1,0), but rank 1 is on chip 1"));
+    g = spec(2);
+    g.more_workers[0][2] = {2, 0, 0};
+    CHECK_THROWS_WITH(ch::build_group(g), Catch::Contains("worker 0 of rank 2 and worker 1 of rank 2 are both on chip 2 (0,0)"));
+    g = spec(2);
+    g.transport = Transport::ipcq;
+    g.hops.clear();
+    CHECK_THROWS_WITH(ch::build_group(g), Catch::Contains("more_workers (2 workers per link) is for the EDM transport"));
 }

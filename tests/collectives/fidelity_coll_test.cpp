@@ -21,6 +21,11 @@
 //                next chip read back from DRAM after its writes committed; DRAM costs from the
 //                model's DRAM endpoint (WormholeOptions::dram_*: tt-npe's port rates, 12 channels,
 //                an access latency CALIBRATED to the fit's slope in N, kDramLatencyCycles).
+//                With W workers per link (Scenario::workers; 1, 2 and 4 are printed): worker w of
+//                every chip all-gathers its slice of every chip's tensor over its own channels of
+//                the link's EDMs, with its own DRAM pages. The checked scenario uses W = 4,
+//                tt-metal's default for this op (kWorkersPerLink), with the launch re-fitted to
+//                the intercept (kDramW4LaunchUs).
 // Modelled time of one all_gather = (makespan of warmup + 3 iterations - makespan of the warmup
 // alone) / 3, so set-up and the first launch cancel out.
 //
@@ -35,7 +40,10 @@
 #include "tools/coll_bed.hpp"
 #include "tools/dram_link.hpp"
 
+#include <collectives/slicer.hpp>
+
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 using namespace kccl::coll;
@@ -61,6 +69,10 @@ struct Scenario {
     uint32_t max_packet = 16384;  ///< EDM packet = min(this, bytes per chip)
     uint32_t dram_read_cycles = 0, dram_write_cycles = 0;
     uint32_t slots = 4;
+    /// Workers per link (coll_bed BedOptions::workers_per_link): worker w of every chip all-gathers
+    /// its slice of every chip's tensor (Slicer::worker_range) over its own EDM channels, with its
+    /// own DRAM pages; the op ends when the last worker ends.
+    uint32_t workers = 1;
 };
 const Scenario kLoop{Method::ring_cw, false, 0.0, "kernel loop, ring_cw"};
 const Scenario kOp{Method::ring_meet_middle, true, kLaunchUs, "op, ring_meet_middle"};
@@ -78,6 +90,32 @@ constexpr uint32_t kDramLatencyCycles = 360;
 constexpr double kDramLaunchUs = 2.70;
 const Scenario kOpDram{Method::ring_meet_middle, true, kDramLaunchUs, "op, DRAM tensors", true, 16384,
                        kDramLatencyCycles, kDramLatencyCycles, 4};
+Scenario with_workers(Scenario s, uint32_t w, const char* name) {
+    s.workers = w;
+    s.name = name;
+    return s;
+}
+const Scenario kOpDram2 = with_workers(kOpDram, 2, "op, DRAM, 2 workers/link");
+const Scenario kOpDram4 = with_workers(kOpDram, 4, "op, DRAM, 4 workers/link");
+
+/// Workers per link of the checked scenario: NOT fitted, tt-metal's default for this op. Its ring
+/// all_gather of interleaved tensors (ttnn AllGatherConfig, all_gather_op.hpp, 2024) enables the
+/// bidirectional mode on a ring and then sets num_eth_buffers = 8 = num_workers_per_link, half of
+/// the workers clockwise and half anticlockwise, one EDM channel each per link. A worker here runs
+/// both directions (ring_meet_middle, merged lanes), so it takes 2 channels of every EDM: tt-metal's
+/// 8 channels per EDM are 4 of these workers (also the most an EDM's 8 channels allow).
+constexpr uint32_t kWorkersPerLink = 4;
+/// Program launch cost of the checked scenario, CALIBRATED from the fit's intercept exactly as
+/// kDramLaunchUs (which was fitted with 1 worker per link): with 4 workers per link and the launch
+/// at 2.70 us the 1 KiB line extrapolates to 5.198 us at N = 0, so the launch is 2.70 - (5.198 -
+/// 4.42) = 1.92 us. The DRAM latency is NOT re-fitted (kDramLatencyCycles, fitted with 1 worker).
+constexpr double kDramW4LaunchUs = 1.92;
+Scenario with_launch(Scenario s, double launch_us, const char* name) {
+    s.launch_us = launch_us;
+    s.name = name;
+    return s;
+}
+const Scenario kOpDramW = with_launch(with_workers(kOpDram, kWorkersPerLink, ""), kDramW4LaunchUs, "op, DRAM, 4 w/l, refit");
 
 struct Timed {
     double us = 0;      ///< modelled time of one all_gather
@@ -87,47 +125,65 @@ struct Timed {
 emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per_chip, uint32_t iters, uint64_t* wrong) {
     using Red = Reducer<float, RedOp::sum>;
     using T = float;
+    const uint32_t W = sc.workers;
     Shape sh;
     sh.op = Op::all_gather;
     sh.method = sc.method;
     sh.topo = Topology::ring;
     sh.ranks = chips;
+    // Worker w's part of every chip's tensor: the slicer's worker range (equal parts here).
+    const uint32_t count = bytes_per_chip / sizeof(T);
+    const Slicer sl(Op::all_gather, count, chips, SliceConfig{sizeof(T), 16, 1, W});
+    uint32_t part = 0;  // the largest worker part, in elements
+    for (uint32_t w = 0; w < W; ++w) part = std::max(part, sl.worker_range(w).count);
     cb::BedOptions bo;
     bo.transport = Transport::edm;
     bo.shape = GroupShape::ring;
     bo.ranks = chips;
-    bo.message_bytes = std::min<uint32_t>(sc.max_packet, bytes_per_chip);
+    bo.workers_per_link = W;
+    bo.message_bytes = std::min<uint32_t>(sc.max_packet, (part * uint32_t(sizeof(T)) + 15u) & ~15u);
     bo.slots = sc.slots;
-    const uint32_t count = bytes_per_chip / sizeof(T);
-    const cb::Layout L = cb::make_layout(sh, count, cb::max_chunk_elems(bo, sizeof(T)));
-    REQUIRE(validate(L.shape) == nullptr);
-    REQUIRE(L.shape.window == sc.slots - 1);
-    bo.buffer_bytes = cb::buffer_bytes_for(L, sizeof(T));
-    // DRAM: the input's copy, then per direction room for every received byte (ranks x fragment).
-    const uint32_t in_bytes = L.in_elems * sizeof(T), out_bytes = L.out_elems * sizeof(T);
+    std::vector<cb::Layout> Ls;
+    for (uint32_t w = 0; w < W; ++w) {
+        Ls.push_back(cb::make_layout(sh, sl.worker_range(w).count, cb::max_chunk_elems(bo, sizeof(T))));
+        REQUIRE(validate(Ls.back().shape) == nullptr);
+        REQUIRE(Ls.back().shape.window == sc.slots - 1);
+        bo.buffer_bytes = std::max(bo.buffer_bytes, cb::buffer_bytes_for(Ls.back(), sizeof(T)));
+    }
+    // DRAM, per worker: the input's copy, the output tensor, then per direction room for received
+    // messages that land outside the output (views).
+    uint32_t in_bytes = 0, out_bytes = 0;
+    for (const cb::Layout& L : Ls) {
+        in_bytes = std::max<uint32_t>(in_bytes, L.in_elems * sizeof(T));
+        out_bytes = std::max<uint32_t>(out_bytes, L.out_elems * sizeof(T));
+    }
     const uint32_t log_dir = 4 * bo.message_bytes;
     const uint32_t out_at = (in_bytes + 15u) & ~15u, log_at = out_at + ((out_bytes + 15u) & ~15u);
-    if (sc.dram) bo.dram_bytes = log_at + 4 * log_dir;
+    const uint32_t region = log_at + 4 * log_dir;  // worker w's DRAM region starts at w * region
+    if (sc.dram) bo.dram_bytes = W * region;
     cb::Bed bed(bo);
     const uint64_t seed = 7;
     const bool dram = sc.dram;
     auto kernel = [=](uint32_t runs, bool fill) {
-        return [=](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
+        return [=](auto& hal, auto& link, const GroupArgs& g, uint32_t w) -> uint64_t {
+            const cb::Layout& L = Ls[w];
+            const uint32_t first = sl.worker_range(w).begin;  // of the chip's tensor
+            const uint32_t at = w * region;
             // The DRAM endpoint of this chip is NoC (0, grid_h + 1); the bed's chips have grid_h 1.
             cb::DramTensors t;
-            t.input = hal.noc_addr(0, 2, 0);
+            t.input = hal.noc_addr(0, 2, at);
             t.input_l1 = g.input_l1;
-            t.input_bytes = in_bytes;
-            t.output = hal.noc_addr(0, 2, out_at);
+            t.input_bytes = L.in_elems * uint32_t(sizeof(T));
+            t.output = hal.noc_addr(0, 2, at + out_at);
             t.output_l1 = g.output_l1;
-            t.output_bytes = out_bytes;
-            t.log = hal.noc_addr(0, 2, log_at);
+            t.output_bytes = L.out_elems * uint32_t(sizeof(T));
+            t.log = hal.noc_addr(0, 2, at + log_at);
             t.log_dir_bytes = log_dir;
             if (fill) {
                 T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * sizeof(T)));
-                for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, RedOp::sum, false, g.rank, i);
-                if (dram && in_bytes) {  // the input tensor lives in DRAM (L1 keeps a copy across programs)
-                    hal.noc_write(g.input_l1, t.input, in_bytes);
+                for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, RedOp::sum, false, g.rank, first + i);
+                if (dram && t.input_bytes) {  // the input tensor lives in DRAM (L1 keeps a copy across programs)
+                    hal.noc_write(g.input_l1, t.input, t.input_bytes);
                     hal.noc_write_barrier();
                 }
             }
@@ -146,13 +202,13 @@ emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per
         };
     };
     if (sc.program_per_op) {
-        bed.add(kernel(1, true));  // warmup, fills the inputs (L1 keeps them across programs)
+        bed.add_each(kernel(1, true));  // warmup, fills the inputs (L1 keeps them across programs)
         for (uint32_t i = 0; i < iters; ++i) {
             bed.next_program();
-            bed.add(kernel(1, false));
+            bed.add_each(kernel(1, false));
         }
     } else {
-        bed.add(kernel(1 + iters, true));
+        bed.add_each(kernel(1 + iters, true));
     }
     emu::WormholeOptions wo;
     wo.program_launch_ps = emu::vtime_t(sc.launch_us * 1e6 + 0.5);
@@ -163,7 +219,26 @@ emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per
     ro.timing = model.get();
     ro.dirty_l1 = emu::RunOptions::DirtyL1::on;  // nothing may rely on L1 it did not write
     const emu::RunReport rep = bed.run(ro);
-    if (wrong) *wrong = cb::check_outputs<T>(L, RedOp::sum, seed, [&](uint32_t r) { return bed.output(r); }).first;
+    if (wrong) {
+        // Every worker's output holds its part of every chip's tensor: out[f * frag + j] is chip f's
+        // element first + j (the definition of all_gather, from the inputs' generator).
+        uint64_t bad = 0;
+        for (uint32_t w = 0; w < W; ++w) {
+            const cb::Layout& L = Ls[w];
+            const uint32_t first = sl.worker_range(w).begin;
+            for (uint32_t r = 0; r < chips; ++r) {
+                const uint8_t* out = bed.output(r, w);
+                for (uint32_t f = 0; f < chips; ++f)
+                    for (uint32_t j = 0; j < L.count; ++j) {
+                        const T want = cb::input_value<T>(seed, RedOp::sum, false, f, first + j);
+                        T got;
+                        std::memcpy(&got, out + (size_t(f) * L.frag + j) * sizeof(T), sizeof(T));
+                        bad += cb::raw(got) != cb::raw(want);
+                    }
+            }
+        }
+        *wrong = bad;
+    }
     return rep;
 }
 
@@ -191,7 +266,7 @@ const uint32_t kSizes[] = {1024, 4096, 16384, 65536};
 }  // namespace
 
 TEST_CASE("fidelity: small-tensor ring all_gather over EDM on the Wormhole model (figures)", "[fidelity][collectives]") {
-    for (const Scenario* sc : {&kLoop, &kOp, &kOpDram}) {
+    for (const Scenario* sc : {&kLoop, &kOp, &kOpDram, &kOpDram2, &kOpDram4, &kOpDramW}) {
         double at[2][4] = {};
         for (uint32_t c = 0; c < 2; ++c) {
             const uint32_t chips = c ? 8u : 4u;
@@ -214,7 +289,7 @@ TEST_CASE("fidelity: small-tensor ring all_gather over EDM on the Wormhole model
         const double per_b_small = (at[1][2] - at[1][0]) / (16384 - 1024) * 1e3;
         const double per_b_large = (at[1][3] - at[1][2]) / (65536 - 16384) * 1e3;
         const double fit_b = 7 / 20.8;
-        std::printf("  %s: intercept (1 KiB, extrapolated to N = 0) %.2f us (fit 4.42); per chip %.2f us (fit %.2f, %+.0f%%); "
+        std::printf("  %s: intercept (1 KiB, extrapolated to N = 0) %.3f us (fit 4.42); per chip %.2f us (fit %.2f, %+.0f%%); "
                     "per byte on 8 chips %.3f ns/B from 1 to 16 KiB, %.3f from 16 to 64 KiB (fit %.3f: %+.0f%%, %+.0f%%)\n",
                     sc->name, at[0][0] - 4 * per_chip, per_chip, fit_chip,
                     100 * (per_chip - fit_chip) / fit_chip, per_b_small, per_b_large, fit_b,
@@ -222,13 +297,43 @@ TEST_CASE("fidelity: small-tensor ring all_gather over EDM on the Wormhole model
     }
 }
 
-// Issue 8's requirement, on the "op, DRAM tensors" scenario (the one that models most of what
-// tt-metal's measured op does). Fails at 16 and 64 KiB per chip (+48% .. +173%): the per-byte cost
-// of one worker per chip forwarding whole packets store-and-forward (docs/emulation.md).
+// Not in the default run or ctest ("[.][long]"): the checked scenario with the EDM's L1 held to
+// what a Wormhole Ethernet core has. 4 workers x 2 channels x 4 slots x 16 KiB is 512 KiB per EDM;
+// tt-metal's eth_l1_address_map.h leaves ~106 KiB unreserved, and its all_gather sizes each of
+// the 8 channel buffers to round_down(that / 8, page) = 12 KiB, one buffer per channel. The ring
+// here needs 2 slots per channel at least, so 2 x 4 KiB (64 KiB) and 3 x 4 KiB (96 KiB) fit;
+// 2 x 8 KiB, 2 x 16 KiB and the checked 4 x 16 KiB do not, and are printed for the trend.
+// docs/emulation.md gives the figures.
+TEST_CASE("fidelity: small-tensor all_gather, 4 workers per link, EDM buffers within Ethernet L1", "[.][long][fidelity-variants]") {
+    struct V {
+        uint32_t slots, packet;
+        const char* name;
+    };
+    for (const V v : {V{2, 4096, "4 w/l, 2 x 4 KiB"}, V{3, 4096, "4 w/l, 3 x 4 KiB"}, V{2, 8192, "4 w/l, 2 x 8 KiB"},
+                      V{2, 16384, "4 w/l, 2 x 16 KiB"}, V{4, 16384, "4 w/l, 4 x 16 KiB"}})
+        for (uint32_t chips : {4u, 8u})
+            for (uint32_t bytes : kSizes) {
+                Scenario sc = kOpDramW;
+                sc.slots = v.slots;
+                sc.max_packet = v.packet;
+                sc.name = v.name;
+                const Timed t = modelled_gather(sc, chips, bytes);
+                const double fit = published_fit_us(chips, bytes);
+                std::printf("all_gather %-24s %u chips, %6u B per chip: modelled %7.2f us, tt-metal fit %6.2f us (%+.0f%%)\n",
+                            sc.name, chips, bytes, t.us, fit, 100.0 * (t.us - fit) / fit);
+                CHECK(t.wrong == 0);
+            }
+}
+
+// Issue 8's requirement, on the "op, DRAM tensors" scenario with tt-metal's 4 workers per link
+// (the one that models most of what tt-metal's measured op does). Seven points are within 10%; 4
+// chips at 64 KiB per chip is at +20% (each worker forwards its 16 KiB packet store-and-forward,
+// one blocking step at a time, where tt-metal's four data-movement RISCs per worker pipeline it
+// page by page: docs/emulation.md). Expected values: the published formula only.
 TEST_CASE("fidelity: small-tensor all_gather within 10% of tt-metal's fit (known gap)", "[fidelity][collectives][fidelity-gap][!shouldfail]") {
     for (uint32_t chips : {4u, 8u})
         for (uint32_t bytes : kSizes) {
-            const Timed t = modelled_gather(kOpDram, chips, bytes);
+            const Timed t = modelled_gather(kOpDramW, chips, bytes);
             const double fit = published_fit_us(chips, bytes);
             INFO(chips << " chips, " << bytes << " B per chip: modelled " << t.us << " us, fit " << fit << " us");
             CHECK(t.us == Approx(fit).epsilon(0.10));

@@ -23,11 +23,11 @@
 //   W 3; next = E, prev = W (along the row in a mesh).
 //     IPCQ: all ranks on one chip; one queue pair per edge; the IPCQ block starts at worker_l1.base.
 //     EDM:  edge i joins its two ranks' chips over the Ethernet link hops[i] = {eth core on the
-//           first rank's chip, eth core on the second's}; its two EDMs carry 2 channels (channel 0
-//           first -> second, channel 1 back; one worker each, not shared, worker-initiated
-//           termination). Worker L1 from worker_l1.base: 2 semaphores per direction (tx, rx; 16 B
-//           apart; 128 B), then one landing buffer per receiving direction the shape uses (ring /
-//           line: E and W; mesh: all four).
+//           first rank's chip, eth core on the second's}; its two EDMs carry 2 channels per worker
+//           of the link (worker w: channel 2w first -> second, channel 2w+1 back; one worker each,
+//           not shared, worker-initiated termination). Worker L1 from worker_l1.base: 2
+//           semaphores per direction (tx, rx; 16 B apart; 128 B), then one landing buffer per
+//           receiving direction the shape uses (ring / line: E and W; mesh: all four).
 //   Shape all_pairs ("fully connected"): every rank has a direction to every other rank; rank r
 //   reaches q on direction all_pairs_dir(r, q) = (q < r ? q : q - 1); p - 1 directions per rank,
 //   so at most max_all_pairs_ranks = max_group_dirs + 1 = 9 ranks (a named PlanError above).
@@ -40,6 +40,15 @@
 //   buffer per direction); a group that does not fit is a PlanError naming the bytes needed.
 //   Then, on every worker, three buffers of buffer_bytes each (16-byte aligned): input, output,
 //   scratch. Everything must fit worker_l1 (and eth_l1 for the EDM channels).
+//
+// SEVERAL WORKERS PER LINK (EDM): GroupSpec::more_workers adds workers 1 .. W-1 to every rank
+// (more_workers[w - 1][rank], a core on the rank's chip). Worker w of every rank forms a group of
+// its own (its own ranks' view: the same directions, peers and L1 layout as worker 0, on its own
+// core) whose messages travel on its own channels of the SAME EDMs: each Ethernet link's EDM
+// carries 2 W channels, so W <= max_workers_per_link = EdmLinkConfig::max_channels / 2 = 4.
+// worker_args(rank, w) is worker w's block; add_worker_kernels(plan, launcher, w, kernel) adds
+// one worker index's kernels (add_kernels adds every worker with the same kernel). IPCQ takes no
+// more_workers (a "link" there is only a partition: plan one group per worker instead).
 #pragma once
 
 #include "../link.hpp"
@@ -83,7 +92,10 @@ struct L1Range {
 struct GroupSpec {
     Transport transport = Transport::ipcq;
     GroupShape shape = GroupShape::ring;
-    std::vector<Core> workers;   ///< one worker core per rank, in ring order
+    std::vector<Core> workers;   ///< one worker core per rank, in ring order (worker 0 of each link)
+    /// EDM: workers 1 .. W-1 of every link, more_workers[w - 1][rank] on rank's chip; they share
+    /// the group's Ethernet links and EDMs (2 channels each per link). Empty: one worker per link.
+    std::vector<std::vector<Core>> more_workers;
     uint32_t mesh_cols = 0;      ///< mesh: columns (rank = row * mesh_cols + col)
     bool mesh_wrap = false;      ///< mesh: torus links along dimensions of 3 or more
     std::vector<Hop> hops;       ///< EDM: the Ethernet link of each group_edges() entry, in that order
@@ -112,20 +124,23 @@ struct EdmKernel {
 class GroupPlan {
 public:
     GroupSpec spec;
-    std::vector<RankLayout> ranks;
+    std::vector<RankLayout> ranks;                     ///< worker 0 of every rank
+    std::vector<std::vector<RankLayout>> more_ranks;   ///< workers 1.. : more_ranks[w - 1][rank]
     std::vector<EdmKernel> edm;                        ///< EDM transport: one per Ethernet core used
     std::vector<std::pair<Core, uint32_t>> zero_words; ///< semaphores the host sets to 0 before a launch
     std::vector<ipcq::host::RankPlan> ipcq_images;     ///< IPCQ transport: the block of each rank
     uint32_t ipcq_block = 0;
 
     uint32_t size() const { return uint32_t(ranks.size()); }
+    /// Workers of every rank on each link (1 + GroupSpec::more_workers.size()).
+    uint32_t workers_per_link() const { return 1 + uint32_t(more_ranks.size()); }
     /// Messages one direction holds before a sender blocks (IPCQ: n_slots; EDM: the receiver's
     /// buffers — the sender EDM's own copies come on top).
     uint32_t pipeline_messages() const { return spec.slots; }
 
-    /// The whole argument block of rank's worker: the group block, then the link's block.
-    std::vector<uint32_t> worker_args(uint32_t rank) const {
-        const RankLayout& l = at(rank);
+    /// The whole argument block of rank's worker `worker`: the group block, then the link's block.
+    std::vector<uint32_t> worker_args(uint32_t rank, uint32_t worker = 0) const {
+        const RankLayout& l = at(rank, worker);
         std::vector<uint32_t> v(group_args::count, 0);
         v[group_args::magic] = group_magic;
         v[group_args::transport] = uint32_t(spec.transport);
@@ -148,11 +163,14 @@ public:
         return v;
     }
     const std::vector<EdmKernel>& edm_kernels() const { return edm; }
-    const RankLayout& at(uint32_t rank) const {
+    const RankLayout& at(uint32_t rank, uint32_t worker = 0) const {
         if (rank >= ranks.size())
             throw PlanError("collective plan: rank " + std::to_string(rank) + " is out of range (the group has " +
                             std::to_string(ranks.size()) + " ranks)");
-        return ranks[rank];
+        if (worker >= workers_per_link())
+            throw PlanError("collective plan: worker " + std::to_string(worker) + " is out of range (the group has " +
+                            std::to_string(workers_per_link()) + " worker(s) per link)");
+        return worker ? more_ranks[worker - 1][rank] : ranks[rank];
     }
 
     /// Writes every initial memory content: `w.write(Core, addr, const uint8_t*, size_t)` and
@@ -179,6 +197,8 @@ inline std::string core_name(const Core& c) {
 
 /// Largest all_pairs group: one direction per other rank, at most max_group_dirs directions.
 inline constexpr uint32_t max_all_pairs_ranks = max_group_dirs + 1;
+/// Most workers per link (GroupSpec::more_workers): each takes 2 channels of every EDM it uses.
+inline constexpr uint32_t max_workers_per_link = EdmLinkConfig::max_channels / 2;
 
 /// One link of the group: rank a's direction da joins rank b's direction db.
 struct Edge {
@@ -249,6 +269,38 @@ inline GroupPlan build_group(const GroupSpec& g) {
             if (g.workers[a] == g.workers[b])
                 throw PlanError(pfx + "ranks " + std::to_string(a) + " and " + std::to_string(b) + " are both on " +
                                 detail::core_name(g.workers[a]) + "; one rank per worker core");
+    const uint32_t W = 1 + uint32_t(g.more_workers.size());
+    if (W > 1) {
+        if (g.transport != Transport::edm)
+            throw PlanError(pfx + "more_workers (" + std::to_string(W) + " workers per link) is for the EDM transport, whose "
+                            "Ethernet links the workers share; an IPCQ link is only a partition of the chip: plan one "
+                            "group per worker instead");
+        if (W > max_workers_per_link)
+            throw PlanError(pfx + std::to_string(W) + " workers per link need " + std::to_string(2 * W) +
+                            " EDM channels on every Ethernet link (2 per worker, one each way), but an EDM has at most " +
+                            std::to_string(EdmLinkConfig::max_channels) + " (EdmLinkConfig::max_channels); allowed: at most " +
+                            std::to_string(max_workers_per_link) + " workers per link (more_workers.size() <= " +
+                            std::to_string(max_workers_per_link - 1) + ")");
+        for (uint32_t w = 1; w < W; ++w) {
+            const std::vector<Core>& ws = g.more_workers[w - 1];
+            if (ws.size() != n)
+                throw PlanError(pfx + "more_workers[" + std::to_string(w - 1) + "] (worker " + std::to_string(w) +
+                                " of every rank) names " + std::to_string(ws.size()) + " cores; it needs one per rank (" +
+                                std::to_string(n) + ")");
+            for (uint32_t r = 0; r < n; ++r)
+                if (ws[r].chip != g.workers[r].chip)
+                    throw PlanError(pfx + "worker " + std::to_string(w) + " of rank " + std::to_string(r) + " is on " +
+                                    detail::core_name(ws[r]) + ", but rank " + std::to_string(r) + " is on chip " +
+                                    std::to_string(g.workers[r].chip) + "; a rank's workers share its chip and its Ethernet links");
+        }
+        auto core_of = [&](uint32_t w, uint32_t r) -> const Core& { return w ? g.more_workers[w - 1][r] : g.workers[r]; };
+        for (uint32_t i = 0; i < W * n; ++i)
+            for (uint32_t j = i + 1; j < W * n; ++j)
+                if (core_of(i / n, i % n) == core_of(j / n, j % n))
+                    throw PlanError(pfx + "worker " + std::to_string(i / n) + " of rank " + std::to_string(i % n) +
+                                    " and worker " + std::to_string(j / n) + " of rank " + std::to_string(j % n) +
+                                    " are both on " + detail::core_name(core_of(i / n, i % n)) + "; one worker per core");
+    }
     const std::vector<Edge> edges = group_edges(g);
 
     GroupPlan plan;
@@ -278,6 +330,11 @@ inline GroupPlan build_group(const GroupSpec& g) {
     }
     // A 2-rank ring has two links between the same pair: peer_of_dir names the peer in both, and
     // dir_to(peer) returns the first (N, S, E, W order); schedules address next / prev explicitly.
+    // Workers 1.. of every rank see the same group as worker 0, on their own cores.
+    plan.more_ranks.assign(W - 1, plan.ranks);
+    for (uint32_t w = 1; w < W; ++w)
+        for (uint32_t r = 0; r < n; ++r) plan.more_ranks[w - 1][r].worker = g.more_workers[w - 1][r];
+    auto lay = [&plan](uint32_t w, uint32_t r) -> RankLayout& { return w ? plan.more_ranks[w - 1][r] : plan.ranks[r]; };
 
     uint64_t at_end = 0;  // per-rank link L1 end (same for all ranks)
     if (g.transport == Transport::ipcq) {
@@ -355,66 +412,76 @@ inline GroupPlan build_group(const GroupSpec& g) {
         const bool every_dir = g.shape == GroupShape::mesh || all_pairs;
         auto landing = [&](uint32_t dir) { return land0 + (every_dir ? dir : dir - D::E) * g.message_bytes; };
         at_end = uint64_t(land0) + uint64_t(all_pairs ? ndirs : g.shape == GroupShape::mesh ? 4 : 2) * g.message_bytes;
-        for (uint32_t r = 0; r < n; ++r) {
-            auto& la = plan.ranks[r].link_args;
-            la.assign(edm_link_args(ndirs), 0);
-            la[0] = ndirs;
-        }
+        for (uint32_t w = 0; w < W; ++w)
+            for (uint32_t r = 0; r < n; ++r) {
+                auto& la = lay(w, r).link_args;
+                la.assign(edm_link_args(ndirs), 0);
+                la[0] = ndirs;
+            }
         auto put = [](std::vector<uint32_t>& dst, uint32_t at, const std::vector<uint32_t>& src) {
             for (size_t i = 0; i < src.size(); ++i) dst[at + i] = src[i];
         };
         for (uint32_t h = 0; h < edges.size(); ++h) {
             const Hop& hp = g.hops[h];
             const Edge& e = edges[h];
-            const Core& wr = g.workers[e.a];
-            const Core& ws = g.workers[e.b];
-            edm::host::ChannelSpec c0, c1;
-            for (auto* c : {&c0, &c1}) {
-                c->buffers = g.slots;
-                c->packet_bytes = g.message_bytes;
-                c->sharing = edm::Sharing::not_shared;
-            }
+            // Worker w of the link: channel 2w carries rank e.a -> e.b, channel 2w + 1 back.
             edm::host::EdmEnd a, b;
-            c0.workers = {{wr.x, wr.y, sem(e.da, false)}};  // a sends on da
-            a.add_sender(c0);
-            c0.workers = {{ws.x, ws.y, sem(e.db, true)}};   // b receives on db
-            b.add_receiver(c0);
-            c1.workers = {{ws.x, ws.y, sem(e.db, false)}};  // b sends on db
-            b.add_sender(c1);
-            c1.workers = {{wr.x, wr.y, sem(e.da, true)}};   // a receives on da
-            a.add_receiver(c1);
+            for (uint32_t w = 0; w < W; ++w) {
+                const Core& wr = lay(w, e.a).worker;
+                const Core& ws = lay(w, e.b).worker;
+                edm::host::ChannelSpec c0, c1;
+                for (auto* c : {&c0, &c1}) {
+                    c->buffers = g.slots;
+                    c->packet_bytes = g.message_bytes;
+                    c->sharing = edm::Sharing::not_shared;
+                }
+                c0.workers = {{wr.x, wr.y, sem(e.da, false)}};  // a sends on da
+                a.add_sender(c0);
+                c0.workers = {{ws.x, ws.y, sem(e.db, true)}};   // b receives on db
+                b.add_receiver(c0);
+                c1.workers = {{ws.x, ws.y, sem(e.db, false)}};  // b sends on db
+                b.add_sender(c1);
+                c1.workers = {{wr.x, wr.y, sem(e.da, true)}};   // a receives on da
+                a.add_receiver(c1);
+            }
             edm::host::LinkPlan lp;
             try {
                 lp = edm::host::build_link(a, b, {g.eth_l1.base, g.eth_l1.end - g.eth_l1.base, g.eth_l1.reserved},
                                            edm::host::Limits::of<EdmLinkConfig>());
             } catch (const std::invalid_argument& ex) {
-                throw PlanError(pfx + "EDM of hop " + std::to_string(h) + ": " + ex.what());
+                throw PlanError(pfx + "EDM of hop " + std::to_string(h) +
+                                (W > 1 ? " (" + std::to_string(W) + " workers per link, " + std::to_string(2 * W) + " channels)"
+                                       : std::string()) + ": " + ex.what());
             }
             plan.edm.push_back({hp.a, lp.edm_args(edm::host::Side::a)});
             plan.edm.push_back({hp.b, lp.edm_args(edm::host::Side::b)});
-            // rank a, direction da: sends channel 0, receives channel 1 (end a).
-            auto& la = plan.ranks[e.a].link_args;
-            const uint32_t ba = 1 + e.da * edm_link_dir_args;
-            la[ba] = edm_link_flag_send | edm_link_flag_recv;
-            la[ba + 1] = landing(e.da);
-            put(la, ba + 2, lp.worker_args(edm::host::Side::a, 0, 0, hp.a.x, hp.a.y));
-            put(la, ba + 2 + edm::args::w_count, lp.worker_args(edm::host::Side::a, 1, 0, hp.a.x, hp.a.y));
-            // rank b, direction db: sends channel 1, receives channel 0 (end b).
-            auto& lb = plan.ranks[e.b].link_args;
-            const uint32_t bb = 1 + e.db * edm_link_dir_args;
-            lb[bb] = edm_link_flag_send | edm_link_flag_recv;
-            lb[bb + 1] = landing(e.db);
-            put(lb, bb + 2, lp.worker_args(edm::host::Side::b, 1, 0, hp.b.x, hp.b.y));
-            put(lb, bb + 2 + edm::args::w_count, lp.worker_args(edm::host::Side::b, 0, 0, hp.b.x, hp.b.y));
-            for (bool rx : {false, true}) {
-                plan.zero_words.push_back({wr, sem(e.da, rx)});
-                plan.zero_words.push_back({ws, sem(e.db, rx)});
+            for (uint32_t w = 0; w < W; ++w) {
+                const uint32_t tx = 2 * w, rx = 2 * w + 1;
+                // rank a, direction da: sends channel 2w, receives channel 2w + 1 (end a).
+                auto& la = lay(w, e.a).link_args;
+                const uint32_t ba = 1 + e.da * edm_link_dir_args;
+                la[ba] = edm_link_flag_send | edm_link_flag_recv;
+                la[ba + 1] = landing(e.da);
+                put(la, ba + 2, lp.worker_args(edm::host::Side::a, tx, 0, hp.a.x, hp.a.y));
+                put(la, ba + 2 + edm::args::w_count, lp.worker_args(edm::host::Side::a, rx, 0, hp.a.x, hp.a.y));
+                // rank b, direction db: sends channel 2w + 1, receives channel 2w (end b).
+                auto& lb = lay(w, e.b).link_args;
+                const uint32_t bb = 1 + e.db * edm_link_dir_args;
+                lb[bb] = edm_link_flag_send | edm_link_flag_recv;
+                lb[bb + 1] = landing(e.db);
+                put(lb, bb + 2, lp.worker_args(edm::host::Side::b, rx, 0, hp.b.x, hp.b.y));
+                put(lb, bb + 2 + edm::args::w_count, lp.worker_args(edm::host::Side::b, tx, 0, hp.b.x, hp.b.y));
+                for (bool recv : {false, true}) {
+                    plan.zero_words.push_back({lay(w, e.a).worker, sem(e.da, recv)});
+                    plan.zero_words.push_back({lay(w, e.b).worker, sem(e.db, recv)});
+                }
             }
         }
     }
-    // Buffers after the link's L1.
+    // Buffers after the link's L1 (the same addresses on every worker of a rank).
+    for (uint32_t w = 0; w < W; ++w)
     for (uint32_t r = 0; r < n; ++r) {
-        RankLayout& l = plan.ranks[r];
+        RankLayout& l = lay(w, r);
         uint64_t off = detail::round16(at_end);
         l.input = uint32_t(off);
         off += detail::round16(g.buffer_bytes);
@@ -474,14 +541,27 @@ void install_on(const GroupPlan& plan, Cluster& cluster, Launcher& launcher) {
     plan.emit(w);
 }
 
-/// Adds `worker(hal)` on every rank's worker with its args, and `edm_kernel(hal)` on every EDM core.
+/// Adds `worker(hal)` on worker `w` of every rank, with its args.
+template <class Launcher, class WK>
+void add_worker_kernels(const GroupPlan& plan, Launcher& launcher, uint32_t w, WK worker) {
+    for (uint32_t r = 0; r < plan.size(); ++r) {
+        const Core& c = plan.at(r, w).worker;
+        launcher.add({c.chip, c.x, c.y}, worker, plan.worker_args(r, w));
+    }
+}
+
+/// Adds `edm_kernel(hal)` on every EDM core of the plan, with its args.
+template <class Launcher, class EK>
+void add_edm_kernels(const GroupPlan& plan, Launcher& launcher, EK edm_kernel) {
+    for (const EdmKernel& k : plan.edm) launcher.add({k.core.chip, k.core.x, k.core.y}, edm_kernel, k.args);
+}
+
+/// Adds `worker(hal)` on every worker of every rank with its args, and `edm_kernel(hal)` on every
+/// EDM core. (Workers that must know their index: add_worker_kernels per index.)
 template <class Launcher, class WK, class EK>
 void add_kernels(const GroupPlan& plan, Launcher& launcher, WK worker, EK edm_kernel) {
-    for (uint32_t r = 0; r < plan.size(); ++r) {
-        const Core& c = plan.ranks[r].worker;
-        launcher.add({c.chip, c.x, c.y}, worker, plan.worker_args(r));
-    }
-    for (const EdmKernel& k : plan.edm) launcher.add({k.core.chip, k.core.x, k.core.y}, edm_kernel, k.args);
+    for (uint32_t w = 0; w < plan.workers_per_link(); ++w) add_worker_kernels(plan, launcher, w, worker);
+    add_edm_kernels(plan, launcher, edm_kernel);
 }
 
 }  // namespace kccl::coll::host
