@@ -13,6 +13,7 @@
 #include <collectives/sliced.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <sstream>
 #include <vector>
@@ -229,7 +230,12 @@ std::string run_sliced(const SlicedCase& c) {
 
 }  // namespace
 
-TEST_CASE("e2e: several links and workers per link, each worker running its slice (slicer)", "[collectives][e2e][sliced]") {
+namespace {
+
+/// Every op but barrier x ring / line method x p in {2, 3, 5} x count in {0, 1, 37, 1001}, each
+/// on the three setups `setups(op, method, p, count)` gives; returns how many ran (supported).
+template <class Setups>
+uint32_t sweep_sliced(Setups setups) {
     using Red = Reducer<float, RedOp::sum>;
     uint32_t runs = 0;
     for (Op op : {Op::all_gather, Op::reduce_scatter, Op::all_reduce, Op::broadcast, Op::reduce, Op::gather,
@@ -237,10 +243,7 @@ TEST_CASE("e2e: several links and workers per link, each worker running its slic
         for (Method m : {Method::ring_cw, Method::ring_bidir, Method::ring_meet_middle, Method::line})
             for (uint32_t p : {2u, 3u, 5u})
                 for (uint32_t count : {0u, 1u, 37u, 1001u}) {
-                    // IPCQ: 2 links x 2 workers; 1 link x 3 workers. EDM: 2 links, one worker each.
-                    const SlicedCase cases[] = {{op, m, Transport::ipcq, p, 2, 2, count, count * 3 + p},
-                                                {op, m, Transport::ipcq, p, 1, 3, count, count * 5 + p},
-                                                {op, m, Transport::edm, p, 2, 1, count, count * 7 + p}};
+                    const std::array<SlicedCase, 3> cases = setups(op, m, p, count);
                     for (const SlicedCase& c : cases) {
                         const std::string r = run_sliced<Red>(c);
                         if (r.rfind("not supported", 0) == 0) continue;
@@ -249,6 +252,18 @@ TEST_CASE("e2e: several links and workers per link, each worker running its slic
                         ++runs;
                     }
                 }
+    return runs;
+}
+
+}  // namespace
+
+TEST_CASE("e2e: several links and workers per link, each worker running its slice (slicer)", "[collectives][e2e][sliced]") {
+    // IPCQ: 2 links x 2 workers; 1 link x 3 workers. EDM: 2 links, one worker each.
+    const uint32_t runs = sweep_sliced([](Op op, Method m, uint32_t p, uint32_t count) {
+        return std::array<SlicedCase, 3>{SlicedCase{op, m, Transport::ipcq, p, 2, 2, count, count * 3 + p},
+                                         SlicedCase{op, m, Transport::ipcq, p, 1, 3, count, count * 5 + p},
+                                         SlicedCase{op, m, Transport::edm, p, 2, 1, count, count * 7 + p}};
+    });
     CHECK(runs > 900);
 }
 
@@ -262,25 +277,12 @@ TEST_CASE("e2e: sliced bf16 all_reduce with 4 workers on 8 ranks", "[collectives
 }
 
 TEST_CASE("e2e: several workers share one EDM link, each on its own channels", "[collectives][e2e][sliced]") {
-    using Red = Reducer<float, RedOp::sum>;
-    uint32_t runs = 0;
-    for (Op op : {Op::all_gather, Op::reduce_scatter, Op::all_reduce, Op::broadcast, Op::reduce, Op::gather,
-                  Op::scatter, Op::all_to_all, Op::send_recv})
-        for (Method m : {Method::ring_cw, Method::ring_bidir, Method::ring_meet_middle, Method::line})
-            for (uint32_t p : {2u, 3u, 5u})
-                for (uint32_t count : {0u, 1u, 37u, 1001u}) {
-                    // EDM: 1 link x 2 workers, 1 link x 4 workers (8 channels: the EDM's limit), 2 x 2.
-                    const SlicedCase cases[] = {{op, m, Transport::edm, p, 1, 2, count, count * 11 + p},
-                                                {op, m, Transport::edm, p, 1, 4, count, count * 13 + p},
-                                                {op, m, Transport::edm, p, 2, 2, count, count * 17 + p}};
-                    for (const SlicedCase& c : cases) {
-                        const std::string r = run_sliced<Red>(c);
-                        if (r.rfind("not supported", 0) == 0) continue;
-                        INFO(c.describe());
-                        CHECK(r == "");
-                        ++runs;
-                    }
-                }
+    // EDM: 1 link x 2 workers, 1 link x 4 workers (8 channels: the EDM's limit), 2 x 2.
+    const uint32_t runs = sweep_sliced([](Op op, Method m, uint32_t p, uint32_t count) {
+        return std::array<SlicedCase, 3>{SlicedCase{op, m, Transport::edm, p, 1, 2, count, count * 11 + p},
+                                         SlicedCase{op, m, Transport::edm, p, 1, 4, count, count * 13 + p},
+                                         SlicedCase{op, m, Transport::edm, p, 2, 2, count, count * 17 + p}};
+    });
     CHECK(runs > 900);
 }
 

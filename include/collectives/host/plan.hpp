@@ -455,22 +455,19 @@ inline GroupPlan build_group(const GroupSpec& g) {
             }
             plan.edm.push_back({hp.a, lp.edm_args(edm::host::Side::a)});
             plan.edm.push_back({hp.b, lp.edm_args(edm::host::Side::b)});
+            // One end's direction: it sends on channel `send_ch` and receives on `recv_ch`.
+            auto fill = [&](std::vector<uint32_t>& args, uint32_t dir, edm::host::Side side, const Core& eth,
+                            uint32_t send_ch, uint32_t recv_ch) {
+                const uint32_t base = 1 + dir * edm_link_dir_args;
+                args[base] = edm_link_flag_send | edm_link_flag_recv;
+                args[base + 1] = landing(dir);
+                put(args, base + 2, lp.worker_args(side, send_ch, 0, eth.x, eth.y));
+                put(args, base + 2 + edm::args::w_count, lp.worker_args(side, recv_ch, 0, eth.x, eth.y));
+            };
             for (uint32_t w = 0; w < W; ++w) {
-                const uint32_t tx = 2 * w, rx = 2 * w + 1;
-                // rank a, direction da: sends channel 2w, receives channel 2w + 1 (end a).
-                auto& la = lay(w, e.a).link_args;
-                const uint32_t ba = 1 + e.da * edm_link_dir_args;
-                la[ba] = edm_link_flag_send | edm_link_flag_recv;
-                la[ba + 1] = landing(e.da);
-                put(la, ba + 2, lp.worker_args(edm::host::Side::a, tx, 0, hp.a.x, hp.a.y));
-                put(la, ba + 2 + edm::args::w_count, lp.worker_args(edm::host::Side::a, rx, 0, hp.a.x, hp.a.y));
-                // rank b, direction db: sends channel 2w + 1, receives channel 2w (end b).
-                auto& lb = lay(w, e.b).link_args;
-                const uint32_t bb = 1 + e.db * edm_link_dir_args;
-                lb[bb] = edm_link_flag_send | edm_link_flag_recv;
-                lb[bb + 1] = landing(e.db);
-                put(lb, bb + 2, lp.worker_args(edm::host::Side::b, rx, 0, hp.b.x, hp.b.y));
-                put(lb, bb + 2 + edm::args::w_count, lp.worker_args(edm::host::Side::b, tx, 0, hp.b.x, hp.b.y));
+                // Rank a (direction da, end a) sends channel 2w and receives 2w + 1; rank b the reverse.
+                fill(lay(w, e.a).link_args, e.da, edm::host::Side::a, hp.a, 2 * w, 2 * w + 1);
+                fill(lay(w, e.b).link_args, e.db, edm::host::Side::b, hp.b, 2 * w + 1, 2 * w);
                 for (bool recv : {false, true}) {
                     plan.zero_words.push_back({lay(w, e.a).worker, sem(e.da, recv)});
                     plan.zero_words.push_back({lay(w, e.b).worker, sem(e.db, recv)});
