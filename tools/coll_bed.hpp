@@ -162,7 +162,7 @@ struct Bed {
         kccl::set_assert_handler(&throw_handler);
         const uint32_t n = o.ranks, W = std::max<uint32_t>(1, o.workers_per_link);
         if (W > 1 && (o.transport != coll::Transport::edm || o.t3000))
-            throw std::invalid_argument("the bed puts several workers per link only on EDM rings / lines / meshes of chips "
+            throw std::invalid_argument("the bed puts several workers per link only on the EDM transport "
                                         "(not IPCQ, not the T3000 layout)");
         ch::GroupSpec g;
         g.transport = o.transport;

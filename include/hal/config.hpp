@@ -25,15 +25,27 @@
 #define KCCL_UNLIKELY(x) (x)
 #endif
 
+/// KCCL_DEVICE_BUILD: 1 when compiled for a device core (tt-metal's JIT defines KERNEL_BUILD /
+/// TENSIX_FIRMWARE or COMPILE_FOR_ERISC / _BRISC / _NCRISC / _TRISC; any RISC-V target counts too).
+#if defined(KERNEL_BUILD) || defined(TENSIX_FIRMWARE) || defined(COMPILE_FOR_ERISC) || defined(COMPILE_FOR_BRISC) || \
+    defined(COMPILE_FOR_NCRISC) || defined(COMPILE_FOR_TRISC) || defined(__riscv)
+#define KCCL_DEVICE_BUILD 1
+#else
+#define KCCL_DEVICE_BUILD 0
+#endif
+
 /// A blocking slow path (a wait that found nothing ready). On the device it stays out of line:
 /// instruction memory is small and a wait only spins on an L1 word. On a host (the emulation) it
 /// is inlined into the kernel: there a wait is a fiber switch, and when the fiber resumes, every
 /// frame between the kernel's loop and the switch that differs from the previous fiber's costs a
-/// mispredicted return (docs/performance.md, "Where a fiber switch's time goes").
-#if defined(__riscv) || !(defined(__GNUC__) || defined(__clang__))
+/// mispredicted return (docs/performance.md, "Where a fiber switch's time goes"). Define it
+/// yourself (before any kccl include) to choose.
+#ifndef KCCL_WAIT_PATH
+#if KCCL_DEVICE_BUILD || !(defined(__GNUC__) || defined(__clang__))
 #define KCCL_WAIT_PATH KCCL_NOINLINE
 #else
 #define KCCL_WAIT_PATH KCCL_FORCEINLINE
+#endif
 #endif
 
 // C++20 concepts are offered only where the compiler has them; tt-metal builds kernels as C++17.

@@ -327,10 +327,25 @@ TEST_CASE("plan: several workers per EDM link, and its named limits", "[collecti
             CHECK(a[a[group_args::link_args] + 1 + 2 * edm_link_dir_args + 2 + kccl::edm::args::w_worker_sem] ==
                   plan.worker_args(r, 0)[a[group_args::link_args] + 1 + 2 * edm_link_dir_args + 2 + kccl::edm::args::w_worker_sem]);
         }
-    // the channels of one EDM: buffers of different workers do not overlap
-    const auto a0 = plan.worker_args(0, 0), a1 = plan.worker_args(0, 1);
-    const uint32_t tx_base = a0[group_args::link_args] + 1 + 2 * edm_link_dir_args + 2 + kccl::edm::args::w_buffers_base;
-    CHECK(a0[tx_base] != a1[tx_base]);
+    // Rank 0's E link: every worker's send and receive channel is on the same EDM (the same
+    // Ethernet core), and the 2W channels' buffers are 2W distinct regions of it, as are their
+    // EDM semaphores.
+    {
+        std::vector<uint32_t> bases, edm_sems;
+        for (uint32_t w = 0; w < 3; ++w) {
+            const auto a = plan.worker_args(0, w);
+            const uint32_t dir = a[group_args::link_args] + 1 + 2 * edm_link_dir_args;
+            for (uint32_t ch_at : {dir + 2, dir + 2 + kccl::edm::args::w_count}) {
+                CHECK(a[ch_at + kccl::edm::args::w_edm_xy] == plan.worker_args(0, 0)[dir + 2 + kccl::edm::args::w_edm_xy]);
+                bases.push_back(a[ch_at + kccl::edm::args::w_buffers_base]);
+                edm_sems.push_back(a[ch_at + kccl::edm::args::w_edm_sem]);
+            }
+        }
+        std::sort(bases.begin(), bases.end());
+        std::sort(edm_sems.begin(), edm_sems.end());
+        CHECK(std::adjacent_find(bases.begin(), bases.end()) == bases.end());
+        CHECK(std::adjacent_find(edm_sems.begin(), edm_sems.end()) == edm_sems.end());
+    }
     CHECK_THROWS_WITH(plan.at(0, 3), Catch::Contains("worker 3 is out of range (the group has 3 worker(s) per link)"));
 
     CHECK_THROWS_WITH(ch::build_group(spec(5)),

@@ -107,7 +107,7 @@ const Scenario kOpDram4 = with_workers(kOpDram, 4, "op, DRAM, 4 workers/link");
 constexpr uint32_t kWorkersPerLink = 4;
 /// Program launch cost of the checked scenario, CALIBRATED from the fit's intercept exactly as
 /// kDramLaunchUs (which was fitted with 1 worker per link): with 4 workers per link and the launch
-/// at 2.70 us the 1 KiB line extrapolates to 5.198 us at N = 0, so the launch is 2.70 - (5.198 -
+/// at 2.70 us the 1 KiB line extrapolates to ~5.20 us at N = 0, so the launch is 2.70 - (5.20 -
 /// 4.42) = 1.92 us. The DRAM latency is NOT re-fitted (kDramLatencyCycles, fitted with 1 worker).
 constexpr double kDramW4LaunchUs = 1.92;
 Scenario with_launch(Scenario s, double launch_us, const char* name) {
@@ -309,6 +309,31 @@ TEST_CASE("fidelity: small-tensor all_gather, 4 workers per link, EDM buffers wi
         uint32_t slots, packet;
         const char* name;
     };
+    // Whether one EDM of the variant (4 workers: 4 sender and 4 receiver channels of `slots` x
+    // `packet`) fits the ~106 KiB a Wormhole Ethernet core leaves free: the EDM builder's own check.
+    auto fits_wormhole_eth = [](uint32_t slots, uint32_t packet) {
+        namespace eh = kccl::edm::host;
+        eh::EdmEnd a, b;
+        for (uint32_t c = 0; c < 8; ++c) {  // channel c: its own worker core
+            eh::ChannelSpec ch;
+            ch.buffers = slots;
+            ch.packet_bytes = packet;
+            ch.message_count = 1;
+            ch.workers = {{1 + c, 1, 0x100}};
+            if (c % 2 == 0) a.add_sender(ch), b.add_receiver(ch);
+            else a.add_receiver(ch), b.add_sender(ch);
+        }
+        try {
+            (void)eh::build_link(a, b, {0x1000, 106 * 1024, 0x800});
+            return true;
+        } catch (const eh::ConfigError&) {
+            return false;
+        }
+    };
+    CHECK(fits_wormhole_eth(2, 4096));
+    CHECK(fits_wormhole_eth(3, 4096));
+    CHECK_FALSE(fits_wormhole_eth(2, 8192));
+    CHECK_FALSE(fits_wormhole_eth(4, 16384));
     for (const V v : {V{2, 4096, "4 w/l, 2 x 4 KiB"}, V{3, 4096, "4 w/l, 3 x 4 KiB"}, V{2, 8192, "4 w/l, 2 x 8 KiB"},
                       V{2, 16384, "4 w/l, 2 x 16 KiB"}, V{4, 16384, "4 w/l, 4 x 16 KiB"}})
         for (uint32_t chips : {4u, 8u})

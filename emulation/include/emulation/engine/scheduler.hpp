@@ -126,6 +126,11 @@ public:
     template <class OnIdle>
     void run(OnIdle&& on_idle) {
         fiber::OverflowHandlerScope overflow_handler;
+        // However run() ends (on_idle may throw), this thread no longer points the overflow
+        // handler at a task's guard record: the tasks die with the Scheduler.
+        struct ClearGuard {
+            ~ClearGuard() { fiber::current_guard().store(nullptr, std::memory_order_relaxed); }
+        } clear_guard;
         {
             IgnoreScope ig;
             ring_.assign(tasks_.size() + 1, 0);
@@ -158,7 +163,6 @@ public:
             t->st->sched_task = UINT32_MAX;
             t->st->sched_parked = 0;
         }
-        fiber::current_guard().store(nullptr, std::memory_order_relaxed);
     }
 
     // ---- called from the running fiber ---------------------------------------------------------
@@ -513,7 +517,11 @@ private:
         tl_core = me->st;
         set_guard(me);
     }
-    static void set_guard(Task* t) { fiber::current_guard().store(&t->guard, std::memory_order_relaxed); }
+    static void set_guard(Task* t) {
+        // The record was filled in add(), on this thread; the handler runs on this thread too.
+        std::atomic_signal_fence(std::memory_order_release);
+        fiber::current_guard().store(&t->guard, std::memory_order_relaxed);
+    }
     /// Switches from `me` (nullptr = main) to `next` (nullptr = main), whose context is `to`.
     void transfer(Task* me, Task* next, fiber::Context& to, bool dying) {
         fiber::Context* from;

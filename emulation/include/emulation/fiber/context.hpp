@@ -357,6 +357,7 @@ inline struct sigaction& previous_segv() {
 }
 inline void segv_handler(int sig, siginfo_t* info, void* uctx) {
     const GuardInfo* g = current_guard().load(std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_acquire);  // pairs with the scheduler's set_guard
     const uint8_t* lo = g ? g->lo : nullptr;
     const uint8_t* hi = g ? g->hi : nullptr;
     const auto* a = static_cast<const uint8_t*>(info->si_addr);
