@@ -65,8 +65,8 @@
 // KCCL_ENABLE_ASSERTS chooses whether KCCL_ASSERT is compiled in:
 //   * default 1 on host builds (the emulation, host tests): checks cost little there and a failed
 //     check must be a clear error, never silent corruption;
-//   * default 0 on device builds (tt-metal's JIT defines KERNEL_BUILD / TENSIX_FIRMWARE, or
-//     COMPILE_FOR_ERISC / COMPILE_FOR_BRISC / COMPILE_FOR_NCRISC / COMPILE_FOR_TRISC): code size;
+//   * default 0 on device builds (KCCL_DEVICE_BUILD: tt-metal's JIT defines KERNEL_BUILD /
+//     TENSIX_FIRMWARE, or COMPILE_FOR_ERISC / _BRISC / _NCRISC / _TRISC; or any RISC-V target): code size;
 //   * define it to 0 or 1 yourself (before any kccl include, e.g. -DKCCL_ENABLE_ASSERTS=1) to choose.
 // Checks that a protocol needs to stay correct are not asserts: they return a status (e.g.
 // edm::Status) or are selected by a runtime mode (IPCQ strict mode) and report through the same
@@ -76,8 +76,7 @@
 // halts (it must not return normally). The emulation installs its own for every run: a failed
 // check fails that core with the message (Launcher::run reports it); a kernel never traps there.
 #ifndef KCCL_ENABLE_ASSERTS
-#if defined(KERNEL_BUILD) || defined(TENSIX_FIRMWARE) || defined(COMPILE_FOR_ERISC) || \
-    defined(COMPILE_FOR_BRISC) || defined(COMPILE_FOR_NCRISC) || defined(COMPILE_FOR_TRISC)
+#if KCCL_DEVICE_BUILD
 #define KCCL_ENABLE_ASSERTS 0
 #else
 #define KCCL_ENABLE_ASSERTS 1
