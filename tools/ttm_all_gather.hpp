@@ -63,7 +63,8 @@ inline constexpr uint32_t stage = 19;                    ///< readers: 2 chunks 
 inline constexpr uint32_t sem_filled = 20;               ///< writer's L1: chunks pushed into its CB
 inline constexpr uint32_t sem_credit = 21;               ///< reader's L1: CB slots freed by the writer
 inline constexpr uint32_t sem_committed = 22;            ///< SR's L1: chunks RW committed to DRAM
-inline constexpr uint32_t edm = 23;                      ///< RR / SW: edm::args::w_count worker-channel args
+inline constexpr uint32_t shared_cb = 23;                ///< readers: 1 = the CB is shared L1 (no NoC push)
+inline constexpr uint32_t edm = 24;                      ///< RR / SW: edm::args::w_count worker-channel args
 inline constexpr uint32_t count = edm + edm::args::w_count;
 }  // namespace a
 
@@ -94,8 +95,22 @@ namespace detail {
 template <class H>
 void push_chunk(H& h, uint32_t src, uint32_t n, uint32_t k, uint32_t chunk) {
     const uint32_t px = h.arg(a::peer_x), py = h.arg(a::peer_y);
-    h.noc_write(src, h.noc_addr(px, py, h.arg(a::cb) + (k % cb_slots) * chunk), n);
+    if (h.arg(a::shared_cb) == 0) h.noc_write(src, h.noc_addr(px, py, h.arg(a::cb) + (k % cb_slots) * chunk), n);
     h.sem_inc(h.noc_addr(px, py, h.arg(a::sem_filled)), 1);
+}
+/// A CB shared by the two kernels of one Tensix core, emulated on two cores: the reader core's
+/// and the writer core's memories (host pointers). On the hardware both kernels address the same
+/// L1 bytes, so nothing moves and nothing is charged: the writer's CB slot takes the reader's
+/// bytes by a host copy (not hal.l1_ptr, which would charge an L1 access).
+struct SharedCb {
+    const uint8_t* reader_l1 = nullptr;  ///< nullptr: the CB is filled over the NoC (Cb::noc)
+    uint8_t* writer_l1 = nullptr;
+};
+/// Writer side: chunk k (n bytes) of the reader's stage becomes the writer's CB slot.
+template <class H>
+void take_chunk(H& h, const SharedCb& s, uint32_t cb_slot, uint32_t k, uint32_t n, uint32_t chunk) {
+    if (!s.reader_l1) return;
+    __builtin_memcpy(s.writer_l1 + cb_slot, s.reader_l1 + h.arg(a::stage) + (k % cb_slots) * chunk, n);
 }
 /// Page-wise NoC reads of [from, +n) into local `dst`, then a read barrier.
 template <class H>
@@ -139,7 +154,7 @@ uint64_t receiver_reader(H& h) {
 /// RW: CB -> DRAM output, committed per chunk; frees the CB slot and tells SR about chunks it
 /// forwards.
 template <class H>
-uint64_t receiver_writer(H& h) {
+uint64_t receiver_writer(H& h, const detail::SharedCb& shared = {}) {
     const Geometry g(h);
     const uint32_t cb = h.arg(a::cb), filled = h.arg(a::sem_filled);
     const uint64_t out = h.noc_addr(h.arg(a::dram_x), h.arg(a::dram_y), h.arg(a::output));
@@ -150,6 +165,7 @@ uint64_t receiver_writer(H& h) {
         h.sem_wait_min(filled, k + 1);
         const uint32_t c = k % g.chunks_per_slice, hop = k / g.chunks_per_slice + 1;
         const uint32_t bytes = g.chunk_bytes(c);
+        detail::take_chunk(h, shared, cb + (k % cb_slots) * g.chunk, k, bytes, g.chunk);
         detail::write_pages(h, cb + (k % cb_slots) * g.chunk, out + g.out_at(g.upstream(hop), c), bytes, g.page);
         h.noc_write_barrier();  // committed: the sender reader may read it back; the CB slot is free
         h.sem_inc(credit, 1);
@@ -184,7 +200,7 @@ uint64_t sender_reader(H& h) {
 
 /// SW: CB -> EDM sender channel (and the own input's chunks -> DRAM output when local_copy).
 template <class H, class Config = edm::DefaultConfig>
-uint64_t sender_writer(H& h) {
+uint64_t sender_writer(H& h, const detail::SharedCb& shared = {}) {
     const Geometry g(h);
     const edm::WorkerChannel ch = edm::load_worker_channel(h, a::edm);
     const uint32_t cb = h.arg(a::cb), filled = h.arg(a::sem_filled);
@@ -196,6 +212,7 @@ uint64_t sender_writer(H& h) {
         h.sem_wait_min(filled, k + 1);
         const uint32_t c = k % g.chunks_per_slice;
         const uint32_t bytes = g.chunk_bytes(c), src = cb + (k % cb_slots) * g.chunk;
+        detail::take_chunk(h, shared, src, k, bytes, g.chunk);
         if (local_copy && k < g.chunks_per_slice) detail::write_pages(h, src, out + g.out_at(g.rank, c), bytes, g.page);
         h.sem_wait(ch.worker_sem, 1);  // the EDM granted a slot
         h.sem_set(ch.worker_sem, 0);   // clear before notifying the EDM

@@ -67,6 +67,24 @@ struct Options {
     uint32_t iterations = 3;         ///< timed programs after the warmup program
     double launch_us = 0;
     uint32_t dram_read_cycles = 0, dram_write_cycles = 0;
+    /// How the bidirectional ring splits the work: meet_middle — every fragment whole, clockwise
+    /// ring_size / 2 hops and anticlockwise (ring_size - 1) / 2; split_halves — half of every
+    /// fragment each way, all ring_size - 1 hops (seed 000, "Bidirectionality": "the current
+    /// approach ... sends half of each tensor in opposite directions fully around the ring").
+    enum class Bidir { meet_middle, split_halves };
+    Bidir bidir = Bidir::meet_middle;
+    /// How a direction's bytes are divided among its W workers: tt_metal — whole chunks (packets of
+    /// pages) dealt out as tt-metal's all_gather does (each worker full_chunks / W, the first
+    /// full_chunks % W one more, the remaining pages to the next worker; workers without a chunk
+    /// idle, their channels absent); equal — W equal slices (each cut into chunks).
+    enum class Split { tt_metal, equal };
+    Split split = Split::tt_metal;
+    /// The CB between the reader and the writer of one Tensix core: shared — one L1 on the
+    /// hardware, so the writer takes the reader's bytes with no modelled transfer (a host copy
+    /// between the two emulated cores' memories; only the semaphores go over the NoC); noc — the
+    /// reader pushes the chunk into the writer's L1 with a NoC write (a transfer tt-metal does not make).
+    enum class Cb { shared, noc };
+    Cb cb = Cb::shared;
     uint64_t seed = 7;
 };
 
@@ -87,12 +105,31 @@ struct Result {
 inline Result run(const Options& o) {
     const uint32_t N = o.chips, W = o.workers, B = o.bytes_per_chip;
     if (N < 3) throw std::invalid_argument("ttm all_gather: a ring of 3 chips at least");
-    if (B % (16 * W)) throw std::invalid_argument("ttm all_gather: bytes per chip must split into 16-byte slices");
-    const uint32_t S = B / W;  // slice per worker
+    const bool halves = o.bidir == Options::Bidir::split_halves;
     const uint32_t max_packet = o.max_packet ? o.max_packet : largest_fitting_packet(W, o.slots, o.page);
-    const uint32_t chunk = std::min(max_packet, S);
-    const uint32_t C = (S + chunk - 1) / chunk;
-    const uint32_t hops[2] = {N / 2, (N - 1) / 2};  // clockwise, anticlockwise
+    // The bytes each direction moves of every fragment, and worker w's part of them.
+    const uint32_t R = halves ? B / 2 : B;
+    if (R % 16 || (halves && B % 32)) throw std::invalid_argument("ttm all_gather: bytes per chip must be a multiple of 16 (32 split)");
+    struct Part {
+        uint32_t off = 0, bytes = 0, chunk = 0;
+    };
+    std::vector<Part> parts(W);
+    if (o.split == Options::Split::equal) {
+        if (R % (16 * W)) throw std::invalid_argument("ttm all_gather: bytes per chip must split into 16-byte slices");
+        for (uint32_t w = 0; w < W; ++w) parts[w] = {w * (R / W), R / W, std::min(max_packet, R / W)};
+    } else {
+        const uint32_t full = R / max_packet, rem = R % max_packet;
+        uint32_t at = 0;
+        for (uint32_t w = 0; w < W; ++w) {
+            const uint32_t n = full / W + (w < full % W ? 1 : 0);
+            const uint32_t bytes = n * max_packet + (rem && w == full % W ? rem : 0);
+            parts[w] = {at, bytes, n ? max_packet : (bytes + 15u) & ~15u};
+            at += bytes;
+        }
+    }
+    uint32_t chunk = 0;  // the largest packet
+    for (const Part& q : parts) chunk = std::max(chunk, q.chunk);
+    const uint32_t hops[2] = {halves ? N - 1 : N / 2, halves ? N - 1 : (N - 1) / 2};  // clockwise, anticlockwise
     const uint32_t programs = 1 + o.iterations;
 
     // L1 of a role core: semaphores at 0x100.., stage (readers) / CB (writers) from 0x1000.
@@ -143,8 +180,9 @@ inline Result run(const Options& o) {
             for (uint32_t d = 0; d < 2; ++d) {
                 eh::ChannelSpec ch;
                 ch.buffers = o.slots;
-                ch.packet_bytes = chunk;
-                ch.message_count = hops[d] * C;
+                if (parts[w].bytes == 0) continue;  // an idle worker: no channel, no kernels
+                ch.packet_bytes = parts[w].chunk;
+                ch.message_count = hops[d] * ((parts[w].bytes + parts[w].chunk - 1) / parts[w].chunk);
                 const uint32_t snd = d == 0 ? r : s, rcv = d == 0 ? s : r;
                 const emu::CoreCoord sw = role_core(snd, d, w, 3), rr = role_core(rcv, d, w, 0);
                 eh::ChannelSpec cs = ch, cr = ch;
@@ -167,26 +205,29 @@ inline Result run(const Options& o) {
                     base[a::hops] = hops[d];
                     base[a::cw] = d == 0;
                     base[a::frag_bytes] = B;
-                    base[a::slice_off] = w * S;
-                    base[a::slice_bytes] = S;
-                    base[a::chunk] = chunk;
+                    base[a::slice_off] = (halves ? d * R : 0) + parts[w].off;
+                    base[a::slice_bytes] = parts[w].bytes;
+                    base[a::chunk] = parts[w].chunk;
                     base[a::page] = o.page;
                     base[a::dram_x] = dram_x;
                     base[a::dram_y] = dram_y;
                     base[a::input] = in_at;
                     base[a::output] = out_of(p);
-                    base[a::local_copy] = d == 0;
+                    base[a::local_copy] = halves || d == 0;  // the own fragment's part this direction moves
                     base[a::stage] = stage;
                     base[a::cb] = cb;
                     base[a::sem_filled] = sem_filled;
                     base[a::sem_credit] = sem_credit;
                     base[a::sem_committed] = sem_committed;
+                    base[a::shared_cb] = o.cb == Options::Cb::shared;
                     const emu::CoreCoord rr = role_core(r, d, w, 0), rw = role_core(r, d, w, 1), sr = role_core(r, d, w, 2),
                                          sw = role_core(r, d, w, 3);
                     // The EDM channel args: RR on the link it receives from, SW on the link it sends on.
                     // Clockwise: receive on link r-1 -> r (end b), send on link r -> r+1 (end a).
                     const uint32_t in_link = d == 0 ? (r + N - 1) % N : r, out_link = d == 0 ? r : (r + N - 1) % N;
-                    const uint32_t ch = 2 * w + d;
+                    if (parts[w].bytes == 0) continue;
+                    uint32_t ch = d;  // channel of (w, d): 2 per active worker before w
+                    for (uint32_t v = 0; v < w; ++v) ch += parts[v].bytes ? 2 : 0;
                     const LinkEdm& li = links[in_link];
                     const LinkEdm& lo = links[out_link];
                     const bool in_is_b = d == 0, out_is_a = d == 0;
@@ -207,9 +248,12 @@ inline Result run(const Options& o) {
                     for (const emu::CoreCoord c : {rr, rw, sr, sw})
                         for (uint32_t sem : {sem_filled, sem_credit, sem_committed, sem_edm}) launch.init_word(c, sem, 0);
                     launch.add(rr, [](auto& h) { return receiver_reader(h); }, rr_args);
-                    launch.add(rw, [](auto& h) { return receiver_writer(h); }, rw_args);
+                    const bool sh = o.cb == Options::Cb::shared;
+                    const detail::SharedCb rcb{sh ? cluster.l1(rr).data() : nullptr, sh ? cluster.l1(rw).data() : nullptr};
+                    const detail::SharedCb scb{sh ? cluster.l1(sr).data() : nullptr, sh ? cluster.l1(sw).data() : nullptr};
+                    launch.add(rw, [rcb](auto& h) { return receiver_writer(h, rcb); }, rw_args);
                     launch.add(sr, [](auto& h) { return sender_reader(h); }, sr_args);
-                    launch.add(sw, [](auto& h) { return sender_writer(h); }, sw_args);
+                    launch.add(sw, [scb](auto& h) { return sender_writer(h, scb); }, sw_args);
                 }
         auto edm_kernel = [](auto& h) -> uint64_t {
             kccl::edm::Edm<kccl::edm::DefaultConfig> e;
