@@ -20,11 +20,14 @@
 //                         the own input's chunks also -> DRAM output (the local copy)
 // THE EMULATION RUNS ONE KERNEL PER CORE (Launcher::add refuses a second kernel on a core; a core
 // is one fiber with one clock and one NoC port), so each of the four kernels runs on an emulated
-// core of its own, and a CB between a reader and a writer of one Tensix core is in the WRITER's L1:
-// the reader pushes a chunk into it over the NoC (noc_write of the pages + sem_inc "filled"), the
-// writer frees a slot with a sem_inc back ("credit"). That handoff is a NoC transfer tt-metal does
-// not make (its two RISCs share the L1): per chunk of p bytes ceil(p / 32) cycles at each port plus
-// the NoC latency, twice per forwarding hop (RR -> RW, SR -> SW). It is the model's known excess.
+// core of its own. The CB between the reader and the writer of one Tensix core is modelled as
+// shared L1 (detail::SharedCb, the default): the reader fills a slot of its own L1 and increments
+// the writer's "filled" semaphore over the NoC; the writer takes the slot's bytes by a host copy
+// between the two emulated memories (no modelled time: on the hardware both kernels address the
+// same bytes) and increments the reader's "credit" semaphore once its writes have left the slot.
+// Without a SharedCb (Cb::noc on the host side) the reader instead pushes the chunk into the
+// writer's L1 with a NoC write: a transfer tt-metal does not make (ceil(bytes / 32) cycles at each
+// port plus the NoC latency, twice per forwarding hop), kept as a variant.
 //
 // Ring, bidirectional as tt-metal's ring all_gather with num_workers_per_link = 8: W workers per
 // link send clockwise and W anticlockwise, each direction moving full fragments half the ring
