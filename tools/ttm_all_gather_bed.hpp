@@ -12,6 +12,7 @@
 #include <emulation/emulation.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -86,6 +87,9 @@ struct Options {
     enum class Cb { shared, noc };
     Cb cb = Cb::shared;
     uint64_t seed = 7;
+    /// Non-zero: an UNTIMED run under the emulation's adversary with this seed (random schedule,
+    /// delayed and split deliveries within the contract), to check the kernels' protocol, not time.
+    uint64_t adversary_seed = 0;
 };
 
 /// Input element i of chip r (any bits: the op moves data, never combines it).
@@ -276,7 +280,12 @@ inline Result run(const Options& o) {
     wo.dram_write_cycles = o.dram_write_cycles;
     auto model = emu::wormhole_model(wo);
     emu::RunOptions ro;
-    ro.timing = model.get();
+    ro.timing = o.adversary_seed ? nullptr : model.get();
+    if (o.adversary_seed) {
+        ro.adversary.enabled = true;
+        ro.adversary.seed = o.adversary_seed;
+        ro.watchdog = std::chrono::milliseconds(20000);
+    }
     ro.dirty_l1 = emu::RunOptions::DirtyL1::on;  // nothing may rely on L1 it did not write
     Result res;
     res.packet = chunk;
