@@ -389,25 +389,7 @@ TEST_CASE("fidelity: small-tensor all_gather, 4 workers per link, EDM buffers wi
     };
     // Whether one EDM of the variant (4 workers: 4 sender and 4 receiver channels of `slots` x
     // `packet`) fits the ~106 KiB a Wormhole Ethernet core leaves free: the EDM builder's own check.
-    auto fits_wormhole_eth = [](uint32_t slots, uint32_t packet) {
-        namespace eh = kccl::edm::host;
-        eh::EdmEnd a, b;
-        for (uint32_t c = 0; c < 8; ++c) {  // channel c: its own worker core
-            eh::ChannelSpec ch;
-            ch.buffers = slots;
-            ch.packet_bytes = packet;
-            ch.message_count = 1;
-            ch.workers = {{1 + c, 1, 0x100}};
-            if (c % 2 == 0) a.add_sender(ch), b.add_receiver(ch);
-            else a.add_receiver(ch), b.add_sender(ch);
-        }
-        try {
-            (void)eh::build_link(a, b, {0x1000, 106 * 1024, 0x800});
-            return true;
-        } catch (const eh::ConfigError&) {
-            return false;
-        }
-    };
+    auto fits_wormhole_eth = [](uint32_t slots, uint32_t packet) { return kccl::ttm::host::edm_fits(4, slots, packet); };
     CHECK(fits_wormhole_eth(2, 4096));
     CHECK(fits_wormhole_eth(3, 4096));
     CHECK_FALSE(fits_wormhole_eth(2, 8192));
