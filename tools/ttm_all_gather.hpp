@@ -29,15 +29,19 @@
 // writer's L1 with a NoC write: a transfer tt-metal does not make (ceil(bytes / 32) cycles at each
 // port plus the NoC latency, twice per forwarding hop), kept as a variant.
 //
-// Ring, bidirectional as tt-metal's ring all_gather with num_workers_per_link = 8: W workers per
-// link send clockwise and W anticlockwise, each direction moving full fragments half the ring
-// (clockwise ring_size / 2 hops, anticlockwise (ring_size - 1) / 2: every fragment reaches every
-// chip once). Worker w of a direction moves slice w of every fragment (bytes [w S, (w + 1) S) of
-// each chip's tensor) in chunks of up to `chunk` bytes (the EDM packet), pages of `page` bytes.
-// Chunk k received by chip r in a direction is slice-chunk k % C of the fragment of the chip k / C + 1
-// hops upstream; it is forwarded when k / C + 1 < hops.
+// Ring, bidirectional as tt-metal's ring all_gather (FULL_TENSOR mode): W workers per link send
+// clockwise and W anticlockwise (8 EDM channels at W = 4), each direction moving full fragments
+// half the ring (`hops`: clockwise ring_size / 2, anticlockwise (ring_size - 1) / 2, so every
+// fragment reaches every chip once; the host side also offers SPLIT_TENSOR, half of each fragment
+// each way, ring_size - 1 hops). A worker moves one slice of every fragment (args slice_off,
+// slice_bytes: bytes [off, off + slice) of each chip's tensor; the host decides the split) in
+// chunks of up to `chunk` bytes (its EDM packet), pages of `page` bytes. Chunk k received by chip r
+// in a direction is slice-chunk k % C of the fragment of the chip k / C + 1 hops upstream; it is
+// forwarded when k / C + 1 < hops.
 //
-// Device part: C++17, no heap, no exceptions. Host part (namespace host): std, throws.
+// Device part (this file): C++17, freestanding (no heap, no exceptions, no iostream); checks on the
+// host after the run (RR returns the number of packets whose length was not the expected one).
+// Host part: tools/ttm_all_gather_bed.hpp.
 #pragma once
 
 #include <edm/edm.hpp>
