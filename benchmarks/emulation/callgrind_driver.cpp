@@ -11,6 +11,7 @@
 //   edm   2080 packets of 16 KiB through an EDM pair, 2 buffers     (edm/stream_16k/buffers/2)
 //   mesh  64x64 IPCQ torus, 32 rounds, four neighbours               (emulation/mesh/64x64)
 //   ring  3000 laps of one 16-byte token around 8 chips through EDMs  (edm/ring_ping/8chips)
+// KCCL_CG_HANDOFF=0 runs plain FIFO (ScheduleOptions::handoff = false), for side-by-side runs.
 // Each run prints its run hash and step count: a change to the engine's cost that keeps the
 // schedule must keep both. The cost per run is (count with N runs - count with 1) / (N - 1).
 #if defined(KCCL_CALLGRIND_DRIVER)
@@ -20,11 +21,20 @@
 #include <ipcq/host/plan.hpp>
 #include <ipcq/ipcq.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace iq = kccl::ipcq;
 namespace ih = kccl::ipcq::host;
 namespace eb = kccl::bench::edm_bench;
+
+/// The run options: the defaults, or plain FIFO without the handoff with KCCL_CG_HANDOFF=0.
+static kccl::emu::RunOptions options() {
+    kccl::emu::RunOptions o;
+    const char* h = std::getenv("KCCL_CG_HANDOFF");
+    if (h && std::strcmp(h, "0") == 0) o.schedule.handoff = false;
+    return o;
+}
 
 static int ipcq(int runs) {
     kccl::emu::ChipSpec c;
@@ -63,7 +73,7 @@ static int ipcq(int runs) {
     }, plan.runtime_args(1));
     for (int r = 0; r < runs; ++r) {
         ih::install_on(cl, 0, plan);
-        auto rep = launch.run({});
+        auto rep = launch.run(options());
         if (!rep.ok()) { std::puts(rep.summary().c_str()); return 1; }
         std::printf("ipcq run hash %llx steps %llu\n", (unsigned long long)rep.run_hash, (unsigned long long)rep.steps);
     }
@@ -77,7 +87,7 @@ static int edm(int runs) {
     kccl::emu::Launcher launch(cluster);
     const auto link = eb::add_stream_link(cluster, launch, spec);
     for (int r = 0; r < runs; ++r) {
-        auto rep = launch.run({});
+        auto rep = launch.run(options());
         if (!rep.ok()) { std::puts(rep.summary().c_str()); return 1; }
         std::printf("edm run hash %llx steps %llu\n", (unsigned long long)rep.run_hash, (unsigned long long)rep.steps);
     }
@@ -88,7 +98,7 @@ static int ring(int runs) {
     eb::RingPing r(8, 30, 3000);
     for (int i = 0; i < runs; ++i) {
         r.reset();
-        auto rep = r.launch.run({});
+        auto rep = r.launch.run(options());
         if (!rep.ok()) { std::puts(rep.summary().c_str()); return 1; }
         std::printf("ring run hash %llx steps %llu switches %llu ns per hop %.1f\n", (unsigned long long)rep.run_hash,
                     (unsigned long long)rep.steps, (unsigned long long)rep.switches,
@@ -103,7 +113,7 @@ static int mesh(int runs) {
     kccl::scenario::Mesh m(s);
     for (int r = 0; r < runs; ++r) {
         m.reinstall();
-        auto rep = m.launch->run({});
+        auto rep = m.launch->run(options());
         if (!rep.ok() || m.bad_cores(rep)) { std::puts(rep.summary().substr(0, 2000).c_str()); return 1; }
         std::printf("mesh run hash %llx steps %llu\n", (unsigned long long)rep.run_hash, (unsigned long long)rep.steps);
     }

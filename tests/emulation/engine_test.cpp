@@ -129,6 +129,10 @@ void overflow_run() {
     std::_Exit(0);  // not reached
 }
 
+namespace handoff_test {
+constexpr uint32_t kSem = 0x100, kStop = 0x200, kQuit = 0x300, kCap = 100000;
+}
+
 }  // namespace
 
 TEST_CASE("fiber engine: cores park and wake; both engines give the same results", "[emulation][engine]") {
@@ -212,6 +216,80 @@ TEST_CASE("fiber engine: the same seed gives the same run hash, another seed ano
     KCCL_REQUIRE_OK(x);
     REQUIRE(x.run_hash == y.run_hash);
     REQUIRE(x.replay == "policy=random,seed=3");
+}
+
+TEST_CASE("fiber engine, fifo: the core a write readies runs next, earlier ones queue in order", "[emulation][engine][handoff]") {
+    // W yields once (so A, B and C park first), then readies A, B and C in that order and ends.
+    // With the handoff, C (readied last) runs next and A, B follow in the queue's order; with
+    // handoff = false the order is the queue's: A, B, C.
+    using namespace handoff_test;
+    Cluster c(topo::single_chip(small_chip()));
+    for (bool handoff : {true, false}) {
+        INFO("handoff " << handoff);
+        c.clear_memory();
+        std::vector<uint32_t> order;  // fiber engine: every kernel runs on this thread
+        Launcher L(c);
+        L.add(c.chip(0).worker(0, 0), [](auto& h) {
+            h.context_switch();
+            for (uint32_t x = 1; x <= 3; ++x) h.sem_inc(h.noc_addr(x, 0, kSem), 1);
+        });
+        for (uint32_t x = 1; x <= 3; ++x)
+            L.add(c.chip(0).worker(x, 0), [&order, x](auto& h) {
+                h.sem_wait(kSem, 1);
+                order.push_back(x);
+            });
+        RunOptions o = with(Policy::fifo, 1);
+        o.schedule.handoff = handoff;
+        auto r = L.run(o);
+        KCCL_REQUIRE_OK(r);
+        REQUIRE(order == (handoff ? std::vector<uint32_t>{3, 1, 2} : std::vector<uint32_t>{1, 2, 3}));
+        REQUIRE(r.replay == (handoff ? "policy=fifo,seed=1" : "policy=fifo,seed=1,handoff=0"));
+    }
+}
+
+TEST_CASE("fiber engine, fifo: a chain of handoffs lets the queue's head run within kHandoffChain picks", "[emulation][engine][handoff]") {
+    // P and Q bounce a semaphore: every bounce readies the other by a write, so each takes the
+    // run-next slot in turn. Z, ready from the start, writes P's stop flag. P stops at the first
+    // round that sees it (or after kCap rounds: a chain without a bound never lets Z run).
+    using namespace handoff_test;
+    Cluster c(topo::single_chip(small_chip()));
+    for (bool handoff : {true, false}) {
+        INFO("handoff " << handoff);
+        c.clear_memory();
+        Launcher L(c);
+        L.add(c.chip(0).worker(0, 0), [](auto& h) -> uint64_t {  // P
+            const auto q = h.noc_addr(1, 0, 0);
+            for (uint32_t i = 1;; ++i) {
+                if (h.sem_read(kStop) != 0 || i > kCap) {
+                    h.noc_inline_write32(q + kQuit, 1);  // lands before the sem_inc (same core)
+                    h.sem_inc(q + kSem, 1);
+                    return i;
+                }
+                h.sem_inc(q + kSem, 1);
+                h.sem_wait(kSem, i);
+            }
+        });
+        L.add(c.chip(0).worker(1, 0), [](auto& h) {  // Q
+            for (uint32_t i = 1;; ++i) {
+                h.sem_wait(kSem, i);
+                if (h.sem_read(kQuit) != 0) return;
+                h.sem_inc(h.noc_addr(0, 0, kSem), 1);
+            }
+        });
+        L.add(c.chip(0).worker(2, 0), [](auto& h) { h.noc_inline_write32(h.noc_addr(0, 0, kStop), 1); });  // Z
+        RunOptions o = with(Policy::fifo, 1);
+        o.schedule.handoff = handoff;
+        auto r = L.run(o);
+        KCCL_REQUIRE_OK(r);
+        const uint64_t rounds = r.at(c.chip(0).worker(0, 0)).value;
+        if (handoff) {
+            // The chain alternates P and Q: P runs kHandoffChain / 2 times before Z's turn.
+            REQUIRE(rounds > 2);
+            REQUIRE(rounds <= kccl::emu::kHandoffChain / 2 + 2);
+        } else {
+            REQUIRE(rounds == 2);  // plain FIFO: Z runs right after Q's first turn
+        }
+    }
 }
 
 TEST_CASE("PCT finds an ordering bug, prints the replay setting, and the setting replays it", "[emulation][engine][pct]") {

@@ -126,10 +126,11 @@ inline std::string replay_string(const RunOptions& o) {
     const uint64_t seed = o.schedule.policy == Policy::automatic && o.adversary.enabled ? o.adversary.seed : o.schedule.seed;
     std::string s = std::string("policy=") + to_string(p) + ",seed=" + std::to_string(seed);
     if (p == Policy::pct) s += ",depth=" + std::to_string(o.schedule.pct_depth);
+    if (p == Policy::fifo && !o.schedule.handoff) s += ",handoff=0";
     return s;
 }
 
-/// Applies a replay setting ("policy=fifo|random|pct,seed=N[,depth=D][,engine=fibers|threads]")
+/// Applies a replay setting ("policy=fifo|random|pct,seed=N[,depth=D][,handoff=0|1][,engine=fibers|threads]")
 /// to `o`: seed sets the schedule's seed and the adversary's seed (and with it the dirty-L1
 /// garbage) and the random start skew's seed. Throws EmulationError naming a bad key or value.
 inline void apply_replay(RunOptions& o, const std::string& spec) {
@@ -161,12 +162,15 @@ inline void apply_replay(RunOptions& o, const std::string& spec) {
             o.skew_seed = x;
         } else if (k == "depth") {
             o.schedule.pct_depth = uint32_t(num());
+        } else if (k == "handoff") {
+            if (v != "0" && v != "1") throw EmulationError("KCCL_EMU_REPLAY: '" + kv + "': handoff must be 0 or 1");
+            o.schedule.handoff = v == "1";
         } else if (k == "engine") {
             if (v == "fibers") o.engine = Engine::fibers;
             else if (v == "threads") o.engine = Engine::threads;
             else throw EmulationError("KCCL_EMU_REPLAY: engine '" + v + "' is unknown (allowed: fibers, threads)");
         } else {
-            throw EmulationError("KCCL_EMU_REPLAY: key '" + k + "' is unknown (allowed: policy, seed, depth, engine)");
+            throw EmulationError("KCCL_EMU_REPLAY: key '" + k + "' is unknown (allowed: policy, seed, depth, handoff, engine)");
         }
     }
 }

@@ -3,7 +3,9 @@
 // memory readies it only if its wait can now succeed, and a policy picks the next ready core.
 //
 // Policies (every choice from ScheduleOptions::seed):
-//   fifo   — ready cores run in the order they became ready (fastest; no preemption);
+//   fifo   — ready cores run in the order they became ready (fastest; no preemption), except
+//            that a core readied by the running core's write takes the "run next" slot
+//            (ScheduleOptions::handoff, on by default; see there);
 //   random — at every contract operation, with preempt_percent chance, the running core yields;
 //            the next core is drawn at random from the ready ones;
 //   pct    — PCT (Burckhardt et al., ASPLOS 2010): random distinct priorities, the highest ready
@@ -68,7 +70,19 @@ struct ScheduleOptions {
     uint64_t pct_steps = 20000;
     /// random: chance per contract operation that the running core yields.
     uint32_t preempt_percent = 10;
+    /// fifo: a core that the running core's write readies runs next, ahead of the queue (the
+    /// "run next" slot of Go's scheduler): when the writer parks, the reader of what it wrote
+    /// runs while that data is in cache, and a core woken meanwhile only for bookkeeping (an
+    /// acknowledgement) waits in the queue and often handles it together with its next real
+    /// work. If the writer readies several, the last one runs next and the earlier ones join the
+    /// queue. A yield, a start or a wake() joins the queue. After kHandoffChain picks in a row
+    /// from the slot the queue's head runs, so no ready core waits forever behind a chain of
+    /// handoffs. false: plain FIFO.
+    bool handoff = true;
 };
+
+/// fifo with handoff: at most this many picks in a row from the "run next" slot.
+inline constexpr uint32_t kHandoffChain = 64;
 
 namespace detail {
 /// The core whose kernel runs on this thread / fiber (for the device-check handler).
@@ -134,6 +148,9 @@ public:
         {
             IgnoreScope ig;
             ring_.assign(tasks_.size() + 1, 0);
+            head_ = tail_ = 0;
+            run_next_ = kNone;
+            chain_ = 0;
             ready_flag_.assign(tasks_.size(), 0);
             init_priorities();
             for (auto& t : tasks_) make_ready_locked(t.get());
@@ -324,7 +341,7 @@ private:
         if (i == UINT32_MAX) return;
         Task* t = tasks_[i].get();
         if (t->state != State::parked || !can_proceed(*st)) return;
-        make_ready_locked(t);
+        make_ready_locked(t, true);
     }
 
     static bool can_proceed(const CoreState& st) {
@@ -339,6 +356,11 @@ private:
             case WaitKind::next_program: return false;
             default: return true;
         }
+    }
+
+    void push_ring(uint32_t index) {
+        ring_[tail_] = index;
+        tail_ = tail_ + 1 == ring_.size() ? 0 : tail_ + 1;
     }
 
     uint64_t rand() {
@@ -364,11 +386,17 @@ private:
         low_prio_ = 0;
     }
 
-    void make_ready_locked(Task* t) {
+    /// `by_write`: readied by the running core's write (fifo: may take the run-next slot).
+    void make_ready_locked(Task* t, bool by_write = false) {
         t->state = State::ready;
         t->st->sched_parked = 0;
         if (ready_flag_[t->index]) return;
         ready_flag_[t->index] = 1;
+        if (by_write && opt_.policy == Policy::fifo && opt_.handoff && current_) {
+            if (run_next_ != kNone) push_ring(run_next_);  // the earlier one joins the queue
+            run_next_ = t->index;
+            return;
+        }
         if (opt_.policy == Policy::timed) {
             // Woken by a delivery: it resumes at the arrival (a wait returns at max(now, arrival)).
             const vtime_t at = in_event_ ? event_now_ : current_ ? current_->clock : 0;
@@ -376,8 +404,7 @@ private:
             rheap_.push_back(Ready{t->clock, ready_seq_++, t->index});
             std::push_heap(rheap_.begin(), rheap_.end(), later);
         } else if (opt_.policy == Policy::fifo) {
-            ring_[tail_] = t->index;
-            tail_ = tail_ + 1 == ring_.size() ? 0 : tail_ + 1;
+            push_ring(t->index);
         } else {
             ready_.push_back(t->index);
         }
@@ -399,9 +426,20 @@ private:
                 break;
             }
         } else if (opt_.policy == Policy::fifo) {
-            if (head_ == tail_) return nullptr;
-            i = ring_[head_];
-            head_ = head_ + 1 == ring_.size() ? 0 : head_ + 1;
+            if (run_next_ != kNone && chain_ < kHandoffChain) {
+                i = run_next_;
+                run_next_ = kNone;
+                ++chain_;
+            } else {
+                chain_ = 0;
+                if (run_next_ != kNone) {  // the chain is long enough: the queue's head first
+                    push_ring(run_next_);
+                    run_next_ = kNone;
+                }
+                if (head_ == tail_) return nullptr;
+                i = ring_[head_];
+                head_ = head_ + 1 == ring_.size() ? 0 : head_ + 1;
+            }
         } else {
             if (ready_.empty()) return nullptr;
             size_t at = 0;
@@ -624,8 +662,11 @@ private:
     size_t stack_size_;
     uint64_t rng_;
     std::vector<std::unique_ptr<Task>> tasks_;
+    static constexpr uint32_t kNone = UINT32_MAX;
     std::vector<uint32_t> ring_;  // fifo ready ring (capacity tasks + 1)
     size_t head_ = 0, tail_ = 0;
+    uint32_t run_next_ = kNone;   // fifo with handoff: the core that runs next (not in ring_)
+    uint32_t chain_ = 0;          // picks in a row from run_next_
     std::vector<uint32_t> ready_;  // random / pct ready set
     std::vector<uint8_t> ready_flag_;
     Task* current_ = nullptr;
