@@ -227,22 +227,26 @@ TEST_CASE("fiber engine, fifo: the core a write readies runs next, earlier ones 
     for (bool handoff : {true, false}) {
         INFO("handoff " << handoff);
         c.clear_memory();
-        std::vector<uint32_t> order;  // fiber engine: every kernel runs on this thread
+        // Each of A, B, C returns its place in the order (an atomic: under TSan a fiber switch
+        // is no synchronisation, so a plain shared vector would be a reported race).
+        std::atomic<uint32_t> place{0};
         Launcher L(c);
         L.add(c.chip(0).worker(0, 0), [](auto& h) {
             h.context_switch();
             for (uint32_t x = 1; x <= 3; ++x) h.sem_inc(h.noc_addr(x, 0, kSem), 1);
         });
         for (uint32_t x = 1; x <= 3; ++x)
-            L.add(c.chip(0).worker(x, 0), [&order, x](auto& h) {
+            L.add(c.chip(0).worker(x, 0), [&place](auto& h) -> uint64_t {
                 h.sem_wait(kSem, 1);
-                order.push_back(x);
+                return place.fetch_add(1, std::memory_order_relaxed);
             });
         RunOptions o = with(Policy::fifo, 1);
         o.schedule.handoff = handoff;
         auto r = L.run(o);
         KCCL_REQUIRE_OK(r);
-        REQUIRE(order == (handoff ? std::vector<uint32_t>{3, 1, 2} : std::vector<uint32_t>{1, 2, 3}));
+        std::vector<uint64_t> order(3);  // order[k]: the core that ran k-th
+        for (uint32_t x = 1; x <= 3; ++x) order.at(r.at(c.chip(0).worker(x, 0)).value) = x;
+        REQUIRE(order == (handoff ? std::vector<uint64_t>{3, 1, 2} : std::vector<uint64_t>{1, 2, 3}));
         REQUIRE(r.replay == (handoff ? "policy=fifo,seed=1" : "policy=fifo,seed=1,handoff=0"));
     }
 }
