@@ -41,6 +41,9 @@
 //
 // Device part (this file): C++17, freestanding (no heap, no exceptions, no iostream); checks on the
 // host after the run (RR returns the number of packets whose length was not the expected one).
+// EMULATION ONLY: with a SharedCb the writer kernels copy between two emulated cores' memories
+// through host pointers, which no device can do; it is a model of tt-metal's op for the fidelity
+// test, not a kernel to run on hardware.
 // Host part: tools/ttm_all_gather_bed.hpp.
 #pragma once
 

@@ -62,7 +62,7 @@ struct Options {
     uint32_t chips = 4;
     uint32_t bytes_per_chip = 4096;  ///< float elements x 4
     uint32_t workers = 4;            ///< W per direction per link (tt-metal: num_workers_per_link = 2W)
-    uint32_t slots = 1;              ///< EDM buffers per channel (tt-metal's all_gather: 1)
+    uint32_t slots = 2;              ///< EDM buffers per channel (tt-metal's num_edm_buffers_per_channel default: 2)
     uint32_t max_packet = 0;         ///< 0: largest_fitting_packet(workers, slots, page)
     uint32_t page = 4096;            ///< a float 32 x 32 tile
     uint32_t iterations = 3;         ///< timed programs after the warmup program
@@ -90,6 +90,9 @@ struct Options {
     /// Non-zero: an UNTIMED run under the emulation's adversary with this seed (random schedule,
     /// delayed and split deliveries within the contract), to check the kernels' protocol, not time.
     uint64_t adversary_seed = 0;
+    /// The engine of an adversarial run (a timed run is always the fiber engine): threads runs
+    /// every kernel on an OS thread, so TSan checks the kernels' ordering on the host memory model.
+    emu::Engine engine = emu::Engine::fibers;
 };
 
 /// Input element i of chip r (any bits: the op moves data, never combines it).
@@ -284,6 +287,7 @@ inline Result run(const Options& o) {
     if (o.adversary_seed) {
         ro.adversary.enabled = true;
         ro.adversary.seed = o.adversary_seed;
+        ro.engine = o.engine;
         ro.watchdog = std::chrono::milliseconds(20000);
     }
     ro.dirty_l1 = emu::RunOptions::DirtyL1::on;  // nothing may rely on L1 it did not write

@@ -11,7 +11,7 @@
 // Reports: ns_per_hop (= lap / 8), lap_ns, one_way_ns (= ns_per_hop: a hop is one chip-to-chip
 //          one-way trip, worker to worker), the paired raw spin ping-pong (raw_one_way_ns,
 //          vs_raw = ns_per_hop / raw one-way), busy_cores; fiber engine: switches_per_hop (core
-//          switches per hop, warmup laps included: 6.06 with plain FIFO, 4.04 with the handoff).
+//          switches per hop, warmup laps included: 6.01 with plain FIFO, 4.01 with the handoff).
 #include "edm/edm_bench.hpp"
 
 namespace {

@@ -417,36 +417,74 @@ TEST_CASE("fidelity: small-tensor all_gather, 4 workers per link, EDM buffers wi
 // the clockwise links carry 2 x 64 KiB, 10.9 us at the 12.06 GB/s a link moves 4 KiB packets at,
 // where the fit's (N-1) x bytes / 20.8 GB/s is 9.45 us (docs/emulation.md). Expected values: the
 // published formula only.
-TEST_CASE("fidelity: small-tensor all_gather within 10% of tt-metal's fit (known gap)", "[fidelity][collectives][fidelity-gap][!shouldfail]") {
+constexpr std::pair<uint32_t, uint32_t> kKnownGap{4u, 65536u};
+
+// The seven points that are within 10% stay there, and every point's runs are correct (a normal
+// case: a regression or a wrong output fails it).
+TEST_CASE("fidelity: small-tensor all_gather, the points within 10% of tt-metal's fit stay there", "[fidelity][collectives]") {
     for (uint32_t chips : {4u, 8u})
         for (uint32_t bytes : kSizes) {
             const Timed& t = ttm_point(chips, bytes);
             const double fit = published_fit_us(chips, bytes);
             INFO(chips << " chips, " << bytes << " B per chip: modelled " << t.us << " us, fit " << fit << " us");
             CHECK(t.wrong == 0);
-            CHECK(t.us == Approx(fit).epsilon(0.10));
+            if (std::pair{chips, bytes} != kKnownGap) CHECK(t.us == Approx(fit).epsilon(0.10));
         }
 }
 
+// The issue's requirement at the one point that misses it, expected to fail until the model meets
+// it. Only the 10% comparison is here: the runs' correctness is asserted by the case above (a
+// [!shouldfail] case would turn any failure into an expected one).
+TEST_CASE("fidelity: small-tensor all_gather within 10% of tt-metal's fit (known gap)", "[fidelity][collectives][fidelity-gap][!shouldfail]") {
+    const Timed& t = ttm_point(kKnownGap.first, kKnownGap.second);
+    const double fit = published_fit_us(kKnownGap.first, kKnownGap.second);
+    INFO(kKnownGap.first << " chips, " << kKnownGap.second << " B per chip: modelled " << t.us << " us, fit " << fit << " us");
+    CHECK(t.us == Approx(fit).epsilon(0.10));
+}
+
 // The tt-metal-structure kernels under the adversary (untimed: random schedules, delayed and split
-// deliveries, dirty L1): every program's output still right, for both CB models and both splits.
+// deliveries, dirty L1): every program's output still right, for both CB models, both splits,
+// both bidirectional modes, 1 and 2 EDM buffers per channel, and on the thread engine (where the
+// shared CB's host copy between two cores' memories is ordered by the semaphores alone: the TSan
+// preset checks it).
 TEST_CASE("tt-metal all_gather worker structure: outputs under the adversary", "[collectives][ttm]") {
     namespace th = kccl::ttm::host;
+    struct Case {
+        uint32_t chips, bytes, slots;
+        th::Options::Split split;
+        th::Options::Bidir bidir;
+        kccl::emu::Engine engine;
+    };
+    constexpr auto F = kccl::emu::Engine::fibers, T = kccl::emu::Engine::threads;
+    const Case cases[] = {
+        {4, 65536, 2, th::Options::Split::tt_metal, th::Options::Bidir::meet_middle, F},
+        {5, 12288, 2, th::Options::Split::equal, th::Options::Bidir::meet_middle, F},
+        {8, 4096, 2, th::Options::Split::tt_metal, th::Options::Bidir::meet_middle, F},
+        {4, 16384, 2, th::Options::Split::tt_metal, th::Options::Bidir::split_halves, F},
+        {5, 20480, 1, th::Options::Split::tt_metal, th::Options::Bidir::split_halves, F},
+        {3, 16384, 1, th::Options::Split::equal, th::Options::Bidir::meet_middle, F},
+        {4, 16384, 2, th::Options::Split::tt_metal, th::Options::Bidir::meet_middle, T},
+    };
     for (uint64_t seed : {1u, 2u, 3u})
         for (const auto cb : {th::Options::Cb::shared, th::Options::Cb::noc})
-            for (const auto& [chips, bytes, split] : {std::tuple{4u, 65536u, th::Options::Split::tt_metal},
-                                                      std::tuple{5u, 12288u, th::Options::Split::equal},
-                                                      std::tuple{8u, 4096u, th::Options::Split::tt_metal}}) {
+            for (const Case& k : cases) {
+                if (k.engine == T && seed != 1) continue;  // OS threads: one seed per CB model is enough
                 th::Options o = ttm_checked();
-                o.chips = chips;
-                o.bytes_per_chip = bytes;
-                o.split = split;
+                o.chips = k.chips;
+                o.bytes_per_chip = k.bytes;
+                o.slots = k.slots;
+                o.split = k.split;
+                o.bidir = k.bidir;
+                o.engine = k.engine;
                 o.cb = cb;
                 o.iterations = 1;
                 o.adversary_seed = seed;
                 const th::Result r = th::run(o);
-                INFO("seed " << seed << ", " << chips << " chips, " << bytes << " B: " << r.report.summary());
+                INFO("seed " << seed << ", " << k.chips << " chips, " << k.bytes << " B, " << k.slots << " slots, split "
+                             << int(k.split) << ", bidir " << int(k.bidir) << ", engine " << int(k.engine) << ": "
+                             << r.report.summary());
                 REQUIRE(r.report.ok());
+                REQUIRE(r.report.engine == k.engine);
                 CHECK(r.wrong == 0);
             }
 }

@@ -296,6 +296,36 @@ TEST_CASE("fiber engine, fifo: a chain of handoffs lets the queue's head run wit
     }
 }
 
+TEST_CASE("fiber engine: the handoff is fifo's only; its replay key round-trips and is checked", "[emulation][engine][handoff]") {
+    Cluster c(topo::single_chip(small_chip()));
+    // random and pct never use the slot: the same seed gives the same schedule either way.
+    for (Policy p : {Policy::random, Policy::pct}) {
+        INFO("policy " << kccl::emu::to_string(p));
+        RunOptions on = with(p, 5), off = with(p, 5);
+        off.schedule.handoff = false;
+        auto a = contended(c, on), b = contended(c, off);
+        KCCL_REQUIRE_OK(a);
+        KCCL_REQUIRE_OK(b);
+        REQUIRE(a.run_hash == b.run_hash);
+        REQUIRE(a.replay == b.replay);  // no handoff key outside fifo
+    }
+    // fifo: the replay string names handoff=0 and gives it back; the key's values are checked.
+    RunOptions off = with(Policy::fifo, 1);
+    off.schedule.handoff = false;
+    c.clear_memory();  // ping_pong counts from 0
+    auto f_off = ping_pong(c, 50, off);
+    KCCL_REQUIRE_OK(f_off);
+    REQUIRE(f_off.replay == "policy=fifo,seed=1,handoff=0");
+    RunOptions back = normal();
+    kccl::emu::apply_replay(back, f_off.replay);
+    REQUIRE_FALSE(back.schedule.handoff);
+    kccl::emu::apply_replay(back, "handoff=1");
+    REQUIRE(back.schedule.handoff);
+    RunOptions bad = normal();
+    REQUIRE_THROWS_WITH(kccl::emu::apply_replay(bad, "handoff=yes"), Catch::Contains("'handoff=yes': handoff must be 0 or 1"));
+    REQUIRE_THROWS_WITH(kccl::emu::apply_replay(bad, "speed=1"), Catch::Contains("(allowed: policy, seed, depth, handoff, engine)"));
+}
+
 TEST_CASE("PCT finds an ordering bug, prints the replay setting, and the setting replays it", "[emulation][engine][pct]") {
     Cluster c(topo::single_chip(small_chip()));
     auto ok_run = [&](const RunOptions& o) {
