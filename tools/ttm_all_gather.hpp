@@ -53,6 +53,22 @@
 
 #include <stdint.h>
 
+// The shared CB's host copy reads another emulated core's memory outside the contract. On the
+// untimed engines the reader's own sem_inc orders it; on the timed engine the sem_inc lands in a
+// delivery event that another fiber runs, and a fiber switch is no synchronisation under TSan, so
+// the hand-over of a CB slot is told to TSan directly (what the one L1 gives on the hardware).
+#if defined(__SANITIZE_THREAD__)
+#define KCCL_TTM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KCCL_TTM_TSAN 1
+#endif
+#endif
+#ifdef KCCL_TTM_TSAN
+extern "C" void __tsan_acquire(void* addr);
+extern "C" void __tsan_release(void* addr);
+#endif
+
 namespace kccl::ttm {
 
 /// Runtime args shared by the four roles (indices into the core's args).
@@ -116,11 +132,30 @@ struct SharedCb {
     const uint8_t* reader_l1 = nullptr;  ///< nullptr: the CB is filled over the NoC (Cb::noc)
     uint8_t* writer_l1 = nullptr;
 };
+/// TSan only (no-ops otherwise): the reader hands stage slot k over (release) or takes it back
+/// (acquire) — the sync object is the slot's first byte in the reader's memory.
+inline void cb_release(const SharedCb& s, uint32_t at) {
+#ifdef KCCL_TTM_TSAN
+    if (s.reader_l1) __tsan_release(const_cast<uint8_t*>(s.reader_l1 + at));
+#else
+    (void)s, (void)at;
+#endif
+}
+inline void cb_acquire(const SharedCb& s, uint32_t at) {
+#ifdef KCCL_TTM_TSAN
+    if (s.reader_l1) __tsan_acquire(const_cast<uint8_t*>(s.reader_l1 + at));
+#else
+    (void)s, (void)at;
+#endif
+}
 /// Writer side: chunk k (n bytes) of the reader's stage becomes the writer's CB slot.
 template <class H>
 void take_chunk(H& h, const SharedCb& s, uint32_t cb_slot, uint32_t k, uint32_t n, uint32_t chunk) {
     if (!s.reader_l1) return;
-    __builtin_memcpy(s.writer_l1 + cb_slot, s.reader_l1 + h.arg(a::stage) + (k % cb_slots) * chunk, n);
+    const uint32_t at = h.arg(a::stage) + (k % cb_slots) * chunk;
+    cb_acquire(s, at);
+    __builtin_memcpy(s.writer_l1 + cb_slot, s.reader_l1 + at, n);
+    cb_release(s, at);  // the reader may refill the slot once the credit comes
 }
 /// Page-wise NoC reads of [from, +n) into local `dst`, then a read barrier.
 template <class H>
@@ -137,7 +172,7 @@ void write_pages(H& h, uint32_t src, uint64_t to, uint32_t n, uint32_t page) {
 
 /// RR: EDM receiver channel -> CB of RW, chunk by chunk.
 template <class H, class Config = edm::DefaultConfig>
-uint64_t receiver_reader(H& h) {
+uint64_t receiver_reader(H& h, const detail::SharedCb& shared = {}) {
     const Geometry g(h);
     const edm::WorkerChannel ch = edm::load_worker_channel(h, a::edm);
     const uint32_t stage = h.arg(a::stage), credit = h.arg(a::sem_credit);
@@ -150,11 +185,13 @@ uint64_t receiver_reader(H& h) {
         const uint32_t want = g.chunk_bytes(k % g.chunks_per_slice);
         if (edm::note_length(note) != want) ++bad;  // checked on the host (the kernel's return value)
         if (k >= cb_slots) h.sem_wait_min(credit, k - cb_slots + 1);  // RW freed the CB slot
+        detail::cb_acquire(shared, stage + (k % cb_slots) * g.chunk);
         const uint32_t dst = stage + (k % cb_slots) * g.chunk;
         if (k >= cb_slots) h.noc_writes_flushed();  // the stage slot's previous push has left it
         const uint32_t slot = ch.buffers_base + (k % ch.buffers) * ch.slot_bytes + edm::payload_offset<Config>();
         detail::read_pages(h, h.noc_addr(ch.edm_x, ch.edm_y, slot), dst, want, g.page);
         h.sem_inc(h.noc_addr(ch.edm_x, ch.edm_y, ch.edm_sem), 1);  // the EDM may reuse its slot
+        detail::cb_release(shared, dst);
         detail::push_chunk(h, dst, want, k, g.chunk);
     }
     h.noc_write_barrier();
@@ -187,7 +224,7 @@ uint64_t receiver_writer(H& h, const detail::SharedCb& shared = {}) {
 
 /// SR: DRAM -> CB of SW: the own input's slice, then every chunk to forward once RW committed it.
 template <class H>
-uint64_t sender_reader(H& h) {
+uint64_t sender_reader(H& h, const detail::SharedCb& shared = {}) {
     const Geometry g(h);
     const uint32_t stage = h.arg(a::stage), credit = h.arg(a::sem_credit), committed = h.arg(a::sem_committed);
     const uint32_t dx = h.arg(a::dram_x), dy = h.arg(a::dram_y);
@@ -198,10 +235,12 @@ uint64_t sender_reader(H& h) {
         const uint32_t bytes = g.chunk_bytes(c);
         if (hop > 0) h.sem_wait_min(committed, k - g.chunks_per_slice + 1);  // RW committed it
         if (k >= cb_slots) h.sem_wait_min(credit, k - cb_slots + 1);
+        detail::cb_acquire(shared, stage + (k % cb_slots) * g.chunk);
         const uint32_t dst = stage + (k % cb_slots) * g.chunk;
         if (k >= cb_slots) h.noc_writes_flushed();
         const uint64_t from = hop == 0 ? in + g.off + c * g.chunk : out + g.out_at(g.upstream(hop), c);
         detail::read_pages(h, from, dst, bytes, g.page);
+        detail::cb_release(shared, dst);
         detail::push_chunk(h, dst, bytes, k, g.chunk);
     }
     h.noc_write_barrier();

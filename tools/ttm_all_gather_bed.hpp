@@ -254,12 +254,12 @@ inline Result run(const Options& o) {
                     auto sw_args = with(base, sr, lo.plan.worker_args(out_is_a ? eh::Side::a : eh::Side::b, ch, 0, eo.x, eo.y));
                     for (const emu::CoreCoord c : {rr, rw, sr, sw})
                         for (uint32_t sem : {sem_filled, sem_credit, sem_committed, sem_edm}) launch.init_word(c, sem, 0);
-                    launch.add(rr, [](auto& h) { return receiver_reader(h); }, rr_args);
                     const bool sh = o.cb == Options::Cb::shared;
                     const detail::SharedCb rcb{sh ? cluster.l1(rr).data() : nullptr, sh ? cluster.l1(rw).data() : nullptr};
                     const detail::SharedCb scb{sh ? cluster.l1(sr).data() : nullptr, sh ? cluster.l1(sw).data() : nullptr};
+                    launch.add(rr, [rcb](auto& h) { return receiver_reader(h, rcb); }, rr_args);
                     launch.add(rw, [rcb](auto& h) { return receiver_writer(h, rcb); }, rw_args);
-                    launch.add(sr, [](auto& h) { return sender_reader(h); }, sr_args);
+                    launch.add(sr, [scb](auto& h) { return sender_reader(h, scb); }, sr_args);
                     launch.add(sw, [scb](auto& h) { return sender_writer(h, scb); }, sw_args);
                 }
         auto edm_kernel = [](auto& h) -> uint64_t {
