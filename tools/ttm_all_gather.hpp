@@ -39,11 +39,12 @@
 // in a direction is slice-chunk k % C of the fragment of the chip k / C + 1 hops upstream; it is
 // forwarded when k / C + 1 < hops.
 //
-// Device part (this file): C++17, freestanding (no heap, no exceptions, no iostream); checks on the
-// host after the run (RR returns the number of packets whose length was not the expected one).
-// EMULATION ONLY: with a SharedCb the writer kernels copy between two emulated cores' memories
-// through host pointers, which no device can do; it is a model of tt-metal's op for the fidelity
-// test, not a kernel to run on hardware.
+// Kernel part (this file): the kernels are written as device code (no heap, no exceptions, no
+// iostream); checks on the host after the run (RR returns the number of packets whose length was
+// not the expected one). EMULATION ONLY: with a SharedCb the writer kernels copy between two
+// emulated cores' memories through host pointers, which no device can do, and the file includes
+// the emulation's TSan annotations; it is a model of tt-metal's op for the fidelity test, not a
+// kernel to run on hardware.
 // Host part: tools/ttm_all_gather_bed.hpp.
 #pragma once
 
@@ -57,17 +58,8 @@
 // untimed engines the reader's own sem_inc orders it; on the timed engine the sem_inc lands in a
 // delivery event that another fiber runs, and a fiber switch is no synchronisation under TSan, so
 // the hand-over of a CB slot is told to TSan directly (what the one L1 gives on the hardware).
-#if defined(__SANITIZE_THREAD__)
-#define KCCL_TTM_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define KCCL_TTM_TSAN 1
-#endif
-#endif
-#ifdef KCCL_TTM_TSAN
-extern "C" void __tsan_acquire(void* addr);
-extern "C" void __tsan_release(void* addr);
-#endif
+// The emulation's TSan detection and annotations (KCCL_EMU_SCHED_TSAN, <sanitizer/tsan_interface.h>).
+#include <emulation/engine/tsan.hpp>
 
 namespace kccl::ttm {
 
@@ -135,14 +127,14 @@ struct SharedCb {
 /// TSan only (no-ops otherwise): the reader hands stage slot k over (release) or takes it back
 /// (acquire) — the sync object is the slot's first byte in the reader's memory.
 inline void cb_release(const SharedCb& s, uint32_t at) {
-#ifdef KCCL_TTM_TSAN
+#if KCCL_EMU_SCHED_TSAN
     if (s.reader_l1) __tsan_release(const_cast<uint8_t*>(s.reader_l1 + at));
 #else
     (void)s, (void)at;
 #endif
 }
 inline void cb_acquire(const SharedCb& s, uint32_t at) {
-#ifdef KCCL_TTM_TSAN
+#if KCCL_EMU_SCHED_TSAN
     if (s.reader_l1) __tsan_acquire(const_cast<uint8_t*>(s.reader_l1 + at));
 #else
     (void)s, (void)at;
