@@ -1,0 +1,531 @@
+// kccl/emulation/fabric/fabric.hpp — the routed PE fabric (include/fabric/) emulated cycle-exactly
+// on the timed fiber engine.
+//
+// WHAT IT MODELS (the performance model of the Cerebras WSE reduce/allreduce thesis, chapter 3)
+//   * A PE issues one wavelet per cycle (T_send = 1) and stores one per cycle (T_store = 1); its
+//     operations are sequential (send, recv and relay block).
+//   * The on-ramp and the off-ramp take T_R cycles; router to neighbouring router takes 1 cycle.
+//   * A color crosses a router at most one wavelet per cycle (so a link direction carries one
+//     wavelet per cycle per color, and a ramp one per cycle since the processor is sequential).
+//     Two colors sharing a link direction are not arbitrated against each other: the thesis's
+//     model does not charge for it (in its patterns the second color is stalled behind a full
+//     queue while the first streams, so it does not compete for the link).
+//   * A received wavelet waits at the processor (its input queue) until the PE consumes it;
+//     buffering is unbounded (the thesis's model). A sender never blocks.
+//   * `advance` costs nothing on the issuing PE and no link slot (the thesis's model charges none):
+//     it acts at each router right after the route's last earlier wavelet has passed it, so a
+//     stream waiting there passes one cycle after that wavelet.
+//   So T_message(P, B) = 2 T_R + P + B, T_visit adds 2 T_R + 1 per relaying PE, and a relayed
+//   chain reduce runs at 1 cycle per element plus 2 (P-1)(T_R+1) (tests/fabric/).
+//
+// HOW
+//   Only PEs that run a kernel are fibers (the engine's timed policy: the earliest core runs
+//   first). Every device call first lets every core and event behind its clock catch up
+//   (Scheduler::sync), then acts at its clock. A stream (one send or relay output) walks its
+//   route once, at the sender's clock, carrying per-wavelet times: at each router the times are
+//   pushed back to keep one wavelet per cycle on the color, copies follow every tx direction
+//   (multicast), and the RAMP delivers them into the PE's input queue for the color. A stream
+//   arriving at a router whose current switch position does not accept its direction parks
+//   there (in order) and resumes when an advance on the color reaches that router. Intermediate
+//   routers run no code.
+//
+// ERRORS (FabricError; the run stops, every other PE is released)
+//   * two inputs overlapping on one color at one router (rx sets of several directions): the
+//     PE, the color, the cycle and both directions;
+//   * a deadlock (no PE can run and no stream can move): every blocked PE with the color it
+//     waits on and how many wavelets it has, every parked stream with its router, color,
+//     direction and the position that would accept it;
+//   * at the end: wavelets delivered but never received, streams still parked;
+//   * a kernel's own exception (bad memory offset, bad color), named with its PE.
+//
+// Host-only (C++20).
+#pragma once
+
+#include "../engine/scheduler.hpp"
+#include "../timing.hpp"
+
+#include <fabric/fabric.hpp>
+#include <fabric/host/grid.hpp>
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace kccl::emu::fabric {
+
+using kccl::fabric::Combine;
+using kccl::fabric::Route;
+using kccl::fabric::host::Coord;
+using kccl::fabric::host::Dir;
+using kccl::fabric::host::DirSet;
+using kccl::fabric::host::Grid;
+
+struct FabricError : EmulationError {
+    using EmulationError::EmulationError;
+};
+
+struct RunResult {
+    vtime_t cycles = 0;        ///< when the last PE finished its kernel
+    double wall_seconds = 0;   ///< host time of the run
+    uint64_t streams = 0;      ///< streams walked (sends, relay outputs, advances)
+};
+
+struct FabricOptions {
+    uint64_t seed = 1;            ///< garbage in PE memory (hardware never zeroes it)
+    size_t stack_size = 64 * 1024;
+};
+
+class Fabric;
+
+/// The device API's backend on one PE (kccl::fabric's F).
+class Pe {
+public:
+    uint32_t x() const { return at_.x; }
+    uint32_t y() const { return at_.y; }
+    uint32_t arg(uint32_t i) const;
+    uint8_t* mem(uint32_t offset, uint32_t bytes);
+    template <class T>
+    T* ptr(uint32_t offset, uint32_t n) {
+        return reinterpret_cast<T*>(mem(offset, n * uint32_t(sizeof(T))));
+    }
+    void fabric_send(Route r, const uint32_t* src, uint32_t n);
+    void fabric_recv(Route r, uint32_t* dst, uint32_t n, Combine c);
+    void fabric_relay(Route in, Route out, const uint32_t* local, uint32_t n, Combine c);
+    void fabric_advance(Route r);
+    vtime_t now() const;
+
+private:
+    friend class Fabric;
+    Fabric* f_ = nullptr;
+    Coord at_;
+    uint32_t index_ = 0;
+    std::vector<uint32_t> args_;
+    std::vector<uint8_t> mem_;
+    std::function<void(Pe&)> body_;
+    std::unique_ptr<detail::CoreState> st_;
+    // Waiting state (for the deadlock report).
+    int32_t wait_color = -1;
+    uint32_t wait_need = 0;
+    const char* wait_what = "";
+    bool done = false;
+    vtime_t finish = 0;
+};
+
+class Fabric {
+public:
+    explicit Fabric(const Grid& g, FabricOptions o = {}) : g_(g), o_(o) { g_.validate(); }
+    Fabric(const Fabric&) = delete;
+    Fabric& operator=(const Fabric&) = delete;
+
+    const Grid& grid() const { return g_; }
+
+    /// Runs `body` on `pe` with kernel arguments `args`; its local memory is grid().memory(pe)
+    /// bytes (at least `min_mem`), filled with garbage. Returns the PE (for host access).
+    Pe& launch(Coord pe, std::vector<uint32_t> args, std::function<void(Pe&)> body, uint32_t min_mem = 0) {
+        if (!g_.contains(pe)) throw FabricError("fabric: launch on PE " + to_string(pe) + ", outside the grid");
+        const size_t key = idx(pe);
+        if (pe_of_.count(key)) throw FabricError("fabric: PE " + to_string(pe) + " already runs a kernel");
+        auto p = std::make_unique<Pe>();
+        p->f_ = this;
+        p->at_ = pe;
+        p->index_ = uint32_t(pes_.size());
+        p->args_ = std::move(args);
+        p->body_ = std::move(body);
+        const uint32_t bytes = std::max(g_.memory(pe), min_mem);
+        if (bytes > g_.profile().pe_mem_bytes)
+            throw FabricError("fabric: PE " + to_string(pe) + " needs " + std::to_string(bytes) + " bytes of memory; " + g_.profile().name + " has " +
+                              std::to_string(g_.profile().pe_mem_bytes) + " per PE");
+        p->mem_.resize(bytes);
+        uint64_t s = o_.seed ^ (uint64_t(pe.x) << 32) ^ (uint64_t(pe.y) << 8) ^ 0x9E3779B97F4A7C15ull;
+        for (auto& b : p->mem_) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            b = uint8_t(s >> 24);
+        }
+        pe_of_[key] = uint32_t(pes_.size());
+        pes_.push_back(std::move(p));
+        return *pes_.back();
+    }
+    Pe* pe(Coord c) {
+        auto it = pe_of_.find(idx(c));
+        return it == pe_of_.end() ? nullptr : pes_[it->second].get();
+    }
+
+    RunResult run() {
+        const auto t0 = std::chrono::steady_clock::now();
+        WaferModel model;  // the scheduler's timed policy needs a model; the fabric keeps its own times
+        detail::Scheduler sched(ScheduleOptions{}, o_.stack_size, &model);
+        sched_ = &sched;
+        for (auto& p : pes_) {
+            p->st_ = std::make_unique<detail::CoreState>();
+            p->st_->coord = CoreCoord{0, p->at_.x, p->at_.y};
+            p->st_->mem = p->mem_.data();
+            p->st_->mem_size = uint32_t(p->mem_.size());
+            Pe* pp = p.get();
+            sched.add(p->st_.get(), [this, pp] { body(*pp); });
+        }
+        sched.run([&] { return on_idle(); });
+        sched_ = nullptr;
+        RunResult r;
+        for (auto& p : pes_) r.cycles = std::max(r.cycles, p->finish);
+        r.streams = streams_;
+        r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (!error_.empty()) throw FabricError(error_);
+        check_leftovers();
+        return r;
+    }
+
+private:
+    friend class Pe;
+    struct Abort {};
+
+    // A stream at a router: shared words, its own per-wavelet times (arrival at this router).
+    struct Item {
+        std::shared_ptr<const std::vector<uint32_t>> words;  ///< null: an advance marker
+        std::vector<vtime_t> t;                              ///< marker: one time
+        Dir from = Dir::ramp;
+        Coord src;                                           ///< the PE that sent it
+    };
+    struct Interval {
+        vtime_t first = 0, last = 0;
+        bool used = false;
+    };
+    struct Router {
+        uint32_t pos = 0;
+        vtime_t min_pass = 0;                 ///< the current position accepts from this cycle on
+        vtime_t last_pass[kccl::fabric::host::dir_count] = {};
+        bool passed[kccl::fabric::host::dir_count] = {};
+        Interval last[kccl::fabric::host::dir_count];
+        std::deque<Item> parked;
+    };
+    struct Queue {  // a PE's input queue for one color
+        std::vector<uint32_t> w;
+        std::vector<vtime_t> t;
+        size_t head = 0;
+        size_t avail() const { return w.size() - head; }
+    };
+
+    size_t idx(Coord c) const { return size_t(c.y) * g_.width() + c.x; }
+    uint64_t rkey(Coord c, uint32_t color) const { return uint64_t(idx(c)) * g_.profile().colors + color; }
+
+    void body(Pe& p) {
+        try {
+            p.body_(p);
+        } catch (Abort&) {
+        } catch (std::exception& e) {
+            std::string what = e.what();
+            if (what.rfind("fabric: ", 0) == 0) what = what.substr(8);
+            fail("fabric: PE " + to_string(p.at_) + ": " + what);
+        }
+        p.done = true;
+        p.finish = sched_->clock_of(p.st_.get());
+    }
+    void fail(const std::string& msg) {
+        if (error_.empty()) error_ = msg;
+        sched_->wake_all();
+    }
+    bool on_idle() {
+        if (error_.empty()) {
+            std::string s = "fabric: deadlock: no PE can run and no stream can move.";
+            for (auto& p : pes_)
+                if (!p->done)
+                    s += "\n  PE " + to_string(p->at_) + " blocked in " + p->wait_what + " on color " + std::to_string(p->wait_color) + " at cycle " +
+                         std::to_string(sched_->clock_of(p->st_.get())) + ": needs " + std::to_string(p->wait_need) + " wavelets, has " +
+                         std::to_string(queue_avail(p->at_, uint32_t(p->wait_color)));
+            describe_parked(s);
+            error_ = s;
+        }
+        sched_->wake_all();
+        return true;
+    }
+    size_t queue_avail(Coord c, uint32_t color) {
+        auto it = queues_.find(rkey(c, color));
+        return it == queues_.end() ? 0 : it->second.avail();
+    }
+    void describe_parked(std::string& s) {
+        for (auto& [k, r] : routers_) {
+            const uint32_t color = uint32_t(k % g_.profile().colors);
+            const Coord c{uint32_t(k / g_.profile().colors % g_.width()), uint32_t(k / g_.profile().colors / g_.width())};
+            for (auto& it : r.parked) {
+                const auto* cc = g_.config(c, color);
+                s += "\n  stream from PE " + to_string(it.src) + (it.words ? " (" + std::to_string(it.t.size()) + " wavelets)" : " (an advance)") +
+                     " parked at router " + to_string(c) + " color " + std::to_string(color) + ": it arrives from " + dir_name(it.from) + ", position " +
+                     std::to_string(r.pos) + " accepts " + (cc ? cc->pos[r.pos].rx.str() : std::string("nothing (no configuration)"));
+            }
+        }
+    }
+    void check_leftovers() {
+        std::string s;
+        for (auto& [k, q] : queues_)
+            if (q.avail()) {
+                const uint32_t color = uint32_t(k % g_.profile().colors);
+                const Coord c{uint32_t(k / g_.profile().colors % g_.width()), uint32_t(k / g_.profile().colors / g_.width())};
+                s += "\n  " + std::to_string(q.avail()) + " wavelets delivered to PE " + to_string(c) + " on color " + std::to_string(color) +
+                     (pe_of_.count(idx(c)) ? " were never received" : ", which runs no kernel");
+            }
+        std::string parked;
+        describe_parked(parked);
+        s += parked;
+        if (!s.empty()) throw FabricError("fabric: the run ended with data left in the fabric:" + s);
+    }
+
+    Router& router(Coord c, uint32_t color) { return routers_[rkey(c, color)]; }
+    static bool accepts(const kccl::fabric::host::ColorConfig* cc, const Router& r, Dir d) { return cc && cc->pos[r.pos].rx.has(d); }
+
+    /// Walks `it` (arriving at router `c` on `color`) and everything it releases.
+    void walk(Coord c0, uint32_t color, Item it0) {
+        struct Work {
+            Coord c;
+            Item it;
+            bool resume = false;  ///< re-examine c's parked queue (after an advance)
+        };
+        std::deque<Work> work;
+        work.push_back({c0, std::move(it0)});
+        const uint32_t t_r = g_.profile().t_r, hop = g_.profile().hop_cycles;
+        while (!work.empty()) {
+            Work wk = std::move(work.front());
+            work.pop_front();
+            const Coord c = wk.c;
+            Router& r = router(c, color);
+            const auto* cc = g_.config(c, color);
+            if (wk.resume) {
+                // Release, in order, parked items the current position accepts (an item waits
+                // behind an earlier one from its own direction).
+                uint8_t blocked = 0;
+                for (size_t i = 0; i < r.parked.size();) {
+                    Item& p = r.parked[i];
+                    const uint8_t bit = uint8_t(1u << uint32_t(p.from));
+                    if (!(blocked & bit) && accepts(cc, r, p.from)) {
+                        Item x = std::move(p);
+                        r.parked.erase(r.parked.begin() + long(i));
+                        const bool marker = !x.words;
+                        pass(c, color, r, cc, std::move(x), work, t_r, hop);
+                        if (marker) {  // the position changed again: start over
+                            work.push_front({c, Item{}, true});
+                            break;
+                        }
+                        continue;
+                    }
+                    blocked = uint8_t(blocked | bit);
+                    ++i;
+                }
+                continue;
+            }
+            Item& it = wk.it;
+            bool behind = false;
+            for (auto& p : r.parked) behind = behind || p.from == it.from;
+            if (behind || !accepts(cc, r, it.from)) {
+                r.parked.push_back(std::move(it));
+                continue;
+            }
+            const bool marker = !it.words;
+            pass(c, color, r, cc, std::move(it), work, t_r, hop);
+            if (marker && !r.parked.empty()) work.push_front({c, Item{}, true});
+        }
+    }
+
+    /// `it` is accepted at router c: time it through, forward copies, deliver at the RAMP.
+    template <class W>
+    void pass(Coord c, uint32_t color, Router& r, const kccl::fabric::host::ColorConfig* cc, Item it, W& work, uint32_t t_r, uint32_t hop) {
+        const uint32_t d = uint32_t(it.from);
+        const DirSet tx = cc->pos[r.pos].tx;
+        if (!it.words) {  // an advance: after the last earlier wavelet from its direction
+            vtime_t m = it.t[0];
+            if (r.passed[d]) m = std::max(m, r.last_pass[d]);
+            if (cc->count > 1) {
+                const uint32_t np = r.pos + 1;
+                r.pos = np < cc->count ? np : (g_.profile().ring_mode ? 0 : r.pos);
+                r.min_pass = m + 1;
+            }
+            for (uint32_t k = 0; k < 4; ++k)
+                if (tx.has(Dir(k))) {
+                    Item f;
+                    f.t = {m + hop};
+                    f.from = kccl::fabric::host::opposite(Dir(k));
+                    f.src = it.src;
+                    work.push_back({g_.neighbour(c, Dir(k)), std::move(f)});
+                }
+            return;
+        }
+        const size_t n = it.t.size();
+        vtime_t prev = r.passed[d] ? r.last_pass[d] : 0;
+        bool first = !r.passed[d];
+        for (size_t k = 0; k < n; ++k) {
+            vtime_t s = std::max(it.t[k], r.min_pass);
+            if (!first && s < prev + 1) s = prev + 1;
+            it.t[k] = s;
+            prev = s;
+            first = false;
+        }
+        if (n) {
+            r.passed[d] = true;
+            r.last_pass[d] = it.t[n - 1];
+            // Two inputs on one color overlapping in time: undefined on hardware.
+            for (uint32_t o = 0; o < kccl::fabric::host::dir_count; ++o)
+                if (o != d && r.last[o].used && r.last[o].last >= it.t[0] && r.last[o].first <= it.t[n - 1]) {
+                    const vtime_t at = std::max(it.t[0], r.last[o].first);
+                    throw FabricError("fabric: two inputs overlap on color " + std::to_string(color) + " at PE " + to_string(c) + " at cycle " +
+                                      std::to_string(at) + ": a stream from " + dir_name(Dir(d)) + " (sent by PE " + to_string(it.src) +
+                                      ") and one from " + dir_name(Dir(o)) + " (undefined behaviour on hardware; the pattern must keep them apart in time)");
+                }
+            r.last[d] = Interval{it.t[0], it.t[n - 1], true};
+        }
+        uint32_t copies = 0;
+        for (uint32_t k = 0; k < kccl::fabric::host::dir_count; ++k) copies += tx.has(Dir(k));
+        for (uint32_t k = 0; k < kccl::fabric::host::dir_count; ++k) {
+            if (!tx.has(Dir(k))) continue;
+            Item f;
+            f.words = it.words;
+            f.src = it.src;
+            f.t = --copies ? it.t : std::move(it.t);
+            if (Dir(k) == Dir::ramp) {
+                for (auto& t : f.t) t += t_r;
+                deliver(c, color, *f.words, f.t);
+            } else {
+                for (auto& t : f.t) t += hop;
+                f.from = kccl::fabric::host::opposite(Dir(k));
+                work.push_back({g_.neighbour(c, Dir(k)), std::move(f)});
+            }
+        }
+    }
+
+    void deliver(Coord c, uint32_t color, const std::vector<uint32_t>& w, const std::vector<vtime_t>& t) {
+        Queue& q = queues_[rkey(c, color)];
+        q.w.insert(q.w.end(), w.begin(), w.end());
+        q.t.insert(q.t.end(), t.begin(), t.end());
+        auto it = pe_of_.find(idx(c));
+        if (it != pe_of_.end()) {
+            Pe& p = *pes_[it->second];
+            if (!p.done && p.wait_color == int32_t(color) && q.avail() >= p.wait_need) sched_->wake(p.st_.get());
+        }
+    }
+
+    // ---- device calls ----------------------------------------------------------------------
+    void check_route(Pe& p, Route r, const char* what) {
+        if (r.color >= g_.profile().colors)
+            throw FabricError(std::string(what) + ": route color " + std::to_string(r.color) + " is not routable (" + g_.profile().name + " has colors 0.." +
+                              std::to_string(g_.profile().colors - 1) + ")");
+        (void)p;
+    }
+    void enter(Pe&) {
+        if (!error_.empty()) throw Abort{};
+        sched_->sync();
+        if (!error_.empty()) throw Abort{};
+    }
+    /// Blocks until `n` wavelets are in p's queue for `color`; returns the queue.
+    Queue& wait_for(Pe& p, uint32_t color, uint32_t n, const char* what) {
+        Queue& q = queues_[rkey(p.at_, color)];
+        while (q.avail() < n) {
+            p.wait_color = int32_t(color);
+            p.wait_need = n;
+            p.wait_what = what;
+            sched_->park();
+            if (!error_.empty()) throw Abort{};
+        }
+        p.wait_color = -1;
+        return q;
+    }
+    void launch_stream(Pe& p, uint32_t color, std::shared_ptr<const std::vector<uint32_t>> words, std::vector<vtime_t> t) {
+        ++streams_;
+        Item it;
+        it.words = std::move(words);
+        it.t = std::move(t);
+        it.from = Dir::ramp;
+        it.src = p.at_;
+        walk(p.at_, color, std::move(it));
+    }
+    void send(Pe& p, Route r, const uint32_t* src, uint32_t n) {
+        enter(p);
+        check_route(p, r, "send");
+        const vtime_t c = sched_->now();
+        const uint32_t t_r = g_.profile().t_r;
+        std::vector<vtime_t> t(n);
+        for (uint32_t k = 0; k < n; ++k) t[k] = c + k + 1 + t_r;  // issued in cycle c+k, at the router T_R later
+        launch_stream(p, r.color, std::make_shared<const std::vector<uint32_t>>(src, src + n), std::move(t));
+        sched_->advance_to(c + n);
+    }
+    void recv(Pe& p, Route r, uint32_t* dst, uint32_t n, Combine cb) {
+        enter(p);
+        check_route(p, r, "recv");
+        const vtime_t c = sched_->now();
+        Queue& q = wait_for(p, r.color, n, "recv");
+        vtime_t x = c;
+        for (uint32_t k = 0; k < n; ++k) {
+            x = std::max(x, q.t[q.head + k]) + 1;  // stored in the cycle it is there
+            dst[k] = kccl::fabric::combine_word(cb, dst[k], q.w[q.head + k]);
+        }
+        q.head += n;
+        compact(q);
+        sched_->advance_to(x);
+    }
+    void relay(Pe& p, Route in, Route out, const uint32_t* local, uint32_t n, Combine cb) {
+        enter(p);
+        check_route(p, in, "relay");
+        check_route(p, out, "relay");
+        const vtime_t c = sched_->now();
+        Queue& q = wait_for(p, in.color, n, "relay");
+        const uint32_t t_r = g_.profile().t_r;
+        auto words = std::make_shared<std::vector<uint32_t>>(n);
+        std::vector<vtime_t> t(n);
+        vtime_t x = c;
+        for (uint32_t k = 0; k < n; ++k) {
+            const vtime_t s = std::max(x, q.t[q.head + k]);  // the cycle it is combined and sent
+            (*words)[k] = kccl::fabric::combine_word(cb, local[k], q.w[q.head + k]);
+            t[k] = s + 1 + t_r;
+            x = s + 1;
+        }
+        q.head += n;
+        compact(q);
+        launch_stream(p, out.color, std::move(words), std::move(t));
+        sched_->advance_to(x);
+    }
+    void advance(Pe& p, Route r) {
+        enter(p);
+        check_route(p, r, "advance");
+        ++streams_;
+        Item it;
+        it.t = {sched_->now() + g_.profile().t_r};  // behind the last wavelet this PE sent before now
+        it.from = Dir::ramp;
+        it.src = p.at_;
+        walk(p.at_, r.color, std::move(it));
+    }
+    static void compact(Queue& q) {
+        if (q.head == q.w.size()) {
+            q.w.clear();
+            q.t.clear();
+            q.head = 0;
+        }
+    }
+
+    Grid g_;
+    FabricOptions o_;
+    std::vector<std::unique_ptr<Pe>> pes_;
+    std::unordered_map<size_t, uint32_t> pe_of_;
+    std::unordered_map<uint64_t, Router> routers_;
+    std::unordered_map<uint64_t, Queue> queues_;
+    detail::Scheduler* sched_ = nullptr;
+    std::string error_;
+    uint64_t streams_ = 0;
+};
+
+inline uint32_t Pe::arg(uint32_t i) const {
+    if (i >= args_.size())
+        throw FabricError("kernel argument " + std::to_string(i) + " does not exist; this PE has " + std::to_string(args_.size()));
+    return args_[i];
+}
+inline uint8_t* Pe::mem(uint32_t offset, uint32_t bytes) {
+    if (uint64_t(offset) + bytes > mem_.size())
+        throw FabricError("memory [" + std::to_string(offset) + ", " + std::to_string(uint64_t(offset) + bytes) + ") is outside this PE's " +
+                          std::to_string(mem_.size()) + " bytes");
+    return mem_.data() + offset;
+}
+inline void Pe::fabric_send(Route r, const uint32_t* src, uint32_t n) { f_->send(*this, r, src, n); }
+inline void Pe::fabric_recv(Route r, uint32_t* dst, uint32_t n, Combine c) { f_->recv(*this, r, dst, n, c); }
+inline void Pe::fabric_relay(Route in, Route out, const uint32_t* local, uint32_t n, Combine c) { f_->relay(*this, in, out, local, n, c); }
+inline void Pe::fabric_advance(Route r) { f_->advance(*this, r); }
+inline vtime_t Pe::now() const { return f_->sched_ ? f_->sched_->now() : 0; }
+
+}  // namespace kccl::emu::fabric
