@@ -86,7 +86,7 @@ struct Profile {
     const char* name = "WSE-2";
     uint32_t colors = 24;             ///< routable colors (0 .. colors-1)
     uint32_t positions = 4;           ///< switch positions per router per color
-    bool ring_mode = true;            ///< advance from the last position wraps to position 0
+    bool ring_mode = true;            ///< routers support ring mode (Grid::set_ring)
     uint32_t pe_mem_bytes = 48 * 1024;  ///< local memory per PE
     uint32_t t_r = 2;                 ///< router <-> processor (ramp) latency, cycles
     uint32_t hop_cycles = 1;          ///< router to neighbouring router
@@ -118,6 +118,7 @@ struct Position {
 struct ColorConfig {
     Position pos[8];
     uint8_t count = 0;
+    bool ring = false;  ///< advance from the last position wraps to position 0 (else it stays)
 };
 
 class Grid {
@@ -151,6 +152,14 @@ public:
                                         "th switch position; " + p_.name + " allows " + std::to_string(p_.positions) + " per color");
         cc.pos[cc.count] = Position{rx, tx};
         return cc.count++;
+    }
+    /// Ring mode for `pe`'s router on `color`: an advance at the last position wraps to position 0
+    /// (without it, the last position stays).
+    void set_ring(Coord pe, uint32_t color) {
+        check_pe(pe, "set_ring");
+        check_color(color, pe);
+        if (!p_.ring_mode) throw std::invalid_argument("fabric grid: PE " + to_string(pe) + " color " + std::to_string(color) + ": " + p_.name + " has no ring mode");
+        cfg_[key(pe, color)].ring = true;
     }
     /// Lets `color` have several rx directions in one position (a pattern that time-multiplexes
     /// sources on it, as the thesis's scalar reduce does). Overlap is still an error at run time.

@@ -337,7 +337,7 @@ private:
             if (r.passed[d]) m = std::max(m, r.last_pass[d]);
             if (cc->count > 1) {
                 const uint32_t np = r.pos + 1;
-                r.pos = np < cc->count ? np : (g_.profile().ring_mode ? 0 : r.pos);
+                r.pos = np < cc->count ? np : (cc->ring ? 0 : r.pos);
                 r.min_pass = m + 1;
             }
             for (uint32_t k = 0; k < 4; ++k)

@@ -1,0 +1,419 @@
+// kccl/fabric/host/collectives.hpp — the reduce, allreduce and broadcast patterns of the Cerebras
+// WSE reduce/allreduce thesis (chapters 4-7) as fabric layouts: which streams, which steps per PE.
+//
+// Contract
+//   * `build(spec)` returns the Layout of pattern `spec.name` on a 1 x P row (spec.P) or an
+//     M x M grid (spec.M), on vectors of spec.B elements kept in place at offset 0 of every PE's
+//     memory, and what the result must be (Expect). Names: chain, tree, two_phase, optimal,
+//     left_right, ring, jump, reduce_2d, bcast_1d, bcast_2d, allreduce_naive, allreduce_ring,
+//     allreduce_2d (scalar and butterfly are not built yet: build() names them as such).
+//   * Every reduce is a pre-order reduction tree (thesis, section 5.5): a PE receives its
+//     children's vectors closest first, adding each into its own; the last child's stream is
+//     relayed (combined with the PE's partial and forwarded word by word: the thesis's "visit"),
+//     the root stores it. The base patterns (chain, tree, two_phase, optimal) reduce to an end
+//     PE (0 or P-1); left_right, ring and jump reduce to any root (over a base: spec.base).
+//   * 2D (thesis 6.4, 7.4): every column to the root's row, then the root's row to the root,
+//     each line with the 1D pattern spec.base (left_right over it when the root is inside).
+//   * Errors (std::invalid_argument) name the bad parameter and what is allowed.
+//   * Host-only; C++17.
+#pragma once
+
+#include <fabric/host/layout.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kccl::fabric::host {
+
+struct PatternSpec {
+    std::string name = "chain";
+    uint32_t P = 0;          ///< 1D: PEs in a row (1 x P)
+    uint32_t M = 0;          ///< 2D: an M x M grid (P must be 0)
+    uint32_t B = 1;          ///< elements per PE (32-bit each)
+    uint32_t root = 0;       ///< 1D root; 2D: root_x / root_y
+    uint32_t root_x = 0, root_y = 0;
+    uint32_t S = 0;          ///< two_phase group size (0: ceil(sqrt(P)), the thesis's default)
+    uint32_t G = 2;          ///< butterfly group size
+    std::string base = "chain";  ///< the base pattern of left_right, jump, 2D and naive allreduce
+    DType type = DType::f32;
+    Op op = Op::add;
+};
+
+/// What a correct run leaves behind.
+struct Expect {
+    enum Kind : uint8_t { reduce, allreduce, broadcast } kind = reduce;
+    std::vector<Coord> pes;  ///< every participating PE (its input is its buffer at offset 0)
+    Coord root;              ///< reduce: holds the result; broadcast: the source
+};
+
+/// A reduction tree over nodes 0..n-1 (node 0 the root): parent and ordered children.
+struct Tree {
+    std::vector<int> parent;
+    std::vector<std::vector<int>> children;
+    explicit Tree(size_t n = 0) : parent(n, -1), children(n) {}
+    void link(int child, int par) {
+        parent[size_t(child)] = par;
+        children[size_t(par)].push_back(child);
+    }
+};
+
+namespace detail {
+
+inline uint32_t ceil_sqrt(uint32_t p) {
+    uint32_t s = uint32_t(std::sqrt(double(p)));
+    while (s * s < p) ++s;
+    while (s > 1 && (s - 1) * (s - 1) >= p) --s;
+    return s;
+}
+
+inline void chain_tree(Tree& t, int off, int n) {
+    for (int i = 1; i < n; ++i) t.link(off + i, off + i - 1);
+}
+
+/// The thesis's tree (5.3): node m sends to m - 2^tz(m); receives from m+1, m+2, m+4, ...
+inline void binary_tree(Tree& t, int n) {
+    for (int m = 0; m < n; ++m)
+        for (int d = 1; m + d < n && (m == 0 || d < (m & -m)); d *= 2) t.link(m + d, m);
+}
+
+/// Two phase (5.4): groups of S from the end, chain inside each group to its first PE, then a
+/// chain over the groups' first PEs. Children: the group's next PE first, then the next leader.
+inline void two_phase_tree(Tree& t, int n, int S) {
+    std::vector<int> leaders;
+    for (int end = n; end > 0; end -= S) {
+        const int start = std::max(0, end - S);
+        leaders.push_back(start);
+    }
+    // leaders are from the right; walk groups left to right so children come closest first.
+    std::reverse(leaders.begin(), leaders.end());
+    for (size_t g = 0; g < leaders.size(); ++g) {
+        const int start = leaders[g], end = g + 1 < leaders.size() ? leaders[g + 1] : n;
+        for (int i = start + 1; i < end; ++i) t.link(i, i - 1);
+        if (g + 1 < leaders.size()) t.link(leaders[g + 1], start);
+    }
+}
+
+/// The thesis's optimal pre-order reduce (Lemma 5.9): T(1) = 0; for n >= 2 the root's last child
+/// is node i minimising max(T(i) + B, T(n-i) + i + 2 T_R + 1) for i < n-1, and
+/// max(T(n-1) + B, B + n + 2 T_R) for i = n-1. Returns T for 1..n and builds the tree.
+inline std::vector<uint64_t> optimal_tree(Tree& t, int n, uint64_t B, uint64_t t_r) {
+    std::vector<uint64_t> T(size_t(n) + 1, 0);
+    std::vector<int> split(size_t(n) + 1, 0);
+    for (int m = 2; m <= n; ++m) {
+        uint64_t best = UINT64_MAX;
+        for (int i = 1; i < m; ++i) {
+            const uint64_t c = i == m - 1 ? std::max(T[size_t(m - 1)] + B, B + uint64_t(m) + 2 * t_r)
+                                          : std::max(T[size_t(i)] + B, T[size_t(m - i)] + uint64_t(i) + 2 * t_r + 1);
+            if (c < best) best = c, split[size_t(m)] = i;
+        }
+        T[size_t(m)] = best;
+    }
+    // Group [off, off+m) reduced to off: its first i nodes to off, then [off+i, off+m) to off+i.
+    std::function<void(int, int)> build = [&](int off, int m) {
+        if (m < 2) return;
+        const int i = split[size_t(m)];
+        build(off, i);
+        t.link(off + i, off);
+        build(off + i, m - i);
+    };
+    build(0, n);
+    return T;
+}
+
+}  // namespace detail
+
+/// The base pattern `name` over n nodes (node 0 the root, nodes in line order from it).
+inline Tree base_tree(const std::string& name, int n, const PatternSpec& spec, uint32_t t_r) {
+    Tree t{size_t(n)};
+    if (name == "chain") detail::chain_tree(t, 0, n);
+    else if (name == "tree") detail::binary_tree(t, n);
+    else if (name == "two_phase") {
+        const int S = int(spec.S ? spec.S : detail::ceil_sqrt(uint32_t(n)));
+        if (S < 1) throw std::invalid_argument("fabric pattern two_phase: S must be >= 1");
+        detail::two_phase_tree(t, n, S);
+    } else if (name == "optimal") detail::optimal_tree(t, n, spec.B, t_r);
+    else
+        throw std::invalid_argument("fabric pattern: base '" + name + "' is not a reduce-to-an-end pattern; allowed: chain, tree, two_phase, optimal");
+    return t;
+}
+
+/// Adds the steps and streams of reduction tree `t` whose node i sits at `at[i]`; node 0's
+/// result stays in its buffer (or, with `out` >= 0, node 0 relays its last child's stream into
+/// stream `out` instead of storing: the jump / left-right hand-off). Returns node -> stream to parent.
+inline std::vector<int> add_tree(Layout& L, const Tree& t, const std::vector<Coord>& at, uint32_t B, Op op, int out = -1) {
+    const size_t n = at.size();
+    std::vector<int> up(n, -1);
+    // One color group per parent: its children's streams follow each other on one color, closest
+    // first (node order is line order from the root); each child but the last advances after
+    // sending, which lets the next one through its router.
+    std::vector<int> grp(n, -1);
+    for (size_t m = 0; m < n; ++m)
+        if (!t.children[m].empty()) grp[m] = int(L.group());
+    for (size_t c = 1; c < n; ++c)
+        if (t.parent[c] >= 0) up[c] = int(L.path(at[c], at[size_t(t.parent[c])], grp[size_t(t.parent[c])]));
+    auto not_last = [&](size_t m) { return t.parent[m] >= 0 && size_t(t.children[size_t(t.parent[m])].back()) != m; };
+    for (size_t m = 0; m < n; ++m) {
+        const auto& ch = t.children[m];
+        const int to = m == 0 ? out : up[m];
+        for (size_t k = 0; k + 1 < ch.size(); ++k) L.recv(at[m], uint32_t(up[size_t(ch[k])]), 0, B, op);
+        if (ch.empty()) {
+            if (to >= 0) L.send(at[m], uint32_t(to), 0, B);
+        } else if (to >= 0) {
+            L.relay(at[m], uint32_t(up[size_t(ch.back())]), uint32_t(to), 0, B, op);
+        } else {
+            L.recv(at[m], uint32_t(up[size_t(ch.back())]), 0, B, op);
+        }
+        if (m != 0 && not_last(m)) L.advance(at[m], uint32_t(up[m]));
+    }
+    return up;
+}
+
+/// Reduce over the PEs `line` (in line order, all in one row or column) to line[root].
+/// Ends (root 0 or last): the base directly. Inside: left_right (thesis 6.1) over the base.
+inline void reduce_line(Layout& L, const std::vector<Coord>& line, uint32_t root, const std::string& base, const PatternSpec& spec, uint32_t t_r,
+                        bool force_lr = false) {
+    const int n = int(line.size());
+    if (n < 2) return;
+    auto ordered = [&](int from, int to) {  // the PEs from `from` to `to` inclusive, in that order
+        std::vector<Coord> v;
+        for (int i = from;; i += from <= to ? 1 : -1) {
+            v.push_back(line[size_t(i)]);
+            if (i == to) break;
+        }
+        return v;
+    };
+    if (!force_lr && (root == 0 || root + 1 == uint32_t(n))) {
+        const auto at = root == 0 ? ordered(0, n - 1) : ordered(n - 1, 0);
+        add_tree(L, base_tree(base, n, spec, t_r), at, spec.B, spec.op);
+        return;
+    }
+    // left_right: the root in the smaller group; the other group reduces to its PE next to the
+    // root, which relays into the root; the root takes its own group's children first.
+    const int r = int(root);
+    const bool left_small = r + 1 <= n - r;
+    const auto own = left_small ? ordered(r, 0) : ordered(r, n - 1);         // root first
+    const auto other = left_small ? ordered(r + 1, n - 1) : ordered(r - 1, 0);  // next to root first
+    const Tree t_own = base_tree(base, int(own.size()), spec, t_r);
+    const Tree t_other = base_tree(base, int(other.size()), spec, t_r);
+    const uint32_t hand = L.path(other.front(), line[size_t(r)]);
+    add_tree(L, t_other, other, spec.B, spec.op, int(hand));
+    add_tree(L, t_own, own, spec.B, spec.op);
+    L.recv(line[size_t(r)], hand, 0, spec.B, spec.op);
+}
+
+/// 1D multicast from line[root] to every other PE of `line`, one stream; every PE receives it.
+inline uint32_t bcast_line(Layout& L, const std::vector<Coord>& line, uint32_t root, uint32_t B, bool receive = true) {
+    const uint32_t s = L.stream();
+    const size_t n = line.size();
+    const Coord r = line[root];
+    auto dir_to = [](Coord a, Coord b) { return a.x < b.x ? Dir::east : a.x > b.x ? Dir::west : a.y < b.y ? Dir::south : Dir::north; };
+    DirSet out;
+    if (root + 1 < n) out = out | DirSet(dir_to(r, line[root + 1]));
+    if (root > 0) out = out | DirSet(dir_to(r, line[root - 1]));
+    L.add_hop(s, r, Dir::ramp, out);
+    for (int side : {1, -1}) {
+        for (long i = long(root) + side; i >= 0 && i < long(n); i += side) {
+            const Coord c = line[size_t(i)];
+            const Dir from = opposite(dir_to(line[size_t(i - side)], c));
+            const bool last = (side == 1 && size_t(i) + 1 == n) || (side == -1 && i == 0);
+            L.add_hop(s, c, from, last ? DirSet(Dir::ramp) : DirSet{dir_to(c, line[size_t(i + side)]), Dir::ramp});
+            if (receive) L.recv(c, s, 0, B, Op::copy);
+        }
+    }
+    return s;
+}
+
+struct Built {
+    Layout layout;
+    Expect expect;
+};
+
+inline std::vector<Coord> row_line(uint32_t P) {
+    std::vector<Coord> v;
+    for (uint32_t i = 0; i < P; ++i) v.push_back(Coord{i, 0});
+    return v;
+}
+
+/// The ring order of the thesis's ring reduce (6.2): even PEs eastwards, then odd PEs back west,
+/// so that neighbours in the order are at most 2 apart and the order closes into a cycle.
+inline std::vector<uint32_t> ring_order(uint32_t P) {
+    std::vector<uint32_t> v;
+    for (uint32_t i = 0; i < P; i += 2) v.push_back(i);
+    for (uint32_t i = (P % 2 == 0 ? P - 1 : P - 2); i < P; i -= 2) v.push_back(i);
+    return v;
+}
+
+inline Built build(const PatternSpec& spec, uint32_t t_r = 2) {
+    const bool two_d = spec.M != 0;
+    if (two_d == (spec.P != 0)) throw std::invalid_argument("fabric pattern " + spec.name + ": give either P (a 1 x P row) or M (an M x M grid)");
+    if (spec.B == 0) throw std::invalid_argument("fabric pattern " + spec.name + ": B (elements per PE) must be >= 1");
+    const std::string& nm = spec.name;
+    const bool wants_2d = nm == "reduce_2d" || nm == "bcast_2d" || nm == "allreduce_2d";
+    if (wants_2d != two_d)
+        throw std::invalid_argument("fabric pattern " + nm + (wants_2d ? " runs on an M x M grid: give M, not P" : " runs on a 1 x P row: give P, not M"));
+    if (!two_d && spec.P < 2) throw std::invalid_argument("fabric pattern " + nm + ": P must be >= 2");
+    if (two_d && spec.M < 2) throw std::invalid_argument("fabric pattern " + nm + ": M must be >= 2");
+    if (!two_d && spec.root >= spec.P)
+        throw std::invalid_argument("fabric pattern " + nm + ": root " + std::to_string(spec.root) + " is not a PE of the row (0.." + std::to_string(spec.P - 1) + ")");
+    if (two_d && (spec.root_x >= spec.M || spec.root_y >= spec.M))
+        throw std::invalid_argument("fabric pattern " + nm + ": root (" + std::to_string(spec.root_x) + "," + std::to_string(spec.root_y) + ") is outside the " +
+                                    std::to_string(spec.M) + " x " + std::to_string(spec.M) + " grid");
+    const uint32_t P = spec.P, M = spec.M, B = spec.B;
+    Built out{two_d ? Layout(M, M) : Layout(P, 1), Expect{}};
+    Layout& L = out.layout;
+    Expect& e = out.expect;
+    if (two_d) {
+        for (uint32_t y = 0; y < M; ++y)
+            for (uint32_t x = 0; x < M; ++x) e.pes.push_back(Coord{x, y});
+        e.root = Coord{spec.root_x, spec.root_y};
+    } else {
+        e.pes = row_line(P);
+        e.root = Coord{spec.root, 0};
+    }
+    const auto line = two_d ? std::vector<Coord>{} : row_line(P);
+    auto column = [&](uint32_t x) {
+        std::vector<Coord> v;
+        for (uint32_t y = 0; y < M; ++y) v.push_back(Coord{x, y});
+        return v;
+    };
+    auto rowv = [&](uint32_t y) {
+        std::vector<Coord> v;
+        for (uint32_t x = 0; x < M; ++x) v.push_back(Coord{x, y});
+        return v;
+    };
+
+    if (nm == "chain" || nm == "tree" || nm == "two_phase" || nm == "optimal") {
+        if (spec.root != 0 && spec.root + 1 != P)
+            throw std::invalid_argument("fabric pattern " + nm + " reduces to an end of the row (root 0 or " + std::to_string(P - 1) + ", got " +
+                                        std::to_string(spec.root) + "); for another root use left_right, ring or jump with base " + nm);
+        reduce_line(L, line, spec.root, nm, spec, t_r);
+    } else if (nm == "left_right") {
+        reduce_line(L, line, spec.root, spec.base, spec, t_r, true);
+    } else if (nm == "jump") {
+        // Every PE but the root reduces with the base to the end nearer the root (thesis 6.3);
+        // that end relays the result on to the root instead of storing it.
+        const uint32_t r = spec.root;
+        std::vector<Coord> at;  // every PE but the root, from the end nearer the root
+        for (uint32_t i = 0; i < P; ++i)
+            if (i != r) at.push_back(line[i]);
+        const uint32_t first = at.front().x, last = at.back().x;
+        if ((r > first ? r - first : first - r) > (r > last ? r - last : last - r)) std::reverse(at.begin(), at.end());
+        const uint32_t hand = L.path(at.front(), line[r]);
+        add_tree(L, base_tree(spec.base, int(at.size()), spec, t_r), at, B, spec.op, int(hand));
+        L.recv(line[r], hand, 0, B, spec.op);
+    } else if (nm == "ring") {
+        // A chain over the ring order, ending at the root (thesis 6.2).
+        const auto order = ring_order(P);
+        size_t pos = 0;
+        while (order[pos] != spec.root) ++pos;
+        std::vector<Coord> at;  // the root first, then backwards around the cycle
+        for (size_t k = 0; k < P; ++k) at.push_back(line[order[(pos + P - k) % P]]);
+        Tree t(P);
+        detail::chain_tree(t, 0, int(P));
+        add_tree(L, t, at, B, spec.op);
+    } else if (nm == "bcast_1d") {
+        e.kind = Expect::broadcast;
+        L.send(line[spec.root], bcast_line(L, line, spec.root, B), 0, B);
+    } else if (nm == "allreduce_naive") {
+        e.kind = Expect::allreduce;
+        const bool end = spec.root == 0 || spec.root + 1 == P;
+        reduce_line(L, line, spec.root, spec.base, spec, t_r, !end);
+        const uint32_t s = bcast_line(L, line, spec.root, B);
+        L.send(line[spec.root], s, 0, B);
+    } else if (nm == "allreduce_ring") {
+        // Reduce-scatter then allgather around the ring order (thesis 7.2): P-1 rounds each, in
+        // round k ring position q sends segment (q - k) and receives segment (q - k - 1).
+        e.kind = Expect::allreduce;
+        const auto order = ring_order(P);
+        std::vector<uint32_t> next(P);
+        for (uint32_t q = 0; q < P; ++q) next[q] = L.path(line[order[q]], line[order[(q + 1) % P]]);
+        auto seg = [&](uint32_t s, uint32_t& off, uint32_t& n) {
+            off = uint32_t(uint64_t(B) * s / P);
+            n = uint32_t(uint64_t(B) * (s + 1) / P) - off;
+        };
+        for (uint32_t k = 0; k + 1 < P; ++k)
+            for (uint32_t q = 0; q < P; ++q) {
+                uint32_t so, sn, ro, rn;
+                seg((q + P - k) % P, so, sn);
+                seg((q + 2 * P - k - 1) % P, ro, rn);
+                if (sn) L.send(line[order[q]], next[q], 4 * so, sn);
+                if (rn) L.recv(line[order[q]], next[(q + P - 1) % P], 4 * ro, rn, spec.op);
+            }
+        for (uint32_t k = 0; k + 1 < P; ++k)
+            for (uint32_t q = 0; q < P; ++q) {
+                uint32_t so, sn, ro, rn;
+                seg((q + 1 + P - k) % P, so, sn);
+                seg((q + P - k) % P, ro, rn);
+                if (sn) L.send(line[order[q]], next[q], 4 * so, sn);
+                if (rn) L.recv(line[order[q]], next[(q + P - 1) % P], 4 * ro, rn, Op::copy);
+            }
+    } else if (nm == "reduce_2d" || nm == "allreduce_2d") {
+        const bool all = nm == "allreduce_2d";
+        if (all) e.kind = Expect::allreduce;
+        const uint32_t ry = all ? 0 : spec.root_y, rx = all ? 0 : spec.root_x;
+        // Columns to row ry, then row ry to rx (allreduce: each column, then each row).
+        for (uint32_t x = 0; x < M; ++x) {
+            reduce_line(L, column(x), ry, spec.base, spec, t_r);
+            if (all) L.send(Coord{x, ry}, bcast_line(L, column(x), ry, B), 0, B);
+        }
+        if (all) {
+            for (uint32_t y = 0; y < M; ++y) {
+                reduce_line(L, rowv(y), rx, spec.base, spec, t_r);
+                L.send(Coord{rx, y}, bcast_line(L, rowv(y), rx, B), 0, B);
+            }
+        } else {
+            reduce_line(L, rowv(ry), rx, spec.base, spec, t_r);
+        }
+    } else if (nm == "bcast_2d") {
+        // One multicast tree (thesis 4.2): along the root's row, every router of it also down and
+        // up its column.
+        e.kind = Expect::broadcast;
+        const uint32_t rx = spec.root_x, ry = spec.root_y;
+        const uint32_t s = L.stream();
+        L.send(Coord{rx, ry}, s, 0, B);
+        auto col_dirs = [&](uint32_t) {
+            DirSet d;
+            if (ry + 1 < M) d = d | DirSet(Dir::south);
+            if (ry > 0) d = d | DirSet(Dir::north);
+            return d;
+        };
+        for (uint32_t x = 0; x < M; ++x) {
+            DirSet tx = col_dirs(x);
+            Dir rxd = Dir::ramp;
+            if (x == rx) {
+                if (rx + 1 < M) tx = tx | DirSet(Dir::east);
+                if (rx > 0) tx = tx | DirSet(Dir::west);
+            } else {
+                const bool east = x > rx;
+                rxd = east ? Dir::west : Dir::east;
+                if (east && x + 1 < M) tx = tx | DirSet(Dir::east);
+                if (!east && x > 0) tx = tx | DirSet(Dir::west);
+                tx = tx | DirSet(Dir::ramp);
+                L.recv(Coord{x, ry}, s, 0, B, Op::copy);
+            }
+            L.add_hop(s, Coord{x, ry}, rxd, tx);
+            for (uint32_t y = ry + 1; y < M; ++y) {
+                L.add_hop(s, Coord{x, y}, Dir::north, y + 1 < M ? DirSet{Dir::south, Dir::ramp} : DirSet(Dir::ramp));
+                L.recv(Coord{x, y}, s, 0, B, Op::copy);
+            }
+            for (uint32_t y = ry; y-- > 0;) {
+                L.add_hop(s, Coord{x, y}, Dir::south, y > 0 ? DirSet{Dir::north, Dir::ramp} : DirSet(Dir::ramp));
+                L.recv(Coord{x, y}, s, 0, B, Op::copy);
+            }
+        }
+    } else if (nm == "scalar" || nm == "butterfly") {
+        throw std::invalid_argument("fabric pattern " + nm + " is not built yet; built: chain, tree, two_phase, optimal, left_right, ring, jump, reduce_2d, "
+                                    "bcast_1d, bcast_2d, allreduce_naive, allreduce_ring, allreduce_2d");
+    } else {
+        throw std::invalid_argument("fabric pattern '" + nm + "' is unknown; built: chain, tree, two_phase, optimal, left_right, ring, jump, reduce_2d, "
+                                    "bcast_1d, bcast_2d, allreduce_naive, allreduce_ring, allreduce_2d");
+    }
+    return out;
+}
+
+}  // namespace kccl::fabric::host
