@@ -56,11 +56,11 @@ fh::PatternSpec spec1(const std::string& name, uint32_t P, uint32_t B, uint32_t 
 }  // namespace
 
 TEST_CASE("fabric patterns: every pattern gives the reference result on dirty memory", "[fabric][patterns]") {
-    const std::vector<std::string> one_d = {"chain", "tree", "two_phase", "optimal", "left_right", "ring", "jump", "bcast_1d", "allreduce_naive", "allreduce_ring"};
+    const std::vector<std::string> one_d = {"scalar", "chain", "tree", "two_phase", "optimal", "left_right", "ring", "jump", "bcast_1d", "allreduce_naive", "allreduce_ring"};
     for (const auto& nm : one_d)
         for (uint32_t P : {2u, 3u, 5u, 8u})
             for (uint32_t root : {0u, 1u, P / 2, P - 1}) {
-                if ((nm == "chain" || nm == "tree" || nm == "two_phase" || nm == "optimal") && root != 0 && root != P - 1) continue;
+                if ((nm == "scalar" || nm == "chain" || nm == "tree" || nm == "two_phase" || nm == "optimal") && root != 0 && root != P - 1) continue;
                 for (uint32_t B : {1u, 7u}) {
                     auto s = spec1(nm, P, B, root);
                     const auto r = run_pattern(s, fh::wse2(), 7 + P + B);
@@ -70,17 +70,19 @@ TEST_CASE("fabric patterns: every pattern gives the reference result on dirty me
                 }
             }
     for (const std::string nm : {"reduce_2d", "bcast_2d", "allreduce_2d"})
-        for (const std::string base : {"chain", "tree", "two_phase", "optimal"})
-            for (uint32_t M : {2u, 3u, 4u}) {
+        for (const std::string base : {"scalar", "chain", "tree", "two_phase", "optimal", "left_right", "ring", "jump", "allreduce_ring"})
+            for (auto [M, N] : {std::pair<uint32_t, uint32_t>{2, 2}, {3, 3}, {4, 4}, {2, 5}, {5, 3}}) {
+                if (base == "allreduce_ring" && nm == "reduce_2d") continue;  // not a reduce
                 fh::PatternSpec s;
                 s.name = nm;
                 s.M = M;
+                s.N = N;
                 s.B = 5;
                 s.base = base;
-                s.root_x = M / 2;
+                s.root_x = N / 2;
                 s.root_y = M - 1;
                 const auto r = run_pattern(s);
-                INFO(nm << "/" << base << " M=" << M);
+                INFO(nm << "/" << base << " M=" << M << " N=" << N);
                 CHECK(r.wrong == 0);
             }
 }
@@ -113,6 +115,8 @@ TEST_CASE("fabric patterns: cycles equal the thesis's closed forms (chain, tree,
     for (uint32_t P : {3u, 5u, 13u, 20u})
         for (uint32_t B : {1u, 9u, 64u}) {
             INFO("P=" << P << " B=" << B);
+            // Lemma 5.1: T_scalar(P, B) = 1 + T_R + 1 + T_R + (P-1) B.
+            CHECK(run_pattern(spec1("scalar", P, B)).cycles == 2 + 2 * TR + (P - 1) * B);
             CHECK(run_pattern(spec1("optimal", P, B)).cycles == t_opt(P, B));
             // Lemma 6.3: the ring reduce to PE 0 costs T_chain + P - 3 (every hop but two is 2 long).
             CHECK(run_pattern(spec1("ring", P, B, 0)).cycles == t_chain(P, B) + P - 3);
@@ -138,7 +142,7 @@ TEST_CASE("fabric patterns: bad specs are named", "[fabric][patterns]") {
     CHECK_THROWS_WITH(run_pattern(spec1("chain", 8, 4, 3)), Catch::Contains("reduces to an end of the row") && Catch::Contains("left_right, ring or jump"));
     CHECK_THROWS_WITH(run_pattern(spec1("nope", 8, 4)), Catch::Contains("'nope' is unknown") && Catch::Contains("two_phase"));
     CHECK_THROWS_WITH(run_pattern(spec1("tree", 8, 4, 8)), Catch::Contains("root 8 is not a PE of the row (0..7)"));
-    CHECK_THROWS_WITH(run_pattern(spec1("reduce_2d", 8, 4)), Catch::Contains("runs on an M x M grid"));
+    CHECK_THROWS_WITH(run_pattern(spec1("reduce_2d", 8, 4)), Catch::Contains("runs on an M x N grid"));
     CHECK_THROWS_WITH(run_pattern(spec1("butterfly", 9, 4)), Catch::Contains("butterfly is not built yet"));
     auto s = spec1("left_right", 8, 4, 3);
     s.base = "ring";

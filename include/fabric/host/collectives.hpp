@@ -3,17 +3,21 @@
 //
 // Contract
 //   * `build(spec)` returns the Layout of pattern `spec.name` on a 1 x P row (spec.P) or an
-//     M x M grid (spec.M), on vectors of spec.B elements kept in place at offset 0 of every PE's
+//     M x N grid (spec.M rows, spec.N columns), on vectors of spec.B elements kept in place at offset 0 of every PE's
 //     memory, and what the result must be (Expect). Names: chain, tree, two_phase, optimal,
 //     left_right, ring, jump, reduce_2d, bcast_1d, bcast_2d, allreduce_naive, allreduce_ring,
-//     allreduce_2d (scalar and butterfly are not built yet: build() names them as such).
+//     allreduce_2d, scalar (butterfly is not built yet: build() says so).
 //   * Every reduce is a pre-order reduction tree (thesis, section 5.5): a PE receives its
 //     children's vectors closest first, adding each into its own; the last child's stream is
 //     relayed (combined with the PE's partial and forwarded word by word: the thesis's "visit"),
 //     the root stores it. The base patterns (chain, tree, two_phase, optimal) reduce to an end
 //     PE (0 or P-1); left_right, ring and jump reduce to any root (over a base: spec.base).
+//   * scalar (5.1) is the star: every PE's stream to the root on one color, each PE's router
+//     switching from its own send to passing the next one on (so the root adds one wavelet per
+//     cycle without two inputs ever overlapping).
 //   * 2D (thesis 6.4, 7.4): every column to the root's row, then the root's row to the root,
-//     each line with the 1D pattern spec.base (left_right over it when the root is inside).
+//     each line with the 1D pattern spec.base (an end pattern runs as left_right over it when the
+//     root is inside the line); allreduce_2d takes allreduce_ring or a reduce (naive) as base.
 //   * Errors (std::invalid_argument) name the bad parameter and what is allowed.
 //   * Host-only; C++17.
 #pragma once
@@ -33,13 +37,15 @@ namespace kccl::fabric::host {
 struct PatternSpec {
     std::string name = "chain";
     uint32_t P = 0;          ///< 1D: PEs in a row (1 x P)
-    uint32_t M = 0;          ///< 2D: an M x M grid (P must be 0)
+    uint32_t M = 0;          ///< 2D: M rows (P must be 0)
+    uint32_t N = 0;          ///< 2D: N columns (0: N = M)
     uint32_t B = 1;          ///< elements per PE (32-bit each)
     uint32_t root = 0;       ///< 1D root; 2D: root_x / root_y
     uint32_t root_x = 0, root_y = 0;
     uint32_t S = 0;          ///< two_phase group size (0: ceil(sqrt(P)), the thesis's default)
     uint32_t G = 2;          ///< butterfly group size
     std::string base = "chain";  ///< the base pattern of left_right, jump, 2D and naive allreduce
+    std::string base2 = "chain"; ///< the base of that base, when it is left_right or jump
     DType type = DType::f32;
     Op op = Op::add;
 };
@@ -131,6 +137,9 @@ inline std::vector<uint64_t> optimal_tree(Tree& t, int n, uint64_t B, uint64_t t
 inline Tree base_tree(const std::string& name, int n, const PatternSpec& spec, uint32_t t_r) {
     Tree t{size_t(n)};
     if (name == "chain") detail::chain_tree(t, 0, n);
+    else if (name == "scalar") {
+        for (int i = 1; i < n; ++i) t.link(i, 0);  // 5.1: every PE to the root, closest first
+    }
     else if (name == "tree") detail::binary_tree(t, n);
     else if (name == "two_phase") {
         const int S = int(spec.S ? spec.S : detail::ceil_sqrt(uint32_t(n)));
@@ -138,7 +147,7 @@ inline Tree base_tree(const std::string& name, int n, const PatternSpec& spec, u
         detail::two_phase_tree(t, n, S);
     } else if (name == "optimal") detail::optimal_tree(t, n, spec.B, t_r);
     else
-        throw std::invalid_argument("fabric pattern: base '" + name + "' is not a reduce-to-an-end pattern; allowed: chain, tree, two_phase, optimal");
+        throw std::invalid_argument("fabric pattern: base '" + name + "' is not a reduce-to-an-end pattern; allowed: scalar, chain, tree, two_phase, optimal");
     return t;
 }
 
@@ -248,28 +257,119 @@ inline std::vector<uint32_t> ring_order(uint32_t P) {
     return v;
 }
 
+inline bool is_end_reduce(const std::string& nm) {
+    return nm == "scalar" || nm == "chain" || nm == "tree" || nm == "two_phase" || nm == "optimal";
+}
+inline bool is_reduce_1d(const std::string& nm) { return is_end_reduce(nm) || nm == "left_right" || nm == "ring" || nm == "jump"; }
+
+/// Any 1D reduce pattern `nm` on the PEs `line` (one row or column, in line order) to line[root].
+/// An end pattern with the root inside the line runs as left_right over it (`inside_ok`), else
+/// it is an error.
+inline void reduce_on_line(Layout& L, const std::vector<Coord>& line, uint32_t root, const std::string& nm, const std::string& sub,
+                           const PatternSpec& spec, uint32_t t_r, bool inside_ok) {
+    const uint32_t P = uint32_t(line.size()), B = spec.B;
+    if (P < 2) return;
+    if (is_end_reduce(nm)) {
+        if (root != 0 && root + 1 != P && !inside_ok)
+            throw std::invalid_argument("fabric pattern " + nm + " reduces to an end of the row (root 0 or " + std::to_string(P - 1) + ", got " +
+                                        std::to_string(root) + "); for another root use left_right, ring or jump with base " + nm);
+        reduce_line(L, line, root, nm, spec, t_r);
+    } else if (nm == "left_right") {
+        reduce_line(L, line, root, sub, spec, t_r, true);
+    } else if (nm == "jump") {
+        // Every PE but the root reduces with the base to the end nearer the root (thesis 6.3);
+        // that end relays the result on to the root instead of storing it.
+        std::vector<Coord> at;  // every PE but the root, from the end nearer the root
+        for (uint32_t i = 0; i < P; ++i)
+            if (i != root) at.push_back(line[i]);
+        const uint32_t first = root == 0 ? 1 : 0, last = root + 1 == P ? P - 2 : P - 1;
+        if ((root > first ? root - first : first - root) > (root > last ? root - last : last - root)) std::reverse(at.begin(), at.end());
+        const uint32_t hand = L.path(at.front(), line[root]);
+        add_tree(L, base_tree(sub, int(at.size()), spec, t_r), at, B, spec.op, int(hand));
+        L.recv(line[root], hand, 0, B, spec.op);
+    } else if (nm == "ring") {
+        // A chain over the ring order, ending at the root (thesis 6.2).
+        const auto order = ring_order(P);
+        size_t pos = 0;
+        while (order[pos] != root) ++pos;
+        std::vector<Coord> at;  // the root first, then backwards around the cycle
+        for (size_t k = 0; k < P; ++k) at.push_back(line[order[(pos + P - k) % P]]);
+        Tree t(P);
+        detail::chain_tree(t, 0, int(P));
+        add_tree(L, t, at, B, spec.op);
+    } else {
+        throw std::invalid_argument("fabric pattern: '" + nm + "' is not a 1D reduce; allowed: scalar, chain, tree, two_phase, optimal, left_right, ring, jump");
+    }
+}
+
+/// Ring allreduce on `line` (thesis 7.2): reduce-scatter then allgather around the ring order,
+/// P-1 rounds each; in round k ring position q sends segment q-k and receives segment q-k-1.
+inline void allreduce_ring_line(Layout& L, const std::vector<Coord>& line, const PatternSpec& spec) {
+    const uint32_t P = uint32_t(line.size()), B = spec.B;
+    if (P < 2) return;
+    const auto order = ring_order(P);
+    std::vector<uint32_t> next(P);
+    for (uint32_t q = 0; q < P; ++q) next[q] = L.path(line[order[q]], line[order[(q + 1) % P]]);
+    auto seg = [&](uint32_t s, uint32_t& off, uint32_t& n) {
+        off = uint32_t(uint64_t(B) * s / P);
+        n = uint32_t(uint64_t(B) * (s + 1) / P) - off;
+    };
+    for (int phase = 0; phase < 2; ++phase)
+        for (uint32_t k = 0; k + 1 < P; ++k)
+            for (uint32_t q = 0; q < P; ++q) {
+                uint32_t so, sn, ro, rn;
+                seg((q + phase + P - k) % P, so, sn);
+                seg((q + phase + 2 * P - k - 1) % P, ro, rn);
+                if (sn) L.send(line[order[q]], next[q], 4 * so, sn);
+                if (rn) L.recv(line[order[q]], next[(q + P - 1) % P], 4 * ro, rn, phase == 0 ? spec.op : Op::copy);
+            }
+}
+
+/// A 1D allreduce on `line`: naive (a reduce `base` to line[root], then a broadcast from it) or
+/// ring (`kind` "allreduce_ring").
+inline void allreduce_on_line(Layout& L, const std::vector<Coord>& line, uint32_t root, const std::string& kind, const std::string& base,
+                              const PatternSpec& spec, uint32_t t_r) {
+    if (line.size() < 2) return;
+    if (kind == "allreduce_ring") {
+        allreduce_ring_line(L, line, spec);
+        return;
+    }
+    if (kind != "allreduce_naive")
+        throw std::invalid_argument("fabric pattern: '" + kind + "' is not a 1D allreduce; allowed: allreduce_naive, allreduce_ring");
+    reduce_on_line(L, line, root, base, spec.base2, spec, t_r, true);
+    L.send(line[root], bcast_line(L, line, root, spec.B), 0, spec.B);
+}
+
 inline Built build(const PatternSpec& spec, uint32_t t_r = 2) {
     const bool two_d = spec.M != 0;
-    if (two_d == (spec.P != 0)) throw std::invalid_argument("fabric pattern " + spec.name + ": give either P (a 1 x P row) or M (an M x M grid)");
-    if (spec.B == 0) throw std::invalid_argument("fabric pattern " + spec.name + ": B (elements per PE) must be >= 1");
     const std::string& nm = spec.name;
+    static const char* const kBuilt =
+        "built: scalar, chain, tree, two_phase, optimal, left_right, ring, jump, reduce_2d, bcast_1d, bcast_2d, allreduce_naive, allreduce_ring, allreduce_2d";
+    const bool known = is_reduce_1d(nm) || nm == "reduce_2d" || nm == "bcast_1d" || nm == "bcast_2d" || nm == "allreduce_naive" ||
+                       nm == "allreduce_ring" || nm == "allreduce_2d";
+    if (nm == "butterfly") throw std::invalid_argument("fabric pattern butterfly is not built yet; " + std::string(kBuilt));
+    if (!known) throw std::invalid_argument("fabric pattern '" + nm + "' is unknown; " + kBuilt);
+    if (two_d == (spec.P != 0)) throw std::invalid_argument("fabric pattern " + nm + ": give either P (a 1 x P row) or M (an M x N grid)");
+    if (spec.B == 0) throw std::invalid_argument("fabric pattern " + nm + ": B (elements per PE) must be >= 1");
     const bool wants_2d = nm == "reduce_2d" || nm == "bcast_2d" || nm == "allreduce_2d";
     if (wants_2d != two_d)
-        throw std::invalid_argument("fabric pattern " + nm + (wants_2d ? " runs on an M x M grid: give M, not P" : " runs on a 1 x P row: give P, not M"));
+        throw std::invalid_argument("fabric pattern " + nm + (wants_2d ? " runs on an M x N grid: give M (and N), not P" : " runs on a 1 x P row: give P, not M"));
+    const uint32_t rows = spec.M, cols = spec.N ? spec.N : spec.M;
     if (!two_d && spec.P < 2) throw std::invalid_argument("fabric pattern " + nm + ": P must be >= 2");
-    if (two_d && spec.M < 2) throw std::invalid_argument("fabric pattern " + nm + ": M must be >= 2");
+    if (two_d && rows * cols < 2) throw std::invalid_argument("fabric pattern " + nm + ": the grid needs at least 2 PEs");
     if (!two_d && spec.root >= spec.P)
         throw std::invalid_argument("fabric pattern " + nm + ": root " + std::to_string(spec.root) + " is not a PE of the row (0.." + std::to_string(spec.P - 1) + ")");
-    if (two_d && (spec.root_x >= spec.M || spec.root_y >= spec.M))
+    if (two_d && (spec.root_x >= cols || spec.root_y >= rows))
         throw std::invalid_argument("fabric pattern " + nm + ": root (" + std::to_string(spec.root_x) + "," + std::to_string(spec.root_y) + ") is outside the " +
-                                    std::to_string(spec.M) + " x " + std::to_string(spec.M) + " grid");
-    const uint32_t P = spec.P, M = spec.M, B = spec.B;
-    Built out{two_d ? Layout(M, M) : Layout(P, 1), Expect{}};
+                                    std::to_string(rows) + " x " + std::to_string(cols) + " grid (x < " + std::to_string(cols) + ", y < " +
+                                    std::to_string(rows) + ")");
+    const uint32_t P = spec.P, B = spec.B;
+    Built out{two_d ? Layout(cols, rows) : Layout(P, 1), Expect{}};
     Layout& L = out.layout;
     Expect& e = out.expect;
     if (two_d) {
-        for (uint32_t y = 0; y < M; ++y)
-            for (uint32_t x = 0; x < M; ++x) e.pes.push_back(Coord{x, y});
+        for (uint32_t y = 0; y < rows; ++y)
+            for (uint32_t x = 0; x < cols; ++x) e.pes.push_back(Coord{x, y});
         e.root = Coord{spec.root_x, spec.root_y};
     } else {
         e.pes = row_line(P);
@@ -278,127 +378,68 @@ inline Built build(const PatternSpec& spec, uint32_t t_r = 2) {
     const auto line = two_d ? std::vector<Coord>{} : row_line(P);
     auto column = [&](uint32_t x) {
         std::vector<Coord> v;
-        for (uint32_t y = 0; y < M; ++y) v.push_back(Coord{x, y});
+        for (uint32_t y = 0; y < rows; ++y) v.push_back(Coord{x, y});
         return v;
     };
     auto rowv = [&](uint32_t y) {
         std::vector<Coord> v;
-        for (uint32_t x = 0; x < M; ++x) v.push_back(Coord{x, y});
+        for (uint32_t x = 0; x < cols; ++x) v.push_back(Coord{x, y});
         return v;
     };
 
-    if (nm == "chain" || nm == "tree" || nm == "two_phase" || nm == "optimal") {
-        if (spec.root != 0 && spec.root + 1 != P)
-            throw std::invalid_argument("fabric pattern " + nm + " reduces to an end of the row (root 0 or " + std::to_string(P - 1) + ", got " +
-                                        std::to_string(spec.root) + "); for another root use left_right, ring or jump with base " + nm);
-        reduce_line(L, line, spec.root, nm, spec, t_r);
-    } else if (nm == "left_right") {
-        reduce_line(L, line, spec.root, spec.base, spec, t_r, true);
-    } else if (nm == "jump") {
-        // Every PE but the root reduces with the base to the end nearer the root (thesis 6.3);
-        // that end relays the result on to the root instead of storing it.
-        const uint32_t r = spec.root;
-        std::vector<Coord> at;  // every PE but the root, from the end nearer the root
-        for (uint32_t i = 0; i < P; ++i)
-            if (i != r) at.push_back(line[i]);
-        const uint32_t first = at.front().x, last = at.back().x;
-        if ((r > first ? r - first : first - r) > (r > last ? r - last : last - r)) std::reverse(at.begin(), at.end());
-        const uint32_t hand = L.path(at.front(), line[r]);
-        add_tree(L, base_tree(spec.base, int(at.size()), spec, t_r), at, B, spec.op, int(hand));
-        L.recv(line[r], hand, 0, B, spec.op);
-    } else if (nm == "ring") {
-        // A chain over the ring order, ending at the root (thesis 6.2).
-        const auto order = ring_order(P);
-        size_t pos = 0;
-        while (order[pos] != spec.root) ++pos;
-        std::vector<Coord> at;  // the root first, then backwards around the cycle
-        for (size_t k = 0; k < P; ++k) at.push_back(line[order[(pos + P - k) % P]]);
-        Tree t(P);
-        detail::chain_tree(t, 0, int(P));
-        add_tree(L, t, at, B, spec.op);
+    if (is_reduce_1d(nm)) {
+        reduce_on_line(L, line, spec.root, nm, spec.base, spec, t_r, false);
     } else if (nm == "bcast_1d") {
         e.kind = Expect::broadcast;
         L.send(line[spec.root], bcast_line(L, line, spec.root, B), 0, B);
     } else if (nm == "allreduce_naive") {
         e.kind = Expect::allreduce;
-        const bool end = spec.root == 0 || spec.root + 1 == P;
-        reduce_line(L, line, spec.root, spec.base, spec, t_r, !end);
-        const uint32_t s = bcast_line(L, line, spec.root, B);
-        L.send(line[spec.root], s, 0, B);
+        allreduce_on_line(L, line, spec.root, nm, spec.base, spec, t_r);
     } else if (nm == "allreduce_ring") {
-        // Reduce-scatter then allgather around the ring order (thesis 7.2): P-1 rounds each, in
-        // round k ring position q sends segment (q - k) and receives segment (q - k - 1).
         e.kind = Expect::allreduce;
-        const auto order = ring_order(P);
-        std::vector<uint32_t> next(P);
-        for (uint32_t q = 0; q < P; ++q) next[q] = L.path(line[order[q]], line[order[(q + 1) % P]]);
-        auto seg = [&](uint32_t s, uint32_t& off, uint32_t& n) {
-            off = uint32_t(uint64_t(B) * s / P);
-            n = uint32_t(uint64_t(B) * (s + 1) / P) - off;
-        };
-        for (uint32_t k = 0; k + 1 < P; ++k)
-            for (uint32_t q = 0; q < P; ++q) {
-                uint32_t so, sn, ro, rn;
-                seg((q + P - k) % P, so, sn);
-                seg((q + 2 * P - k - 1) % P, ro, rn);
-                if (sn) L.send(line[order[q]], next[q], 4 * so, sn);
-                if (rn) L.recv(line[order[q]], next[(q + P - 1) % P], 4 * ro, rn, spec.op);
-            }
-        for (uint32_t k = 0; k + 1 < P; ++k)
-            for (uint32_t q = 0; q < P; ++q) {
-                uint32_t so, sn, ro, rn;
-                seg((q + 1 + P - k) % P, so, sn);
-                seg((q + P - k) % P, ro, rn);
-                if (sn) L.send(line[order[q]], next[q], 4 * so, sn);
-                if (rn) L.recv(line[order[q]], next[(q + P - 1) % P], 4 * ro, rn, Op::copy);
-            }
-    } else if (nm == "reduce_2d" || nm == "allreduce_2d") {
-        const bool all = nm == "allreduce_2d";
-        if (all) e.kind = Expect::allreduce;
-        const uint32_t ry = all ? 0 : spec.root_y, rx = all ? 0 : spec.root_x;
-        // Columns to row ry, then row ry to rx (allreduce: each column, then each row).
-        for (uint32_t x = 0; x < M; ++x) {
-            reduce_line(L, column(x), ry, spec.base, spec, t_r);
-            if (all) L.send(Coord{x, ry}, bcast_line(L, column(x), ry, B), 0, B);
-        }
-        if (all) {
-            for (uint32_t y = 0; y < M; ++y) {
-                reduce_line(L, rowv(y), rx, spec.base, spec, t_r);
-                L.send(Coord{rx, y}, bcast_line(L, rowv(y), rx, B), 0, B);
-            }
-        } else {
-            reduce_line(L, rowv(ry), rx, spec.base, spec, t_r);
-        }
+        allreduce_ring_line(L, line, spec);
+    } else if (nm == "reduce_2d") {
+        // Thesis 6.4: the base down every column to the root's row, then along that row.
+        if (!is_reduce_1d(spec.base)) throw std::invalid_argument("fabric pattern reduce_2d: base '" + spec.base + "' is not a 1D reduce");
+        for (uint32_t x = 0; x < cols; ++x) reduce_on_line(L, column(x), spec.root_y, spec.base, spec.base2, spec, t_r, true);
+        reduce_on_line(L, rowv(spec.root_y), spec.root_x, spec.base, spec.base2, spec, t_r, true);
+    } else if (nm == "allreduce_2d") {
+        // Thesis 7.4: a 1D allreduce down every column, then along every row. base: a 1D
+        // allreduce (allreduce_ring), or a 1D reduce for the naive allreduce.
+        e.kind = Expect::allreduce;
+        const bool ring = spec.base == "allreduce_ring";
+        if (!ring && !is_reduce_1d(spec.base))
+            throw std::invalid_argument("fabric pattern allreduce_2d: base '" + spec.base + "' is neither allreduce_ring nor a 1D reduce (for the naive allreduce)");
+        const std::string kind = ring ? "allreduce_ring" : "allreduce_naive";
+        for (uint32_t x = 0; x < cols; ++x) allreduce_on_line(L, column(x), spec.root_y, kind, spec.base, spec, t_r);
+        for (uint32_t y = 0; y < rows; ++y) allreduce_on_line(L, rowv(y), spec.root_x, kind, spec.base, spec, t_r);
     } else if (nm == "bcast_2d") {
-        // One multicast tree (thesis 4.2): along the root's row, every router of it also down and
-        // up its column.
+        // One multicast tree (thesis 4.2): along the root's row; every router of that row also
+        // sends down and up its column.
         e.kind = Expect::broadcast;
         const uint32_t rx = spec.root_x, ry = spec.root_y;
         const uint32_t s = L.stream();
         L.send(Coord{rx, ry}, s, 0, B);
-        auto col_dirs = [&](uint32_t) {
-            DirSet d;
-            if (ry + 1 < M) d = d | DirSet(Dir::south);
-            if (ry > 0) d = d | DirSet(Dir::north);
-            return d;
-        };
-        for (uint32_t x = 0; x < M; ++x) {
-            DirSet tx = col_dirs(x);
+        DirSet col;
+        if (ry + 1 < rows) col = col | DirSet(Dir::south);
+        if (ry > 0) col = col | DirSet(Dir::north);
+        for (uint32_t x = 0; x < cols; ++x) {
+            DirSet tx = col;
             Dir rxd = Dir::ramp;
             if (x == rx) {
-                if (rx + 1 < M) tx = tx | DirSet(Dir::east);
+                if (rx + 1 < cols) tx = tx | DirSet(Dir::east);
                 if (rx > 0) tx = tx | DirSet(Dir::west);
             } else {
                 const bool east = x > rx;
                 rxd = east ? Dir::west : Dir::east;
-                if (east && x + 1 < M) tx = tx | DirSet(Dir::east);
+                if (east && x + 1 < cols) tx = tx | DirSet(Dir::east);
                 if (!east && x > 0) tx = tx | DirSet(Dir::west);
                 tx = tx | DirSet(Dir::ramp);
                 L.recv(Coord{x, ry}, s, 0, B, Op::copy);
             }
             L.add_hop(s, Coord{x, ry}, rxd, tx);
-            for (uint32_t y = ry + 1; y < M; ++y) {
-                L.add_hop(s, Coord{x, y}, Dir::north, y + 1 < M ? DirSet{Dir::south, Dir::ramp} : DirSet(Dir::ramp));
+            for (uint32_t y = ry + 1; y < rows; ++y) {
+                L.add_hop(s, Coord{x, y}, Dir::north, y + 1 < rows ? DirSet{Dir::south, Dir::ramp} : DirSet(Dir::ramp));
                 L.recv(Coord{x, y}, s, 0, B, Op::copy);
             }
             for (uint32_t y = ry; y-- > 0;) {
@@ -406,12 +447,6 @@ inline Built build(const PatternSpec& spec, uint32_t t_r = 2) {
                 L.recv(Coord{x, y}, s, 0, B, Op::copy);
             }
         }
-    } else if (nm == "scalar" || nm == "butterfly") {
-        throw std::invalid_argument("fabric pattern " + nm + " is not built yet; built: chain, tree, two_phase, optimal, left_right, ring, jump, reduce_2d, "
-                                    "bcast_1d, bcast_2d, allreduce_naive, allreduce_ring, allreduce_2d");
-    } else {
-        throw std::invalid_argument("fabric pattern '" + nm + "' is unknown; built: chain, tree, two_phase, optimal, left_right, ring, jump, reduce_2d, "
-                                    "bcast_1d, bcast_2d, allreduce_naive, allreduce_ring, allreduce_2d");
     }
     return out;
 }
