@@ -48,6 +48,7 @@
 #include <fabric/host/grid.hpp>
 
 #include <chrono>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -141,9 +142,9 @@ public:
                               std::to_string(g_.profile().pe_mem_bytes) + " per PE");
         p->mem_.resize(bytes);
         uint64_t s = o_.seed ^ (uint64_t(pe.x) << 32) ^ (uint64_t(pe.y) << 8) ^ 0x9E3779B97F4A7C15ull;
-        for (auto& b : p->mem_) {
+        for (size_t i = 0; i < bytes; i += 8) {  // garbage: hardware never zeroes PE memory
             s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-            b = uint8_t(s >> 24);
+            std::memcpy(p->mem_.data() + i, &s, std::min<size_t>(8, bytes - i));
         }
         pe_of_[key] = uint32_t(pes_.size());
         pes_.push_back(std::move(p));
@@ -493,9 +494,9 @@ private:
         walk(p.at_, r.color, std::move(it));
     }
     static void compact(Queue& q) {
-        if (q.head == q.w.size()) {
-            q.w.clear();
-            q.t.clear();
+        if (q.head == q.w.size()) {  // release the memory (a PE's queue is often used once)
+            std::vector<uint32_t>().swap(q.w);
+            std::vector<vtime_t>().swap(q.t);
             q.head = 0;
         }
     }
