@@ -11,6 +11,8 @@
 //     void fabric_recv(Route r, uint32_t* dst, uint32_t n, Combine c)
 //     void fabric_relay(Route in, Route out, const uint32_t* local, uint32_t n, Combine c)
 //     void fabric_advance(Route r)
+//     void fabric_exchange(Route out, const uint32_t* src, uint32_t n_out,
+//                          Route in, uint32_t* dst, uint32_t n_in, Combine c)
 //   The emulation's backend is kccl::emu::fabric::Pe (emulation/include/emulation/fabric/).
 //   A route handle comes from the kernel's arguments (`route_arg(f, i)`); device code never
 //   builds routes, the host's grid builder does (include/fabric/host/grid.hpp).
@@ -27,6 +29,12 @@
 //                               with a fabin source and a fabout destination).
 //   advance(f, r)               every router on route r, in turn, moves to its next switch
 //                               position for r's color (the CSL control wavelet).
+//   exchange(f, out, src, n_out, in, dst, n_in, op)
+//                               send and receive at the same time (a PE sends one wavelet and
+//                               receives one per cycle): n_out elements of src leave on `out`
+//                               while n_in arriving on `in` are combined into dst; returns when
+//                               both are done. src and dst must not overlap. (CSL: a fabout and
+//                               a fabin DSD operation on two microthreads.)
 //
 // PROMISES (what device code may rely on — and nothing more)
 //   F1  Per source, per route, in order: the elements one PE sends on one route arrive in the
@@ -155,6 +163,12 @@ inline void relay(F& f, Route in, Route out, const T* local, uint32_t n, Op op) 
 template <class F>
 inline void advance(F& f, Route r) {
     f.fabric_advance(r);
+}
+
+template <class F, class T>
+inline void exchange(F& f, Route out, const T* src, uint32_t n_out, Route in, T* dst, uint32_t n_in, Op op) {
+    static_assert(is_fabric_type_v<T>, "fabric::exchange moves 32-bit elements: float, int32_t or uint32_t (one wavelet each).");
+    f.fabric_exchange(out, reinterpret_cast<const uint32_t*>(src), n_out, in, reinterpret_cast<uint32_t*>(dst), n_in, Combine{op, dtype_of<T>::value});
 }
 
 }  // namespace kccl::fabric

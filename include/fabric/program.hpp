@@ -12,6 +12,9 @@
 //             recv     n elements arriving on color_a are combined (op) into offset
 //             relay    n elements arriving on color_a, combined (op) with those at offset, leave on color_b
 //             advance  the routers on color_a move to their next switch position
+//             exchange n_out elements at offset_out leave on color_a while n_in arriving on
+//                      color_b are combined (op) into offset_in; word 1 = offset_out | offset_in << 16,
+//                      word 2 = n_out | n_in << 16 (a PE's 48 KiB fit in 16 bits)
 //   * `encode_step` / `decode_step` are the one definition of the encoding (host and device).
 //   * Device-safe: C++17, freestanding, no heap.
 #pragma once
@@ -21,7 +24,7 @@
 
 namespace kccl::fabric {
 
-enum class StepKind : uint8_t { send = 0, recv = 1, relay = 2, advance = 3 };
+enum class StepKind : uint8_t { send = 0, recv = 1, relay = 2, advance = 3, exchange = 4 };
 inline constexpr uint32_t step_words = 3;
 
 struct Step {
@@ -50,12 +53,20 @@ inline void run_steps_as(F& f) {
     const uint32_t count = f.arg(1);
     for (uint32_t i = 0; i < count; ++i) {
         const Step s = decode_step(f.arg(2 + i * step_words), f.arg(3 + i * step_words), f.arg(4 + i * step_words));
+        if (s.kind == StepKind::exchange) {
+            const uint32_t n_out = s.n & 0xFFFFu, n_in = s.n >> 16;
+            const T* src = reinterpret_cast<const T*>(f.mem(s.offset & 0xFFFFu, n_out * 4u));
+            T* dst = reinterpret_cast<T*>(f.mem(s.offset >> 16, n_in * 4u));
+            exchange(f, Route{s.color_a}, src, n_out, Route{s.color_b}, dst, n_in, s.op);
+            continue;
+        }
         T* data = reinterpret_cast<T*>(f.mem(s.offset, s.n * 4u));
         switch (s.kind) {
             case StepKind::send: send(f, Route{s.color_a}, data, s.n); break;
             case StepKind::recv: recv(f, Route{s.color_a}, data, s.n, s.op); break;
             case StepKind::relay: relay(f, Route{s.color_a}, Route{s.color_b}, data, s.n, s.op); break;
             case StepKind::advance: advance(f, Route{s.color_a}); break;
+            case StepKind::exchange: break;
         }
     }
 }

@@ -125,6 +125,15 @@ TEST_CASE("fabric patterns: cycles equal the thesis's closed forms (chain, tree,
             for (uint32_t root = 1; 2 * root < P - 1; ++root)
                 CHECK(run_pattern(spec1("left_right", P, B, root)).cycles == std::max(t_chain(root + 1, B) + B, t_chain(P - root - 1, B) + 2 * TR + 2));
         }
+    // Lemma 7.2 (B a multiple of P): 2 (P-1)(B/P + T_R + 2 + T_R + 1) counts every ring edge as 2
+    // hops; the ring order has two edges of 1 hop (at its two ends), and each round waits for
+    // the previous one over the edge behind it, so the slowest chain of 2 (P-1) consecutive edges
+    // is two whole turns minus two adjacent edges of 1 + 2 hops: 3 cycles less.
+    for (uint32_t P : {4u, 8u, 16u})
+        for (uint32_t B : {P, 4 * P, 64 * P}) {
+            INFO("allreduce_ring P=" << P << " B=" << B);
+            CHECK(run_pattern(spec1("allreduce_ring", P, B)).cycles == 2 * (P - 1) * (B / P + 2 * TR + 3) - 3);
+        }
     for (uint32_t M : {2u, 3u, 5u, 8u})
         for (uint32_t B : {1u, 20u}) {
             INFO("M=" << M << " B=" << B);

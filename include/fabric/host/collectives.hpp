@@ -314,14 +314,15 @@ inline void allreduce_ring_line(Layout& L, const std::vector<Coord>& line, const
         off = uint32_t(uint64_t(B) * s / P);
         n = uint32_t(uint64_t(B) * (s + 1) / P) - off;
     };
+    // Each round a PE sends one segment and receives another at the same time (exchange: one
+    // wavelet out and one in per cycle, the thesis's assumption for this pattern).
     for (int phase = 0; phase < 2; ++phase)
         for (uint32_t k = 0; k + 1 < P; ++k)
             for (uint32_t q = 0; q < P; ++q) {
                 uint32_t so, sn, ro, rn;
                 seg((q + phase + P - k) % P, so, sn);
                 seg((q + phase + 2 * P - k - 1) % P, ro, rn);
-                if (sn) L.send(line[order[q]], next[q], 4 * so, sn);
-                if (rn) L.recv(line[order[q]], next[(q + P - 1) % P], 4 * ro, rn, phase == 0 ? spec.op : Op::copy);
+                L.exchange(line[order[q]], next[q], 4 * so, sn, next[(q + P - 1) % P], 4 * ro, rn, phase == 0 ? spec.op : Op::copy);
             }
 }
 

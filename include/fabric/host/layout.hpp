@@ -93,6 +93,13 @@ public:
     void recv(Coord pe, uint32_t s, uint32_t offset, uint32_t n, Op op) { push(pe, StepKind::recv, op, s, 0, offset, n); }
     void relay(Coord pe, uint32_t in, uint32_t out, uint32_t offset, uint32_t n, Op op) { push(pe, StepKind::relay, op, in, out, offset, n); }
     void advance(Coord pe, uint32_t s) { push(pe, StepKind::advance, Op::copy, s, 0, 0, 0); }
+    /// Send n_out elements at byte offset off_out on stream `out` while receiving n_in on `in`
+    /// into off_in (combined with op).
+    void exchange(Coord pe, uint32_t out, uint32_t off_out, uint32_t n_out, uint32_t in, uint32_t off_in, uint32_t n_in, Op op) {
+        if (off_out > 0xFFFFu || off_in > 0xFFFFu || n_out > 0xFFFFu || n_in > 0xFFFFu)
+            throw std::invalid_argument("fabric layout: an exchange's offsets and counts must fit in 16 bits (a PE has at most 64 KiB)");
+        push(pe, StepKind::exchange, op, out, in, off_out | off_in << 16, n_out | n_in << 16);
+    }
 
     struct Program {
         Coord pe;
@@ -157,11 +164,14 @@ public:
             uint32_t bytes = 0;
             for (Step st : kv.second) {
                 st.color_a = r.color_of.at(st.color_a);
-                if (st.kind == StepKind::relay) st.color_b = r.color_of.at(st.color_b);
+                if (st.kind == StepKind::relay || st.kind == StepKind::exchange) st.color_b = r.color_of.at(st.color_b);
                 p.args.push_back(encode_step_word0(st));
                 p.args.push_back(st.offset);
                 p.args.push_back(st.n);
-                bytes = std::max(bytes, st.offset + 4 * st.n);
+                if (st.kind == StepKind::exchange)
+                    bytes = std::max({bytes, (st.offset & 0xFFFFu) + 4 * (st.n & 0xFFFFu), (st.offset >> 16) + 4 * (st.n >> 16)});
+                else
+                    bytes = std::max(bytes, st.offset + 4 * st.n);
             }
             r.grid.use_memory(p.pe, bytes);
             r.programs.push_back(std::move(p));
@@ -184,7 +194,7 @@ private:
     }
     void push(Coord pe, StepKind k, Op op, uint32_t a, uint32_t b, uint32_t offset, uint32_t n) {
         if (pe.x >= w_ || pe.y >= h_) throw std::invalid_argument("fabric layout: a step on PE " + to_string(pe) + ", outside the grid");
-        if (a >= streams_.size() || (k == StepKind::relay && b >= streams_.size())) throw std::invalid_argument("fabric layout: a step names a stream that does not exist");
+        if (a >= streams_.size() || ((k == StepKind::relay || k == StepKind::exchange) && b >= streams_.size())) throw std::invalid_argument("fabric layout: a step names a stream that does not exist");
         Step s;
         s.kind = k;
         s.op = op;

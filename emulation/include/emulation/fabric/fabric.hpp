@@ -97,6 +97,7 @@ public:
     void fabric_recv(Route r, uint32_t* dst, uint32_t n, Combine c);
     void fabric_relay(Route in, Route out, const uint32_t* local, uint32_t n, Combine c);
     void fabric_advance(Route r);
+    void fabric_exchange(Route out, const uint32_t* src, uint32_t n_out, Route in, uint32_t* dst, uint32_t n_in, Combine c);
     vtime_t now() const;
 
 private:
@@ -483,6 +484,27 @@ private:
         launch_stream(p, out.color, std::move(words), std::move(t));
         sched_->advance_to(x);
     }
+    /// Send and receive at once: the sends issue one per cycle from now, the receives are stored
+    /// one per cycle as they arrive (the processor sends one and receives one wavelet per cycle).
+    void exchange(Pe& p, Route out, const uint32_t* src, uint32_t n_out, Route in, uint32_t* dst, uint32_t n_in, Combine cb) {
+        enter(p);
+        check_route(p, out, "exchange");
+        check_route(p, in, "exchange");
+        const vtime_t c = sched_->now();
+        const uint32_t t_r = g_.profile().t_r;
+        std::vector<vtime_t> t(n_out);
+        for (uint32_t k = 0; k < n_out; ++k) t[k] = c + k + 1 + t_r;
+        if (n_out) launch_stream(p, out.color, std::make_shared<const std::vector<uint32_t>>(src, src + n_out), std::move(t));
+        Queue& q = wait_for(p, in.color, n_in, "exchange");
+        vtime_t x = c;
+        for (uint32_t k = 0; k < n_in; ++k) {
+            x = std::max(x, q.t[q.head + k]) + 1;
+            dst[k] = kccl::fabric::combine_word(cb, dst[k], q.w[q.head + k]);
+        }
+        q.head += n_in;
+        compact(q);
+        sched_->advance_to(std::max<vtime_t>(x, c + n_out));
+    }
     void advance(Pe& p, Route r) {
         enter(p);
         check_route(p, r, "advance");
@@ -527,6 +549,9 @@ inline void Pe::fabric_send(Route r, const uint32_t* src, uint32_t n) { f_->send
 inline void Pe::fabric_recv(Route r, uint32_t* dst, uint32_t n, Combine c) { f_->recv(*this, r, dst, n, c); }
 inline void Pe::fabric_relay(Route in, Route out, const uint32_t* local, uint32_t n, Combine c) { f_->relay(*this, in, out, local, n, c); }
 inline void Pe::fabric_advance(Route r) { f_->advance(*this, r); }
+inline void Pe::fabric_exchange(Route out, const uint32_t* src, uint32_t n_out, Route in, uint32_t* dst, uint32_t n_in, Combine c) {
+    f_->exchange(*this, out, src, n_out, in, dst, n_in, c);
+}
 inline vtime_t Pe::now() const { return f_->sched_ ? f_->sched_->now() : 0; }
 
 }  // namespace kccl::emu::fabric
