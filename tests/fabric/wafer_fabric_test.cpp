@@ -242,6 +242,13 @@ TEST_CASE("fabric grid: validation errors name what is wrong and what is allowed
     noring.ring_mode = false;
     Grid nr(noring, 2, 1);
     CHECK_THROWS_WITH(nr.set_ring({0, 0}, 0), Catch::Contains("has no ring mode"));
+    // WSE-3: switch positions only on colors 0-9, 12, 13, 16, 17, 20, 21 (Cerebras SDK docs).
+    Grid w3(kccl::fabric::host::wse3(), 3, 1);
+    w3.add_position({1, 0}, 10, Dir::ramp, Dir::west);
+    CHECK_THROWS_WITH(w3.add_position({1, 0}, 10, Dir::east, Dir::west),
+                      Catch::Contains("color 10: a second switch position, but WSE-3 supports switch positions only on some colors (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 20, 21)"));
+    w3.add_position({1, 0}, 12, Dir::ramp, Dir::west);
+    CHECK(w3.add_position({1, 0}, 12, Dir::east, Dir::west) == 1);
     // Too many colors from a layout: 25 streams all crossing PE (1,0).
     kccl::fabric::host::Layout lay(30, 1);
     for (uint32_t i = 2; i < 27; ++i) lay.path({i, 0}, {0, 0});

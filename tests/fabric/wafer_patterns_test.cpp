@@ -147,6 +147,18 @@ TEST_CASE("fabric patterns: cycles equal the thesis's closed forms (chain, tree,
         }
 }
 
+TEST_CASE("fabric patterns: on the WSE-3 profile, switched groups take switch-capable colors", "[fabric][patterns]") {
+    // Same model figures, so the same cycles; the tree's groups use switch positions, which the
+    // WSE-3 allows only on some colors (the layout skips the others).
+    for (const std::string nm : {"scalar", "tree", "optimal", "two_phase"}) {
+        const auto a = run_pattern(spec1(nm, 64, 16), fh::wse2());
+        const auto b = run_pattern(spec1(nm, 64, 16), fh::wse3());
+        INFO(nm);
+        CHECK(b.wrong == 0);
+        CHECK(a.cycles == b.cycles);
+    }
+}
+
 TEST_CASE("fabric patterns: bad specs are named", "[fabric][patterns]") {
     CHECK_THROWS_WITH(run_pattern(spec1("chain", 8, 4, 3)), Catch::Contains("reduces to an end of the row") && Catch::Contains("left_right, ring or jump"));
     CHECK_THROWS_WITH(run_pattern(spec1("nope", 8, 4)), Catch::Contains("'nope' is unknown") && Catch::Contains("two_phase"));

@@ -90,19 +90,22 @@ struct Profile {
     uint32_t pe_mem_bytes = 48 * 1024;  ///< local memory per PE
     uint32_t t_r = 2;                 ///< router <-> processor (ramp) latency, cycles
     uint32_t hop_cycles = 1;          ///< router to neighbouring router
+    uint32_t switch_colors = ~0u;     ///< bit c set: color c may have more than one switch position
 };
 
 /// The WSE-2 as the thesis describes it: 24 routable colors, 4 switch positions per color with
 /// ring mode, 48 KiB per PE, T_R = 2 (the value the thesis fits to the simulator).
 inline Profile wse2() { return Profile{}; }
-/// The WSE-3. Neither the thesis nor the public SDK documentation gives different figures for
-/// the fabric's colors, switch positions, ramp latency or PE memory, so they are the WSE-2's; the
-/// profile exists so that a documented difference has one place to go.
+/// The WSE-3: the WSE-2's figures, except that (Cerebras SDK documentation, CSL builtins,
+/// "current_switch_pos") only colors 0-9, 12, 13, 16, 17, 20 and 21 support switch positions.
+/// Neither the thesis nor the SDK documentation gives other differences for these figures.
 inline Profile wse3() {
     Profile p;
     p.name = "WSE-3";
+    p.switch_colors = 0x3FFu | 1u << 12 | 1u << 13 | 1u << 16 | 1u << 17 | 1u << 20 | 1u << 21;
     return p;
 }
+inline bool can_switch(const Profile& p, uint32_t color) { return color < 32 && ((p.switch_colors >> color) & 1u); }
 
 struct Coord {
     uint32_t x = 0, y = 0;
@@ -150,6 +153,9 @@ public:
         if (cc.count >= p_.positions)
             throw std::invalid_argument("fabric grid: PE " + to_string(pe) + " color " + std::to_string(color) + ": a " + std::to_string(p_.positions + 1) +
                                         "th switch position; " + p_.name + " allows " + std::to_string(p_.positions) + " per color");
+        if (cc.count == 1 && !can_switch(p_, color))
+            throw std::invalid_argument("fabric grid: PE " + to_string(pe) + " color " + std::to_string(color) + ": a second switch position, but " + p_.name +
+                                        " supports switch positions only on some colors (" + switch_color_list() + ")");
         cc.pos[cc.count] = Position{rx, tx};
         return cc.count++;
     }
@@ -213,6 +219,13 @@ public:
                 throw std::invalid_argument("fabric grid: PE " + to_string(Coord{uint32_t(kv.first % w_), uint32_t(kv.first / w_)}) + " uses " +
                                             std::to_string(kv.second) + " bytes of memory; " + p_.name + " has " + std::to_string(p_.pe_mem_bytes) + " per PE");
         for (uint32_t k = 0; k < p_.positions; ++k) check_loops(k);
+    }
+
+    std::string switch_color_list() const {
+        std::string s;
+        for (uint32_t c = 0; c < p_.colors; ++c)
+            if (can_switch(p_, c)) s += (s.empty() ? "" : ", ") + std::to_string(c);
+        return s;
     }
 
 private:

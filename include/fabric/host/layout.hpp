@@ -129,8 +129,18 @@ public:
                                                     std::to_string(w_) + " x " + std::to_string(h_) + " grid");
                     mask |= used[idx(h.at)];
                 }
+            // Each router's positions: the group's hops there in stream order, consecutive equal
+            // ones merged into one position.
+            std::map<size_t, std::vector<Position>> pos;
+            bool switches = false;
+            for (uint32_t s : members[g])
+                for (const Hop& h : streams_[s]) {
+                    auto& v = pos[idx(h.at)];
+                    if (v.empty() || !(v.back().rx == DirSet(h.rx)) || !(v.back().tx == h.tx)) v.push_back(Position{h.rx, h.tx});
+                    switches = switches || v.size() > 1;
+                }
             uint32_t c = 0;
-            while (c < profile.colors && ((mask >> c) & 1u)) ++c;
+            while (c < profile.colors && (((mask >> c) & 1u) || (switches && !can_switch(profile, c)))) ++c;
             const auto& first = streams_[members[g].front()];
             if (c == profile.colors) {
                 Coord worst = first.front().at;
@@ -138,21 +148,14 @@ public:
                     for (const Hop& h : streams_[s])
                         if (__builtin_popcount(used[idx(h.at)]) > __builtin_popcount(used[idx(worst)])) worst = h.at;
                 throw std::invalid_argument("fabric layout: too many colors: the route from PE " + to_string(first.front().at) +
-                                            " needs a color free at every router it crosses, and PE " + to_string(worst) + " already uses " +
-                                            std::to_string(__builtin_popcount(used[idx(worst)])) + " of the " + std::to_string(profile.colors) +
-                                            " routable colors of " + profile.name);
+                                            " needs a color free at every router it crosses" + (switches ? " that supports switch positions" : "") +
+                                            ", and PE " + to_string(worst) + " already uses " + std::to_string(__builtin_popcount(used[idx(worst)])) +
+                                            " of the " + std::to_string(profile.colors) + " routable colors of " + profile.name);
             }
             r.colors_used = std::max(r.colors_used, c + 1);
-            // Each router's positions: the group's hops there in stream order, consecutive equal
-            // ones merged into one position.
-            std::map<size_t, std::vector<Position>> pos;
             for (uint32_t s : members[g]) {
                 r.color_of[s] = c;
-                for (const Hop& h : streams_[s]) {
-                    used[idx(h.at)] |= 1u << c;
-                    auto& v = pos[idx(h.at)];
-                    if (v.empty() || !(v.back().rx == DirSet(h.rx)) || !(v.back().tx == h.tx)) v.push_back(Position{h.rx, h.tx});
-                }
+                for (const Hop& h : streams_[s]) used[idx(h.at)] |= 1u << c;
             }
             for (const auto& kv : pos)
                 for (const Position& p : kv.second) r.grid.add_position(Coord{uint32_t(kv.first % w_), uint32_t(kv.first / w_)}, c, p.rx, p.tx);
