@@ -87,6 +87,19 @@ TEST_CASE("fabric patterns: every pattern gives the reference result on dirty me
             }
 }
 
+TEST_CASE("fabric patterns: butterfly with any G", "[fabric][patterns]") {
+    for (auto [P, G] : {std::pair<uint32_t, uint32_t>{2, 2}, {4, 2}, {8, 2}, {9, 3}, {4, 4}, {5, 5}})
+        for (uint32_t B : {1u, 10u, 64u}) {
+            auto s = spec1("butterfly", P, B);
+            s.G = G;
+            const auto r = run_pattern(s, fh::wse2(), P * 100 + B);
+            INFO("P=" << P << " G=" << G << " B=" << B);
+            CHECK(r.wrong == 0);
+            // One round is a ring allreduce over G PEs; with P = G it is exactly allreduce_ring.
+            if (P == G) CHECK(r.cycles == run_pattern(spec1("allreduce_ring", P, B)).cycles);
+        }
+}
+
 TEST_CASE("fabric patterns: element types and operators", "[fabric][patterns]") {
     for (auto t : {fabric::DType::f32, fabric::DType::i32, fabric::DType::u32})
         for (auto op : {fabric::Op::add, fabric::Op::max, fabric::Op::min})
@@ -164,7 +177,11 @@ TEST_CASE("fabric patterns: bad specs are named", "[fabric][patterns]") {
     CHECK_THROWS_WITH(run_pattern(spec1("nope", 8, 4)), Catch::Contains("'nope' is unknown") && Catch::Contains("two_phase"));
     CHECK_THROWS_WITH(run_pattern(spec1("tree", 8, 4, 8)), Catch::Contains("root 8 is not a PE of the row (0..7)"));
     CHECK_THROWS_WITH(run_pattern(spec1("reduce_2d", 8, 4)), Catch::Contains("runs on an M x N grid"));
-    CHECK_THROWS_WITH(run_pattern(spec1("butterfly", 9, 4)), Catch::Contains("butterfly is not built yet"));
+    auto bf = spec1("butterfly", 12, 4);
+    bf.G = 3;
+    CHECK_THROWS_WITH(run_pattern(bf), Catch::Contains("P = 12 is not a power of G = 3"));
+    bf.P = 243;  // the last round's 81 interleaved groups need more colors than a router has
+    CHECK_THROWS_WITH(run_pattern(bf), Catch::Contains("too many colors"));
     auto s = spec1("left_right", 8, 4, 3);
     s.base = "ring";
     CHECK_THROWS_WITH(run_pattern(s), Catch::Contains("base 'ring' is not a reduce-to-an-end pattern"));

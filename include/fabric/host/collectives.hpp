@@ -6,7 +6,8 @@
 //     M x N grid (spec.M rows, spec.N columns), on vectors of spec.B elements kept in place at offset 0 of every PE's
 //     memory, and what the result must be (Expect). Names: chain, tree, two_phase, optimal,
 //     left_right, ring, jump, reduce_2d, bcast_1d, bcast_2d, allreduce_naive, allreduce_ring,
-//     allreduce_2d, scalar (butterfly is not built yet: build() says so).
+//     allreduce_2d, scalar, butterfly (P a power of G; its interleaved groups need many colors,
+//     so large P runs out of them: the layout's "too many colors" error).
 //   * Every reduce is a pre-order reduction tree (thesis, section 5.5): a PE receives its
 //     children's vectors closest first, adding each into its own; the last child's stream is
 //     relayed (combined with the PE's partial and forwarded word by word: the thesis's "visit"),
@@ -345,10 +346,10 @@ inline Built build(const PatternSpec& spec, uint32_t t_r = 2) {
     const bool two_d = spec.M != 0;
     const std::string& nm = spec.name;
     static const char* const kBuilt =
-        "built: scalar, chain, tree, two_phase, optimal, left_right, ring, jump, reduce_2d, bcast_1d, bcast_2d, allreduce_naive, allreduce_ring, allreduce_2d";
+        "built: scalar, chain, tree, two_phase, optimal, left_right, ring, jump, reduce_2d, bcast_1d, bcast_2d, allreduce_naive, allreduce_ring, butterfly, "
+        "allreduce_2d";
     const bool known = is_reduce_1d(nm) || nm == "reduce_2d" || nm == "bcast_1d" || nm == "bcast_2d" || nm == "allreduce_naive" ||
-                       nm == "allreduce_ring" || nm == "allreduce_2d";
-    if (nm == "butterfly") throw std::invalid_argument("fabric pattern butterfly is not built yet; " + std::string(kBuilt));
+                       nm == "allreduce_ring" || nm == "allreduce_2d" || nm == "butterfly";
     if (!known) throw std::invalid_argument("fabric pattern '" + nm + "' is unknown; " + kBuilt);
     if (two_d == (spec.P != 0)) throw std::invalid_argument("fabric pattern " + nm + ": give either P (a 1 x P row) or M (an M x N grid)");
     if (spec.B == 0) throw std::invalid_argument("fabric pattern " + nm + ": B (elements per PE) must be >= 1");
@@ -399,6 +400,23 @@ inline Built build(const PatternSpec& spec, uint32_t t_r = 2) {
     } else if (nm == "allreduce_ring") {
         e.kind = Expect::allreduce;
         allreduce_ring_line(L, line, spec);
+    } else if (nm == "butterfly") {
+        // Thesis 7.3: log_G(P) rounds; in round i (stride d = G^(i-1)) the PEs b + o + j d
+        // (j < G) of every block of G^i PEs allreduce their whole vectors with the ring pattern.
+        e.kind = Expect::allreduce;
+        const uint32_t G = spec.G;
+        if (G < 2) throw std::invalid_argument("fabric pattern butterfly: G must be >= 2 (got " + std::to_string(G) + ")");
+        uint64_t pw = 1;
+        while (pw < P) pw *= G;
+        if (pw != P)
+            throw std::invalid_argument("fabric pattern butterfly: P = " + std::to_string(P) + " is not a power of G = " + std::to_string(G));
+        for (uint64_t d = 1; d < P; d *= G)
+            for (uint64_t b = 0; b < P; b += d * G)
+                for (uint64_t o = 0; o < d; ++o) {
+                    std::vector<Coord> members;
+                    for (uint64_t j = 0; j < G; ++j) members.push_back(line[size_t(b + o + j * d)]);
+                    allreduce_ring_line(L, members, spec);
+                }
     } else if (nm == "reduce_2d") {
         // Thesis 6.4: the base down every column to the root's row, then along that row.
         if (!is_reduce_1d(spec.base)) throw std::invalid_argument("fabric pattern reduce_2d: base '" + spec.base + "' is not a 1D reduce");

@@ -14,7 +14,8 @@
 //     has a later position) advances after sending, which lets stream k+1 through (this is how a
 //     PE's children reach it one after the other on one color, as in the thesis's tree figure).
 //     A stream made without a group is a group of its own.
-//   * Colors: greedily, in group order, the lowest color not used by an earlier group at any
+//   * Colors: greedily, in the order of the first router each group touches, the lowest color
+//     not used by an earlier group at any
 //     router this one touches; so no rx set has two directions. Running out of the profile's
 //     colors is the "too many colors" error, naming the router.
 //   * Host-only (allocates, throws); C++17.
@@ -25,6 +26,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -119,7 +121,18 @@ public:
         r.color_of.resize(streams_.size());
         std::vector<std::vector<uint32_t>> members(groups_);
         for (uint32_t s = 0; s < streams_.size(); ++s) members[group_of_[s]].push_back(s);
+        // Groups in order of the first router they touch (for routes along a line this is the
+        // interval-graph order, in which greedy coloring uses the fewest colors).
+        std::vector<std::pair<size_t, uint32_t>> order;
         for (uint32_t g = 0; g < groups_; ++g) {
+            size_t lo = SIZE_MAX;
+            for (uint32_t s : members[g])
+                for (const Hop& h : streams_[s]) lo = std::min(lo, idx(h.at));
+            order.push_back({lo, g});
+        }
+        std::stable_sort(order.begin(), order.end());
+        for (const auto& og : order) {
+            const uint32_t g = og.second;
             if (members[g].empty()) continue;
             uint32_t mask = 0;
             for (uint32_t s : members[g])
