@@ -983,7 +983,7 @@ TEST_CASE("mutation: a ring whose ranks all receive before sending deadlocks in 
     for (int q = 0; q < 3; ++q) CHECK(e->message.find("waits for a message from rank " + std::to_string(q)) != std::string::npos);
 }
 
-// ---- pictures: docs/collectives.md holds the pictures generated from the schedules ----
+// ---- pictures: docs/collectives-algorithms.md holds the pictures generated from the schedules ----
 namespace {
 struct Pic {
     const char* title;
@@ -1059,11 +1059,11 @@ TEST_CASE("picture of a ring all_gather: one arrow per message, in time order", 
     CHECK(t.find("| 0 | ->1 in[0] | ->2 in[0] | ->0 in[0] |") != std::string::npos);
 }
 
-TEST_CASE("docs/collectives.md holds the current schedule pictures", "[collectives][schedule][pictures]") {
+TEST_CASE("docs/collectives-algorithms.md holds the current schedule pictures", "[collectives][schedule][pictures]") {
     // the source tree from this file's path (absolute under CMake, relative under dev_test.sh)
     std::string root = __FILE__;
     root = root.substr(0, root.rfind("tests/collectives/"));
-    std::ifstream f(root + "docs/collectives.md");
+    std::ifstream f(root + "docs/collectives-algorithms.md");
     REQUIRE(f.good());
     std::stringstream ss;
     ss << f.rdbuf();
