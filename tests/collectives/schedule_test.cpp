@@ -1015,7 +1015,7 @@ std::vector<Pic> doc_pictures() {
         {"all_reduce reduce_broadcast_chain, 4 ranks (line)", S(Op::all_reduce, Method::reduce_broadcast_chain, Topology::line, 4, 1)},
         {"all_reduce mesh_2d, 2 x 2 mesh", S(Op::all_reduce, Method::mesh_2d, Topology::mesh, 4, 1, 2, 2)},
         {"broadcast binomial_tree, 5 ranks", S(Op::broadcast, Method::binomial_tree, Topology::ring, 5, 1)},
-        {"reduce tree: seed 002 two-phase, 9 PEs in groups of 3", [] {
+        {"reduce tree: two-phase (Cerebras thesis), 9 PEs in groups of 3", [] {
              static uint32_t par[9];
              tree_two_phase(par, 9, 3);
              Shape sh;
