@@ -1,6 +1,6 @@
 // Collective schedules: the symbolic sweep over every op x method x topology x rank count x
 // chunking, GCL's worked examples as literal vectors (run by a small independent interpreter),
-// seed 002's tree shapes, a mutation per algorithm family caught by the checker with the specific
+// the Cerebras thesis's tree shapes, a mutation per algorithm family caught by the checker with the specific
 // error, and the docs' pictures kept current.
 //
 //   scripts/dev_test.sh tests/collectives/schedule_test.cpp tests/collectives/slicer_test.cpp
@@ -546,7 +546,7 @@ std::vector<Method> all_reduce_methods() {
 }
 }  // namespace
 
-TEST_CASE("GCL worked examples (seed 003): AllReduce with every operator, every method", "[collectives][schedule][gcl]") {
+TEST_CASE("GCL worked examples (Graphcore's GCL documentation): AllReduce with every operator, every method", "[collectives][schedule][gcl]") {
     // input_replica_0: 1,2,3,4  input_replica_1: 5,6,7,8 (one element per chunk: p*s = 4)
     const std::vector<std::vector<double>> in{{1, 2, 3, 4}, {5, 6, 7, 8}};
     struct Case {
@@ -602,7 +602,7 @@ TEST_CASE("GCL worked examples (seed 003): AllReduce with every operator, every 
     }
 }
 
-TEST_CASE("GCL worked examples (seed 003): AllGather, AllToAll, Broadcast, ReduceScatter with padding",
+TEST_CASE("GCL worked examples (Graphcore's GCL documentation): AllGather, AllToAll, Broadcast, ReduceScatter with padding",
           "[collectives][schedule][gcl]") {
     auto str_comb = [](const std::string& a, const std::string& b) {
         if (a == "0" && b == "0") return std::string("0");  // zero padding: op(0, 0) = 0 for every operator
@@ -699,7 +699,7 @@ TEST_CASE("GCL worked examples (seed 003): AllGather, AllToAll, Broadcast, Reduc
     }
 }
 
-TEST_CASE("seed 002's reduce trees are parent arrays and reduce correctly on a 2D PE mesh", "[collectives][schedule][seed002]") {
+TEST_CASE("the Cerebras thesis's reduce trees are parent arrays and reduce correctly on a 2D PE mesh", "[collectives][schedule][thesis_trees]") {
     // Figure 5.4: 9 PEs, groups of 3 assigned from the end: chains 8->7->6, 5->4->3, 2->1->0, heads 6->3->0
     std::vector<uint32_t> two(9);
     REQUIRE(tree_two_phase(two.data(), 9, 3));
