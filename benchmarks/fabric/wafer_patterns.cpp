@@ -1,0 +1,55 @@
+// benchmarks/fabric/wafer_patterns.cpp — host time of the thesis's patterns on the emulated wafer
+// fabric (run_pattern: layout, launch, run, check), with the modelled cycles and the number of
+// wrong result elements as counters (cycles are exact model values; wrong must be 0).
+//
+//   ./build/bench/benchmarks/kccl_bench --benchmark_filter=fabric/
+#include <emulation/fabric/run.hpp>
+
+#include <benchmark/benchmark.h>
+
+namespace {
+
+namespace fh = kccl::fabric::host;
+
+void run(benchmark::State& state, fh::PatternSpec s) {
+    kccl::emu::fabric::PatternRun r;
+    for (auto _ : state) {
+        r = kccl::emu::fabric::run_pattern(s);
+        benchmark::DoNotOptimize(r.cycles);
+    }
+    state.counters["cycles"] = double(r.cycles);
+    state.counters["wrong"] = double(r.wrong);
+    state.counters["colors"] = double(r.colors);
+    state.counters["emulated_s"] = r.wall_seconds;
+}
+
+fh::PatternSpec one_d(const char* name, uint32_t P, uint32_t B) {
+    fh::PatternSpec s;
+    s.name = name;
+    s.P = P;
+    s.B = B;
+    return s;
+}
+fh::PatternSpec two_d(const char* name, uint32_t M, uint32_t B) {
+    fh::PatternSpec s;
+    s.name = name;
+    s.M = M;
+    s.B = B;
+    return s;
+}
+
+void BM_chain_512_4096(benchmark::State& st) { run(st, one_d("chain", 512, 4096)); }
+void BM_two_phase_512_4096(benchmark::State& st) { run(st, one_d("two_phase", 512, 4096)); }
+void BM_tree_512_64(benchmark::State& st) { run(st, one_d("tree", 512, 64)); }
+void BM_optimal_512_512(benchmark::State& st) { run(st, one_d("optimal", 512, 512)); }
+void BM_reduce_2d_64_1028(benchmark::State& st) { run(st, two_d("reduce_2d", 64, 1028)); }
+void BM_allreduce_2d_64_1028(benchmark::State& st) { run(st, two_d("allreduce_2d", 64, 1028)); }
+
+}  // namespace
+
+BENCHMARK(BM_chain_512_4096)->Name("fabric/chain/P512/B4096")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_two_phase_512_4096)->Name("fabric/two_phase/P512/B4096")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_tree_512_64)->Name("fabric/tree/P512/B64")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_optimal_512_512)->Name("fabric/optimal/P512/B512")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_reduce_2d_64_1028)->Name("fabric/reduce_2d/64x64/B1028")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_allreduce_2d_64_1028)->Name("fabric/allreduce_2d/64x64/B1028")->Unit(benchmark::kMillisecond)->UseRealTime();
