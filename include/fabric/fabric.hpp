@@ -41,9 +41,11 @@
 //       order sent. There is no order across routes, nor between two sources on one route.
 //   F2  `send` returns when `src` may be reused; it says nothing about arrival. `recv` returns
 //       when all n elements have been combined into dst; `relay` when all n have left.
-//   F3  Buffering inside the fabric is bounded (a profile parameter; minimal in the adversarial
-//       profile): a sender may block until a receiver consumes. A pattern must never rely on the
-//       fabric holding more than the profile promises.
+//   F3  Buffering inside the fabric is bounded on hardware (a few wavelets per router and
+//       queue): a sender may block until a receiver consumes. A pattern must never rely on the
+//       fabric holding a whole message. (The emulation does not model the bound yet: its
+//       buffers are unbounded, as in the thesis's performance model, so it cannot catch a
+//       pattern that relies on them.)
 //   F4  `advance(r)` acts at each router after every earlier element sent on r has passed it.
 //       A stream arriving at a router whose position does not accept it waits there, in order,
 //       and continues once an advance makes it accepted; it is never dropped.
