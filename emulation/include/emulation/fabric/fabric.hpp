@@ -38,6 +38,10 @@
 //   * at the end: wavelets delivered but never received, streams still parked;
 //   * a kernel's own exception (bad memory offset, bad color), named with its PE.
 //
+// Under ThreadSanitizer every fiber is its own TSan context (races between PEs are reported);
+// the fabric's own state (routers, queues, the error), shared by the PEs' fibers on one host
+// thread, is accessed in TSan ignore regions that never span a fiber switch, as the engine's is.
+//
 // Host-only (C++20).
 #pragma once
 
@@ -222,14 +226,17 @@ private:
             if (what.rfind("fabric: ", 0) == 0) what = what.substr(8);
             fail("fabric: PE " + to_string(p.at_) + ": " + what);
         }
+        [[maybe_unused]] detail::TsanIgnore ig;
         p.done = true;
         p.finish = sched_->clock_of(p.st_.get());
     }
     void fail(const std::string& msg) {
+        [[maybe_unused]] detail::TsanIgnore ig;
         if (error_.empty()) error_ = msg;
         sched_->wake_all();
     }
     bool on_idle() {
+        [[maybe_unused]] detail::TsanIgnore ig;
         if (error_.empty()) {
             std::string s = "fabric: deadlock: no PE can run and no stream can move.";
             for (auto& p : pes_)
@@ -279,6 +286,7 @@ private:
 
     /// Walks `it` (arriving at router `c` on `color`) and everything it releases.
     void walk(Coord c0, uint32_t color, Item it0) {
+        [[maybe_unused]] detail::TsanIgnore ig;  // the fabric's state is shared by all PEs (one host thread)
         struct Work {
             Coord c;
             Item it;
@@ -412,25 +420,39 @@ private:
                               std::to_string(g_.profile().colors - 1) + ")");
         (void)p;
     }
+    bool failed() {
+        [[maybe_unused]] detail::TsanIgnore ig;
+        return !error_.empty();
+    }
     void enter(Pe&) {
-        if (!error_.empty()) throw Abort{};
+        if (failed()) throw Abort{};
         sched_->sync();
-        if (!error_.empty()) throw Abort{};
+        if (failed()) throw Abort{};
     }
     /// Blocks until `n` wavelets are in p's queue for `color`; returns the queue.
     Queue& wait_for(Pe& p, uint32_t color, uint32_t n, const char* what) {
-        Queue& q = queues_[rkey(p.at_, color)];
-        while (q.avail() < n) {
-            p.wait_color = int32_t(color);
-            p.wait_need = n;
-            p.wait_what = what;
-            sched_->park();
-            if (!error_.empty()) throw Abort{};
+        Queue* q;
+        {
+            [[maybe_unused]] detail::TsanIgnore ig;
+            q = &queues_[rkey(p.at_, color)];
         }
-        p.wait_color = -1;
-        return q;
+        for (;;) {
+            {
+                [[maybe_unused]] detail::TsanIgnore ig;  // never across the park (a fiber switch)
+                if (q->avail() >= n) {
+                    p.wait_color = -1;
+                    return *q;
+                }
+                p.wait_color = int32_t(color);
+                p.wait_need = n;
+                p.wait_what = what;
+            }
+            sched_->park();
+            if (failed()) throw Abort{};
+        }
     }
     void launch_stream(Pe& p, uint32_t color, std::shared_ptr<const std::vector<uint32_t>> words, std::vector<vtime_t> t) {
+        [[maybe_unused]] detail::TsanIgnore ig;
         ++streams_;
         Item it;
         it.words = std::move(words);
@@ -455,12 +477,15 @@ private:
         const vtime_t c = sched_->now();
         Queue& q = wait_for(p, r.color, n, "recv");
         vtime_t x = c;
-        for (uint32_t k = 0; k < n; ++k) {
-            x = std::max(x, q.t[q.head + k]) + 1;  // stored in the cycle it is there
-            dst[k] = kccl::fabric::combine_word(cb, dst[k], q.w[q.head + k]);
+        {
+            [[maybe_unused]] detail::TsanIgnore ig;  // the queue was filled by the senders' fibers
+            for (uint32_t k = 0; k < n; ++k) {
+                x = std::max(x, q.t[q.head + k]) + 1;  // stored in the cycle it is there
+                dst[k] = kccl::fabric::combine_word(cb, dst[k], q.w[q.head + k]);
+            }
+            q.head += n;
+            compact(q);
         }
-        q.head += n;
-        compact(q);
         sched_->advance_to(x);
     }
     void relay(Pe& p, Route in, Route out, const uint32_t* local, uint32_t n, Combine cb) {
@@ -473,14 +498,17 @@ private:
         auto words = std::make_shared<std::vector<uint32_t>>(n);
         std::vector<vtime_t> t(n);
         vtime_t x = c;
-        for (uint32_t k = 0; k < n; ++k) {
-            const vtime_t s = std::max(x, q.t[q.head + k]);  // the cycle it is combined and sent
-            (*words)[k] = kccl::fabric::combine_word(cb, local[k], q.w[q.head + k]);
-            t[k] = s + 1 + t_r;
-            x = s + 1;
+        {
+            [[maybe_unused]] detail::TsanIgnore ig;
+            for (uint32_t k = 0; k < n; ++k) {
+                const vtime_t s = std::max(x, q.t[q.head + k]);  // the cycle it is combined and sent
+                (*words)[k] = kccl::fabric::combine_word(cb, local[k], q.w[q.head + k]);
+                t[k] = s + 1 + t_r;
+                x = s + 1;
+            }
+            q.head += n;
+            compact(q);
         }
-        q.head += n;
-        compact(q);
         launch_stream(p, out.color, std::move(words), std::move(t));
         sched_->advance_to(x);
     }
@@ -497,17 +525,21 @@ private:
         if (n_out) launch_stream(p, out.color, std::make_shared<const std::vector<uint32_t>>(src, src + n_out), std::move(t));
         Queue& q = wait_for(p, in.color, n_in, "exchange");
         vtime_t x = c;
-        for (uint32_t k = 0; k < n_in; ++k) {
-            x = std::max(x, q.t[q.head + k]) + 1;
-            dst[k] = kccl::fabric::combine_word(cb, dst[k], q.w[q.head + k]);
+        {
+            [[maybe_unused]] detail::TsanIgnore ig;
+            for (uint32_t k = 0; k < n_in; ++k) {
+                x = std::max(x, q.t[q.head + k]) + 1;
+                dst[k] = kccl::fabric::combine_word(cb, dst[k], q.w[q.head + k]);
+            }
+            q.head += n_in;
+            compact(q);
         }
-        q.head += n_in;
-        compact(q);
         sched_->advance_to(std::max<vtime_t>(x, c + n_out));
     }
     void advance(Pe& p, Route r) {
         enter(p);
         check_route(p, r, "advance");
+        [[maybe_unused]] detail::TsanIgnore ig;
         ++streams_;
         Item it;
         it.t = {sched_->now() + g_.profile().t_r};  // behind the last wavelet this PE sent before now
