@@ -254,3 +254,48 @@ TEST_CASE("fabric grid: validation errors name what is wrong and what is allowed
     for (uint32_t i = 2; i < 27; ++i) lay.path({i, 0}, {0, 0});
     CHECK_THROWS_WITH(lay.finalize(wse2(), fabric::DType::u32), Catch::Contains("too many colors") && Catch::Contains("already uses 24 of the 24 routable colors of WSE-2"));
 }
+
+TEST_CASE("fabric: exchange sends and receives in the same cycles; sends on one route arrive in order", "[fabric]") {
+    // Two PEs swap B elements over one hop. exchange: wavelet k leaves at cycle k and arrives at
+    // the other processor at k + 1 + T_R + 1 + T_R = k + 6, stored at k + 7: both finish at B + 6 =
+    // T_message(2, B), as a one-way message (the processor sends and receives one wavelet per
+    // cycle). A send followed by a recv starts storing only at cycle B, when the send is done;
+    // element k arrived at k + 6 <= B, so the stores take cycles B .. 2 B - 1: done at 2 B.
+    const uint32_t B = 50;
+    for (bool concurrent : {true, false}) {
+        Grid g = row(2);
+        g.path(0, {0, 0}, {1, 0});
+        g.path(1, {1, 0}, {0, 0});
+        Fabric f(g);
+        for (uint32_t i = 0; i < 2; ++i)
+            f.launch({i, 0}, {}, [i, concurrent](Pe& pe) {
+                uint32_t* out = pe.ptr<uint32_t>(0, B);
+                uint32_t* in = pe.ptr<uint32_t>(4 * B, B);
+                for (uint32_t k = 0; k < B; ++k) out[k] = i * 1000 + k;
+                if (concurrent) {
+                    fabric::exchange(pe, fabric::Route{i}, out, B, fabric::Route{1 - i}, in, B, fabric::Op::copy);
+                } else {
+                    fabric::send(pe, fabric::Route{i}, out, B);
+                    fabric::recv(pe, fabric::Route{1 - i}, in, B);
+                }
+            }, 8 * B);
+        const auto r = f.run();
+        CHECK(r.cycles == (concurrent ? B + 6 : 2 * B));
+        for (uint32_t i = 0; i < 2; ++i)
+            for (uint32_t k = 0; k < B; ++k) CHECK(f.pe({i, 0})->ptr<uint32_t>(4 * B, B)[k] == (1 - i) * 1000 + k);
+    }
+    // Per source, per route, in order: three sends arrive as one stream, in order.
+    Grid g = row(3);
+    g.path(4, {2, 0}, {0, 0});
+    Fabric f(g);
+    f.launch({2, 0}, {}, [](Pe& pe) {
+        uint32_t* v = words(pe, 9);
+        for (uint32_t k = 0; k < 9; ++k) v[k] = 100 + k;
+        fabric::send(pe, fabric::Route{4}, v, 2);
+        fabric::send(pe, fabric::Route{4}, v + 2, 3);
+        fabric::send(pe, fabric::Route{4}, v + 5, 4);
+    }, 36);
+    f.launch({0, 0}, {}, [](Pe& pe) { fabric::recv(pe, fabric::Route{4}, words(pe, 9), 9); }, 36);
+    CHECK(f.run().cycles == 2 * 2 + 3 + 9);  // back to back: T_message(3, 9)
+    for (uint32_t k = 0; k < 9; ++k) CHECK(f.pe({0, 0})->ptr<uint32_t>(0, 9)[k] == 100 + k);
+}
