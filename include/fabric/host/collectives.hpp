@@ -258,6 +258,35 @@ inline std::vector<uint32_t> ring_order(uint32_t P) {
     return v;
 }
 
+/// A row + column multicast from `root` over a rows x cols grid, one stream: along the root's
+/// row, and every router of that row also down and up its column; every PE but the root gets a
+/// copy (its RAMP is in the tx set). Returns the stream.
+inline uint32_t grid_multicast(Layout& L, Coord root, uint32_t rows, uint32_t cols) {
+    const uint32_t s = L.stream();
+    const uint32_t rx = root.x, ry = root.y;
+    DirSet col;
+    if (ry + 1 < rows) col = col | DirSet(Dir::south);
+    if (ry > 0) col = col | DirSet(Dir::north);
+    for (uint32_t x = 0; x < cols; ++x) {
+        DirSet tx = col;
+        Dir rxd = Dir::ramp;
+        if (x == rx) {
+            if (rx + 1 < cols) tx = tx | DirSet(Dir::east);
+            if (rx > 0) tx = tx | DirSet(Dir::west);
+        } else {
+            const bool east = x > rx;
+            rxd = east ? Dir::west : Dir::east;
+            if (east && x + 1 < cols) tx = tx | DirSet(Dir::east);
+            if (!east && x > 0) tx = tx | DirSet(Dir::west);
+            tx = tx | DirSet(Dir::ramp);
+        }
+        L.add_hop(s, Coord{x, ry}, rxd, tx);
+        for (uint32_t y = ry + 1; y < rows; ++y) L.add_hop(s, Coord{x, y}, Dir::north, y + 1 < rows ? DirSet{Dir::south, Dir::ramp} : DirSet(Dir::ramp));
+        for (uint32_t y = ry; y-- > 0;) L.add_hop(s, Coord{x, y}, Dir::south, y > 0 ? DirSet{Dir::north, Dir::ramp} : DirSet(Dir::ramp));
+    }
+    return s;
+}
+
 inline bool is_end_reduce(const std::string& nm) {
     return nm == "scalar" || nm == "chain" || nm == "tree" || nm == "two_phase" || nm == "optimal";
 }
@@ -436,36 +465,11 @@ inline Built build(const PatternSpec& spec, uint32_t t_r = 2) {
         // One multicast tree (thesis 4.2): along the root's row; every router of that row also
         // sends down and up its column.
         e.kind = Expect::broadcast;
-        const uint32_t rx = spec.root_x, ry = spec.root_y;
-        const uint32_t s = L.stream();
-        L.send(Coord{rx, ry}, s, 0, B);
-        DirSet col;
-        if (ry + 1 < rows) col = col | DirSet(Dir::south);
-        if (ry > 0) col = col | DirSet(Dir::north);
-        for (uint32_t x = 0; x < cols; ++x) {
-            DirSet tx = col;
-            Dir rxd = Dir::ramp;
-            if (x == rx) {
-                if (rx + 1 < cols) tx = tx | DirSet(Dir::east);
-                if (rx > 0) tx = tx | DirSet(Dir::west);
-            } else {
-                const bool east = x > rx;
-                rxd = east ? Dir::west : Dir::east;
-                if (east && x + 1 < cols) tx = tx | DirSet(Dir::east);
-                if (!east && x > 0) tx = tx | DirSet(Dir::west);
-                tx = tx | DirSet(Dir::ramp);
-                L.recv(Coord{x, ry}, s, 0, B, Op::copy);
-            }
-            L.add_hop(s, Coord{x, ry}, rxd, tx);
-            for (uint32_t y = ry + 1; y < rows; ++y) {
-                L.add_hop(s, Coord{x, y}, Dir::north, y + 1 < rows ? DirSet{Dir::south, Dir::ramp} : DirSet(Dir::ramp));
-                L.recv(Coord{x, y}, s, 0, B, Op::copy);
-            }
-            for (uint32_t y = ry; y-- > 0;) {
-                L.add_hop(s, Coord{x, y}, Dir::south, y > 0 ? DirSet{Dir::north, Dir::ramp} : DirSet(Dir::ramp));
-                L.recv(Coord{x, y}, s, 0, B, Op::copy);
-            }
-        }
+        const Coord root{spec.root_x, spec.root_y};
+        const uint32_t s = grid_multicast(L, root, rows, cols);
+        L.send(root, s, 0, B);
+        for (const Coord& c : e.pes)
+            if (c != root) L.recv(c, s, 0, B, Op::copy);
     }
     return out;
 }
