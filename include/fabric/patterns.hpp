@@ -77,8 +77,8 @@ enum ParamBits : uint8_t {
       "ring reduce-scatter then allgather in segments of B/P over the reordered ring")             \
     X(butterfly,       one_d, allreduce, param_g,                 none,         "7.3",            \
       "log_G(P) rounds; each round a ring allreduce inside groups of G PEs at growing distance")   \
-    X(allreduce_2d,    two_d, allreduce, param_base,              allreduce_1d, "7.4",            \
-      "1D allreduce down every column, then along every row")
+    X(allreduce_2d,    two_d, allreduce, param_root | param_base, allreduce_1d, "7.4",            \
+      "1D allreduce down every column, then along every row (root: the naive base's root)")
 // clang-format on
 
 enum class Pattern : uint8_t {
