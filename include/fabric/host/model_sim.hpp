@@ -76,7 +76,7 @@ public:
         s.src = src;
         s.n = n;
         s.key = key;
-        s.nodes.push_back(Node{src, -1, {}, false, {}, 0});
+        s.nodes.push_back(Node{src, -1, {}, false, {}, 0, {}});
         streams_.push_back(std::move(s));
         return uint32_t(streams_.size() - 1);
     }
@@ -97,7 +97,7 @@ public:
                                 std::to_string(at));
         for (const auto& c : st.nodes[from].children)
             if (c.dir == dir) throw ModelSimError("model_sim: a stream cannot use one link twice from one router");
-        st.nodes.push_back(Node{pe(x, y), int32_t(from), {}, false, {}, 0});
+        st.nodes.push_back(Node{pe(x, y), int32_t(from), {}, false, {}, 0, {}});
         const uint32_t idx = uint32_t(st.nodes.size() - 1);
         st.nodes[from].children.push_back(Child{dir, idx});
         return idx;
