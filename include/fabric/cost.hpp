@@ -195,25 +195,19 @@ constexpr void tree_children(TreeShape shape, uint32_t n, uint32_t S, const Opt*
         }
         case TreeShape::optimal: {
             // Segment [v, end): p_v's last child is v + split(end - v); the rest of its children are
-            // those of [v, v + split), recursively. Collect them innermost (closest) first.
-            uint32_t stack[64] = {};
-            uint32_t ends[64] = {};
-            uint32_t k = 0, m = end - v;
-            while (m >= 2 && k < 64) {
+            // those of [v, v + split), recursively. This yields them farthest first; the caller
+            // reverses (`reversed_children`).
+            uint32_t m = end - v;
+            while (m >= 2) {
                 const uint32_t i = opt->split[m];
-                stack[k] = v + i;
-                ends[k] = v + m;
-                ++k;
+                f(v + i, v + m);
                 m = i;
-            }
-            while (k > 0) {
-                --k;
-                f(stack[k], ends[k]);
             }
             return;
         }
     }
 }
+constexpr bool reversed_children(TreeShape shape) { return shape == TreeShape::optimal; }
 }  // namespace detail
 
 /// The pre-order evaluation of a chapter 5 tree of n logical PEs placed at physical positions
@@ -229,24 +223,37 @@ constexpr uint64_t preorder_cycles(TreeShape shape, uint32_t n, uint32_t B, uint
     if (shape == TreeShape::optimal &&
         (opt == nullptr || !opt->valid() || opt->P < n || opt->B != B || opt->tr != tr))
         return kCostInvalid;
-    uint64_t L[MaxP] = {};    // cycle node v emits its last wavelet towards its parent
-    uint32_t End[MaxP] = {};  // end of node v's subtree (pre-order: a parent precedes its children)
+    uint64_t L[MaxP] = {};         // cycle node v emits its last wavelet towards its parent
+    uint32_t End[MaxP] = {};       // end of node v's subtree (pre-order: a parent precedes its children)
+    uint32_t first[MaxP] = {};     // v's first child in the order v takes them (0: none)
+    uint32_t next[MaxP] = {};      // the child v takes after this one (0: none)
+    uint32_t last[MaxP] = {};
     End[0] = n;
+    const bool rev = detail::reversed_children(shape);
     for (uint32_t v = 0; v < n; ++v)
-        detail::tree_children(shape, n, S, opt, v, End[v], [&](uint32_t c, uint32_t ce) { End[c] = ce; });
+        detail::tree_children(shape, n, S, opt, v, End[v], [&](uint32_t c, uint32_t ce) {
+            End[c] = ce;
+            if (first[v] == 0) {
+                first[v] = last[v] = c;
+            } else if (rev) {
+                next[c] = first[v];
+                first[v] = c;
+            } else {
+                next[last[v]] = c;
+                last[v] = c;
+            }
+        });
     uint64_t root = 0;
     for (uint32_t v = n; v-- > 0;) {
         uint64_t t = 0;
-        bool any = false;
         const int64_t pv = int64_t(pos(v));
-        detail::tree_children(shape, n, S, opt, v, End[v], [&](uint32_t c, uint32_t) {
+        for (uint32_t c = first[v]; c != 0; c = next[c]) {
             const int64_t dc = int64_t(pos(c)) - pv;
             const uint64_t d = uint64_t(dc < 0 ? -dc : dc);
             t = max2(t + B, L[c] + d + 2ull * tr + 1);
-            any = true;
-        });
-        L[v] = any ? t : uint64_t(B);
-        if (v == 0) root = any ? t : 0;
+        }
+        L[v] = first[v] != 0 ? t : uint64_t(B);
+        if (v == 0) root = first[v] != 0 ? t : 0;
     }
     return root;
 }
