@@ -62,21 +62,27 @@ void each_1d_run(uint32_t P, const std::function<void(const PatternArgs&)>& f) {
 }
 
 void model_equals_sim_1d(uint32_t max_p, const std::vector<uint32_t>& bs, uint32_t tr) {
+    uint64_t runs = 0, differ = 0;
     for (uint32_t P = 1; P <= max_p; ++P)
         for (uint32_t B : bs)
             each_1d_run(P, [&](const PatternArgs& a) {
                 const uint64_t m = t_pattern(a, 1, P, B, tr);
                 const uint64_t s = simulate(a, 1, P, B, tr);
+                ++runs;
                 if (m != s) {
+                    ++differ;
                     INFO(pattern_name(a.pattern) << " base " << pattern_name(a.base[0]) << "/" << pattern_name(a.base[1])
                                                  << " P=" << P << " B=" << B << " root=" << a.root << " S=" << a.s
                                                  << " T_R=" << tr);
                     CHECK(m == s);
                 }
             });
+    CHECK(differ == 0);
+    CHECK(runs >= uint64_t(max_p) * bs.size());
 }
 
 void model_equals_sim_2d(uint32_t max_side, const std::vector<uint32_t>& bs, uint32_t tr) {
+    uint64_t count = 0, differ = 0;
     for (uint32_t M = 1; M <= max_side; ++M)
         for (uint32_t N = 1; N <= max_side; ++N)
             for (uint32_t B : bs)
@@ -103,7 +109,9 @@ void model_equals_sim_2d(uint32_t max_side, const std::vector<uint32_t>& bs, uin
                         for (const auto& r : runs) {
                             const uint64_t m = t_pattern(r, M, N, B, tr);
                             const uint64_t s = simulate(r, M, N, B, tr);
+                            ++count;
                             if (m != s) {
+                                ++differ;
                                 INFO(pattern_name(r.pattern) << " base " << pattern_name(r.base[0]) << " M=" << M
                                                              << " N=" << N << " B=" << B << " root=(" << i << "," << j
                                                              << ")");
@@ -111,6 +119,8 @@ void model_equals_sim_2d(uint32_t max_side, const std::vector<uint32_t>& bs, uin
                             }
                         }
                     }
+    CHECK(differ == 0);
+    CHECK(count >= uint64_t(max_side) * max_side * bs.size());
 }
 
 }  // namespace
