@@ -125,6 +125,15 @@ void model_equals_sim_2d(uint32_t max_side, const std::vector<uint32_t>& bs, uin
 
 }  // namespace
 
+// The cost model is usable in constant evaluation. Values derived by hand from the rules:
+// chain of 4, B = 1: 3 visits of 2 T_R + 2 = 6, plus B; binomial tree of 4, B = 1: PE 2 relays
+// PE 3 (1 + 1 hop + 2 T_R + 1 = 7), PE 0 stores PE 1 (cycle 7), then takes PE 2's stream
+// (7 + 2 hops + 2 T_R + 1 = 14).
+static_assert(t_chain(4, 1) == 19, "T_chain(4, 1) = 3 * 6 + 1");
+static_assert(t_tree<8>(4, 1) == 14, "the binomial tree of 4 PEs, B = 1");
+static_assert(printed_t_tree(4, 1) == 14, "Corollary 5.5 at P = 4, B = 1");
+static_assert(t_optimal<8>(2, 5) == t_message(2, 5), "two PEs: one message");
+
 TEST_CASE("wafer model sim: a message and a chain take the thesis's cycles", "[fabric][cost]") {
     // Hand-derived from the model's rules (Lemma 3.2, Corollary 3.4): send 1 + T_R + hops + T_R + store 1.
     for (uint32_t tr : {1u, 2u, 3u})
