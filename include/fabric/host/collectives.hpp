@@ -251,7 +251,7 @@ inline std::vector<Coord> row_line(uint32_t P) {
 
 /// The ring order of the thesis's ring reduce (6.2): even PEs eastwards, then odd PEs back west,
 /// so that neighbours in the order are at most 2 apart and the order closes into a cycle.
-inline std::vector<uint32_t> ring_order(uint32_t P) {
+inline std::vector<uint32_t> ring_sequence(uint32_t P) {
     std::vector<uint32_t> v;
     for (uint32_t i = 0; i < P; i += 2) v.push_back(i);
     for (uint32_t i = (P % 2 == 0 ? P - 1 : P - 2); i < P; i -= 2) v.push_back(i);
@@ -319,7 +319,7 @@ inline void reduce_on_line(Layout& L, const std::vector<Coord>& line, uint32_t r
         L.recv(line[root], hand, 0, B, spec.op);
     } else if (nm == "ring") {
         // A chain over the ring order, ending at the root (thesis 6.2).
-        const auto order = ring_order(P);
+        const auto order = ring_sequence(P);
         size_t pos = 0;
         while (order[pos] != root) ++pos;
         std::vector<Coord> at;  // the root first, then backwards around the cycle
@@ -337,7 +337,7 @@ inline void reduce_on_line(Layout& L, const std::vector<Coord>& line, uint32_t r
 inline void allreduce_ring_line(Layout& L, const std::vector<Coord>& line, const PatternSpec& spec) {
     const uint32_t P = uint32_t(line.size()), B = spec.B;
     if (P < 2) return;
-    const auto order = ring_order(P);
+    const auto order = ring_sequence(P);
     std::vector<uint32_t> next(P);
     for (uint32_t q = 0; q < P; ++q) next[q] = L.path(line[order[q]], line[order[(q + 1) % P]]);
     auto seg = [&](uint32_t s, uint32_t& off, uint32_t& n) {
