@@ -149,6 +149,34 @@ inline void seal_header(volatile uint32_t* w) {
     w[hw::check] = header_check(w, reinterpret_cast<const volatile uint8_t*>(w + hw::words), header_cmd_count(w));
 }
 
+/// The fields a source writes (the worker side's raw API; FabricLink fills it for its messages).
+struct HeaderFields {
+    NocCmd cmd = NocCmd::unicast_write;
+    Routing routing = Routing::unicast_1d;
+    uint32_t payload = 0, route = 0, dst_xy = 0, dst_l1 = 0, sem_xy = 0, sem_l1 = 0, value = 1;
+    uint32_t scatter01 = 0, scatter2n = 0, source = 0;
+    bool last = false;
+};
+
+/// Writes a complete header at `h` (route commands: `ncmds` bytes from `cmd_byte(i)`) and seals it.
+template <class CmdByte>
+inline void write_header(volatile uint32_t* h, const HeaderFields& f, uint32_t ncmds, CmdByte cmd_byte) {
+    h[hw::kind] = make_kind(f.cmd, f.routing, f.last);
+    h[hw::payload] = f.payload;
+    h[hw::route] = f.route;
+    h[hw::dst_xy] = f.dst_xy;
+    h[hw::dst_l1] = f.dst_l1;
+    h[hw::sem_xy] = f.sem_xy;
+    h[hw::sem_l1] = f.sem_l1;
+    h[hw::value] = f.value;
+    h[hw::scatter01] = f.scatter01;
+    h[hw::scatter2n] = f.scatter2n;
+    h[hw::source] = f.source;
+    volatile uint8_t* cmds = reinterpret_cast<volatile uint8_t*>(h + hw::words);
+    for (uint32_t i = 0; i < ncmds; ++i) cmds[i] = cmd_byte(i);
+    seal_header(h);
+}
+
 // ---- the router's L1 layout (the same on every router of a fabric; host/builder.hpp fills it) --
 // From `base` (16-byte aligned):
 //   +0                       status block (status_words words): written by the router as it runs

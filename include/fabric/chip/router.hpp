@@ -187,7 +187,10 @@ private:
     bool finished(H& hal) {
         if (rx_last_ != in_last_ || tx_last_ != out_last_) return false;
         set_status(hal, st::phase, uint32_t(Phase::draining));
-        if (link_freed(hal) != tx_sent_) return false;
+        if (link_freed(hal) != tx_sent_) {
+            set_wait(hal, 3, 0, link_freed(hal), tx_sent_);
+            return false;
+        }
         for (uint32_t c = 0; c < max_sender_channels; ++c)
             if (ch_[c].present && ch_[c].released != ch_[c].taken) return false;
         for (uint32_t d = 0; d < num_dirs; ++d)
@@ -247,7 +250,10 @@ private:
                 ++x.released;
                 ++n;
             }
-            if (n == 0) continue;
+            if (n == 0) {
+                if (x.present && x.taken - x.released == L_.tx_slots) set_wait(hal, 4, c, freed, tx_sent_);
+                continue;
+            }
             progress = true;
             if (c == 0) hal.sem_inc(hal.noc_addr(worker_xy_ & 0xFFFFu, worker_xy_ >> 16, worker_credit_), n);
             else {

@@ -217,6 +217,10 @@ public:
     bool can_recv(uint32_t d) const { return d < directions(); }
     uint32_t max_message_bytes() const { return W_.max_message; }
     uint32_t slots(uint32_t d) const { return can_send(d) ? W_.slots : 0; }
+    /// The route to rank q from the arguments: first direction, routing kind, route word.
+    uint32_t route_dir(uint32_t q) const { return peer_[q].dir; }
+    /// The worker core (x | y << 16) of rank q.
+    uint32_t peer_xy(uint32_t q) const { return peer_[q].xy; }
     /// This worker's connection to the router facing `dir` (the raw packet API).
     Connection& connection(uint32_t dir) { return conn_[dir & 3u]; }
 
@@ -330,23 +334,19 @@ private:
         P& p = peer_[q];
         volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal_.l1_ptr(stage, W_.header_bytes));
         if (Config::mutation_skip_header) return;
-        h[hw::kind] = make_kind(cmd, Routing(p.routing), last);
-        h[hw::payload] = payload;
-        h[hw::route] = p.route;
-        h[hw::dst_xy] = p.xy;
-        h[hw::dst_l1] = dst_l1;
-        h[hw::sem_xy] = p.xy;
-        h[hw::sem_l1] = sem_l1;
-        h[hw::value] = 1;
-        h[hw::scatter01] = 0;
-        h[hw::scatter2n] = 0;
-        h[hw::source] = (chip_ & 0xFFu) | (++p.packets << 8);
-        if (p.routing == uint32_t(Routing::path_2d)) {
-            volatile uint8_t* cmds = reinterpret_cast<volatile uint8_t*>(h + hw::words);
-            const uint32_t n = p.route >> 16;
-            for (uint32_t i = 0; i < n; ++i) cmds[i] = uint8_t(hal_.arg(p.cmd_arg + i / 4) >> (8 * (i % 4)));
-        }
-        seal_header(h);
+        HeaderFields f;
+        f.cmd = cmd;
+        f.routing = Routing(p.routing);
+        f.payload = payload;
+        f.route = p.route;
+        f.dst_xy = p.xy;
+        f.dst_l1 = dst_l1;
+        f.sem_xy = p.xy;
+        f.sem_l1 = sem_l1;
+        f.source = (chip_ & 0xFFu) | (++p.packets << 8);
+        f.last = last;
+        const uint32_t n = p.routing == uint32_t(Routing::path_2d) ? (p.route >> 16) : 0u;
+        write_header(h, f, n, [&](uint32_t i) { return uint8_t(hal_.arg(p.cmd_arg + i / 4) >> (8 * (i % 4))); });
     }
 
     void send_message(uint32_t q, uint32_t src, uint32_t n) {

@@ -218,8 +218,6 @@ inline Route multicast_route_1d(const FabricSpec& s, uint32_t a, uint32_t dir, u
         r.links.push_back({p, dir});
         p = neighbour(s, p, dir);
     }
-    r.links.push_back({p, dir});  // the last hop's link (checked)
-    neighbour(s, r.links.back().first, dir);
     r.first_dir = dir;
     r.routing = Routing::multicast_1d;
     r.route = start | (range << 16);
@@ -412,6 +410,13 @@ inline std::string describe_router(const FabricPlan& p, const RouterPlan& r, con
         s += "; WAITS for the router facing " + std::string(dir_name(status[st::wait_channel])) +
              " to give back a slot of its pass-through channel (" + std::to_string(status[st::wait_a]) + " forwarded, " +
              std::to_string(status[st::wait_b]) + " slots)";
+    else if (k == 4)
+        s += "; WAITS for the peer to free packets: every slot of sender channel " + std::to_string(status[st::wait_channel]) +
+             " holds a packet sent but not freed (freed " + std::to_string(status[st::wait_a]) + " of " +
+             std::to_string(status[st::wait_b]) + " sent; a link credit never returned?)";
+    else if (k == 3)
+        s += "; WAITS for the peer to free the packets it was sent (freed " + std::to_string(status[st::wait_a]) + " of " +
+             std::to_string(status[st::wait_b]) + "; a link credit never returned?)";
     return s;
 }
 
@@ -422,6 +427,9 @@ inline std::string describe_worker(const FabricPlan& p, uint32_t rank, const uin
     std::string s = "fabric worker rank " + std::to_string(rank) + " chip " + std::to_string(w.chip) + ": ";
     if (status[wstatus::magic] != worker_status_magic) return s + "has not started its fabric link";
     const uint32_t a = status[wstatus::a], b = status[wstatus::b], c = status[wstatus::c];
+    for (size_t i = 0; i < p.routers.size() && i < router_states.size(); ++i)  // a dead router of this chip
+        if (p.routers[i].pos == rank && router_states[i].find("has not started") != std::string::npos)
+            s += "[" + router_states[i] + "] ";
     switch (status[wstatus::kind]) {
         case wstatus::router_slot: {
             const RouterPlan* r = p.router_at(rank, a);
