@@ -162,6 +162,8 @@ TEST_CASE("fabric collectives: T3000 (2 x 4 mesh, 2D routing) and Galaxy (4 x 8 
         {Op::all_reduce, Method::recursive_doubling, "t3000", fh::FabricKind::ring_1d, 8, DataType::bf16},
         {Op::all_reduce, Method::recursive_doubling, "galaxy", fh::FabricKind::mesh_2d, 32, DataType::f32, RedOp::sum, 300},
         {Op::broadcast, Method::binomial_tree, "galaxy", fh::FabricKind::mesh_2d, 32},
+        // a 32-chip ring (1D, bubble flow control): all-to-all traffic of up to 16 hops per route
+        {Op::all_to_all, Method::pairwise, "galaxy", fh::FabricKind::ring_1d, 32, DataType::f32, RedOp::sum, 37},
     };
     for (const Case& c : cases) {
         INFO(c.describe());

@@ -181,8 +181,8 @@ inline void write_header(volatile uint32_t* h, const HeaderFields& f, uint32_t n
 // From `base` (16-byte aligned):
 //   +0                       status block (status_words words): written by the router as it runs
 //   +status_bytes            semaphores, 16 bytes apart: fill[c] (c < max_sender_channels),
-//                            fwd_credit[d] (d < num_dirs), link credit inbox (a 16-byte word)
-//   then                     sync sources: one 16-byte word per receiver slot, the credit source
+//                            fwd_credit[d] (d < num_dirs), link credit inbox, link ack inbox (16-byte words)
+//   then                     sync sources: one 16-byte word per receiver slot, the credit and ack sources
 //   then                     receiver channel: rx_slots slots of slot_bytes
 //   then                     sender channels 0 .. max_sender_channels-1: tx_slots slots each
 // A slot: header_bytes + max_payload rounded up to 16, then a 16-byte sync word.
@@ -208,9 +208,11 @@ struct RouterLayout {
     constexpr uint32_t fill_sem(uint32_t c) const { return base + status_bytes + 16u * c; }
     constexpr uint32_t fwd_credit_sem(uint32_t d) const { return base + status_bytes + 16u * (max_sender_channels + d); }
     constexpr uint32_t credit_inbox() const { return base + status_bytes + 16u * (max_sender_channels + num_dirs); }
-    constexpr uint32_t sync_src(uint32_t slot) const { return credit_inbox() + 16u + 16u * slot; }
+    constexpr uint32_t ack_inbox() const { return credit_inbox() + 16u; }
+    constexpr uint32_t sync_src(uint32_t slot) const { return ack_inbox() + 16u + 16u * slot; }
     constexpr uint32_t credit_src() const { return sync_src(rx_slots); }
-    constexpr uint32_t rx_slot(uint32_t i) const { return credit_src() + 16u + i * slot_bytes(); }
+    constexpr uint32_t ack_src() const { return credit_src() + 16u; }
+    constexpr uint32_t rx_slot(uint32_t i) const { return ack_src() + 16u + i * slot_bytes(); }
     constexpr uint32_t tx_slot(uint32_t c, uint32_t i) const {
         return rx_slot(rx_slots) + (c * tx_slots + i) * slot_bytes();
     }

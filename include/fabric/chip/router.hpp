@@ -33,8 +33,12 @@
 //     rounded to 16) and the slot's 16-byte sync word after it on the same queue (E2, E3). The
 //     peer clears the sync word when it has finished with the slot, then sends its count of freed
 //     slots (cumulative) into this router's credit inbox. Free slots = rx_slots - (sent - freed).
-//   * a sender slot is given back to its producer only after the peer freed the packet (the
-//     eth_send source must stay unchanged until then, E1).
+//   * first-level acknowledgement: as soon as a packet has landed (its sync word is there), the
+//     peer sends its count of landed packets into this router's ack inbox, and the sender slot
+//     goes back to its producer (the eth_send source is no longer needed, E1). Without it a
+//     packet would hold a sender slot and a receiver slot at once, and a full ring deadlocks even
+//     with the bubble rule. tt-metal's rings pay the same: "first-level acknowledgement ...
+//     doubles the credit traffic" (tt-metal's CCL bandwidth notes).
 //   * forwarding: the receiver writes the packet into the next router's channel 1 + (its own
 //     direction) and increments that channel's fill; the next router gives the slot back by
 //     incrementing this router's fwd_credit[next direction].
@@ -102,6 +106,7 @@ public:
         set_status(hal, st::phase, uint32_t(Phase::running));
         while (!finished(hal)) {
             bool progress = tx_step(hal);
+            progress = ack_step(hal) || progress;
             progress = rx_step(hal) || progress;
             progress = free_step(hal) || progress;
             if (progress) idle_ = 0;
@@ -162,7 +167,9 @@ private:
         for (uint32_t w = st::rx_processed; w < status_words; ++w) set_status(hal, w, 0);
         for (uint32_t i = 0; i < L_.rx_slots; ++i) put4(hal, L_.rx_slot(i) + L_.slot_bytes() - 16, 0, 0, 0, 0);
         put4(hal, L_.credit_inbox(), 0, 0, 0, 0);
+        put4(hal, L_.ack_inbox(), 0, 0, 0, 0);
         put4(hal, L_.credit_src(), 0, 0, 0, 0);
+        put4(hal, L_.ack_src(), 0, 0, 0, 0);
     }
 
     template <class H>
@@ -236,11 +243,12 @@ private:
         return false;
     }
 
-    /// Gives back sender slots whose packets the peer has freed.
+    /// Gives back sender slots whose packets have landed in the peer's receiver (first-level
+    /// acknowledgement: the eth_send source is no longer needed, E1).
     template <class H>
     bool free_step(H& hal) {
-        const uint32_t freed = link_freed(hal);
-        set_status(hal, st::tx_freed, freed);
+        set_status(hal, st::tx_freed, link_freed(hal));
+        const uint32_t freed = hal.sem_read(L_.ack_inbox());
         bool progress = false;
         for (uint32_t c = 0; c < max_sender_channels; ++c) {
             Channel& x = ch_[c];
@@ -251,7 +259,7 @@ private:
                 ++n;
             }
             if (n == 0) {
-                if (x.present && x.taken - x.released == L_.tx_slots) set_wait(hal, 4, c, freed, tx_sent_);
+                if (x.present && x.taken - x.released == L_.tx_slots) set_wait(hal, 4, c, freed, tx_sent_);  // freed: acked
                 continue;
             }
             progress = true;
@@ -265,13 +273,35 @@ private:
     }
 
     // ---- receiver side: link -> this chip or the next router ---------------------------------------
+    /// Acknowledges every packet that has landed in the receiver channel (the first-level ack:
+    /// tt-metal's rings pay it as doubled credit traffic), so the peer can reuse its sender slots.
+    template <class H>
+    bool ack_step(H& hal) {
+        uint32_t acked = rx_acked_;
+        while (acked - rx_processed_ < L_.rx_slots) {
+            const uint32_t n = acked + 1;
+            const uint32_t sync = L_.rx_slot(ack_idx_) + L_.slot_bytes() - 16;
+            bool here = true;
+            for (uint32_t f = 0; f < 4 && here; ++f) here = hal.sem_read(sync + 4 * f) == sync_field(n, f);
+            if (!here) break;
+            acked = n;
+            ack_idx_ = ack_idx_ + 1 == L_.rx_slots ? 0 : ack_idx_ + 1;
+        }
+        if (acked == rx_acked_) return false;
+        rx_acked_ = acked;
+        if (!Config::mutation_leak_link_credit) {
+            put4(hal, L_.ack_src(), acked, sync_magic, ~acked, 0);
+            hal.eth_send(1, L_.ack_src(), L_.ack_inbox(), 16);
+        }
+        return true;
+    }
+
     template <class H>
     bool rx_step(H& hal) {
         const uint32_t n = rx_processed_ + 1;
         const uint32_t slot = L_.rx_slot(rx_idx_);
         const uint32_t sync = slot + L_.slot_bytes() - 16;
-        for (uint32_t f = 0; f < 4; ++f)
-            if (hal.sem_read(sync + 4 * f) != sync_field(n, f)) return false;
+        if (int32_t(rx_acked_ - rx_processed_) <= 0) return false;  // not acknowledged yet: not here
         volatile uint32_t* h = words(hal, slot, L_.header_bytes);
         if (!rx_checked_) {
             const HeaderFault f = validate_header(h, L_.header_bytes, L_.max_payload);
@@ -450,7 +480,7 @@ private:
     uint32_t router_xy_[num_dirs] = {};
     Channel ch_[max_sender_channels];
     uint32_t rr_ = 0, tx_sent_ = 0, tx_rx_idx_ = 0, tx_last_ = 0;
-    uint32_t rx_idx_ = 0, rx_processed_ = 0, rx_last_ = 0;
+    uint32_t rx_idx_ = 0, rx_processed_ = 0, rx_last_ = 0, rx_acked_ = 0, ack_idx_ = 0;
     uint32_t fwd_sent_[num_dirs] = {}, fwd_idx_[num_dirs] = {};
     uint32_t idle_ = 0;
 };
