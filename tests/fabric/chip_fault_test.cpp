@@ -221,6 +221,7 @@ TEST_CASE("chip fabric raw API: inline write, atomic increment, scatter write, 1
     }
 }
 
+namespace {
 struct SkipHeader : fc::FabricLinkConfig {
     static constexpr bool mutation_skip_header = true;
 };
@@ -230,6 +231,73 @@ struct LeakCredit : fc::FabricLinkConfig {
 struct LeakLinkCredit : fc::RouterConfig {
     static constexpr bool mutation_leak_link_credit = true;
 };
+struct NoBubble : fc::RouterConfig {
+    static constexpr bool mutation_no_bubble = true;
+};
+
+/// Every rank streams `msgs` messages to every other rank at once (non-blocking), on a ring of
+/// small channels: the heaviest load a ring's channels see.
+template <class RConfig>
+emu::RunReport ring_flood(uint32_t n, uint32_t msgs, uint64_t seed) {
+    kccl::set_assert_handler(&throw_handler);
+    cf::BedOptions o;
+    o.topology = "ring";
+    o.kind = fh::FabricKind::ring_1d;
+    o.ranks = n;
+    o.message_bytes = 64;
+    o.rx_slots = 2;
+    o.tx_slots = 1;
+    o.peer_slots = 8;
+    cf::Bed bed(o);
+    bed.add<fc::FabricLinkConfig, RConfig>([msgs](auto& hal, auto& link, const cf::RankBuffers& b) -> uint64_t {
+        uint32_t sent[64] = {}, got[64] = {};
+        for (bool busy = true; busy;) {
+            busy = false;
+            bool moved = false;
+            for (uint32_t d = 0; d < link.directions(); ++d) {
+                if (sent[d] < msgs) {
+                    busy = true;
+                    if (link.try_send(d, b.input_l1, 64)) ++sent[d], moved = true;
+                }
+                kccl::coll::View v;
+                if (got[d] < msgs) {
+                    busy = true;
+                    if (link.try_recv(d, v)) link.release(v), ++got[d], moved = true;
+                }
+            }
+            if (busy && !moved) hal.idle();
+        }
+        link.quiesce();
+        return 0;
+    });
+    emu::RunOptions ro;
+    ro.watchdog = std::chrono::milliseconds(5000);
+    ro.adversary.enabled = true;
+    ro.adversary.seed = seed;
+    return bed.run(ro);
+}
+}  // namespace
+
+TEST_CASE("chip fabric deadlock rule: a flooded ring of 2-slot receivers runs with bubble flow control",
+          "[fabric][fault]") {
+    for (uint64_t seed : {1u, 2u, 3u}) {
+        const emu::RunReport r = ring_flood<fc::RouterConfig>(6, 12, seed);
+        INFO(r.summary());
+        CHECK(r.ok());
+    }
+}
+
+TEST_CASE("chip fabric deadlock rule: without bubble flow control the flooded ring deadlocks",
+          "[fabric][fault][mutation]") {
+    uint32_t deadlocks = 0;
+    for (uint64_t seed : {1u, 2u, 3u}) {
+        const emu::RunReport r = ring_flood<NoBubble>(6, 12, seed);
+        deadlocks += r.deadlock;
+        if (r.deadlock) CHECK_THAT(r.summary(), Contains("WAITS for the router facing E to give back a slot of its pass-through channel") ||
+                                                    Contains("WAITS for the router facing W to give back a slot of its pass-through channel"));
+    }
+    CHECK(deadlocks > 0);
+}
 
 TEST_CASE("chip fabric faults: each ends in a named report, never a hang", "[fabric][fault][mutation]") {
     cf::BedOptions o;
