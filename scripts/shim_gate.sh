@@ -27,6 +27,8 @@
 #                                   -DKCCL_TT_METAL_NO_INCLUDE on the current layout)
 #   tests/gate/kernels/edm_erisc.cpp      the EDM (Ethernet only): erisc
 #   tests/gate/kernels/worker_tensix.cpp  a worker over the EDM adapters: brisc, ncrisc
+#   tests/gate/kernels/fabric_router_erisc.cpp   the chip fabric's router: erisc
+#   tests/gate/kernels/fabric_worker_tensix.cpp  a worker on the chip fabric (FabricLink): brisc, ncrisc
 #   examples/*/*_kernels.hpp        through their kccl_gate_instantiate entry, for the kinds named
 #                                   in tests/gate/examples.kinds (erisc = erisc; tensix = brisc +
 #                                   ncrisc; unlisted = all three)
@@ -388,8 +390,10 @@ run_gate() {
             echo "gate.$kind.$layout $kind $layout $ROOT/tests/gate/gate.cpp" >>"$jobs"
         done
         echo "edm_erisc.erisc.$layout erisc $layout $ROOT/tests/gate/kernels/edm_erisc.cpp" >>"$jobs"
+        echo "fabric_router_erisc.erisc.$layout erisc $layout $ROOT/tests/gate/kernels/fabric_router_erisc.cpp" >>"$jobs"
         for kind in brisc ncrisc; do
             echo "worker_tensix.$kind.$layout $kind $layout $ROOT/tests/gate/kernels/worker_tensix.cpp" >>"$jobs"
+            echo "fabric_worker_tensix.$kind.$layout $kind $layout $ROOT/tests/gate/kernels/fabric_worker_tensix.cpp" >>"$jobs"
         done
     done
     # The no-include mode: the firmware wrapper has already included the API.
