@@ -9,11 +9,13 @@
 #include "e2e_bed.hpp"
 
 #include <collectives/host/groups.hpp>
+#include <collectives/host/tensor_plan.hpp>
 #include <collectives/tensor_sliced.hpp>
 
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -623,4 +625,159 @@ TEST_CASE("e2e: mesh tensor: row and column all_gathers on a 2x3 mesh of chips o
         }
     CHECK(checked == R * C * (32 * 192) + R * C * (64 * 64));
     CHECK(bad == 0);
+}
+
+namespace {
+
+/// Every byte of the big tensor's elements is covered by exactly one run of one worker's page
+/// in one block, and every run is inside its small page and its big unit; "" if so.
+std::string plan_covers(const ch::TensorPlan& p) {
+    const TensorSplit& t = p.split;
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> hits;  // (unit, byte) -> times written
+    for (const ch::WorkerPlan& w : p.workers)
+        for (uint32_t b = 0; b < t.parts; ++b)
+            for (const ch::PageMove& m : w.runs[b])
+                for (const PageRun& r : m.runs) {
+                    if (r.in_page + r.bytes > p.small.page_bytes) return "a run leaves its small page";
+                    if (r.big.unit >= p.big.units || r.big.offset + r.bytes > p.big.unit_bytes) return "a run leaves its big unit";
+                    for (uint32_t i = 0; i < r.bytes; ++i) ++hits[{r.big.unit, r.big.offset + i}];
+                }
+    uint32_t want = 0;
+    for (uint32_t n = 0; n < t.big.shape[0]; ++n)
+        for (uint32_t c = 0; c < t.big.shape[1]; ++c)
+            for (uint32_t h = 0; h < p.big.hp; ++h)
+                for (uint32_t x = 0; x < p.big.wp; ++x) {
+                    const TensorLoc l = locate_element(t.big, p.big, n, c, h, x);
+                    for (uint32_t i = 0; i < t.big.elem_bytes; ++i) {
+                        const auto it = hits.find({l.unit, l.offset + i});
+                        if (it == hits.end() || it->second != 1) return "an element byte is written 0 or 2+ times";
+                    }
+                    want += t.big.elem_bytes;
+                }
+    if (hits.size() != want) return "a run writes a byte that is no element's";
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("tensor plan: slice shapes, page lists, every big byte exactly once, named errors", "[collectives][tensor]") {
+    // tiles [1,1,64,256] bf16 gathered along W over 4 ranks by 4 workers: each worker 2 x 2 tiles
+    // (64 x 64 elements) of each rank, page ids {2w, 2w+1, 8+2w, 9+2w}, one run per tile per block
+    TensorSpec out = spec(1, 1, 1, 1, 2, TL, IL, 12);
+    const ch::TensorPlan p = ch::plan_tensor(Op::all_gather, ch::fracture(spec(1, 1, 64, 256, 2, TL, IL, 12), 3, 4, out), 4);
+    REQUIRE(p.workers.size() == 4);
+    for (uint32_t w = 0; w < 4; ++w) {
+        CHECK(p.workers[w].slice_rows == 64);
+        CHECK(p.workers[w].slice_cols == 64);
+        CHECK(p.workers[w].pages == std::vector<uint32_t>{2 * w, 2 * w + 1, 8 + 2 * w, 9 + 2 * w});
+        for (uint32_t b = 0; b < 4; ++b) {
+            // block b's tile (row, col) of the [64, 1024] output is tile row*32 + b*8 + col: bank % 12
+            const ch::PageMove& m = p.workers[w].runs[b][2];
+            REQUIRE(m.runs.size() == 1);
+            CHECK(m.runs[0].big.unit == (32 + b * 8 + 2 * w) % 12);
+            CHECK(m.runs[0].big.offset == (32 + b * 8 + 2 * w) / 12 * 2048);
+        }
+    }
+    CHECK(plan_covers(p) == "");
+    // row-major, W gather into 8-column width shards: 12-column pages are cut in two runs
+    const ch::TensorPlan q = ch::plan_tensor(
+        Op::all_gather,
+        ch::fracture(spec(1, 2, 2, 12, 4, RM, IL, 2), 3, 2, spec(1, 1, 1, 1, 4, RM, WS, 1, {1, 3, 4, 8, ShardOrientation::col_major})),
+        3);
+    CHECK(q.workers[0].pages == std::vector<uint32_t>{0});
+    CHECK(q.workers[0].runs[0][0].runs.size() == 2);  // columns 0..7 | 8..11
+    CHECK(q.workers[0].runs[1][0].runs.size() == 2);  // columns 12..15 | 16..23
+    CHECK(q.workers[0].runs[1][0].runs[0].bytes == 4 * 4);
+    CHECK(plan_covers(q) == "");
+    CHECK(plan_covers(ch::plan_tensor(Op::reduce_scatter, ch::fracture(spec(2, 3, 5, 7, 4, RM, IL, 3), 1, 3, spec(1, 1, 1, 1, 4, RM, IL, 4)), 5)) == "");
+
+    CHECK_THROWS_WITH(ch::plan_tensor(Op::all_gather, ch::fracture(spec(1, 1, 64, 64, 2, TL, IL, 0), 3, 2, out), 2),
+                      Catch::Contains("the per-rank input [1,1,64,64] tile interleaved over 0 banks: interleaved over 0 banks"));
+    CHECK_THROWS_WITH(ch::plan_tensor(Op::all_gather,
+                                      ch::fracture(spec(1, 1, 64, 64, 2, TL, IL, 2), 3, 3,
+                                                   spec(1, 1, 1, 1, 2, TL, WS, 1, {4, 1, 64, 128, ShardOrientation::row_major})),
+                                      2),
+                      Catch::Contains("the gathered output [1,1,64,192] tile width-sharded 64x128 shards on 4x1 cores") &&
+                          Catch::Contains("does not divide"));
+    CHECK_THROWS_WITH(ch::plan_tensor(Op::all_gather, ch::fracture(spec(1, 1, 32, 48, 2, TL, IL, 2), 3, 2, out), 2),
+                      Catch::Contains("along dim 3 over 2 ranks") && Catch::Contains("multiple of 32"));
+    CHECK_THROWS_WITH(ch::plan_tensor(Op::all_reduce, ch::fracture(spec(1, 1, 32, 32, 2, TL, IL), 3, 2, out), 2),
+                      Catch::Contains("op all_reduce does not cut a tensor along a dim"));
+    CHECK_THROWS_WITH(ch::plan_tensor(Op::all_gather, ch::fracture(spec(1, 1, 32, 32, 2, TL, IL), 3, 2, out), 0),
+                      Catch::Contains("0 workers"));
+}
+
+namespace {
+
+/// A random valid memory layout for `s` (its shape and page layout fixed).
+TensorSpec random_memory(TensorSpec s, std::mt19937& rng) {
+    auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+    const TensorGeom g0 = geometry([&] { TensorSpec t = s; t.memory = IL; t.banks = 1; return t; }());
+    auto divisor = [&](uint32_t v) {  // a random divisor of v, at most 4
+        std::vector<uint32_t> ds;
+        for (uint32_t d = 1; d <= 4 && d <= v; ++d)
+            if (v % d == 0) ds.push_back(d);
+        return ds[pick(uint32_t(ds.size()))];
+    };
+    const uint32_t unit = s.layout == TL ? kTileDim : 1;
+    const uint32_t pr = g0.rows / unit, pc = g0.cols / unit;
+    const auto ori = pick(2) ? ShardOrientation::row_major : ShardOrientation::col_major;
+    switch (pick(4)) {
+        case 0: s.memory = IL; s.banks = 1 + pick(7); break;
+        case 1: {
+            const uint32_t k = divisor(pr);
+            s.memory = HS;
+            s.shard = {k, 1 + pick(2), g0.rows / k, g0.cols, ori};
+            break;
+        }
+        case 2: {
+            const uint32_t k = divisor(pc);
+            s.memory = WS;
+            s.shard = {k, 1 + pick(2), g0.rows, g0.cols / k, ori};
+            break;
+        }
+        default: {
+            const uint32_t a = divisor(pr), b = divisor(pc);
+            s.memory = BS;
+            const bool rm = ori == ShardOrientation::row_major;
+            s.shard = {rm ? b : a, rm ? a : b, g0.rows / a, g0.cols / b, ori};
+            break;
+        }
+    }
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("e2e: tensor collectives sweep: random shapes, dims, layouts, memory layouts", "[collectives][tensor][e2e][long]") {
+    std::mt19937 rng(2026);
+    auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+    uint32_t runs = 0;
+    for (uint32_t it = 0; it < 300; ++it) {
+        const bool tile = pick(2);
+        TensorSpec small = spec(1 + pick(2), 1 + pick(3), tile ? 32 * (1 + pick(2)) : 1 + pick(6),
+                                tile ? 32 * (1 + pick(2)) : 1 + pick(9), 4, tile ? TL : RM, IL);
+        if (tile && pick(4) == 0 && small.shape[0] * small.shape[1] > 1) small.shape[3] = 20 + pick(12);  // padded tiles
+        TensorCase c;
+        c.op = pick(2) ? Op::all_gather : Op::reduce_scatter;
+        const uint32_t dim = pick(4), p = 2 + pick(3);
+        small = random_memory(small, rng);
+        TensorSpec bigm = small;
+        bigm.shape[dim] *= p;
+        bigm = random_memory(bigm, rng);
+        c.split = ch::fracture(small, dim, p, bigm);
+        if (check(c.split) != SplitError::ok) continue;  // a padded W along dim 3 (named error, tested above)
+        c.workers = 1 + pick(3);
+        const Method ms[] = {Method::ring_cw, Method::ring_bidir, Method::line};
+        c.method = ms[pick(3)];
+        c.packet_bytes = tile ? 4096 * (1 + pick(2)) : 64 * (1 + pick(8));
+        c.seed = 1000 + it;
+        INFO(c.describe());
+        CHECK(plan_covers(ch::plan_tensor(c.op, c.split, c.workers)) == "");
+        const std::string r = run_tensor(c);
+        if (r.rfind("not supported", 0) == 0) continue;
+        CHECK(r == "");
+        ++runs;
+    }
+    CHECK(runs > 200);
 }
