@@ -781,3 +781,12 @@ TEST_CASE("e2e: tensor collectives sweep: random shapes, dims, layouts, memory l
     }
     CHECK(runs > 200);
 }
+
+TEST_CASE("e2e: a tensor collective with an op that does not cut along a dim is a named device error", "[collectives][tensor][e2e]") {
+    TensorCase c;
+    c.op = Op::all_reduce;
+    c.split = gather_split(spec(1, 1, 4, 8, 4, RM, IL, 2), 3, 2, IL, 2);
+    const std::string r = run_tensor(c);
+    CHECK_THAT(r, Catch::Contains("run failed") && Catch::Contains("execute_tensor_slice: op all_reduce") &&
+                      Catch::Contains("allowed: all_gather or reduce_scatter"));
+}
