@@ -133,7 +133,11 @@ struct TensorGeom {
 constexpr bool is_sharded(MemoryLayout m) { return m != MemoryLayout::interleaved; }
 
 namespace detail {
-constexpr uint32_t round_up(uint32_t v, uint32_t to) { return (v + to - 1) / to * to; }
+/// floor(w * total / parts) in 32-bit arithmetic (no 64-bit division, which rv32 kernels lack):
+/// w * (total / parts) + (total % parts) * w / parts, exact for w <= parts < 65536.
+constexpr uint32_t band_start(uint32_t w, uint32_t total, uint32_t parts) {
+    return w * (total / parts) + (total % parts) * w / parts;
+}
 }  // namespace detail
 
 /// Checks a spec and fills `g` when it is valid.
@@ -369,17 +373,17 @@ struct PageRect {
 /// at least as many columns as workers, else bands of page rows. Bands differ by at most one.
 constexpr PageRect worker_rect(const TensorGeom& g, uint32_t workers, uint32_t w) {
     PageRect r{};
-    if (workers == 0) return r;
+    if (workers == 0 || w >= workers) return r;
     if (g.page_cols >= workers) {
         r.row0 = 0;
         r.rows = g.page_rows;
-        r.col0 = uint32_t(uint64_t(w) * g.page_cols / workers);
-        r.cols = uint32_t(uint64_t(w + 1) * g.page_cols / workers) - r.col0;
+        r.col0 = detail::band_start(w, g.page_cols, workers);
+        r.cols = detail::band_start(w + 1, g.page_cols, workers) - r.col0;
     } else {
         r.col0 = 0;
         r.cols = g.page_cols;
-        r.row0 = uint32_t(uint64_t(w) * g.page_rows / workers);
-        r.rows = uint32_t(uint64_t(w + 1) * g.page_rows / workers) - r.row0;
+        r.row0 = detail::band_start(w, g.page_rows, workers);
+        r.rows = detail::band_start(w + 1, g.page_rows, workers) - r.row0;
     }
     if (r.rows == 0 || r.cols == 0) r.rows = r.cols = 0;
     return r;
