@@ -790,3 +790,11 @@ TEST_CASE("e2e: a tensor collective with an op that does not cut along a dim is 
     CHECK_THAT(r, Catch::Contains("run failed") && Catch::Contains("execute_tensor_slice: op all_reduce") &&
                       Catch::Contains("allowed: all_gather or reduce_scatter"));
 }
+
+TEST_CASE("tensor: band boundaries in 32-bit arithmetic equal floor(w * total / parts)", "[collectives][tensor]") {
+    uint64_t bad = 0;
+    for (uint32_t parts = 1; parts <= 17; ++parts)
+        for (uint32_t total : {0u, 1u, 5u, 31u, 1000u, 4099u, 0x7FFFFFFFu, 0xFFFFFFFFu})
+            for (uint32_t w = 0; w <= parts; ++w) bad += detail::band_start(w, total, parts) != uint32_t(uint64_t(w) * total / parts);
+    CHECK(bad == 0);
+}
