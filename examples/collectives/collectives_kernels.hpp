@@ -16,6 +16,7 @@
 #pragma once
 
 #include <collectives/collectives.hpp>
+#include <collectives/tensor_sliced.hpp>
 
 #include <stdint.h>
 
@@ -49,9 +50,49 @@ void run_collective(H& hal) {
     }
 }
 
+/// A tensor all_gather along W of a width-sharded tiled uint32 tensor into an interleaved output
+/// (tensor_sliced.hpp), one worker per rank; built by the gate only, to prove the tensor path is
+/// freestanding RISC-V code. Buffers: input_l1 holds the small tensor's units, output_l1 the big
+/// one's, scratch_l1 the work area (runtime sizes are the host's business).
+template <class H>
+void run_tensor_gather(H& hal) {
+    namespace kc = kccl::coll;
+    const kc::GroupArgs g = kc::load_group_args(hal, 0);
+    kc::TensorSliceParams tp;
+    tp.shape.op = kc::Op::all_gather;
+    tp.shape.ranks = g.ranks;
+    tp.split.small.shape[2] = 32;
+    tp.split.small.shape[3] = 64;
+    tp.split.small.elem_bytes = 4;
+    tp.split.small.layout = kc::TensorLayout::tile;
+    tp.split.small.memory = kc::MemoryLayout::width_sharded;
+    tp.split.small.shard = {2, 1, 32, 32, kc::ShardOrientation::row_major};
+    tp.split.big = tp.split.small;
+    tp.split.big.shape[3] = 64 * g.ranks;
+    tp.split.big.memory = kc::MemoryLayout::interleaved;
+    tp.split.big.banks = 4;
+    tp.split.dim = 3;
+    tp.split.parts = g.ranks;
+    tp.rank = g.rank;
+    tp.small = {g.input_l1, kc::geometry(tp.split.small).unit_bytes};
+    tp.big = {g.output_l1, kc::geometry(tp.split.big).unit_bytes};
+    tp.work = g.scratch_l1;
+    using R = kc::Reducer<uint32_t, kc::RedOp::sum>;
+    if (g.transport == kc::Transport::ipcq) {
+        kc::IpcqLink<H> link(hal, g.link_args);
+        kc::execute_tensor_slice<R>(link, tp, kc::RingDirs{g.rank, g.ranks, g.next_dir, g.prev_dir});
+        link.quiesce();
+    } else {
+        kc::EdmLink<H> link(hal, g.link_args);
+        kc::execute_tensor_slice<R>(link, tp, kc::RingDirs{g.rank, g.ranks, g.next_dir, g.prev_dir});
+        link.quiesce();
+    }
+}
+
 }  // namespace coll_example
 
 template <class H>
 void kccl_gate_instantiate(H& hal) {
     coll_example::run_collective(hal);
+    coll_example::run_tensor_gather(hal);
 }

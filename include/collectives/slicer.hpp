@@ -95,7 +95,9 @@ struct Slicer {
     }
     /// Worker w's part [begin, begin+count) of every fragment (relative to the fragment start).
     constexpr ElemRange worker_range(uint32_t w) const {
-        const uint32_t b = uint32_t(uint64_t(w) * m / workers), e = uint32_t(uint64_t(w + 1) * m / workers);
+        // floor(w * m / W) without 64-bit division (rv32 kernels have no __udivdi3): exact for W < 65536
+        const uint32_t q = m / workers, r = m % workers;
+        const uint32_t b = w * q + r * w / workers, e = (w + 1) * q + r * (w + 1) / workers;
         return {b, e - b};
     }
     constexpr uint32_t link_of(uint32_t w) const { return w / per_link; }
