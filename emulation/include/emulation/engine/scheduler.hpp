@@ -120,12 +120,12 @@ public:
         t->body = std::move(body);
         t->stack = fiber::StackPool::instance().get(stack_size_, guard_);
         t->owner = this;
-        if (t->stack.guard) {  // unguarded (very large runs): an overflow is not detected
-            t->guard.lo = t->stack.base;
-            t->guard.hi = t->stack.lo();
-            t->guard.name = t->name.c_str();
-            t->guard.size = t->stack.usable();
-        }
+        // Unguarded (very large runs): lo == hi; an overflow is named when it faults below the
+        // stack or is still live at the core's next switch (see switch_away), else not detected.
+        t->guard.lo = t->stack.base;
+        t->guard.hi = t->stack.lo();
+        t->guard.name = t->name.c_str();
+        t->guard.size = t->stack.usable();
         fiber::make_context(t->ctx, t->stack, &Scheduler::entry, t.get());
 #if KCCL_EMU_SCHED_TSAN
         t->tsan = __tsan_create_fiber(0);
@@ -284,15 +284,22 @@ public:
             if (t->state == State::parked) make_ready_locked(t.get());
     }
     /// Readies every core parked in idle() (the deadlock check's last chance: a loop polling
-    /// another core's memory with noc_read is not woken by writes). Returns how many.
+    /// another core's memory with noc_read is not woken by writes), in core order. Returns how
+    /// many. Costs the number of cores that parked in idle() since the last call, not the number
+    /// of cores (the list of them is kept as they park).
     uint32_t wake_idle() {
         IgnoreScope ig;
+        std::sort(idle_list_.begin(), idle_list_.end());
         uint32_t n = 0;
-        for (auto& t : tasks_)
+        for (uint32_t i : idle_list_) {
+            Task* t = tasks_[i].get();
+            t->in_idle_list = false;
             if (t->state == State::parked && t->st->wait_kind.load(std::memory_order_relaxed) == WaitKind::idle) {
-                make_ready_locked(t.get());
+                make_ready_locked(t);
                 ++n;
             }
+        }
+        idle_list_.clear();
         return n;
     }
     uint64_t writes() const {
@@ -324,6 +331,7 @@ private:
         Scheduler* owner = nullptr;
         uint32_t index = 0;
         State state = State::parked;
+        bool in_idle_list = false;  ///< in idle_list_ (parked in idle() since the last wake_idle)
         int64_t prio = 0;
         vtime_t clock = 0;  ///< timed: this core's modelled time
         fiber::GuardInfo guard;  ///< what the overflow handler reports (lo = nullptr: unguarded)
@@ -522,6 +530,12 @@ private:
     void switch_away(Why why, bool stay_ready) {
         Task* me = current_;
         Task* next;
+#if !KCCL_EMU_ASAN
+        // A frame that ran off the stack without faulting (an unguarded stack: into a
+        // neighbouring one) is named here, while it is still live. One compare per switch.
+        if (reinterpret_cast<const uint8_t*>(__builtin_frame_address(0)) < me->stack.lo()) [[unlikely]]
+            fiber::detail::overflow_exit(&me->guard);
+#endif
         {
             IgnoreScope ig;
             ++steps_;
@@ -531,6 +545,10 @@ private:
             } else {
                 me->state = State::parked;
                 me->st->sched_parked = 1;
+                if (!me->in_idle_list && me->st->wait_kind.load(std::memory_order_relaxed) == WaitKind::idle) {
+                    me->in_idle_list = true;
+                    idle_list_.push_back(me->index);
+                }
             }
             next = pick();
             if (next == me) {
@@ -669,6 +687,7 @@ private:
     uint32_t chain_ = 0;          // picks in a row from run_next_
     std::vector<uint32_t> ready_;  // random / pct ready set
     std::vector<uint8_t> ready_flag_;
+    std::vector<uint32_t> idle_list_;  // tasks that parked in idle() since the last wake_idle
     Task* current_ = nullptr;
     fiber::Context main_ctx_;
     uint32_t live_ = 0;
