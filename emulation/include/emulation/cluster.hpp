@@ -38,6 +38,15 @@ namespace kccl::emu {
 
 namespace detail {
 
+/// Host work counter (per host thread): one per core or kernel each host-side pass of the
+/// launcher and the fiber scheduler visits — grouping kernels, entering a program, an idle
+/// sweep, the hang dump, RunReport::at. A test asserts that it grows linearly with the number of
+/// cores (a count, not a time: it cannot be flaky); it costs an increment per visit.
+inline uint64_t& host_visits() noexcept {
+    thread_local uint64_t n = 0;
+    return n;
+}
+
 /// What a core is blocked on, for the watchdog's dump. Written by the core (relaxed), read by
 /// the watchdog.
 enum class WaitKind : uint32_t { none, sem_eq, sem_min, idle, txq, finished, not_started, next_program };
