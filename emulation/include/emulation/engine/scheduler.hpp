@@ -415,6 +415,10 @@ private:
             std::push_heap(rheap_.begin(), rheap_.end(), later);
         } else if (opt_.policy == Policy::fifo) {
             push_ring(t->index);
+        } else if (opt_.policy == Policy::pct) {
+            // A ready core's priority does not change until it runs again: a max-heap holds them.
+            pct_heap_.push_back(PrioIndex{t->prio, t->index});
+            std::push_heap(pct_heap_.begin(), pct_heap_.end());
         } else {
             ready_.push_back(t->index);
         }
@@ -450,15 +454,15 @@ private:
                 i = ring_[head_];
                 head_ = head_ + 1 == ring_.size() ? 0 : head_ + 1;
             }
+        } else if (opt_.policy == Policy::pct) {
+            // The highest priority first (priorities are distinct: the pick is unique).
+            if (pct_heap_.empty()) return nullptr;
+            std::pop_heap(pct_heap_.begin(), pct_heap_.end());
+            i = pct_heap_.back().index;
+            pct_heap_.pop_back();
         } else {
             if (ready_.empty()) return nullptr;
-            size_t at = 0;
-            if (opt_.policy == Policy::random) {
-                at = size_t(rand() % ready_.size());
-            } else {
-                for (size_t k = 1; k < ready_.size(); ++k)
-                    if (tasks_[ready_[k]]->prio > tasks_[ready_[at]]->prio) at = k;
-            }
+            const size_t at = size_t(rand() % ready_.size());
             i = ready_[at];
             ready_[at] = ready_.back();
             ready_.pop_back();
@@ -501,11 +505,7 @@ private:
         in_event_ = false;
     }
 
-    bool higher_ready() const {
-        for (uint32_t i : ready_)
-            if (tasks_[i]->prio > current_->prio) return true;
-        return false;
-    }
+    bool higher_ready() const { return !pct_heap_.empty() && pct_heap_.front().prio > current_->prio; }
 
     void slow_point() {
         bool sw = false;
@@ -687,7 +687,13 @@ private:
     size_t head_ = 0, tail_ = 0;
     uint32_t run_next_ = kNone;   // fifo with handoff: the core that runs next (not in ring_)
     uint32_t chain_ = 0;          // picks in a row from run_next_
-    std::vector<uint32_t> ready_;  // random / pct ready set
+    std::vector<uint32_t> ready_;  // random ready set
+    struct PrioIndex {
+        int64_t prio;
+        uint32_t index;
+        friend bool operator<(const PrioIndex& a, const PrioIndex& b) { return a.prio < b.prio; }
+    };
+    std::vector<PrioIndex> pct_heap_;  // pct ready set: a max-heap on priority
     std::vector<uint8_t> ready_flag_;
     std::vector<uint32_t> idle_list_;  // tasks that parked in idle() since the last wake_idle
     Task* current_ = nullptr;
