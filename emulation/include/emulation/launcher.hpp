@@ -227,7 +227,8 @@ struct RunReport {
         return true;
     }
     /// The result of the kernel on `c` in `program`. Constant time on average: an index of
-    /// `cores` is built at the first call (and again whenever `cores` changed since).
+    /// `cores` is built at the first call (and again whenever `cores` changed size since), so
+    /// one report must not be queried from several threads at once.
     const CoreResult& at(CoreCoord c, uint32_t program = 0) const {
         const uint64_t k = result_key(c, program);
         if (index_size_ != cores.size()) {
