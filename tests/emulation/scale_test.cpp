@@ -153,6 +153,7 @@ TEST_CASE("scale: detecting a deadlock and dumping it visit each core a bounded 
     REQUIRE(large - small <= 16 * (512 - 128));  // the cores' part; the sweeps do not grow with them
 }
 
+#if !KCCL_EMU_ASAN  // ASan reports stack overflows itself
 namespace {
 
 /// A kernel whose frame is 256 KiB (4x its stack): the lowest byte is written first, far
@@ -180,7 +181,6 @@ void huge_frame_run(RunOptions::StackGuard guard) {
 
 }  // namespace
 
-#if !KCCL_EMU_ASAN  // ASan reports stack overflows itself
 TEST_CASE("fiber engine: a 256 KiB frame on a 64 KiB guarded stack is a named error of its core", "[emulation][engine][errors]") {
     auto [status, err] = in_child([] { huge_frame_run(RunOptions::StackGuard::on); });
     INFO(err);
