@@ -42,10 +42,15 @@ namespace detail {
 /// launcher and the fiber scheduler visits — grouping kernels, entering a program, an idle
 /// sweep, the hang dump, RunReport::at. A test asserts that it grows linearly with the number of
 /// cores (a count, not a time: it cannot be flaky); it costs an increment per visit.
-inline uint64_t& host_visits() noexcept {
-    thread_local uint64_t n = 0;
+/// (An atomic although per thread: the fiber engine's cores are fibers of one thread, which
+/// ThreadSanitizer treats as threads of their own.)
+inline std::atomic<uint64_t>& host_visit_counter() noexcept {
+    thread_local std::atomic<uint64_t> n{0};
     return n;
 }
+inline void count_host_visits(uint64_t n = 1) noexcept { host_visit_counter().fetch_add(n, std::memory_order_relaxed); }
+/// Visits counted on this thread so far.
+inline uint64_t host_visits() noexcept { return host_visit_counter().load(std::memory_order_relaxed); }
 
 /// What a core is blocked on, for the watchdog's dump. Written by the core (relaxed), read by
 /// the watchdog.

@@ -236,16 +236,16 @@ struct RunReport {
             index_.reserve(cores.size());
             for (size_t i = 0; i < cores.size(); ++i) index_.emplace(result_key(cores[i].core, cores[i].program), i);
             index_size_ = cores.size();
-            detail::host_visits() += cores.size();
+            detail::count_host_visits(cores.size());
         }
         auto [lo, hi] = index_.equal_range(k);
         for (auto it = lo; it != hi; ++it) {
-            ++detail::host_visits();
+            detail::count_host_visits();
             if (it->second < cores.size() && cores[it->second].core == c && cores[it->second].program == program)
                 return cores[it->second];
         }
         for (const auto& r : cores) {  // `cores` was edited in place since the index was built
-            ++detail::host_visits();
+            detail::count_host_visits();
             if (r.core == c && r.program == program) return r;
         }
         throw EmulationError("RunReport::at: no kernel ran on " + to_string(c) + " in program " + std::to_string(program));
@@ -333,7 +333,7 @@ public:
             throw EmulationError("Launcher::add: " + s.name() + " is a DRAM endpoint; kernels run on worker or Ethernet cores");
         // An index, not a scan of the entries: adding the kernels of a large mesh stays linear.
         Program& prog = programs_.back();
-        ++detail::host_visits();
+        detail::count_host_visits();
         if (!prog.index.emplace(core_key(c), uint32_t(prog.entries.size())).second)
             throw EmulationError("Launcher::add: " + s.name() + " already has a kernel in this program (one per core)");
         Kernel k = [kernel = std::move(kernel)](Hal& h) mutable -> uint64_t {
@@ -354,7 +354,7 @@ public:
     /// is safe to read racily.
     Launcher& on_dump(CoreCoord c, std::function<std::string()> hook) {
         Program& prog = programs_.back();
-        ++detail::host_visits();
+        detail::count_host_visits();
         if (auto it = prog.index.find(core_key(c)); it != prog.index.end()) {
             prog.entries[it->second].dump = std::move(hook);
             return *this;
@@ -442,7 +442,7 @@ public:
         for (uint32_t p = 0; p < P; ++p)
             for (uint32_t e = 0; e < programs_[p].entries.size(); ++e) {
                 const CoreCoord c = programs_[p].entries[e].core;
-                ++detail::host_visits();
+                detail::count_host_visits();
                 const uint32_t t = task_of.emplace(core_key(c), uint32_t(cores.size())).first->second;
                 if (t == cores.size()) {
                     cores.push_back(c);
@@ -537,7 +537,7 @@ public:
             }
             chip_program[chip].store(p, std::memory_order_release);
             if (ctx.sched) {
-                detail::host_visits() += chip_cores[chip].size();
+                detail::count_host_visits(chip_cores[chip].size());
                 for (uint32_t i : chip_cores[chip])
                     if (states[i]->wait_kind.load(std::memory_order_relaxed) == detail::WaitKind::next_program)
                         ctx.sched->wake(states[i]);
@@ -752,7 +752,7 @@ private:
                 // idle() calls: wake them (an "idle sweep") while anything changes, and up to
                 // kMaxFruitlessSweeps times in a row when nothing does, before calling it a deadlock.
                 const uint64_t progress = progress_total.load(std::memory_order_relaxed);
-                ++detail::host_visits();
+                detail::count_host_visits();
                 if (sched.writes() != swept_writes || progress != swept_progress) {
                     swept_writes = sched.writes();
                     swept_progress = progress;
@@ -863,7 +863,7 @@ private:
 
     std::string dump(const std::vector<detail::CoreState*>& states, const std::vector<std::atomic<uint32_t>>& running) const {
         std::string out;
-        detail::host_visits() += states.size();
+        detail::count_host_visits(states.size());
         for (size_t i = 0; i < states.size(); ++i) {
             const detail::CoreState& s = *states[i];
             auto cur = [&](uint32_t addr) -> std::string {

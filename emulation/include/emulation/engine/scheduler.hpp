@@ -113,7 +113,7 @@ public:
 
     /// Adds a core with the body it runs (the body must catch everything it throws).
     void add(CoreState* st, std::function<void()> body) {
-        ++host_visits();
+        count_host_visits();
         auto t = std::make_unique<Task>();
         t->index = uint32_t(tasks_.size());
         t->st = st;
@@ -291,7 +291,7 @@ public:
     uint32_t wake_idle() {
         IgnoreScope ig;
         std::sort(idle_list_.begin(), idle_list_.end());
-        host_visits() += idle_list_.size() + 1;
+        count_host_visits(idle_list_.size() + 1);
         uint32_t n = 0;
         for (uint32_t i : idle_list_) {
             Task* t = tasks_[i].get();
