@@ -38,6 +38,20 @@ namespace kccl::emu {
 
 namespace detail {
 
+/// Host work counter (per host thread): one per core or kernel each host-side pass of the
+/// launcher and the fiber scheduler visits — grouping kernels, entering a program, an idle
+/// sweep, the hang dump, RunReport::at. A test asserts that it grows linearly with the number of
+/// cores (a count, not a time: it cannot be flaky); it costs an increment per visit.
+/// (An atomic although per thread: the fiber engine's cores are fibers of one thread, which
+/// ThreadSanitizer treats as threads of their own.)
+inline std::atomic<uint64_t>& host_visit_counter() noexcept {
+    thread_local std::atomic<uint64_t> n{0};
+    return n;
+}
+inline void count_host_visits(uint64_t n = 1) noexcept { host_visit_counter().fetch_add(n, std::memory_order_relaxed); }
+/// Visits counted on this thread so far.
+inline uint64_t host_visits() noexcept { return host_visit_counter().load(std::memory_order_relaxed); }
+
 /// What a core is blocked on, for the watchdog's dump. Written by the core (relaxed), read by
 /// the watchdog.
 enum class WaitKind : uint32_t { none, sem_eq, sem_min, idle, txq, finished, not_started, next_program };
@@ -66,6 +80,9 @@ struct alignas(64) CoreState {
 
     // Written by the owning thread only, read by the watchdog.
     alignas(64) std::atomic<uint64_t> progress{0};
+    /// Fiber engine: the run's total of every core's progress (one host thread writes it), so
+    /// the deadlock check and the watchdog read one word, not one per core. nullptr otherwise.
+    std::atomic<uint64_t>* progress_total = nullptr;
     std::atomic<WaitKind> wait_kind{WaitKind::none};
     std::atomic<uint32_t> wait_addr{0};
     std::atomic<uint32_t> wait_value{0};  ///< (next_program: the program this core waits to start)
@@ -79,6 +96,7 @@ struct alignas(64) CoreState {
 
     void bump_progress() noexcept {
         progress.store(progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        if (progress_total) progress_total->store(progress_total->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
     std::string name() const {
         std::string s = "chip " + std::to_string(coord.chip) + " " + to_string(kind);
@@ -306,10 +324,13 @@ public:
         return v;
     }
     void write32(CoreCoord c, uint32_t addr, uint32_t v) { write(c, addr, &v, 4); }
-    /// Zeroes every core's memory.
+    /// Zeroes every core's memory. The pages are handed back to the system (they read as zero
+    /// and cost nothing until touched again), so clearing a wafer-sized cluster does not commit
+    /// every core's whole L1.
     void clear_memory() {
+        const bool dropped = memory_->base && ::madvise(memory_->base, memory_->bytes, MADV_DONTNEED) == 0;
         for (auto& s : cores_) {
-            std::memset(s->mem, 0, s->mem_size);
+            if (!dropped) std::memset(s->mem, 0, s->mem_size);
             s->pristine = false;
             s->host_written.clear();
         }

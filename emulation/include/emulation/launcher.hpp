@@ -54,7 +54,7 @@
 #include <random>
 #include <string>
 #include <thread>
-#include <unordered_set>
+#include <unordered_map>
 #include <type_traits>
 #include <vector>
 
@@ -226,10 +226,28 @@ struct RunReport {
             if (c.status != CoreStatus::ok) return false;
         return true;
     }
-    /// The result of the kernel on `c` in `program`.
+    /// The result of the kernel on `c` in `program`. Constant time on average: an index of
+    /// `cores` is built at the first call (and again whenever `cores` changed size since), so
+    /// one report must not be queried from several threads at once.
     const CoreResult& at(CoreCoord c, uint32_t program = 0) const {
-        for (const auto& r : cores)
+        const uint64_t k = result_key(c, program);
+        if (index_size_ != cores.size()) {
+            index_.clear();
+            index_.reserve(cores.size());
+            for (size_t i = 0; i < cores.size(); ++i) index_.emplace(result_key(cores[i].core, cores[i].program), i);
+            index_size_ = cores.size();
+            detail::count_host_visits(cores.size());
+        }
+        auto [lo, hi] = index_.equal_range(k);
+        for (auto it = lo; it != hi; ++it) {
+            detail::count_host_visits();
+            if (it->second < cores.size() && cores[it->second].core == c && cores[it->second].program == program)
+                return cores[it->second];
+        }
+        for (const auto& r : cores) {  // `cores` was edited in place since the index was built
+            detail::count_host_visits();
             if (r.core == c && r.program == program) return r;
+        }
         throw EmulationError("RunReport::at: no kernel ran on " + to_string(c) + " in program " + std::to_string(program));
     }
     /// The first error message, or empty.
@@ -249,6 +267,14 @@ struct RunReport {
         if (s.empty()) s = "ok (" + std::to_string(cores.size()) + " kernels)\n";
         return s;
     }
+
+private:
+    static uint64_t result_key(CoreCoord c, uint32_t program) {
+        uint64_t h = (uint64_t(c.chip) << 40) ^ (uint64_t(c.x) << 20) ^ c.y;
+        return h ^ (uint64_t(program) * 0x9E3779B97F4A7C15ull);
+    }
+    mutable std::unordered_multimap<uint64_t, size_t> index_;  ///< at()'s index of `cores`
+    mutable size_t index_size_ = ~size_t(0);
 };
 
 namespace detail {
@@ -305,8 +331,10 @@ public:
         detail::CoreState& s = cluster_->state(c, "Launcher::add");
         if (s.kind == CoreKind::dram)
             throw EmulationError("Launcher::add: " + s.name() + " is a DRAM endpoint; kernels run on worker or Ethernet cores");
-        // A set, not a scan of the entries: adding the 65536 kernels of a 256 x 256 mesh was quadratic.
-        if (!programs_.back().cores.insert((uint64_t(c.chip) << 40) | (uint64_t(c.x) << 20) | c.y).second)
+        // An index, not a scan of the entries: adding the kernels of a large mesh stays linear.
+        Program& prog = programs_.back();
+        detail::count_host_visits();
+        if (!prog.index.emplace(core_key(c), uint32_t(prog.entries.size())).second)
             throw EmulationError("Launcher::add: " + s.name() + " already has a kernel in this program (one per core)");
         Kernel k = [kernel = std::move(kernel)](Hal& h) mutable -> uint64_t {
             using R = std::invoke_result_t<K&, Hal&>;
@@ -317,7 +345,7 @@ public:
                 return static_cast<uint64_t>(kernel(h));
             }
         };
-        programs_.back().entries.push_back({c, std::move(k), std::move(args), {}});
+        prog.entries.push_back({c, std::move(k), std::move(args), {}});
         return *this;
     }
 
@@ -325,11 +353,12 @@ public:
     /// pointers). Called from the watchdog thread while the core may be running: read only what
     /// is safe to read racily.
     Launcher& on_dump(CoreCoord c, std::function<std::string()> hook) {
-        for (auto& e : programs_.back().entries)
-            if (e.core == c) {
-                e.dump = std::move(hook);
-                return *this;
-            }
+        Program& prog = programs_.back();
+        detail::count_host_visits();
+        if (auto it = prog.index.find(core_key(c)); it != prog.index.end()) {
+            prog.entries[it->second].dump = std::move(hook);
+            return *this;
+        }
         throw EmulationError("Launcher::on_dump: add a kernel to " + to_string(c) + " first");
     }
 
@@ -404,10 +433,17 @@ public:
         RunReport report;
         report.engine = opt.engine;
         if (fib) report.replay = replay_string(opt);
+        size_t n_entries = 0;
+        for (const auto& prog : programs_) n_entries += prog.entries.size();
+        report.cores.reserve(n_entries);
+        // Kernels grouped by core through a map (a linear search per kernel was quadratic).
+        std::unordered_map<uint64_t, uint32_t> task_of;
+        task_of.reserve(P == 1 ? n_entries : programs_[0].entries.size());
         for (uint32_t p = 0; p < P; ++p)
             for (uint32_t e = 0; e < programs_[p].entries.size(); ++e) {
                 const CoreCoord c = programs_[p].entries[e].core;
-                uint32_t t = uint32_t(std::find(cores.begin(), cores.end(), c) - cores.begin());
+                detail::count_host_visits();
+                const uint32_t t = task_of.emplace(core_key(c), uint32_t(cores.size())).first->second;
                 if (t == cores.size()) {
                     cores.push_back(c);
                     work.emplace_back();
@@ -432,6 +468,17 @@ public:
             states[i] = &cluster_->state(cores[i], "Launcher::run");
             states[i]->wait_kind.store(detail::WaitKind::not_started, std::memory_order_relaxed);
         }
+        // Fiber engine: every core's progress also counts into one word (the deadlock check and
+        // the watchdog read it instead of summing n counters). Unhooked however run() ends.
+        std::atomic<uint64_t> progress_total{0};
+        struct ProgressHook {
+            const std::vector<detail::CoreState*>& states;
+            ~ProgressHook() {
+                for (auto* s : states) s->progress_total = nullptr;
+            }
+        } progress_hook{states};
+        if (fib)
+            for (auto* s : states) s->progress_total = &progress_total;
         const bool dirty = opt.dirty_l1 == RunOptions::DirtyL1::on ||
                            (opt.dirty_l1 == RunOptions::DirtyL1::with_adversary && opt.adversary.enabled);
         if (dirty) {
@@ -471,22 +518,29 @@ public:
         std::vector<std::atomic<uint32_t>> remaining(size_t(chips) * P);
         for (uint32_t p = 0; p < P; ++p)
             for (const auto& e : programs_[p].entries) remaining[size_t(e.core.chip) * P + p].fetch_add(1, std::memory_order_relaxed);
+        // Per chip: its cores (entering a program looks at the chip's own cores, not at all of them),
+        // and per (chip, program) its initial words.
+        std::vector<std::vector<uint32_t>> chip_cores(chips);
+        for (uint32_t i = 0; i < n; ++i) chip_cores[cores[i].chip].push_back(i);
+        std::vector<std::vector<const InitWord*>> chip_init(size_t(chips) * P);
+        for (uint32_t p = 0; p < P; ++p)
+            for (const InitWord& w : programs_[p].init) chip_init[size_t(w.core.chip) * P + p].push_back(&w);
         // Moves `chip` to the first program >= `p` that has kernels on it, applying the initial
         // words of every program it enters (called by the last kernel of the previous one).
         auto enter = [&](uint32_t chip, uint32_t p) {
             for (;; ++p) {
                 if (p == P) break;
-                for (const InitWord& w : programs_[p].init)
-                    if (w.core.chip == chip)
-                        std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(cluster_->state(w.core, "init_word").mem + w.addr))
-                            .store(w.value, std::memory_order_release);
+                for (const InitWord* w : chip_init[size_t(chip) * P + p])
+                    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(cluster_->state(w->core, "init_word").mem + w->addr))
+                        .store(w->value, std::memory_order_release);
                 if (remaining[size_t(chip) * P + p].load(std::memory_order_relaxed)) break;
             }
             chip_program[chip].store(p, std::memory_order_release);
             if (ctx.sched) {
-                for (auto* s : states)
-                    if (s->coord.chip == chip && s->wait_kind.load(std::memory_order_relaxed) == detail::WaitKind::next_program)
-                        ctx.sched->wake(s);
+                detail::count_host_visits(chip_cores[chip].size());
+                for (uint32_t i : chip_cores[chip])
+                    if (states[i]->wait_kind.load(std::memory_order_relaxed) == detail::WaitKind::next_program)
+                        ctx.sched->wake(states[i]);
             } else {
                 futex_wake_all(chip_program[chip]);
             }
@@ -586,7 +640,7 @@ public:
         };
 
         if (fib) {
-            run_fibers(opt, ctx, *sched, report, states, running, n, thread_main);
+            run_fibers(opt, ctx, *sched, report, states, running, n, progress_total, thread_main);
             report.wall_time = std::chrono::steady_clock::now() - wall0;
             return report;
         }
@@ -651,7 +705,7 @@ private:
     template <class Body>
     void run_fibers(const RunOptions& opt, detail::RunContext& ctx, detail::Scheduler& sched, RunReport& report,
                     const std::vector<detail::CoreState*>& states, std::vector<std::atomic<uint32_t>>& running, uint32_t n,
-                    Body& body) {
+                    const std::atomic<uint64_t>& progress_total, Body& body) {
         for (uint32_t i = 0; i < n; ++i) sched.add(states[i], [&body, i] { body(i); });
         std::mutex report_mu;  // the watchdog thread and the scheduler both may record a hang
         std::atomic<uint32_t> stop{0};
@@ -673,8 +727,7 @@ private:
                     }
                     continue;
                 }
-                uint64_t sum = 0;
-                for (auto* s : states) sum += s->progress.load(std::memory_order_relaxed);
+                const uint64_t sum = progress_total.load(std::memory_order_relaxed);
                 if (sum != last_sum) {
                     last_sum = sum;
                     last_change = now;
@@ -698,8 +751,8 @@ private:
                 // Cores parked in idle() may poll another core's memory (noc_read) or count
                 // idle() calls: wake them (an "idle sweep") while anything changes, and up to
                 // kMaxFruitlessSweeps times in a row when nothing does, before calling it a deadlock.
-                uint64_t progress = 0;
-                for (auto* s : states) progress += s->progress.load(std::memory_order_relaxed);
+                const uint64_t progress = progress_total.load(std::memory_order_relaxed);
+                detail::count_host_visits();
                 if (sched.writes() != swept_writes || progress != swept_progress) {
                     swept_writes = sched.writes();
                     swept_progress = progress;
@@ -749,8 +802,10 @@ private:
     struct Program {
         std::vector<Entry> entries;
         std::vector<InitWord> init;
-        std::unordered_set<uint64_t> cores;  ///< (chip, x, y) of every entry
+        std::unordered_map<uint64_t, uint32_t> index;  ///< core_key of every entry -> its entry
     };
+    /// (chip, x, y) of a core the cluster has (x, y < 2^20, chip < 2^24) as one key.
+    static uint64_t core_key(CoreCoord c) { return (uint64_t(c.chip) << 40) | (uint64_t(c.x) << 20) | c.y; }
 
     /// Blocks until `chip_program` reaches `p`; meanwhile delivers what this core left in flight.
     static void wait_for_program(detail::RunContext& ctx, detail::CoreState& st, Hal& hal,
@@ -808,6 +863,7 @@ private:
 
     std::string dump(const std::vector<detail::CoreState*>& states, const std::vector<std::atomic<uint32_t>>& running) const {
         std::string out;
+        detail::count_host_visits(states.size());
         for (size_t i = 0; i < states.size(); ++i) {
             const detail::CoreState& s = *states[i];
             auto cur = [&](uint32_t addr) -> std::string {
@@ -849,8 +905,8 @@ private:
             }
             out += "\n";
             if (prog < programs_.size())
-                for (const auto& e : programs_[prog].entries)
-                    if (e.core == s.coord && e.dump) out += "    " + e.dump() + "\n";
+                if (auto it = programs_[prog].index.find(core_key(s.coord)); it != programs_[prog].index.end())
+                    if (const Entry& e = programs_[prog].entries[it->second]; e.dump) out += "    " + e.dump() + "\n";
         }
         return out;
     }

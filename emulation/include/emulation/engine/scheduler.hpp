@@ -113,6 +113,7 @@ public:
 
     /// Adds a core with the body it runs (the body must catch everything it throws).
     void add(CoreState* st, std::function<void()> body) {
+        count_host_visits();
         auto t = std::make_unique<Task>();
         t->index = uint32_t(tasks_.size());
         t->st = st;
@@ -120,12 +121,12 @@ public:
         t->body = std::move(body);
         t->stack = fiber::StackPool::instance().get(stack_size_, guard_);
         t->owner = this;
-        if (t->stack.guard) {  // unguarded (very large runs): an overflow is not detected
-            t->guard.lo = t->stack.base;
-            t->guard.hi = t->stack.lo();
-            t->guard.name = t->name.c_str();
-            t->guard.size = t->stack.usable();
-        }
+        // Unguarded (very large runs): lo == hi; an overflow is named when it faults below the
+        // stack or is still live at the core's next switch (see switch_away), else not detected.
+        t->guard.lo = t->stack.base;
+        t->guard.hi = t->stack.lo();
+        t->guard.name = t->name.c_str();
+        t->guard.size = t->stack.usable();
         fiber::make_context(t->ctx, t->stack, &Scheduler::entry, t.get());
 #if KCCL_EMU_SCHED_TSAN
         t->tsan = __tsan_create_fiber(0);
@@ -284,15 +285,23 @@ public:
             if (t->state == State::parked) make_ready_locked(t.get());
     }
     /// Readies every core parked in idle() (the deadlock check's last chance: a loop polling
-    /// another core's memory with noc_read is not woken by writes). Returns how many.
+    /// another core's memory with noc_read is not woken by writes), in core order. Returns how
+    /// many. Costs the number of cores that parked in idle() since the last call, not the number
+    /// of cores (the list of them is kept as they park).
     uint32_t wake_idle() {
         IgnoreScope ig;
+        std::sort(idle_list_.begin(), idle_list_.end());
+        count_host_visits(idle_list_.size() + 1);
         uint32_t n = 0;
-        for (auto& t : tasks_)
+        for (uint32_t i : idle_list_) {
+            Task* t = tasks_[i].get();
+            t->in_idle_list = false;
             if (t->state == State::parked && t->st->wait_kind.load(std::memory_order_relaxed) == WaitKind::idle) {
-                make_ready_locked(t.get());
+                make_ready_locked(t);
                 ++n;
             }
+        }
+        idle_list_.clear();
         return n;
     }
     uint64_t writes() const {
@@ -324,6 +333,7 @@ private:
         Scheduler* owner = nullptr;
         uint32_t index = 0;
         State state = State::parked;
+        bool in_idle_list = false;  ///< in idle_list_ (parked in idle() since the last wake_idle)
         int64_t prio = 0;
         vtime_t clock = 0;  ///< timed: this core's modelled time
         fiber::GuardInfo guard;  ///< what the overflow handler reports (lo = nullptr: unguarded)
@@ -405,6 +415,10 @@ private:
             std::push_heap(rheap_.begin(), rheap_.end(), later);
         } else if (opt_.policy == Policy::fifo) {
             push_ring(t->index);
+        } else if (opt_.policy == Policy::pct) {
+            // A ready core's priority does not change until it runs again: a max-heap holds them.
+            pct_heap_.push_back(PrioIndex{t->prio, t->index});
+            std::push_heap(pct_heap_.begin(), pct_heap_.end());
         } else {
             ready_.push_back(t->index);
         }
@@ -440,15 +454,15 @@ private:
                 i = ring_[head_];
                 head_ = head_ + 1 == ring_.size() ? 0 : head_ + 1;
             }
+        } else if (opt_.policy == Policy::pct) {
+            // The highest priority first (priorities are distinct: the pick is unique).
+            if (pct_heap_.empty()) return nullptr;
+            std::pop_heap(pct_heap_.begin(), pct_heap_.end());
+            i = pct_heap_.back().index;
+            pct_heap_.pop_back();
         } else {
             if (ready_.empty()) return nullptr;
-            size_t at = 0;
-            if (opt_.policy == Policy::random) {
-                at = size_t(rand() % ready_.size());
-            } else {
-                for (size_t k = 1; k < ready_.size(); ++k)
-                    if (tasks_[ready_[k]]->prio > tasks_[ready_[at]]->prio) at = k;
-            }
+            const size_t at = size_t(rand() % ready_.size());
             i = ready_[at];
             ready_[at] = ready_.back();
             ready_.pop_back();
@@ -491,11 +505,7 @@ private:
         in_event_ = false;
     }
 
-    bool higher_ready() const {
-        for (uint32_t i : ready_)
-            if (tasks_[i]->prio > current_->prio) return true;
-        return false;
-    }
+    bool higher_ready() const { return !pct_heap_.empty() && pct_heap_.front().prio > current_->prio; }
 
     void slow_point() {
         bool sw = false;
@@ -522,6 +532,12 @@ private:
     void switch_away(Why why, bool stay_ready) {
         Task* me = current_;
         Task* next;
+#if !KCCL_EMU_ASAN
+        // A frame that ran off the stack without faulting (an unguarded stack: into a
+        // neighbouring one) is named here, while it is still live. One compare per switch.
+        if (reinterpret_cast<const uint8_t*>(__builtin_frame_address(0)) < me->stack.lo()) [[unlikely]]
+            fiber::detail::overflow_exit(&me->guard);
+#endif
         {
             IgnoreScope ig;
             ++steps_;
@@ -531,6 +547,10 @@ private:
             } else {
                 me->state = State::parked;
                 me->st->sched_parked = 1;
+                if (!me->in_idle_list && me->st->wait_kind.load(std::memory_order_relaxed) == WaitKind::idle) {
+                    me->in_idle_list = true;
+                    idle_list_.push_back(me->index);
+                }
             }
             next = pick();
             if (next == me) {
@@ -667,8 +687,15 @@ private:
     size_t head_ = 0, tail_ = 0;
     uint32_t run_next_ = kNone;   // fifo with handoff: the core that runs next (not in ring_)
     uint32_t chain_ = 0;          // picks in a row from run_next_
-    std::vector<uint32_t> ready_;  // random / pct ready set
+    std::vector<uint32_t> ready_;  // random ready set
+    struct PrioIndex {
+        int64_t prio;
+        uint32_t index;
+        friend bool operator<(const PrioIndex& a, const PrioIndex& b) { return a.prio < b.prio; }
+    };
+    std::vector<PrioIndex> pct_heap_;  // pct ready set: a max-heap on priority
     std::vector<uint8_t> ready_flag_;
+    std::vector<uint32_t> idle_list_;  // tasks that parked in idle() since the last wake_idle
     Task* current_ = nullptr;
     fiber::Context main_ctx_;
     uint32_t live_ = 0;

@@ -2,6 +2,16 @@
 // our own (x86-64, aarch64; ucontext elsewhere or with KCCL_EMU_FIBER_UCONTEXT), pooled
 // guard-paged stacks, and a SIGSEGV handler that names the core whose stack overflowed.
 //
+// Stacks are reserved, not committed (MAP_NORESERVE): a fiber costs the pages it touches (a
+// few KiB for most kernels), so a million fibers of 256 KiB stacks need 256 GiB of address
+// space but only their touched pages of memory. A guarded stack has a kGuardBytes (1 MiB)
+// PROT_NONE region below it — address space only — so a kernel frame of up to that size that
+// runs off the stack faults inside the guard, never in a neighbouring stack. The handler also
+// names the core when the fault happens with the stack pointer below its stack (a larger frame
+// whose access hit unmapped memory). A frame larger than the guard whose accesses all land in
+// other mapped memory is not detected; -fstack-clash-protection (probing every page of a large
+// frame, top down) makes such a frame fault in the guard too.
+//
 // Host-only (C++20, Linux/ELF). Not part of the device contract.
 //
 // The switch saves only what the ABI says a callee must preserve: x86-64 rbx, rbp, r12-r15, rsp,
@@ -15,6 +25,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -26,9 +37,7 @@
 #if !defined(KCCL_EMU_FIBER_UCONTEXT) && !(defined(__x86_64__) || defined(__aarch64__))
 #define KCCL_EMU_FIBER_UCONTEXT 1
 #endif
-#if defined(KCCL_EMU_FIBER_UCONTEXT)
-#include <ucontext.h>
-#endif
+#include <ucontext.h>  // the interrupted stack pointer in the SIGSEGV handler (and the ucontext switch)
 
 #if defined(__SANITIZE_ADDRESS__)
 #define KCCL_EMU_ASAN 1
@@ -166,7 +175,10 @@ namespace kccl::emu::fiber {
 
 using entry_fn = void (*)(void*);
 
-/// One mmap'd stack: [base, base + guard) is PROT_NONE (the guard page), the rest usable.
+/// Bytes of PROT_NONE address space below a guarded stack (a multiple of every page size in use).
+inline constexpr size_t kGuardBytes = size_t(1) << 20;
+
+/// One mmap'd stack: [base, base + guard) is PROT_NONE (the guard region), the rest usable.
 struct Stack {
     uint8_t* base = nullptr;
     size_t total = 0;  ///< including the guard
@@ -183,6 +195,8 @@ inline size_t page_size() {
 
 /// Process-wide pool of stacks by size: making a stack is an mmap + mprotect; a run of 4096
 /// cores reuses the previous run's stacks. Pages a fiber touched stay committed while pooled.
+/// Pooled stacks are kept per (size, guarded): getting and putting one is constant time
+/// whatever else the pool holds.
 class StackPool {
 public:
     static StackPool& instance() {
@@ -197,13 +211,12 @@ public:
         usable = (usable + ps - 1) / ps * ps;
         {
             std::lock_guard<std::mutex> g(mu_);
-            for (size_t i = free_.size(); i-- > 0;)
-                if (free_[i].usable() == usable && (free_[i].guard != 0) == guard) {
-                    Stack s = free_[i];
-                    free_[i] = free_.back();
-                    free_.pop_back();
-                    return s;
-                }
+            std::vector<Stack>& list = free_[Key{usable, guard}];
+            if (!list.empty()) {
+                Stack s = list.back();
+                list.pop_back();
+                return s;
+            }
         }
         if (!guard) {
             const size_t total = usable * kChunk;
@@ -212,12 +225,14 @@ public:
             if (m == MAP_FAILED)
                 throw std::runtime_error("fiber stacks: cannot map " + std::to_string(total) + " bytes");
             std::lock_guard<std::mutex> g(mu_);
-            for (size_t k = 1; k < kChunk; ++k) free_.push_back(Stack{static_cast<uint8_t*>(m) + k * usable, usable, 0});
+            std::vector<Stack>& list = free_[Key{usable, false}];
+            // Handed out from the lowest address up (the list is a stack).
+            for (size_t k = kChunk; k-- > 1;) list.push_back(Stack{static_cast<uint8_t*>(m) + k * usable, usable, 0});
             return Stack{static_cast<uint8_t*>(m), usable, 0};
         }
         Stack s;
-        s.guard = ps;
-        s.total = usable + ps;
+        s.guard = (kGuardBytes + ps - 1) / ps * ps;
+        s.total = usable + s.guard;
         void* m = ::mmap(nullptr, s.total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
                          -1, 0);
         if (m == MAP_FAILED)
@@ -225,34 +240,40 @@ public:
         s.base = static_cast<uint8_t*>(m);
         if (::mprotect(s.base, s.guard, PROT_NONE) != 0) {
             ::munmap(m, s.total);
-            throw std::runtime_error("fiber stack: cannot protect the guard page (too many mappings? see "
+            throw std::runtime_error("fiber stack: cannot protect the guard region (too many mappings? see "
                                      "/proc/sys/vm/max_map_count, or RunOptions::stack_guard)");
         }
         return s;
     }
     void put(const Stack& s) {
         std::lock_guard<std::mutex> g(mu_);
-        if (s.guard && free_.size() >= kMaxPooled) {
+        std::vector<Stack>& list = free_[Key{s.usable(), s.guard != 0}];
+        if (s.guard && list.size() >= kMaxPooled) {
             ::munmap(s.base, s.total);
             return;
         }
-        free_.push_back(s);  // unguarded stacks share a mapping: always kept
+        list.push_back(s);  // unguarded stacks share a mapping: always kept
     }
-    /// Returns every pooled stack to the system.
+    /// Returns every pooled guarded stack to the system (unguarded ones share mappings: kept).
     void trim() {
         std::lock_guard<std::mutex> g(mu_);
-        std::vector<Stack> keep;
-        for (auto& s : free_)
-            if (s.guard) ::munmap(s.base, s.total);
-            else keep.push_back(s);  // part of a shared mapping
-        free_ = std::move(keep);
+        for (auto& [key, list] : free_)
+            if (key.guard) {
+                for (auto& s : list) ::munmap(s.base, s.total);
+                list.clear();
+            }
     }
 
 private:
+    struct Key {
+        size_t usable;
+        bool guard;
+        friend bool operator<(const Key& a, const Key& b) { return a.usable != b.usable ? a.usable < b.usable : a.guard < b.guard; }
+    };
     static constexpr size_t kMaxPooled = 1 << 17;
     static constexpr size_t kChunk = 64;
     std::mutex mu_;
-    std::vector<Stack> free_;
+    std::map<Key, std::vector<Stack>> free_;
 };
 
 /// A suspended execution context.
@@ -338,10 +359,10 @@ inline void switch_context(Context& from, Context& to) {
 /// What the SIGSEGV handler needs to name a fiber whose stack overflowed. One per fiber, filled
 /// once when the fiber is made; a switch publishes it with one pointer store (current_guard).
 struct GuardInfo {
-    const uint8_t* lo = nullptr;  ///< lowest byte of the guard page (nullptr: unguarded)
-    const uint8_t* hi = nullptr;  ///< first usable byte above the guard
+    const uint8_t* lo = nullptr;  ///< lowest byte of the guard region (== hi: unguarded; nullptr: none)
+    const uint8_t* hi = nullptr;  ///< first usable byte of the stack (above the guard)
     const char* name = nullptr;   ///< the core's name (kept alive by the scheduler)
-    size_t size = 0;
+    size_t size = 0;              ///< usable bytes
 };
 /// Per host thread, the running fiber's GuardInfo (nullptr: none; fiber runs on different threads
 /// do not see each other's stacks). Written at every switch, read by the signal handler.
@@ -351,6 +372,49 @@ inline std::atomic<const GuardInfo*>& current_guard() {
 }
 
 namespace detail {
+/// A fault this far below a stack's guard region (or its usable bottom, unguarded) is its overflow.
+inline constexpr size_t kFaultSlack = size_t(64) << 10;
+/// A fault while the running fiber's stack pointer is below its stack, by at most this much, is
+/// its overflow (a frame larger than the guard region whose access hit unmapped memory).
+inline constexpr size_t kSpWindow = size_t(1) << 30;
+
+/// The interrupted stack pointer of a signal's context (0 if unknown on this platform).
+inline uintptr_t interrupted_sp(void* uctx) {
+    if (!uctx) return 0;
+#if defined(__x86_64__) && defined(__linux__)
+    return uintptr_t(static_cast<ucontext_t*>(uctx)->uc_mcontext.gregs[REG_RSP]);
+#elif defined(__aarch64__) && defined(__linux__)
+    return uintptr_t(static_cast<ucontext_t*>(uctx)->uc_mcontext.sp);
+#else
+    return 0;
+#endif
+}
+
+/// Whether a fault at `addr` with stack pointer `sp` is an overflow of the stack `g` describes.
+inline bool is_overflow(const GuardInfo* g, uintptr_t addr, uintptr_t sp) {
+    if (!g || !g->hi) return false;
+    const uintptr_t lo = uintptr_t(g->lo), hi = uintptr_t(g->hi);
+    if (addr < hi && addr + kFaultSlack >= lo) return true;  // in the guard region or just below it
+    return sp != 0 && sp < hi && sp + kSpWindow >= hi;      // the stack pointer ran off the stack
+}
+
+/// Reports the stack overflow of the fiber `g` on stderr and ends the process (exit code 3).
+/// Async-signal-safe (snprintf of integers and strings only, write, _exit).
+[[noreturn]] inline void overflow_exit(const GuardInfo* g) {
+    const char* name = g ? g->name : nullptr;
+    char buf[512];
+    int n = std::snprintf(buf, sizeof buf,
+                          "kccl emulation: stack overflow in the kernel on %s (its fiber stack has %zu bytes; "
+                          "raise RunOptions::stack_size, or keep large buffers out of the kernel's stack). "
+                          "The process ends here with exit code 3.\n",
+                          name ? name : "?", g ? g->size : size_t(0));
+    if (n > 0) {
+        ssize_t w = ::write(2, buf, size_t(n) < sizeof buf ? size_t(n) : sizeof buf - 1);
+        (void)w;
+    }
+    ::_exit(3);
+}
+
 inline struct sigaction& previous_segv() {
     static struct sigaction a {};
     return a;
@@ -358,24 +422,7 @@ inline struct sigaction& previous_segv() {
 inline void segv_handler(int sig, siginfo_t* info, void* uctx) {
     const GuardInfo* g = current_guard().load(std::memory_order_relaxed);
     std::atomic_signal_fence(std::memory_order_acquire);  // pairs with the scheduler's set_guard
-    const uint8_t* lo = g ? g->lo : nullptr;
-    const uint8_t* hi = g ? g->hi : nullptr;
-    const auto* a = static_cast<const uint8_t*>(info->si_addr);
-    // A frame larger than a page may skip the guard: accept faults up to 64 KiB below it.
-    if (lo && a < hi && a + (64u << 10) >= lo) {
-        const char* name = g->name;
-        char buf[512];
-        int n = std::snprintf(buf, sizeof buf,
-                              "kccl emulation: stack overflow in the kernel on %s (its fiber stack has %zu bytes; "
-                              "raise RunOptions::stack_size, or keep large buffers out of the kernel's stack). "
-                              "The process ends here with exit code 3.\n",
-                              name ? name : "?", g->size);
-        if (n > 0) {
-            ssize_t w = ::write(2, buf, size_t(n) < sizeof buf ? size_t(n) : sizeof buf - 1);
-            (void)w;
-        }
-        ::_exit(3);
-    }
+    if (is_overflow(g, uintptr_t(info->si_addr), interrupted_sp(uctx))) overflow_exit(g);
     // Not ours: hand over to whoever handled SIGSEGV before.
     struct sigaction& prev = previous_segv();
     if (prev.sa_flags & SA_SIGINFO) {
