@@ -99,7 +99,19 @@ public:
         return t;
     }
     void join(const VClock& o) {
-        if (o.e_.empty()) return;
+        // In place while every component of `o` is already here (the common case once a run has
+        // warmed up: no allocation); otherwise merge into a new vector.
+        size_t k = 0;
+        bool fresh = false;
+        for (const auto& [c, t] : o.e_) {
+            while (k < e_.size() && e_[k].first < c) ++k;
+            if (k == e_.size() || e_[k].first != c) {
+                fresh = true;
+                break;
+            }
+            if (t > e_[k].second) e_[k].second = t;
+        }
+        if (!fresh) return;
         std::vector<std::pair<uint32_t, uint32_t>> r;
         r.reserve(e_.size() + o.e_.size());
         size_t i = 0, j = 0;
@@ -143,6 +155,7 @@ public:
     };
     static constexpr size_t kMaxReports = 16;
     static constexpr size_t kMaxReads = 4;  ///< reads kept per byte range since its last write
+    static constexpr size_t kMaxSources = 32;  ///< NoC write sources kept per core until a flush
 
     /// `cores`: every core of the run (index = detector id). `garbage`: for each core, the byte
     /// ranges that hold dirty-L1 garbage at the start of the run.
@@ -178,7 +191,9 @@ public:
         Lock l(*this);
         const uint32_t i = id(me), d = id(dst);
         read(i, i, src, bytes, core_[i].vc, i, RaceOp::noc_write_source, loc, false);
-        core_[i].sources.push_back({src, src + bytes, d, off, loc.file_name(), loc.line()});
+        auto& srcs = core_[i].sources;
+        if (srcs.size() == kMaxSources) srcs.erase(srcs.begin());  // a core that never flushes: keep the latest
+        srcs.push_back({src, src + bytes, d, off, loc.file_name(), loc.line()});
         const uint32_t ln = lane(i, 0, d);
         VClock& lv = issue(i, ln);
         write(d, ln, off, bytes, lv, i, RaceOp::noc_write, loc, nullptr);
