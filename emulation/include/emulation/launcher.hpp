@@ -520,9 +520,11 @@ public:
             for (;; ++p) {
                 if (p == P) break;
                 for (const InitWord& w : programs_[p].init)
-                    if (w.core.chip == chip)
-                        std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(cluster_->state(w.core, "init_word").mem + w.addr))
-                            .store(w.value, std::memory_order_release);
+                    if (w.core.chip == chip) {
+                        detail::CoreState& ws = cluster_->state(w.core, "init_word");
+                        std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(ws.mem + w.addr)).store(w.value, std::memory_order_release);
+                        if (ctx.race) ctx.race->host_write(&ws, w.addr, 4);
+                    }
                 if (remaining[size_t(chip) * P + p].load(std::memory_order_relaxed)) break;
             }
             chip_program[chip].store(p, std::memory_order_release);

@@ -175,6 +175,13 @@ public:
         stamp(id(c), b, e, a);
     }
 
+    /// The host wrote [off, off + bytes) of `c` before a program (Launcher::init_word): ordered
+    /// before everything of that program, and no longer garbage.
+    void host_write(const CoreState* c, uint32_t off, uint32_t bytes) {
+        Lock l(*this);
+        stamp(id(c), off, off + bytes, Access{});
+    }
+
     // ---- the contract's operations (called by Hal) -------------------------------------------------
     void local_write(const CoreState* me, uint32_t off, uint32_t bytes, RaceOp op, const Loc& loc) {
         Lock l(*this);
