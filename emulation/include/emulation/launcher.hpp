@@ -105,9 +105,9 @@ struct RunOptions {
     /// send to its delivery (modelled time when timed; scheduling steps otherwise).
     Trace* trace = nullptr;
     /// Data-race detection (emulation/race.hpp, docs/race-detector.md); a report fails the run.
-    /// `with_adversary`: on in adversarial runs of up to kRaceCoresMax cores. The environment
-    /// variable KCCL_EMU_RACE=1 turns it on for every run not set to `off` (tests that race on
-    /// purpose set `off`); KCCL_EMU_RACE=0 turns it off everywhere.
+    /// `with_adversary`: on in adversarial runs of up to kRaceCoresMax cores (cluster cores). The
+    /// environment variable KCCL_EMU_RACE=1 turns it on for every such run not set to `off`
+    /// (tests that race on purpose set `off`), KCCL_EMU_RACE=0 off; `on` checks any run.
     enum class RaceCheck { with_adversary, on, off };
     RaceCheck race = RaceCheck::with_adversary;
     static constexpr uint32_t kRaceCoresMax = 1024;
@@ -116,9 +116,10 @@ struct RunOptions {
 /// Whether a run of `o` with `cores` cores checks for data races (RunOptions::race, KCCL_EMU_RACE).
 inline bool race_detection_on(const RunOptions& o, size_t cores) {
     if (o.race == RunOptions::RaceCheck::off) return false;
-    if (const char* e = std::getenv("KCCL_EMU_RACE"); e && *e) return std::string(e) != "0";
     if (o.race == RunOptions::RaceCheck::on) return true;
-    return o.race == RunOptions::RaceCheck::with_adversary && o.adversary.enabled && cores <= RunOptions::kRaceCoresMax;
+    if (cores > RunOptions::kRaceCoresMax) return false;  // only RaceCheck::on checks larger runs
+    if (const char* e = std::getenv("KCCL_EMU_RACE"); e && *e) return std::string(e) != "0";
+    return o.adversary.enabled;
 }
 
 /// Default fiber stack size.
