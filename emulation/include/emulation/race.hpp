@@ -40,6 +40,7 @@
 #pragma once
 
 #include "cluster.hpp"
+#include "engine/tsan.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -169,6 +170,7 @@ public:
     }
     /// Marks [b, e) of core `c` as garbage (dirty L1 nothing has written).
     void garbage(const CoreState* c, uint32_t b, uint32_t e) {
+        Lock l(*this);
         Access a;
         a.garbage = true;
         a.op = RaceOp::garbage;
@@ -289,7 +291,10 @@ public:
         Lock l(*this);
         return reports_;
     }
-    size_t dropped() const { return dropped_; }
+    size_t dropped() const {
+        Lock l(*this);
+        return dropped_;
+    }
 
 private:
     struct Read {
@@ -317,8 +322,12 @@ private:
     struct Lane {
         VClock vc;
     };
+    /// Thread engine: a mutex. Fiber engine: one host thread, and the detector is engine
+    /// bookkeeping every fiber touches (a fiber switch is not a happens-before edge for
+    /// ThreadSanitizer): an ignore region, as the scheduler's own state. Never spans a switch.
     struct Lock {
         const RaceDetector& d;
+        IgnoreScope ig;
         explicit Lock(const RaceDetector& r) : d(r) {
             if (d.threads_) d.mu_.lock();
         }
