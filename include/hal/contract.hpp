@@ -81,6 +81,13 @@
 //       A backend may back off there (the emulation yields and then sleeps until something is
 //       written into this core's L1); it never makes a loop wrong, only slower or faster.
 //
+// RACE-DETECTOR ANNOTATIONS (optional; free functions, no-ops on a backend without them)
+//   hal::note_read(h, l1, bytes)    this core uses bytes of its L1 it reads through l1_ptr
+//   hal::note_write(h, l1, bytes)   this core stores to bytes of its L1 through l1_ptr
+//   Plain loads and stores through l1_ptr are invisible to a backend; the emulation's race
+//   detector (docs/race-detector.md) checks an annotated read against the last write of those
+//   bytes and an annotated write against the reads since. On hardware they compile to nothing.
+//
 // PROGRAMS BACK TO BACK (docs/contract.md has the reasons)
 //   P1  L1 is never zeroed: at program start a word holds what an earlier program left, unless
 //       the host initialised it for this program (a semaphore's initial value). Clear a word
@@ -212,6 +219,31 @@ constexpr bool check_backend() {
     static_assert(detail::has_arg<H>::value, "kccl backend is missing: uint32_t arg(uint32_t index)");
     static_assert(detail::has_idle<H>::value, "kccl backend is missing: void idle()");
     return is_backend_v<H>;
+}
+
+namespace detail {
+template <class H, class = void>
+struct has_race_notes : std::false_type {};
+template <class H>
+struct has_race_notes<H, void_t<decltype(std::declval<H&>().note_read(uint32_t{}, uint32_t{}, "", uint32_t{})),
+                                 decltype(std::declval<H&>().note_write(uint32_t{}, uint32_t{}, "", uint32_t{}))>>
+    : std::true_type {};
+}  // namespace detail
+
+/// Race-detector annotation: this core uses [l1, l1 + bytes) of its L1, read through l1_ptr.
+/// Nothing on a backend without a detector. `file`/`line` default to the caller's.
+template <class H>
+inline void note_read(H& h, uint32_t l1, uint32_t bytes, const char* file = __builtin_FILE(),
+                      uint32_t line = __builtin_LINE()) {
+    if constexpr (detail::has_race_notes<H>::value) h.note_read(l1, bytes, file, line);
+    else (void)h, (void)l1, (void)bytes, (void)file, (void)line;
+}
+/// Race-detector annotation: this core stores to [l1, l1 + bytes) of its L1 through l1_ptr.
+template <class H>
+inline void note_write(H& h, uint32_t l1, uint32_t bytes, const char* file = __builtin_FILE(),
+                       uint32_t line = __builtin_LINE()) {
+    if constexpr (detail::has_race_notes<H>::value) h.note_write(l1, bytes, file, line);
+    else (void)h, (void)l1, (void)bytes, (void)file, (void)line;
 }
 
 #if KCCL_HAS_CONCEPTS

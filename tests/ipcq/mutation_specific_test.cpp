@@ -21,10 +21,13 @@ struct StreamOutcome {
 };
 
 /// Rank 0 streams n messages to rank 1 (ring_1d_unidir, 4 slots of 64 B, poll mode); rank 1
-/// checks every one.
+/// checks every one. `race`: with the race detector (reports fail the run); off, the tests see
+/// what the adversary's schedules do to the data.
 template <class Policy>
-StreamOutcome stream(uint32_t n, iq::Placement placement, uint64_t seed) {
-    const StreamRun r = run_stream<Policy>(n, cfg(4, 64, iq::Backpressure::poll, placement), adversarial(seed));
+StreamOutcome stream(uint32_t n, iq::Placement placement, uint64_t seed, bool race = false) {
+    RunOptions opt = adversarial(seed);
+    if (!race) opt.race = RunOptions::RaceCheck::off;
+    const StreamRun r = run_stream<Policy>(n, cfg(4, 64, iq::Backpressure::poll, placement), opt);
     StreamOutcome o;
     o.ok = r.report.ok();
     o.hang = r.report.watchdog_fired;
@@ -65,4 +68,18 @@ TEST_CASE("ipcq mutation, asserted precisely: a DRAM payload without a barrier s
         bad_words += o.bad_words;
     }
     REQUIRE(bad_words > 0);
+}
+
+TEST_CASE("ipcq mutation: a DRAM payload without a barrier is reported by the race detector on the first run",
+          "[ipcq][adversarial][mutation][race]") {
+    const auto o = stream<NoDramBarrier>(50, iq::Placement::dram, 1, /*race=*/true);
+    INFO(o.summary);
+    REQUIRE_FALSE(o.ok);
+    CHECK(o.summary.find("noc_read reading its source at queues.hpp:") != std::string::npos);
+    CHECK(o.summary.find("last written by chip 0 worker (0,0) (noc_write at queues.hpp:") != std::string::npos);
+    CHECK(o.summary.find("or after a noc_write_barrier() (N2))") != std::string::npos);
+    // The correct queue, same stream: no report.
+    const auto c = stream<iq::DefaultPolicy>(50, iq::Placement::dram, 1, /*race=*/true);
+    INFO(c.summary);
+    CHECK(c.ok);
 }

@@ -20,6 +20,7 @@
 // so it makes the core non-pristine (its zeroes are then kept).
 #pragma once
 
+#include "signals.hpp"
 #include "topology.hpp"
 #include "wait.hpp"
 
@@ -89,6 +90,9 @@ struct alignas(64) CoreState {
     std::atomic<uint32_t> last_poll_addr{UINT32_MAX};  ///< last sem_read, shown for idle loops
     /// Fiber engine: this core's task in the running scheduler (UINT32_MAX outside a fiber run).
     uint32_t sched_task = UINT32_MAX;
+
+    /// The words this core signalled in the current run (written by this core; the hang dump).
+    SignalLog signals;
 
     // Host-side only (never touched while a run is in progress).
     bool pristine = true;  ///< never run, never scrambled or cleared: still the zeroes of mmap

@@ -24,6 +24,7 @@
 #include "timing.hpp"
 #include "trace.hpp"
 #include "hal/ordering.hpp"
+#include "race.hpp"
 
 #include <hal/contract.hpp>
 
@@ -91,6 +92,8 @@ struct RunContext {
     Scheduler* sched = nullptr;
     /// Where the engine records waits, sends and deliveries (nullptr: no trace).
     Trace* trace = nullptr;
+    /// The data-race detector of this run (nullptr: off).
+    RaceDetector* race = nullptr;
 };
 
 inline uint64_t splitmix64(uint64_t x) {
@@ -137,6 +140,8 @@ inline std::string hex(uint64_t v) {
 class Hal {
 public:
     using noc_addr_t = hal::noc_addr_t;
+    /// Where a contract operation was called from (for the race detector's reports).
+    using Loc = detail::RaceDetector::Loc;
 
     Hal(detail::RunContext& run, detail::CoreState& me, const Cluster& cluster,
         std::span<const uint32_t> args)
@@ -146,7 +151,8 @@ public:
         seen_epoch_ = sched_ ? me.fiber_epoch.load(std::memory_order_relaxed) : me.events.current();
         timed_ = sched_ && sched_->timed();
         if (timed_) model_ = sched_->model();
-        plain_ = sched_ && !adv_ && !timed_ && sched_->fifo();
+        race_ = run.race;
+        plain_ = sched_ && !adv_ && !timed_ && !race_ && sched_->fifo();
         trace_ = sched_ ? run.trace : nullptr;
         if (trace_) {
             detail::IgnoreScope ig;  // the trace is engine bookkeeping shared by every fiber
@@ -191,7 +197,7 @@ public:
     }
 
     // ---- NoC -------------------------------------------------------------------------------
-    [[gnu::always_inline]] void noc_write(uint32_t src_l1, noc_addr_t dst, uint32_t bytes) {
+    [[gnu::always_inline]] void noc_write(uint32_t src_l1, noc_addr_t dst, uint32_t bytes, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
         if (plain_) [[likely]] {
             // polls_since_op_: reset by sem_read, which sees the progress counter move.
             check_local(src_l1, bytes, "noc_write (source)");
@@ -201,12 +207,13 @@ public:
             me_->bump_progress();
             return;
         }
-        noc_write_slow(src_l1, dst, bytes);
+        noc_write_slow(src_l1, dst, bytes, {file_, line_});
     }
-    [[gnu::noinline]] void noc_write_slow(uint32_t src_l1, noc_addr_t dst, uint32_t bytes) {
+    [[gnu::noinline]] void noc_write_slow(uint32_t src_l1, noc_addr_t dst, uint32_t bytes, Loc loc) {
         step();
         check_local(src_l1, bytes, "noc_write (source)");
         auto [d, off] = resolve(dst, bytes, "noc_write");
+        if (race_) race_->noc_write(me_, src_l1, d, off, bytes, loc);
         if (timed_) {
             timed_write(Op::noc_write, d, off, bytes, mem_ + src_l1, NocOp::write, 0);
         } else if (adv_) {
@@ -216,7 +223,7 @@ public:
         }
         me_->bump_progress();
     }
-    [[gnu::always_inline]] void noc_read(noc_addr_t src, uint32_t dst_l1, uint32_t bytes) {
+    [[gnu::always_inline]] void noc_read(noc_addr_t src, uint32_t dst_l1, uint32_t bytes, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
         if (plain_) [[likely]] {
             // polls_since_op_: reset by sem_read, which sees the progress counter move.
             check_local(dst_l1, bytes, "noc_read (destination)");
@@ -225,12 +232,13 @@ public:
             me_->bump_progress();
             return;
         }
-        noc_read_slow(src, dst_l1, bytes);
+        noc_read_slow(src, dst_l1, bytes, {file_, line_});
     }
-    [[gnu::noinline]] void noc_read_slow(noc_addr_t src, uint32_t dst_l1, uint32_t bytes) {
+    [[gnu::noinline]] void noc_read_slow(noc_addr_t src, uint32_t dst_l1, uint32_t bytes, Loc loc) {
         step();
         check_local(dst_l1, bytes, "noc_read (destination)");
         auto [s, off] = resolve(src, bytes, "noc_read");
+        if (race_) race_->noc_read(me_, s, off, dst_l1, bytes, loc);
         if (timed_) timed_read(s, off, dst_l1, bytes);
         else if (adv_) reads_.push_back({s, off, dst_l1, bytes});
         else immediate_read(s, off, dst_l1, bytes);
@@ -253,6 +261,7 @@ public:
         // N2: everything lands before the barrier returns, destinations interleaved at random
         // and writes in pieces (other cores may observe any in-between state meanwhile).
         while (!noc_.empty()) deliver_noc_step();
+        if (race_) race_->write_barrier(me_);
     }
     [[gnu::always_inline]] void noc_read_barrier() {
         if (plain_) [[likely]] {  // nothing is ever in flight
@@ -268,6 +277,7 @@ public:
             sched_->advance_to(read_done_);
         }
         while (!reads_.empty()) land_read();
+        if (race_) race_->read_barrier(me_);
     }
     [[gnu::always_inline]] void noc_writes_flushed() {
         if (plain_) [[likely]] {  // nothing is ever in flight
@@ -279,23 +289,27 @@ public:
     [[gnu::noinline]] void noc_writes_flushed_slow() {
         step();
         snapshot_sources();
+        if (race_) race_->writes_flushed(me_);
     }
-    [[gnu::always_inline]] void noc_inline_write32(noc_addr_t dst, uint32_t value) {
+    [[gnu::always_inline]] void noc_inline_write32(noc_addr_t dst, uint32_t value, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
         if (plain_) [[likely]] {
             // polls_since_op_: reset by sem_read, which sees the progress counter move.
             auto [d, off] = resolve(dst, 4, "noc_inline_write32");
             check_word_aligned(off, "noc_inline_write32");
             std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off)).store(value, std::memory_order_release);
             notify_fiber(d);
+            me_->signals.record(d, off, off + 4, detail::SignalOp::inline_write);
             me_->bump_progress();
             return;
         }
-        noc_inline_write32_slow(dst, value);
+        noc_inline_write32_slow(dst, value, {file_, line_});
     }
-    [[gnu::noinline]] void noc_inline_write32_slow(noc_addr_t dst, uint32_t value) {
+    [[gnu::noinline]] void noc_inline_write32_slow(noc_addr_t dst, uint32_t value, Loc loc) {
         step();
         auto [d, off] = resolve(dst, 4, "noc_inline_write32");
         check_word_aligned(off, "noc_inline_write32");
+        if (race_) race_->noc_word(me_, d, off, /*inc=*/false, loc);
+        me_->signals.record(d, off, off + 4, detail::SignalOp::inline_write);
         if (timed_) {
             timed_write(Op::noc_inline_write, d, off, 4, nullptr, NocOp::inline32, value);
         } else if (adv_) {
@@ -307,7 +321,7 @@ public:
     }
 
     // ---- semaphores ----------------------------------------------------------------------------
-    [[gnu::always_inline]] void sem_inc(noc_addr_t dst, uint32_t n) {
+    [[gnu::always_inline]] void sem_inc(noc_addr_t dst, uint32_t n, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
         if (plain_) [[likely]] {
             // polls_since_op_: reset by sem_read, which sees the progress counter move.
             auto [d, off] = resolve(dst, 4, "sem_inc");
@@ -315,15 +329,18 @@ public:
             // A read-modify-write (see below).
             std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(d->mem + off)).fetch_add(n, std::memory_order_release);
             notify_fiber(d);
+            me_->signals.record(d, off, off + 4, detail::SignalOp::sem_inc);
             me_->bump_progress();
             return;
         }
-        sem_inc_slow(dst, n);
+        sem_inc_slow(dst, n, {file_, line_});
     }
-    [[gnu::noinline]] void sem_inc_slow(noc_addr_t dst, uint32_t n) {
+    [[gnu::noinline]] void sem_inc_slow(noc_addr_t dst, uint32_t n, Loc loc) {
         step();
         auto [d, off] = resolve(dst, 4, "sem_inc");
         check_word_aligned(off, "sem_inc");
+        if (race_) race_->noc_word(me_, d, off, /*inc=*/true, loc);
+        me_->signals.record(d, off, off + 4, detail::SignalOp::sem_inc);
         if (timed_) {
             timed_write(Op::sem_inc, d, off, 4, nullptr, NocOp::inc, n);
         } else if (adv_) {
@@ -333,7 +350,7 @@ public:
         }
         me_->bump_progress();
     }
-    [[gnu::always_inline]] void sem_set(uint32_t local_l1, uint32_t value) {
+    [[gnu::always_inline]] void sem_set(uint32_t local_l1, uint32_t value, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
         if (plain_) [[likely]] {
             // The running core is never parked: nothing to ready (the slow path's on_write(me_)
             // only counts the write; the progress counter below shows it to the idle sweep).
@@ -342,16 +359,17 @@ public:
             me_->bump_progress();
             return;
         }
-        sem_set_slow(local_l1, value);
+        sem_set_slow(local_l1, value, {file_, line_});
     }
-    [[gnu::noinline]] void sem_set_slow(uint32_t local_l1, uint32_t value) {
+    [[gnu::noinline]] void sem_set_slow(uint32_t local_l1, uint32_t value, Loc loc) {
         step();
         if (timed_) sched_->charge(Op::sem_set, 4);
         word(local_l1, "sem_set").store(value, std::memory_order_release);
+        if (race_) race_->sem_set(me_, local_l1, loc);
         if (sched_) sched_->on_write(me_);
         me_->bump_progress();
     }
-    [[gnu::always_inline]] uint32_t sem_read(uint32_t local_l1) {
+    [[gnu::always_inline]] uint32_t sem_read(uint32_t local_l1, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
         if (plain_) [[likely]] {
             me_->last_poll_addr.store(local_l1, std::memory_order_relaxed);
             // The operations that bump this core's progress counter (writes, sem_set, noc_read)
@@ -366,7 +384,7 @@ public:
                 poll_yield();
             return word(local_l1, "sem_read").load(std::memory_order_acquire);
         }
-        return sem_read_slow(local_l1);
+        return sem_read_slow(local_l1, {file_, line_});
     }
     /// Fiber engine: a poll loop without idle() (outside W1) must still let the others run.
     [[gnu::noinline]] void poll_yield() {
@@ -374,7 +392,7 @@ public:
         check_abort();
         sched_->yield();
     }
-    [[gnu::noinline]] uint32_t sem_read_slow(uint32_t local_l1) {
+    [[gnu::noinline]] uint32_t sem_read_slow(uint32_t local_l1, Loc loc) {
         me_->last_poll_addr.store(local_l1, std::memory_order_relaxed);
         if (timed_) {
             sched_->charge(Op::sem_wait_check, 4);
@@ -386,41 +404,47 @@ public:
             check_abort();
             sched_->yield();
         }
-        return word(local_l1, "sem_read").load(std::memory_order_acquire);
+        const uint32_t v = word(local_l1, "sem_read").load(std::memory_order_acquire);
+        if (race_) race_->acquire(me_, local_l1, /*satisfied=*/false, loc);
+        return v;
     }
-    [[gnu::always_inline]] void sem_wait(uint32_t local_l1, uint32_t value) {
+    [[gnu::always_inline]] void sem_wait(uint32_t local_l1, uint32_t value, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
         auto w = word(local_l1, "sem_wait");
         if (plain_ && w.load(std::memory_order_acquire) == value) [[likely]] {
             polls_since_op_ = 0;  // as block_until_fiber when ready at once (FIFO: no switch)
             check_abort();
             return;
         }
-        sem_wait_slow(local_l1, value);
+        sem_wait_slow(local_l1, value, {file_, line_});
     }
-    [[gnu::noinline]] void sem_wait_slow(uint32_t local_l1, uint32_t value) {
+    [[gnu::noinline]] void sem_wait_slow(uint32_t local_l1, uint32_t value, Loc loc) {
         auto w = word(local_l1, "sem_wait");
         block_until(detail::WaitKind::sem_eq, local_l1, value,
                     [&] { return w.load(std::memory_order_acquire) == value; });
+        if (race_) race_->acquire(me_, local_l1, /*satisfied=*/true, loc);
     }
-    [[gnu::always_inline]] void sem_wait_min(uint32_t local_l1, uint32_t value) {
+    [[gnu::always_inline]] void sem_wait_min(uint32_t local_l1, uint32_t value, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
         auto w = word(local_l1, "sem_wait_min");
         if (plain_ && w.load(std::memory_order_acquire) >= value) [[likely]] {
             polls_since_op_ = 0;
             check_abort();
             return;
         }
-        sem_wait_min_slow(local_l1, value);
+        sem_wait_min_slow(local_l1, value, {file_, line_});
     }
-    [[gnu::noinline]] void sem_wait_min_slow(uint32_t local_l1, uint32_t value) {
+    [[gnu::noinline]] void sem_wait_min_slow(uint32_t local_l1, uint32_t value, Loc loc) {
         auto w = word(local_l1, "sem_wait_min");
         block_until(detail::WaitKind::sem_min, local_l1, value,
                     [&] { return w.load(std::memory_order_acquire) >= value; });
+        if (race_) race_->acquire(me_, local_l1, /*satisfied=*/true, loc);
     }
 
     // ---- Ethernet ------------------------------------------------------------------------------
-    void eth_send(uint32_t queue, uint32_t src_l1, uint32_t dst_l1, uint32_t bytes) {
+    void eth_send(uint32_t queue, uint32_t src_l1, uint32_t dst_l1, uint32_t bytes, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
         step();
         detail::CoreState* peer = check_eth_send(queue, src_l1, dst_l1, bytes);
+        if (race_) race_->eth_send(me_, queue, src_l1, peer, dst_l1, bytes, {file_, line_});
+        me_->signals.record(peer, dst_l1, dst_l1 + bytes, detail::SignalOp::eth_send);
         if (timed_) {
             timed_eth_send(queue, src_l1, dst_l1, bytes, peer);
         } else if (adv_) {
@@ -460,6 +484,21 @@ public:
 
     /// W1: called by poll loops that found nothing to do (hal/waiting.hpp).
     void idle();
+
+    // ---- race-detector annotations (include/hal/contract.hpp: hal::note_read / note_write) -----
+    /// This core reads (uses) [l1, l1 + bytes) of its L1 through an l1_ptr pointer: checked
+    /// against the last write of those bytes when the race detector is on; nothing otherwise.
+    void note_read(uint32_t l1, uint32_t bytes, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
+        check_local(l1, bytes, "note_read");
+        if (race_) race_->local_read(me_, l1, bytes, RaceOp::local_load, {file_, line_}, /*use=*/true);
+    }
+    /// This core stores to [l1, l1 + bytes) of its L1 through an l1_ptr pointer.
+    void note_write(uint32_t l1, uint32_t bytes, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
+        check_local(l1, bytes, "note_write");
+        if (race_) race_->local_write(me_, l1, bytes, RaceOp::local_store, {file_, line_});
+    }
+    /// True if this run checks for data races (RunOptions::race).
+    bool race_detection() const { return race_ != nullptr; }
 
     // ---- emulation extensions (not part of the contract) ---------------------------------------
     /// Number of context_switch() calls so far (tests check idle-count policies with it).
@@ -609,6 +648,8 @@ private:
     std::span<const uint32_t> args_;
     bool adv_;
     detail::Scheduler* sched_ = nullptr;
+    /// The run's race detector (nullptr: off).
+    detail::RaceDetector* race_ = nullptr;
     bool timed_ = false;
     /// Fiber engine, FIFO, no adversary, no timing model: every operation takes effect at once
     /// and none is a scheduling point, so each operation's inline fast path is exact.

@@ -54,7 +54,9 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <typeinfo>
 #include <unordered_map>
+#include <unordered_set>
 #include <type_traits>
 #include <vector>
 
@@ -103,7 +105,23 @@ struct RunOptions {
     /// Fiber engine: records a track per core, a slice per wait and per send, a flow from each
     /// send to its delivery (modelled time when timed; scheduling steps otherwise).
     Trace* trace = nullptr;
+    /// Data-race detection (emulation/race.hpp, docs/race-detector.md); a report fails the run.
+    /// `with_adversary`: on in adversarial runs of up to kRaceCoresMax cores (cluster cores). The
+    /// environment variable KCCL_EMU_RACE=1 turns it on for every such run not set to `off`
+    /// (tests that race on purpose set `off`), KCCL_EMU_RACE=0 off; `on` checks any run.
+    enum class RaceCheck { with_adversary, on, off };
+    RaceCheck race = RaceCheck::with_adversary;
+    static constexpr uint32_t kRaceCoresMax = 1024;
 };
+
+/// Whether a run of `o` with `cores` cores checks for data races (RunOptions::race, KCCL_EMU_RACE).
+inline bool race_detection_on(const RunOptions& o, size_t cores) {
+    if (o.race == RunOptions::RaceCheck::off) return false;
+    if (o.race == RunOptions::RaceCheck::on) return true;
+    if (cores > RunOptions::kRaceCoresMax) return false;  // only RaceCheck::on checks larger runs
+    if (const char* e = std::getenv("KCCL_EMU_RACE"); e && *e) return std::string(e) != "0";
+    return o.adversary.enabled;
+}
 
 /// Default fiber stack size.
 inline size_t default_stack_size() {
@@ -217,11 +235,15 @@ struct RunReport {
     double ticks_per_second = 0;
     vtime_t makespan = 0;
     std::vector<LinkBusy> links;
+    /// Data races, garbage uses and in-flight source overwrites the race detector found (each
+    /// fails the run); `races_dropped` more beyond the first RaceDetector::kMaxReports.
+    std::vector<std::string> races;
+    size_t races_dropped = 0;
     /// The makespan in seconds.
     double makespan_seconds() const { return ticks_per_second > 0 ? double(makespan) / ticks_per_second : 0; }
 
     bool ok() const {
-        if (watchdog_fired) return false;
+        if (watchdog_fired || !races.empty()) return false;
         for (const auto& c : cores)
             if (c.status != CoreStatus::ok) return false;
         return true;
@@ -264,6 +286,8 @@ struct RunReport {
             if (c.status == CoreStatus::failed)
                 s += "FAILED " + to_string(c.core) + (c.program ? " program " + std::to_string(c.program) : std::string()) +
                      ": " + c.message + "\n";
+        for (const auto& r : races) s += r + "\n";
+        if (races_dropped) s += "(" + std::to_string(races_dropped) + " more race reports dropped)\n";
         if (s.empty()) s = "ok (" + std::to_string(cores.size()) + " kernels)\n";
         return s;
     }
@@ -481,10 +505,31 @@ public:
             for (auto* s : states) s->progress_total = &progress_total;
         const bool dirty = opt.dirty_l1 == RunOptions::DirtyL1::on ||
                            (opt.dirty_l1 == RunOptions::DirtyL1::with_adversary && opt.adversary.enabled);
+        for (auto* s : states) s->signals.clear();
+        std::unique_ptr<detail::RaceDetector> race;
+        if (race_detection_on(opt, cluster_->cores().size())) {
+            std::vector<detail::CoreState*> all;
+            for (const auto& c : cluster_->cores()) all.push_back(c.get());
+            race = std::make_unique<detail::RaceDetector>(std::move(all), !fib);
+            ctx.race = race.get();
+        }
         if (dirty) {
             const uint64_t seed = opt.dirty_seed ? opt.dirty_seed : detail::splitmix64(opt.adversary.seed ^ 0xD1277ull);
             for (auto* s : states)
-                if (s->pristine) detail::fill_garbage(*s, seed);
+                if (s->pristine) {
+                    if (race) {
+                        // Garbage: everything but what the host wrote.
+                        auto kept = s->host_written;
+                        std::sort(kept.begin(), kept.end());
+                        uint32_t at = 0;
+                        for (auto [b, e] : kept) {
+                            if (b > at) race->garbage(s, at, b);
+                            at = std::max(at, e);
+                        }
+                        if (at < s->mem_size) race->garbage(s, at, s->mem_size);
+                    }
+                    detail::fill_garbage(*s, seed);
+                }
         } else {
             for (auto* s : states) {
                 s->pristine = false;
@@ -530,9 +575,11 @@ public:
         auto enter = [&](uint32_t chip, uint32_t p) {
             for (;; ++p) {
                 if (p == P) break;
-                for (const InitWord* w : chip_init[size_t(chip) * P + p])
-                    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(cluster_->state(w->core, "init_word").mem + w->addr))
-                        .store(w->value, std::memory_order_release);
+                for (const InitWord* w : chip_init[size_t(chip) * P + p]) {
+                    detail::CoreState& ws = cluster_->state(w->core, "init_word");
+                    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(ws.mem + w->addr)).store(w->value, std::memory_order_release);
+                    if (ctx.race) ctx.race->host_write(&ws, w->addr, 4);
+                }
                 if (remaining[size_t(chip) * P + p].load(std::memory_order_relaxed)) break;
             }
             chip_program[chip].store(p, std::memory_order_release);
@@ -603,7 +650,9 @@ public:
                     const uint64_t cs0 = hal.context_switches();
                     if (ctx.aborted.load(std::memory_order_relaxed)) throw RunAborted{};
                     if (fib) res.modelled_start = sched->now();
+                    if (ctx.race) ctx.race->entering(&st, slot.program);
                     res.value = e.kernel(hal);
+                    if (ctx.race) ctx.race->finished(&st, slot.program);
                     if (w + 1 == work[i].size()) hal.drain();
                     if (fib) res.modelled_end = sched->now();
                     res.elapsed = std::chrono::steady_clock::now() - t0;
@@ -641,6 +690,10 @@ public:
 
         if (fib) {
             run_fibers(opt, ctx, *sched, report, states, running, n, progress_total, thread_main);
+            if (race) {
+                report.races = race->reports();
+                report.races_dropped = race->dropped();
+            }
             report.wall_time = std::chrono::steady_clock::now() - wall0;
             return report;
         }
@@ -693,6 +746,10 @@ public:
             }
         }
         for (auto& t : threads) t.join();
+        if (race) {
+            report.races = race->reports();
+            report.races_dropped = race->dropped();
+        }
         report.wall_time = std::chrono::steady_clock::now() - wall0;
         return report;
     }
@@ -907,7 +964,76 @@ private:
             if (prog < programs_.size())
                 if (auto it = programs_[prog].index.find(core_key(s.coord)); it != programs_[prog].index.end())
                     if (const Entry& e = programs_[prog].entries[it->second]; e.dump) out += "    " + e.dump() + "\n";
+            const detail::WaitKind k = s.wait_kind.load(std::memory_order_relaxed);
+            if (k == detail::WaitKind::sem_eq || k == detail::WaitKind::sem_min) out += who_signals(states, running, i, addr);
+            else if (k == detail::WaitKind::idle && s.last_poll_addr.load(std::memory_order_relaxed) != UINT32_MAX)
+                out += who_signals(states, running, i, s.last_poll_addr.load(std::memory_order_relaxed));
         }
+        return out;
+    }
+
+    /// The kernel core `i` of `states` runs in its current program (its callable's type), or null.
+    const std::type_info* kernel_type(const std::vector<detail::CoreState*>& states,
+                                      const std::vector<std::atomic<uint32_t>>& running, size_t i) const {
+        const uint32_t prog = running[i].load(std::memory_order_relaxed);
+        if (prog >= programs_.size()) return nullptr;
+        const auto it = programs_[prog].index.find(core_key(states[i]->coord));
+        return it == programs_[prog].index.end() ? nullptr : &programs_[prog].entries[it->second].kernel.target_type();
+    }
+    static const char* state_word(const detail::CoreState& s) {
+        switch (s.wait_kind.load(std::memory_order_relaxed)) {
+            case detail::WaitKind::finished: return "finished";
+            case detail::WaitKind::sem_eq:
+            case detail::WaitKind::sem_min: return "waiting";
+            case detail::WaitKind::idle: return "idle in a poll loop";
+            case detail::WaitKind::next_program: return "waiting for its next program";
+            case detail::WaitKind::not_started: return "not started";
+            default: return "running";
+        }
+    }
+    /// Dump lines for core `w` waiting on word `addr` of its L1: every core that signalled that
+    /// word in this run (and its state now), the cores running the same kernel as a signaller that
+    /// never signalled it, and whether anyone is left who could.
+    std::string who_signals(const std::vector<detail::CoreState*>& states, const std::vector<std::atomic<uint32_t>>& running,
+                            size_t w, uint32_t addr) const {
+        const detail::CoreState* waiter = states[w];
+        std::string by, never;
+        bool anyone_left = false, any = false, partial = false;
+        std::vector<const std::type_info*> kinds;
+        std::vector<bool> signalled(states.size(), false);
+        for (size_t j = 0; j < states.size(); ++j) {
+            const detail::SignalLog& log = states[j]->signals;
+            if (log.full.load(std::memory_order_relaxed)) partial = true;
+            const uint32_t m = log.size.load(std::memory_order_acquire);
+            for (uint32_t q = 0; q < m; ++q) {
+                const auto& e = log.entries[q];
+                if (e.dst.load(std::memory_order_relaxed) != waiter) continue;
+                if (addr < e.begin.load(std::memory_order_relaxed) || addr >= e.end.load(std::memory_order_relaxed)) continue;
+                const uint32_t cnt = e.count.load(std::memory_order_relaxed);
+                by += std::string(any ? ", " : "") + states[j]->name() + " " + detail::to_string(e.op.load(std::memory_order_relaxed)) +
+                      " x" + std::to_string(cnt) + " (" + state_word(*states[j]) + ")";
+                any = true;
+                if (!signalled[j]) {
+                    signalled[j] = true;
+                    if (const auto* t = kernel_type(states, running, j)) kinds.push_back(t);
+                }
+                if (states[j]->wait_kind.load(std::memory_order_relaxed) != detail::WaitKind::finished) anyone_left = true;
+            }
+        }
+        for (size_t j = 0; j < states.size(); ++j) {
+            if (signalled[j] || j == w) continue;
+            const auto* t = kernel_type(states, running, j);
+            if (!t || std::find_if(kinds.begin(), kinds.end(), [&](const std::type_info* x) { return *x == *t; }) == kinds.end())
+                continue;
+            never += std::string(never.empty() ? "" : ", ") + states[j]->name() + " (" + state_word(*states[j]) + ")";
+            if (states[j]->wait_kind.load(std::memory_order_relaxed) != detail::WaitKind::finished) anyone_left = true;
+        }
+        std::string out = "    L1 " + detail::hex(addr) + " signalled by: " + (any ? by : std::string("no core in this run")) + "\n";
+        if (!never.empty())
+            out += "    never signalled it, though running the same kernel as a core that did: " + never + "\n";
+        if (!anyone_left && !partial)
+            out += any ? "    nobody will signal it: every core that signalled it (or runs their kernel) has finished\n"
+                       : "    nobody has signalled it: no core issued a sem_inc, inline write or Ethernet send to it in this run\n";
         return out;
     }
 
