@@ -105,6 +105,11 @@ struct GroupSpec {
     uint32_t buffer_bytes = 0;      ///< each of input / output / scratch, per rank
     L1Range worker_l1{0x10000, 0, 0};
     L1Range eth_l1{0x1000, 0, 0x800};
+    /// Test hook: the first value of every 32-bit message counter of the group's links (IPCQ:
+    /// QueueConfig::initial_counter; EDM: every channel's ChannelSpec::initial_counter). 0
+    /// normally; a test sets 2^32 - k so that every link crosses the counter wrap after k
+    /// messages. Nothing else changes.
+    uint32_t initial_counter = 0;
 };
 
 /// Where one rank's pieces are.
@@ -355,6 +360,7 @@ inline GroupPlan build_group(const GroupSpec& g) {
             qc.n_slots = g.slots;
             qc.slot_size = g.message_bytes;
             qc.mode = g.backpressure;
+            qc.initial_counter = g.initial_counter;
             ipcq::host::MemoryConfig mem;
             mem.block_l1 = g.worker_l1.base;
             mem.l1_bytes = g.worker_l1.end;
@@ -434,6 +440,7 @@ inline GroupPlan build_group(const GroupSpec& g) {
                     c->buffers = g.slots;
                     c->packet_bytes = g.message_bytes;
                     c->sharing = edm::Sharing::not_shared;
+                    c->initial_counter = g.initial_counter;
                 }
                 c0.workers = {{wr.x, wr.y, sem(e.da, false)}};  // a sends on da
                 a.add_sender(c0);
