@@ -51,6 +51,7 @@
 // more_workers (a "link" there is only a partition: plan one group per worker instead).
 #pragma once
 
+#include "../executor.hpp"
 #include "../link.hpp"
 #include "../link_edm.hpp"
 #include "../link_ipcq.hpp"
@@ -503,6 +504,27 @@ inline GroupPlan build_group(const GroupSpec& g) {
         l.l1_end = uint32_t(off);
     }
     return plan;
+}
+
+/// Rejects, before launch, the executor parameters of one rank that the device would reject
+/// (coll::check_exec_params: ranks, root, peer, chunks, chunk_elems, buffers beyond 32-bit L1 or
+/// overlapping) and a shape validate() does not accept; throws PlanError with the device's
+/// sentence. `uses_prepared`: the reducer prepares its input (Red::has_prepare) and the op reduces.
+inline void require_exec_params(const ExecParams& p, uint32_t elem_bytes, bool uses_prepared) {
+    const ParamCheck c = check_exec_params(p, elem_bytes, uses_prepared);
+    if (!c.ok()) {
+        kccl::detail::Msg m;
+        describe_param_error(m, p, c, elem_bytes);
+        throw PlanError(m.buf);
+    }
+    if (const char* err = validate(p.shape))
+        throw PlanError(std::string("collectives: executor: rank ") + std::to_string(p.rank) + " (" + op_name(p.shape.op) +
+                        " " + method_name(p.shape.method) + "): the shape is not supported: " + err);
+}
+/// The same for a reducer type: require_exec_params<Reducer<float, RedOp::sum>>(p).
+template <class Red>
+void require_exec_params(const ExecParams& p) {
+    require_exec_params(p, uint32_t(sizeof(typename Red::value_type)), Red::has_prepare && op_reduces(p.shape.op));
 }
 
 // ---- glue for the emulation (duck-typed: no emulation include) ---------------------------------
