@@ -5,7 +5,7 @@
 //   three buffers). The same description drives the device executor (ops' executor.hpp, which maps
 //   each Step to a primitive of primitives.hpp), the symbolic checker (host/checker.hpp, which runs
 //   every rank's streams with sets of contributors instead of numbers) and the pictures in
-//   docs/collectives.md (host/picture.hpp).
+//   docs/collectives-algorithms.md (host/picture.hpp).
 //
 // THE VOCABULARY
 //   Shape      what is computed: op, rank count p, topology (ring / line / mesh / torus with rows x
@@ -180,7 +180,7 @@ enum class Method : uint8_t {
     reduce_broadcast_chain,  // all_reduce / barrier: pipelined chain reduce to root, chain broadcast
     reduce_broadcast_tree,   // all_reduce: binomial tree reduce to root, binomial tree broadcast
     binomial_tree,           // broadcast / reduce: binomial tree rooted at root (multi-hop)
-    tree,                    // broadcast / reduce: any tree given as parent array (seed 002; multi-hop)
+    tree,                    // broadcast / reduce: any tree given as parent array (Cerebras thesis; multi-hop)
     recursive_doubling,      // all_reduce / barrier: butterfly exchange of the whole vector
     rabenseifner,            // all_reduce: recursive halving reduce_scatter + doubling all_gather
     pairwise,                // all_to_all: p-1 direct exchanges (multi-hop); ring/line methods relay
@@ -492,11 +492,12 @@ constexpr Step reduce_local(ChunkRef src, ChunkRef dst, uint32_t n = 1) {
 }
 }  // namespace mk
 
-// ---- parent arrays for Method::tree (seed 002's reduce patterns; caller owns the array) ----
+// ---- parent arrays for Method::tree (the reduce patterns of the Cerebras thesis, "Communication
+// Collectives for the Cerebras Wafer-Scale Engine", ETH Zurich, 2023; caller owns the array) ----
 // Ranks are positions 0..n-1 of a row (or of the rank order); the root is parent of itself.
 // Each returns false if the arguments are out of range.
 
-/// Chain: i -> i-1, root 0 (seed 002 "chain": the vector flows towards PE 0).
+/// Chain: i -> i-1, root 0 (the Cerebras thesis's "chain": the vector flows towards PE 0).
 constexpr bool tree_chain(uint32_t* parent, uint32_t n) {
     for (uint32_t i = 0; i < n; ++i) parent[i] = i == 0 ? 0 : i - 1;
     return true;
@@ -506,7 +507,7 @@ constexpr bool tree_binomial(uint32_t* parent, uint32_t n) {
     for (uint32_t i = 0; i < n; ++i) parent[i] = i & (i - 1);
     return true;
 }
-/// Two-phase (seed 002 Fig. 5.4): chains inside groups of S consecutive PEs assigned from the END
+/// Two-phase (Cerebras thesis, Fig. 5.4): chains inside groups of S consecutive PEs assigned from the END
 /// (n-1 backwards), each group's head then chains towards 0.
 constexpr bool tree_two_phase(uint32_t* parent, uint32_t n, uint32_t S) {
     if (S == 0) return false;

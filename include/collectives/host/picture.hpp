@@ -7,7 +7,7 @@
 //                   message carries a partial reduction) and on which lane when there are several.
 //   table(shape)    a plain text grid: one row per time step, one column per rank, each cell the
 //                   sends of that rank at that time ("->1 o3" = sends out[3] to rank 1).
-// docs/collectives.md embeds these (tests/collectives/schedule_test.cpp checks the docs are current).
+// docs/collectives-algorithms.md embeds these (tests/collectives/schedule_test.cpp checks the docs are current).
 #pragma once
 
 #include <collectives/host/checker.hpp>
