@@ -123,7 +123,7 @@ TEST_CASE("mutation: EDM slots from counter % buffers are caught at the wrap", "
     // deadlock on the fiber engine). With 4 buffers (a divisor of 2^32) the mutation is harmless,
     // which the control shows.
     {
-        auto r = run_one<mutations::SlotFromCounter>(across_wrap(3, 7), normal(std::chrono::milliseconds(2000)));
+        auto r = run_one<mutations::EdmSlotFromCounter>(across_wrap(3, 7), normal(std::chrono::milliseconds(2000)));
         INFO(r.report.summary());
         REQUIRE(r.report.watchdog_fired);
         const std::string& dump = r.report.watchdog_dump;
@@ -136,7 +136,7 @@ TEST_CASE("mutation: EDM slots from counter % buffers are caught at the wrap", "
         REQUIRE(stalled);
     }
     {
-        auto r = run_one<mutations::SlotFromCounter>(across_wrap(4, 8), normal(std::chrono::milliseconds(10000)));
+        auto r = run_one<mutations::EdmSlotFromCounter>(across_wrap(4, 8), normal(std::chrono::milliseconds(10000)));
         INFO(r.report.summary());
         REQUIRE(r.report.ok());
         REQUIRE(r.received == r.expected_received);

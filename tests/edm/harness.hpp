@@ -263,7 +263,7 @@ struct SharedAckSource : edm::DefaultConfig {
 struct TeardownWithoutWait : edm::DefaultConfig {
     static constexpr bool mutation_teardown_without_wait = true;
 };
-struct SlotFromCounter : edm::DefaultConfig {
+struct EdmSlotFromCounter : edm::DefaultConfig {
     static constexpr bool mutation_slot_from_counter = true;
 };
 struct EndMarker : edm::DefaultConfig {
