@@ -140,6 +140,8 @@ struct BedOptions {
     /// EDM: workers per rank sharing each Ethernet link (GroupSpec::more_workers; worker w of rank r
     /// at (w, 0) of r's chip, its own channels of the link's EDMs); at most ch::max_workers_per_link.
     uint32_t workers_per_link = 1;
+    /// Test hook: every link counter starts here (GroupSpec::initial_counter; 2^32 - k crosses the wrap).
+    uint32_t initial_counter = 0;
 };
 
 /// Bytes of the largest of a layout's three buffers, rounded to 16.
@@ -172,6 +174,7 @@ struct Bed {
         g.buffer_bytes = o.buffer_bytes;
         g.mesh_cols = o.mesh_cols;
         g.mesh_wrap = o.mesh_wrap;
+        g.initial_counter = o.initial_counter;
         // Worker L1: link area below 0x10000 + IPCQ block / landing buffers, then 3 buffers.
         const uint64_t need = 0x10000ull + 3ull * (o.buffer_bytes + 16) + o.extra_bytes + 4ull * o.slots * (o.message_bytes + 64) * 8 + 0x10000;
         const uint32_t l1 = uint32_t(std::min<uint64_t>((need + 0xFFFF) & ~0xFFFFull, 0xF0000000ull));

@@ -81,7 +81,7 @@ constexpr uint32_t fragment_elems(Op op, uint32_t ranks, uint32_t count) {
         case Op::reduce_scatter:
         case Op::all_reduce:
         case Op::all_to_all:
-        case Op::scatter: return ranks ? (count + ranks - 1) / ranks : 0;
+        case Op::scatter: return ranks ? count / ranks + (count % ranks != 0) : 0;  // ceil, without wrapping
         case Op::barrier: return 1;
         default: return count;
     }
@@ -93,16 +93,201 @@ struct Chunking {
 };
 
 /// Splits a fragment into the fewest chunks of at most max_chunk_elems elements (at least one
-/// chunk; 0 elements -> one empty chunk), then evens the chunks out.
+/// chunk; 0 elements -> one empty chunk), then evens the chunks out. No step wraps, whatever the
+/// count (ceilings are q + (r != 0)); whether the resulting buffers fit L1's 32-bit addresses is
+/// check_exec_params' question.
 constexpr Chunking choose_chunking(Op op, uint32_t ranks, uint32_t count, uint32_t max_chunk_elems,
                                    uint32_t min_chunks = 1) {
     const uint32_t f = fragment_elems(op, ranks, count);
     const uint32_t m = max_chunk_elems ? max_chunk_elems : 1;
-    uint32_t s = (f + m - 1) / m;
+    uint32_t s = f / m + (f % m != 0);
     if (s < min_chunks) s = min_chunks;
     if (s == 0) s = 1;
-    return {s, (f + s - 1) / s};
+    return {s, f / s + (f % s != 0)};
 }
+
+// ---- parameter checks ----------------------------------------------------------------------
+// Every execute* checks its ExecParams first and reports a bad one through the device error path
+// (kccl::detail::assert_fail; the emulation fails the core with the message), naming the rank and
+// the value; the host checks the same before launch (host::check_exec_params throws PlanError).
+// Rejected: rank, root or send_recv peer out of range; no ranks; no chunks; chunk_elems 0 while
+// the tensor has elements; a chunk grid beyond 2^32 - 1 chunks; a buffer that ends beyond the
+// 32-bit L1 address space (chunks x chunk_elems x element bytes, computed in 64 bits, so none of
+// the executor's 32-bit address arithmetic can wrap); two of input, output, scratch and the
+// prepared input that overlap (the executor runs no collective in place; the prepared input may
+// equal the input, which it then overwrites). Buffers of 0 bytes overlap nothing.
+
+enum class ParamError : uint32_t {
+    ok = 0,
+    no_ranks,          ///< shape.ranks == 0
+    rank_range,        ///< rank >= ranks
+    root_range,        ///< shape.root >= ranks
+    peer_range,        ///< send_recv: shape.peer >= ranks
+    no_chunks,         ///< shape.chunks == 0 (not a barrier)
+    zero_chunk_elems,  ///< chunk_elems == 0 with elements to move
+    grid_overflow,     ///< a buffer's chunk grid exceeds 2^32 - 1 chunks
+    buffer_overflow,   ///< a buffer ends beyond the 32-bit L1 address space
+    overlap,           ///< two buffers overlap
+};
+
+/// The buffers of ExecParams, for ParamCheck.
+enum class ParamBuf : uint32_t { input = 0, output = 1, scratch = 2, prepared = 3 };
+constexpr const char* param_buf_name(ParamBuf b) {
+    return b == ParamBuf::input ? "input" : b == ParamBuf::output ? "output" : b == ParamBuf::scratch ? "scratch"
+                                                                                                      : "prepared input";
+}
+
+/// What check_exec_params found: the error, the offending value and, for buffers, which ones.
+struct ParamCheck {
+    ParamError error = ParamError::ok;
+    uint64_t value = 0;              ///< the bad value (rank, root, peer, count, chunks, end address)
+    ParamBuf a = ParamBuf::input;    ///< the buffer concerned (grid / buffer overflow, overlap)
+    ParamBuf b = ParamBuf::input;    ///< overlap: the other buffer
+    bool ok() const { return error == ParamError::ok; }
+};
+
+/// Chunks of each buffer of p's shape (64 bits: exact), the prepared input's as the input's.
+constexpr uint64_t param_buf_chunks(const ExecParams& p, ParamBuf b) {
+    return b == ParamBuf::output ? grid_wide(p.shape, Buf::output)
+         : b == ParamBuf::scratch ? scratch_chunks_wide(p.shape) : grid_wide(p.shape, Buf::input);
+}
+constexpr uint32_t param_buf_base(const ExecParams& p, ParamBuf b) {
+    return b == ParamBuf::input ? p.buf.input : b == ParamBuf::output ? p.buf.output
+         : b == ParamBuf::scratch ? p.buf.scratch : p.buf.prepared;
+}
+
+/// Checks one rank's executor parameters for elements of `elem_bytes` bytes; `uses_prepared`:
+/// the reducer prepares its input (Red::has_prepare) and the op reduces, so buf.prepared is
+/// written. Returns the first problem found (ParamCheck::ok() if none).
+constexpr ParamCheck check_exec_params(const ExecParams& p, uint32_t elem_bytes, bool uses_prepared) {
+    const Shape& sh = p.shape;
+    ParamCheck c;
+    auto fail = [&c](ParamError e, uint64_t v, ParamBuf a = ParamBuf::input, ParamBuf b = ParamBuf::input) {
+        c.error = e;
+        c.value = v;
+        c.a = a;
+        c.b = b;
+        return c;
+    };
+    if (sh.ranks == 0) return fail(ParamError::no_ranks, 0);
+    if (p.rank >= sh.ranks) return fail(ParamError::rank_range, p.rank);
+    if (sh.root >= sh.ranks) return fail(ParamError::root_range, sh.root);
+    if (sh.op == Op::send_recv && sh.peer >= sh.ranks) return fail(ParamError::peer_range, sh.peer);
+    if (sh.chunks == 0 && sh.op != Op::barrier) return fail(ParamError::no_chunks, 0);
+    if (p.chunk_elems == 0 && fragment_elems(sh.op, sh.ranks, p.count) != 0)
+        return fail(ParamError::zero_chunk_elems, p.count);
+    const bool prep = uses_prepared && p.buf.prepared != p.buf.input;
+    const ParamBuf all[4] = {ParamBuf::input, ParamBuf::output, ParamBuf::scratch, ParamBuf::prepared};
+    uint64_t end[4] = {};
+    for (uint32_t i = 0; i < (prep ? 4u : 3u); ++i) {
+        const uint64_t chunks = param_buf_chunks(p, all[i]);
+        if (chunks > 0xFFFFFFFFu) return fail(ParamError::grid_overflow, chunks, all[i]);
+        const uint64_t elems = chunks * p.chunk_elems;  // both < 2^32: no 64-bit wrap
+        const uint64_t limit = (uint64_t(1) << 32) - param_buf_base(p, all[i]);
+        // No 64-bit division (32-bit RISC-V cores have no instruction for it): elements beyond
+        // the limit overflow whatever their size; below it, elems x elem_bytes < 2^64.
+        if (elems > limit || elems * elem_bytes > limit) return fail(ParamError::buffer_overflow, elems, all[i]);
+        end[i] = param_buf_base(p, all[i]) + elems * elem_bytes;
+    }
+    for (uint32_t i = 0; i < (prep ? 4u : 3u); ++i)
+        for (uint32_t j = i + 1; j < (prep ? 4u : 3u); ++j) {
+            const uint64_t bi = param_buf_base(p, all[i]), bj = param_buf_base(p, all[j]);
+            if (end[i] == bi || end[j] == bj) continue;  // an empty buffer overlaps nothing
+            if (bi < end[j] && bj < end[i]) return fail(ParamError::overlap, 0, all[i], all[j]);
+        }
+    return c;
+}
+
+namespace detail {
+/// Appends v in decimal (Msg::u takes 32 bits). Digits by subtracting powers of ten: a 64-bit
+/// division would call a runtime helper that 32-bit RISC-V kernels do not link.
+inline Msg& u64(Msg& m, uint64_t v) {
+    if (v <= 0xFFFFFFFFu) return m.u(uint32_t(v));
+    uint64_t pw[20];
+    uint32_t n = 0;
+    for (uint64_t q = 1;; q *= 10) {  // the powers of ten <= v (10^19 is the last below 2^64)
+        if (q > v) break;
+        pw[n++] = q;
+        if (n == 20) break;
+    }
+    while (n--) {
+        uint32_t digit = 0;
+        while (v >= pw[n]) {
+            v -= pw[n];
+            ++digit;
+        }
+        m.u(digit);
+    }
+    return m;
+}
+/// "the output buffer [0x10000, +4096 bytes)" (bytes in 64 bits: they may exceed L1).
+inline Msg& buffer_range(Msg& m, const ExecParams& p, ParamBuf b, uint32_t elem_bytes) {
+    m.s("the ").s(param_buf_name(b)).s(" buffer [").hex(param_buf_base(p, b)).s(", +");
+    const uint64_t elems = param_buf_chunks(p, b) * p.chunk_elems;  // chunks < 2^32 here
+    if (elems >> 56 || elem_bytes >> 8) return m.s("2^56 or more bytes)");  // (no 64-bit division)
+    return u64(m, elems * elem_bytes).s(" bytes)");
+}
+}  // namespace detail
+
+/// Describes a failed check in one sentence naming the rank, the value and what is allowed.
+inline void describe_param_error(detail::Msg& m, const ExecParams& p, const ParamCheck& c, uint32_t elem_bytes) {
+    const Shape& sh = p.shape;
+    m.s("collectives: executor: rank ").u(p.rank).s(" (").s(op_name(sh.op)).s(" ").s(method_name(sh.method)).s("): ");
+    switch (c.error) {
+        case ParamError::ok: m.s("parameters are valid"); break;
+        case ParamError::no_ranks: m.s("shape.ranks is 0 (allowed: at least 1)"); break;
+        case ParamError::rank_range:
+            m.s("rank ").u(p.rank).s(" is out of range (allowed: rank < ranks = ").u(sh.ranks).s(")");
+            break;
+        case ParamError::root_range:
+            m.s("root ").u(sh.root).s(" is out of range (allowed: root < ranks = ").u(sh.ranks).s(")");
+            break;
+        case ParamError::peer_range:
+            m.s("send_recv peer ").u(sh.peer).s(" is out of range (allowed: peer < ranks = ").u(sh.ranks).s(")");
+            break;
+        case ParamError::no_chunks: m.s("shape.chunks is 0 (allowed: at least 1 chunk per fragment)"); break;
+        case ParamError::zero_chunk_elems:
+            m.s("chunk_elems is 0 but the tensor has ").u(p.count)
+                .s(" elements to move (allowed: chunk_elems >= 1; choose_chunking picks it)");
+            break;
+        case ParamError::grid_overflow:
+            m.s("the ").s(param_buf_name(c.a)).s(" buffer's chunk grid has ");
+            detail::u64(m, c.value).s(" chunks (ranks ").u(sh.ranks).s(" x chunks ").u(sh.chunks)
+                .s("; allowed: at most 2^32 - 1)");
+            break;
+        case ParamError::buffer_overflow:
+            detail::buffer_range(m, p, c.a, elem_bytes).s(" (");
+            detail::u64(m, param_buf_chunks(p, c.a)).s(" chunks x ").u(p.chunk_elems).s(" elements x ").u(elem_bytes)
+                .s(" bytes) ends beyond the 32-bit L1 address space (allowed: base + bytes <= 2^32)");
+            break;
+        case ParamError::overlap:
+            detail::buffer_range(m, p, c.a, elem_bytes).s(" and ");
+            detail::buffer_range(m, p, c.b, elem_bytes)
+                .s(" overlap (allowed: disjoint buffers, no collective runs in place; the prepared input may equal the input)");
+            break;
+    }
+}
+
+namespace detail {
+/// The device side of check_exec_params: a bad parameter is a device error.
+template <class Red>
+void check_params_or_die(const ExecParams& p) {
+    const ParamCheck c = check_exec_params(p, uint32_t(sizeof(typename Red::value_type)),
+                                           Red::has_prepare && op_reduces(p.shape.op));
+    if (KCCL_LIKELY(c.ok())) return;
+    Msg m;
+    describe_param_error(m, p, c, uint32_t(sizeof(typename Red::value_type)));
+    die(m);
+}
+/// The shape's own check (the algorithm's validate()): a rejected shape is a device error.
+inline void check_shape_or_die(const ExecParams& p, const char* err) {
+    if (KCCL_LIKELY(!err)) return;
+    Msg m;
+    m.s("collectives: executor: rank ").u(p.rank).s(" (").s(op_name(p.shape.op)).s(" ").s(method_name(p.shape.method))
+        .s("): the shape is not supported: ").s(err);
+    die(m);
+}
+}  // namespace detail
 
 
 /// Type-erased step callback: the algorithms' generators are instantiated once for it, whatever
@@ -451,6 +636,8 @@ void run_lanes(Runner& run, const Shape& sh, uint32_t n, ForLane&& for_lane) {
 template <class Algo, class Red, class Link, class DirOf>
 void execute(Link& link, const ExecParams& p, DirOf&& dir_of) {
     static_assert(check_link<Link>(), "");
+    detail::check_params_or_die<Red>(p);
+    detail::check_shape_or_die(p, Algo::validate(p.shape));
     StepRunner<Red, Link, std::remove_reference_t<DirOf>> run(link, p, dir_of);
     run.begin();
     const Shape sh = p.shape;
@@ -474,6 +661,8 @@ void execute_any(Link& link, const ExecParams& p, DirOf&& dir_of) {
             .s("; allowed: ").s(allowed_methods(p.shape.op));
         detail::die(m);
     }
+    detail::check_params_or_die<Red>(p);
+    detail::check_shape_or_die(p, validate(p.shape));
     run.begin();
     const Shape sh = p.shape;
     const uint32_t rank = p.rank;
@@ -499,6 +688,8 @@ void execute_any_interleaved(Link& link, const ExecParams& p, DirOf&& dir_of) {
     constexpr uint32_t kMaxLanes = exec_max_lanes;
     const uint32_t n = lanes(p.shape);
     if (n <= 1 || n > kMaxLanes) return execute_any<Red>(link, p, dir_of);
+    detail::check_params_or_die<Red>(p);
+    detail::check_shape_or_die(p, validate(p.shape));
     Runner run(link, p, dir_of);
     const Shape sh = p.shape;
     const uint32_t rank = p.rank;

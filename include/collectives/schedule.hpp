@@ -250,8 +250,9 @@ constexpr uint32_t tensor_chunks(const Shape& sh) {
         default: return sh.chunks;
     }
 }
-constexpr uint32_t grid(const Shape& sh, Buf b) {
-    const uint32_t p = sh.ranks, s = sh.chunks;
+/// grid() in 64 bits: exact for every shape (ranks x chunks may exceed 2^32 - 1).
+constexpr uint64_t grid_wide(const Shape& sh, Buf b) {
+    const uint64_t p = sh.ranks, s = sh.chunks;
     const bool in = b == Buf::input;
     switch (sh.op) {
         case Op::all_gather: return in ? s : p * s;
@@ -267,14 +268,25 @@ constexpr uint32_t grid(const Shape& sh, Buf b) {
     }
     return 0;
 }
+/// Chunks of buffer b. Saturates at 2^32 - 1 instead of wrapping; validate() rejects a shape whose
+/// grid (or scratch) does not fit 32 bits, so a validated shape never saturates.
+constexpr uint32_t grid(const Shape& sh, Buf b) {
+    const uint64_t g = grid_wide(sh, b);
+    return g > 0xFFFFFFFFu ? 0xFFFFFFFFu : uint32_t(g);
+}
 
 /// Scratch chunks an algorithm may use (an upper bound every algorithm stays inside; the checker
 /// rejects a step outside it). n = tensor_chunks: relays and tree nodes use < 2n; all_to_all
 /// relays keep 2 bundles per direction (4n); broadcast_local_reduce keeps every rank's input (p*n).
-constexpr uint32_t scratch_chunks(const Shape& sh) {
-    const uint32_t n = sh.op == Op::barrier ? 1 : sh.ranks * sh.chunks;
-    if (sh.method == Method::broadcast_local_reduce) return sh.ranks * n;
+/// scratch_chunks_wide is exact in 64 bits; scratch_chunks saturates at 2^32 - 1 (as grid()).
+constexpr uint64_t scratch_chunks_wide(const Shape& sh) {
+    const uint64_t n = sh.op == Op::barrier ? 1 : uint64_t(sh.ranks) * sh.chunks;
+    if (sh.method == Method::broadcast_local_reduce) return uint64_t(sh.ranks) * n;  // < 2^64: ranks^2 * chunks
     return sh.op == Op::all_to_all ? 4 * n : 2 * n;
+}
+constexpr uint32_t scratch_chunks(const Shape& sh) {
+    const uint64_t g = scratch_chunks_wide(sh);
+    return g > 0xFFFFFFFFu ? 0xFFFFFFFFu : uint32_t(g);
 }
 
 /// Message slots per (sender, receiver, lane) channel the shape's schedule needs to finish (the

@@ -5,12 +5,24 @@
 // anything did (the loop counts idle iterations from that). A test can step one channel alone
 // against a scripted backend.
 //
-// A channel has n buffers (slots); message m uses slot m mod n. Four cursors per channel, all
-// monotonic message counts, make multi-buffering explicit:
-//   sender:   filled  >= sent >= acked >= completed
-//             worker may fill slot of message m   when m - acked     < n  (my copy is free)
-//             EDM may send message m              when m - completed < n  (remote copy is free)
+// A channel has n buffers (slots); the k-th message of the channel (k = 0, 1, ...) uses slot
+// k mod n. Four cursors per channel, each a 32-bit message counter that wraps at 2^32, make
+// multi-buffering explicit:
+//   sender:   filled  >= sent >= acked >= completed   (in wrap-safe order: filled - completed <= n)
+//             worker may fill the next slot           when filled - acked   < n  (my copy is free)
+//             EDM may send the next filled message    when sent - completed < n  (remote copy is free)
 //   receiver: received >= acked >= consumed >= completed
+// Counters wrap (contract: "Counters wrap"). Every test on two counters is an equality or an
+// unsigned difference, which 32-bit arithmetic keeps right across 2^32 because no two cursors of
+// a channel are ever more than 2n apart (n <= 64). A slot is never `counter % n` (2^32 is not a multiple of
+// 3, 5, 6, ... buffers, so at the wrap two consecutive messages would get the same slot): each
+// cursor keeps its ring index beside it (`RingIndex`), advanced with the counter and reset to 0 at
+// n. Round-robin sharing picks the worker the same way (a ring index over the workers, never
+// `counter % workers`). The end of the channel is a flag plus a counter value, never a reserved
+// counter value. The counters start at ChannelInfo::initial_counter (edm::host::ChannelSpec::
+// initial_counter: 0 unless a test starts just below 2^32 to cross the wrap); slot and worker
+// indices start at 0, as the worker adapters' do.
+//
 // The worker side is serialised: at most one notification is outstanding in each direction, so
 // both semaphores only ever hold 0 or the expected count, and clear-before-notify is exact.
 #pragma once
@@ -37,8 +49,17 @@ struct ChannelInfo {
     uint32_t completion_src = 0;  ///< in the reserved area (constant content)
     uint32_t message_count = 0;
     uint32_t num_workers = 0;
+    uint32_t initial_counter = 0;  ///< first value of every message counter (test hook: the wrap)
 
-    uint32_t slot(uint32_t message) const { return buffers_base + (message % buffers) * slot_bytes; }
+    /// L1 address of slot `index` (0 .. buffers - 1: a ring index, never a message counter).
+    uint32_t slot(uint32_t index) const { return buffers_base + index * slot_bytes; }
+};
+
+/// A ring index that advances with a message counter: 0 .. n - 1, reset to 0 at n (no division,
+/// and no dependence on where the counter wraps).
+struct RingIndex {
+    uint32_t at = 0;
+    void advance(uint32_t n) { at = at + 1 == n ? 0 : at + 1; }
 };
 
 /// What a channel's worker side is doing. The closing phases exist for WORKER_INITIATED
@@ -65,26 +86,27 @@ KCCL_FORCEINLINE void put_word(H& hal, uint32_t addr, uint32_t a, uint32_t b, ui
     w[3] = d;
 }
 
-/// Notifies the workers of message m (clear-before-notify is the caller's job).
+/// Notifies the workers of a message (clear-before-notify is the caller's job); `rr_worker` is
+/// the message's worker under round-robin sharing (a ring index over the workers).
 template <class H, uint32_t MaxWorkers>
-void notify_workers(H& hal, const ChannelInfo& ch, const WorkerTable<MaxWorkers>& w, uint32_t m,
+void notify_workers(H& hal, const ChannelInfo& ch, const WorkerTable<MaxWorkers>& w, uint32_t rr_worker,
                     uint32_t value) {
     if (ch.sharing == Sharing::round_robin) {
-        const uint32_t k = m % ch.num_workers;
+        const uint32_t k = rr_worker;
         hal.sem_inc(hal.noc_addr(w.x[k], w.y[k], w.sem[k]), value);
     } else {
         for (uint32_t k = 0; k < ch.num_workers; ++k) hal.sem_inc(hal.noc_addr(w.x[k], w.y[k], w.sem[k]), value);
     }
 }
 
-/// Clears the EDM's semaphore, then notifies the workers of message m (tt-metal CclDeveloperGuide: clear before
+/// Clears the EDM's semaphore, then notifies the workers of a message (tt-metal CclDeveloperGuide: clear before
 /// notify, or a fast worker's answer lands before the clear and is erased). The test-only
 /// mutation swaps the two.
 template <class Config, class H, uint32_t MaxWorkers>
-void clear_then_notify(H& hal, const ChannelInfo& ch, const WorkerTable<MaxWorkers>& w, uint32_t m,
+void clear_then_notify(H& hal, const ChannelInfo& ch, const WorkerTable<MaxWorkers>& w, uint32_t rr_worker,
                        uint32_t value) {
     if (!Config::mutation_notify_before_clear) hal.sem_set(ch.edm_sem, 0);
-    notify_workers(hal, ch, w, m, value);
+    notify_workers(hal, ch, w, rr_worker, value);
     if (Config::mutation_notify_before_clear) hal.sem_set(ch.edm_sem, 0);
 }
 
@@ -103,18 +125,38 @@ public:
     ChannelInfo info{};
     WorkerTable<max_workers> workers{};
     WorkerPhase phase = WorkerPhase::signal_worker;
+    /// Message counters (wrap at 2^32; start at info.initial_counter) and their ring indices.
     uint32_t filled = 0, sent = 0, acked = 0, completed = 0;
-    /// Message index of the last message (WORKER_INITIATED), once a worker has said so.
-    uint32_t end_at = UINT32_MAX;
+    RingIndex fill_slot{}, send_slot{}, ack_slot{}, complete_slot{};
+    /// Round robin: the worker of message `filled`.
+    RingIndex fill_worker{};
+    /// The counter value after the last message, once known (MESSAGE_COUNT_REACHED: from the
+    /// start; WORKER_INITIATED: once a worker has said last / terminate). A flag, not a reserved
+    /// counter value: every counter value is a valid message.
+    bool end_known = false;
+    uint32_t end_at = 0;
     /// Signal of each slot's current message (last / terminate), sent in the sync word flags.
     uint32_t slot_flags[Config::max_buffers_per_channel] = {};
+
+    /// The ring index of a cursor (the test-only mutation derives it from the counter instead).
+    uint32_t idx(RingIndex r, uint32_t counter) const {
+        return Config::mutation_slot_from_counter ? counter % info.buffers : r.at;
+    }
 
     /// Prepares the channel before the handshake: the EDM's semaphore starts at 0.
     template <class H>
     void init(H& hal) {
         hal.sem_set(info.edm_sem, 0);
-        if (Config::termination == Termination::message_count_reached) end_at = info.message_count;
-        if (end_at == 0) phase = WorkerPhase::finished;
+        filled = sent = acked = completed = info.initial_counter;
+        if (Config::termination == Termination::message_count_reached) {
+            end_known = true;
+            end_at = info.initial_counter + info.message_count;
+        }
+        if (Config::mutation_end_marker && Config::termination == Termination::worker_initiated) {
+            end_known = true;  // the old "no end yet" marker: a counter value taken for the end
+            end_at = UINT32_MAX;
+        }
+        if (end_known && filled == end_at) phase = WorkerPhase::finished;
     }
 
     /// All messages sent and (unless the teardown mutation is on) completed by the receiver.
@@ -138,7 +180,7 @@ public:
     bool step_worker(H& hal) {
         if (phase == WorkerPhase::signal_worker) {
             if (filled - acked >= info.buffers) return false;  // my copy of the slot is busy
-            detail::clear_then_notify<Config>(hal, info, workers, filled, 1);
+            detail::clear_then_notify<Config>(hal, info, workers, fill_worker.at, 1);
             phase = WorkerPhase::wait_worker;
             return true;
         }
@@ -152,7 +194,7 @@ public:
             uint32_t length = info.packet_bytes;
             if (sem / note_written) {
                 const bool rr = info.sharing == Sharing::round_robin;
-                const uint32_t first = rr ? filled % info.num_workers : 0;
+                const uint32_t first = rr ? fill_worker.at : 0;
                 const uint32_t note = hal.sem_read(info.signal_base + 4 * first);
                 signal = note_signal(note);
                 length = note_length(note);
@@ -163,13 +205,18 @@ public:
                     }
             }
             if (Config::termination == Termination::worker_initiated) {
-                if (signal == Signal::last || signal == Signal::terminate) end_at = filled + 1;
+                if (signal == Signal::last || signal == Signal::terminate) {
+                    end_known = true;
+                    end_at = filled + 1;
+                }
             } else {
                 signal = Signal::next;  // MESSAGE_COUNT_REACHED: the count ends the channel
             }
-            slot_flags[filled % info.buffers] = make_note(signal, length);
+            slot_flags[idx(fill_slot, filled)] = make_note(signal, length);
             ++filled;
-            phase = filled >= end_at ? WorkerPhase::finished : WorkerPhase::signal_worker;
+            fill_slot.advance(info.buffers);
+            fill_worker.advance(info.num_workers);
+            phase = end_known && filled == end_at ? WorkerPhase::finished : WorkerPhase::signal_worker;
             return true;
         }
         return false;
@@ -180,9 +227,9 @@ public:
     bool step_send(H& hal) {
         if (sent == filled || sent - completed >= info.buffers) return false;
         if (hal.eth_txq_busy(0)) return false;
-        const uint32_t slot = info.slot(sent);
+        const uint32_t slot = info.slot(idx(send_slot, sent));
         const uint32_t sync = slot + sync_offset<Config>(info.packet_bytes);
-        const uint32_t note = slot_flags[sent % info.buffers];
+        const uint32_t note = slot_flags[idx(send_slot, sent)];
         detail::put_word(hal, sync, info.packet_bytes, 0, sent, note);
         // Only the message's bytes travel (rounded up to whole Ethernet words), then the sync
         // word. A full packet is one send (payload and sync word are contiguous, sync word last:
@@ -197,6 +244,7 @@ public:
             hal.eth_send(0, sync, sync, sync_word_bytes);
         }
         ++sent;
+        send_slot.advance(info.buffers);
         return true;
     }
 
@@ -210,17 +258,19 @@ public:
     template <class H>
     bool step_acks(H& hal) {
         bool progress = false;
-        if (acked < sent) {
-            const uint32_t sync = info.slot(acked) + sync_offset<Config>(info.packet_bytes);
+        if (acked != sent) {  // never `acked < sent`: the counters wrap
+            const uint32_t sync = info.slot(idx(ack_slot, acked)) + sync_offset<Config>(info.packet_bytes);
             if (hal.sem_read(sync + sync_receiver_ack) != 0 || hal.sem_read(sync + sync_bytes_sent) == 0) {
                 ++acked;
+                ack_slot.advance(info.buffers);
                 progress = true;
             }
         }
-        if (completed < acked) {
-            const uint32_t sync = info.slot(completed) + sync_offset<Config>(info.packet_bytes);
+        if (completed != acked) {
+            const uint32_t sync = info.slot(idx(complete_slot, completed)) + sync_offset<Config>(info.packet_bytes);
             if (hal.sem_read(sync + sync_bytes_sent) == 0) {
                 ++completed;
+                complete_slot.advance(info.buffers);
                 progress = true;
             }
         }
@@ -237,9 +287,21 @@ public:
     ChannelInfo info{};
     WorkerTable<max_workers> workers{};
     WorkerPhase phase = WorkerPhase::signal_worker;
+    /// Message counters (wrap at 2^32; start at info.initial_counter) and their ring indices.
     uint32_t received = 0, acked = 0, consumed = 0, completed = 0;
-    uint32_t end_at = UINT32_MAX;
+    RingIndex receive_slot{}, ack_slot{}, consume_slot{}, complete_slot{};
+    /// Round robin: the worker of message `consumed`, and of the last message consumed.
+    RingIndex consume_worker{};
+    uint32_t last_worker = 0;
+    /// The counter value after the last message, once known (see SenderChannel::end_at).
+    bool end_known = false;
+    uint32_t end_at = 0;
     uint32_t slot_flags[Config::max_buffers_per_channel] = {};
+
+    /// The ring index of a cursor (the test-only mutation derives it from the counter instead).
+    uint32_t idx(RingIndex r, uint32_t counter) const {
+        return Config::mutation_slot_from_counter ? counter % info.buffers : r.at;
+    }
 
     /// Prepares the channel before the handshake. L1 is never zeroed and the previous program
     /// on this core may have left anything in the region: every slot's sync word is cleared
@@ -256,11 +318,19 @@ public:
         // it executes (E1), and each may be re-sent while an earlier send of it is queued.
         detail::put_word(hal, info.ack_src, 1, 1, 0, 0);
         if (!Config::mutation_shared_ack_source) detail::put_word(hal, info.completion_src, 0, 0, 0, 0);
-        if (Config::termination == Termination::message_count_reached) end_at = info.message_count;
-        if (end_at == 0) phase = WorkerPhase::finished;
+        received = acked = consumed = completed = info.initial_counter;
+        if (Config::termination == Termination::message_count_reached) {
+            end_known = true;
+            end_at = info.initial_counter + info.message_count;
+        }
+        if (Config::mutation_end_marker && Config::termination == Termination::worker_initiated) {
+            end_known = true;  // the old "no end yet" marker: a counter value taken for the end
+            end_at = UINT32_MAX;
+        }
+        if (end_known && received == end_at) phase = WorkerPhase::finished;
     }
 
-    bool done() const { return completed >= end_at && phase == WorkerPhase::finished; }
+    bool done() const { return end_known && completed == end_at && phase == WorkerPhase::finished; }
 
     template <class H>
     bool step(H& hal) {
@@ -275,26 +345,30 @@ public:
     /// A packet has arrived when its sync word (the last word of the send) shows bytes.
     template <class H>
     bool step_receive(H& hal) {
-        if (received >= end_at || received - completed >= info.buffers) return false;
-        const uint32_t sync = info.slot(received) + sync_offset<Config>(info.packet_bytes);
+        if ((end_known && received == end_at) || received - completed >= info.buffers) return false;
+        const uint32_t sync = info.slot(idx(receive_slot, received)) + sync_offset<Config>(info.packet_bytes);
         if (hal.sem_read(sync + sync_bytes_sent) == 0) return false;
         const uint32_t note = hal.sem_read(sync + sync_flags);
-        slot_flags[received % info.buffers] = note;
+        slot_flags[idx(receive_slot, received)] = note;
         const Signal signal = note_signal(note);
         if (Config::termination == Termination::worker_initiated &&
-            (signal == Signal::last || signal == Signal::terminate))
+            (signal == Signal::last || signal == Signal::terminate)) {
+            end_known = true;
             end_at = received + 1;
+        }
         ++received;
+        receive_slot.advance(info.buffers);
         return true;
     }
 
     template <class H>
     bool step_ack(H& hal) {
         if (acked == received || hal.eth_txq_busy(0)) return false;
-        const uint32_t sync = info.slot(acked) + sync_offset<Config>(info.packet_bytes);
+        const uint32_t sync = info.slot(idx(ack_slot, acked)) + sync_offset<Config>(info.packet_bytes);
         if (Config::mutation_shared_ack_source) detail::put_word(hal, info.ack_src, 1, 1, 0, 0);
         hal.eth_send(0, info.ack_src, sync, sync_word_bytes);
         ++acked;
+        ack_slot.advance(info.buffers);
         return true;
     }
 
@@ -303,15 +377,18 @@ public:
         if (phase == WorkerPhase::signal_worker) {
             if (consumed == acked) return false;
             // The worker's semaphore (cleared by the worker before it answered) becomes the note.
-            const uint32_t note = slot_flags[consumed % info.buffers];
-            detail::clear_then_notify<Config>(hal, info, workers, consumed, note & 3u ? note : note | 1u);
+            const uint32_t note = slot_flags[idx(consume_slot, consumed)];
+            detail::clear_then_notify<Config>(hal, info, workers, consume_worker.at, note & 3u ? note : note | 1u);
             phase = WorkerPhase::wait_worker;
             return true;
         }
         if (phase == WorkerPhase::wait_worker) {
             if (hal.sem_read(info.edm_sem) != detail::expected_acks(info)) return false;
             ++consumed;
-            if (consumed < end_at) phase = WorkerPhase::signal_worker;
+            consume_slot.advance(info.buffers);
+            last_worker = consume_worker.at;
+            consume_worker.advance(info.num_workers);
+            if (!(end_known && consumed == end_at)) phase = WorkerPhase::signal_worker;
             else if (Config::termination == Termination::worker_initiated &&
                      info.sharing == Sharing::round_robin && info.num_workers > 1)
                 phase = WorkerPhase::closing_signal;
@@ -320,7 +397,7 @@ public:
         }
         if (phase == WorkerPhase::closing_signal) {
             hal.sem_set(info.edm_sem, 0);
-            const uint32_t told = (end_at - 1) % info.num_workers;
+            const uint32_t told = last_worker;  // the worker given the last message knows
             for (uint32_t k = 0; k < info.num_workers; ++k)
                 if (k != told)
                     hal.sem_inc(hal.noc_addr(workers.x[k], workers.y[k], workers.sem[k]), uint32_t(Signal::terminate));
@@ -340,7 +417,7 @@ public:
     template <class H>
     bool step_complete(H& hal) {
         if (completed == consumed || hal.eth_txq_busy(0)) return false;
-        const uint32_t sync = info.slot(completed) + sync_offset<Config>(info.packet_bytes);
+        const uint32_t sync = info.slot(idx(complete_slot, completed)) + sync_offset<Config>(info.packet_bytes);
         hal.sem_set(sync + sync_bytes_sent, 0);
         hal.sem_set(sync + sync_receiver_ack, 0);
         uint32_t src = info.completion_src;
@@ -350,6 +427,7 @@ public:
         }
         hal.eth_send(0, src, sync, sync_word_bytes);
         ++completed;
+        complete_slot.advance(info.buffers);
         return true;
     }
 };

@@ -105,6 +105,7 @@ public:
             ch.completion_src = reserved_ + reserved_completion_src;
             ch.message_count = hal.arg(a + args::ch_message_count);
             ch.num_workers = hal.arg(a + args::ch_num_workers);
+            ch.initial_counter = hal.arg(a + args::ch_initial_counter);
             if (ch.num_workers > Config::max_workers_per_channel) return Status::too_many_workers;
             if (ch.buffers > Config::max_buffers_per_channel) return Status::too_many_buffers;
             const uint32_t sharing = hal.arg(a + args::ch_sharing);

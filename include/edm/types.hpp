@@ -126,6 +126,13 @@ struct DefaultConfig {
     static constexpr bool mutation_notify_before_clear = false; ///< EDM notifies, then clears
     static constexpr bool mutation_shared_ack_source = false;   ///< ack and completion share a source word
     static constexpr bool mutation_teardown_without_wait = false;  ///< sender exits before completions
+    /// The EDM maps message counter c to slot c % buffers (the workers keep ring indices): at the
+    /// 2^32 wrap two consecutive messages get different slots on the two sides unless buffers
+    /// divides 2^32.
+    static constexpr bool mutation_slot_from_counter = false;
+    /// WORKER_INITIATED: "no end yet" is the counter value UINT32_MAX instead of a flag, so a
+    /// channel whose counter reaches it ends there while its workers still send.
+    static constexpr bool mutation_end_marker = false;
 };
 
 template <class Config>
@@ -164,7 +171,10 @@ inline constexpr uint32_t ch_edm_sem = 6;
 inline constexpr uint32_t ch_signal_base = 7;    ///< one 4-byte note slot per worker
 inline constexpr uint32_t ch_message_count = 8;
 inline constexpr uint32_t ch_num_workers = 9;
-inline constexpr uint32_t ch_fixed = 10;  ///< fixed args per channel, before the worker pairs
+/// First value of the channel's message counters (host::ChannelSpec::initial_counter; 0 unless a
+/// test starts just below 2^32 to cross the wrap).
+inline constexpr uint32_t ch_initial_counter = 10;
+inline constexpr uint32_t ch_fixed = 11;  ///< fixed args per channel, before the worker pairs
 inline constexpr uint32_t per_worker = 2;
 
 // Worker adapter args (LinkPlan::worker_args), at an offset the kernel author chooses.

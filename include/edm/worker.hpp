@@ -27,9 +27,11 @@
 // CreateSemaphore with initial value 0; emulation: Launcher::init_word). The adapters cannot
 // clear it themselves: the EDM may already have granted a slot by the time the worker starts.
 //
-// Slots: message m of the channel uses slot m mod buffers. With NOT_SHARED every worker takes
-// part in every message (each writes / reads its own part: `offset`); with ROUND_ROBIN worker k
-// takes messages k, k+W, k+2W, ...
+// Slots: the k-th message of the channel (k = 0, 1, ...) uses slot k mod buffers. With NOT_SHARED
+// every worker takes part in every message (each writes / reads its own part: `offset`); with
+// ROUND_ROBIN worker j takes messages j, j+W, j+2W, ... The adapters keep the slot as a ring index
+// (advanced by 1 or by W mod buffers per message), never as `counter % buffers`: nothing here
+// depends on where the EDM's message counters wrap (edm/channel.hpp).
 #pragma once
 
 #include "types.hpp"
@@ -80,13 +82,20 @@ struct Received {
 };
 
 namespace detail {
-/// The message sequence of one worker: all messages (NOT_SHARED) or every W-th (ROUND_ROBIN).
+/// The slot of one worker's next message: its messages are all of the channel's (NOT_SHARED) or
+/// every W-th (ROUND_ROBIN), so the slot advances by 1 or by W mod buffers, wrapping at buffers.
 struct WorkerCursor {
-    uint32_t next = 0, step = 1;
+    uint32_t slot = 0, step = 0, buffers = 1;
     WorkerCursor() = default;
-    explicit WorkerCursor(const WorkerChannel& c)
-        : next(c.sharing == Sharing::round_robin ? c.worker_index : 0),
-          step(c.sharing == Sharing::round_robin ? c.num_workers : 1) {}
+    explicit WorkerCursor(const WorkerChannel& c) : buffers(c.buffers ? c.buffers : 1) {
+        const bool rr = c.sharing == Sharing::round_robin;
+        slot = (rr ? c.worker_index : 0) % buffers;
+        step = (rr ? c.num_workers : 1) % buffers;
+    }
+    void advance() {
+        slot += step;
+        if (slot >= buffers) slot -= buffers;
+    }
 };
 }  // namespace detail
 
@@ -148,7 +157,7 @@ private:
                     "edm::SenderAdapter: offset + bytes exceed the channel's packet size (they would overwrite the "
                     "slot's sync word); allowed: offset + bytes <= packet_bytes");
         hal.sem_set(ch_.worker_sem, 0);  // clear before notifying the EDM
-        const uint32_t slot = ch_.buffers_base + (cur_.next % ch_.buffers) * ch_.slot_bytes;
+        const uint32_t slot = ch_.buffers_base + cur_.slot * ch_.slot_bytes;
         if (bytes)
             hal.noc_write(src_l1, hal.noc_addr(ch_.edm_x, ch_.edm_y, slot + payload_offset<Config>() + offset), bytes);
         const uint32_t end = bytes ? offset + bytes : 0;
@@ -157,7 +166,7 @@ private:
         if (note) hal.noc_inline_write32(hal.noc_addr(ch_.edm_x, ch_.edm_y, ch_.signal_addr), make_note(signal, end));
         hal.sem_inc(hal.noc_addr(ch_.edm_x, ch_.edm_y, ch_.edm_sem), note ? 1 + note_written : 1);
         hal.noc_writes_flushed();  // src_l1 may be reused when send returns (contract N3)
-        cur_.next += cur_.step;
+        cur_.advance();
         ++sent_;
         if (signal == Signal::last || signal == Signal::terminate) ended_ = true;
     }
@@ -212,12 +221,12 @@ private:
                                                 "the semaphore held something other than an EDM note");
         const uint32_t bytes = offset >= length ? 0 : (length - offset < capacity ? length - offset : capacity);
         if (s != Signal::terminate && bytes) {
-            const uint32_t slot = ch_.buffers_base + (cur_.next % ch_.buffers) * ch_.slot_bytes;
+            const uint32_t slot = ch_.buffers_base + cur_.slot * ch_.slot_bytes;
             hal.noc_read(hal.noc_addr(ch_.edm_x, ch_.edm_y, slot + payload_offset<Config>() + offset), dst_l1, bytes);
             hal.noc_read_barrier();
         }
         hal.sem_inc(hal.noc_addr(ch_.edm_x, ch_.edm_y, ch_.edm_sem), 1);
-        cur_.next += cur_.step;
+        cur_.advance();
         ++received_;
         return {s, s == Signal::terminate ? 0u : length};
     }

@@ -30,12 +30,14 @@ struct Scenario {
     bool end_with_terminate = false;  // WORKER_INITIATED: terminate after the messages instead of send_last
     bool flip = false;                // channel c is sent by end a when c is even (odd when flipped)
     uint32_t region_base = 0x1000;    // start of the channel region on both Ethernet cores
+    uint32_t initial_counter = 0;     // the EDMs' message counters start here (ChannelSpec::initial_counter)
     std::string describe() const {
         return "channels=" + std::to_string(channels) + " buffers=" + std::to_string(buffers) +
                " packet=" + std::to_string(packet_bytes) + " workers=" + std::to_string(workers) +
                " sharing=" + (sharing == edm::Sharing::round_robin ? "rr" : "ns") +
                " messages=" + std::to_string(messages) + (end_with_terminate ? " terminate" : "") +
-               (flip ? " flipped" : "") + " region=" + std::to_string(region_base);
+               (flip ? " flipped" : "") + " region=" + std::to_string(region_base) +
+               (initial_counter ? " initial_counter=" + std::to_string(initial_counter) : std::string());
     }
 };
 
@@ -121,6 +123,7 @@ Result<Config> run_programs(Cluster& cluster, const std::vector<Scenario>& progr
             tx.packet_bytes = rx.packet_bytes = s.packet_bytes;
             tx.sharing = rx.sharing = s.sharing;
             tx.message_count = rx.message_count = s.messages + (s.end_with_terminate ? 1 : 0);
+            tx.initial_counter = rx.initial_counter = s.initial_counter;
             for (uint32_t k = 0; k < s.workers; ++k) {
                 CoreCoord w = take(a_sends(c) ? 0 : 1);
                 send_workers[c].push_back(w);
@@ -259,6 +262,13 @@ struct SharedAckSource : edm::DefaultConfig {
 };
 struct TeardownWithoutWait : edm::DefaultConfig {
     static constexpr bool mutation_teardown_without_wait = true;
+};
+struct EdmSlotFromCounter : edm::DefaultConfig {
+    static constexpr bool mutation_slot_from_counter = true;
+};
+struct EndMarker : edm::DefaultConfig {
+    static constexpr auto termination = edm::Termination::worker_initiated;
+    static constexpr bool mutation_end_marker = true;
 };
 }  // namespace mutations
 

@@ -103,6 +103,48 @@ TEST_CASE("ipcq counter wrap: streams across 2^32 with 3, 4 and 5 slots in poll 
             }
 }
 
+TEST_CASE("ipcq counter wrap: 1-16 slots cross 2^32 with every payload intact", "[ipcq][wrap]") {
+    // The wrap falls on every slot index in turn: counters start slots + 2 (poll) or 2 slots + 1
+    // (sleep) below 2^32 and each stream refills every slot at least twice after the wrap.
+    for (auto mode : {iq::Backpressure::poll, iq::Backpressure::sleep})
+        for (uint32_t slots = 1; slots <= 16; ++slots) {
+            const uint32_t before = mode == iq::Backpressure::poll ? slots + 2 : 2 * slots + 1;
+            const uint32_t start = 0u - before, msgs = before + 2 * slots + 3;
+            INFO(name(mode) << ", " << slots << " slots, counters from 2^32 - " << before);
+            auto c = cfg(slots, 64, mode);
+            c.credit_batch = slots % 3 == 0 ? slots : 1;
+            c.initial_counter = start;
+            Setup<Nsew> s(ih::ring_1d_unidir(2), c);
+            s.add_all([&](auto& hal, uint32_t r) -> uint64_t {
+                Q<std::decay_t<decltype(hal)>> q(hal, hal.arg(0));
+                if (r == 0) {
+                    for (uint32_t m = 0; m < msgs; ++m) {
+                        fill(hal, kSrc, wrap_words(m), 0, 1, m);
+                        q.send(Nsew::E, kSrc, 4 * wrap_words(m));
+                    }
+                    q.quiesce();
+                    return q.my_head(Nsew::E);
+                }
+                uint64_t bad = 0;
+                for (uint32_t m = 0; m < msgs; ++m) {
+                    auto slot = q.recv(Nsew::W);
+                    bad += (slot.seq != start + m) + (slot.info.nbytes != 4 * wrap_words(m)) +
+                           mismatches(q.data(slot), wrap_words(m), 0, 1, m);
+                    q.release(slot);
+                }
+                q.quiesce();
+                put(hal, kAcc, bad);
+                return q.my_tail(Nsew::W);
+            });
+            auto rep = s.run(adversarial(200 + slots, std::chrono::milliseconds(5000)));
+            KCCL_REQUIRE_OK(rep);
+            REQUIRE(s.cluster.read32(s.core(1), kAcc) == 0);
+            REQUIRE(rep.at(s.core(0)).value == uint32_t(start + msgs));
+            REQUIRE(rep.at(s.core(1)).value == uint32_t(start + msgs));
+            REQUIRE(uint32_t(start + msgs) < 64u);  // both ends ended past the wrap
+        }
+}
+
 TEST_CASE("ipcq counter wrap: a bidirectional ring of 3 with 3 slots in sleep mode crosses 2^32", "[ipcq][wrap]") {
     auto c = cfg(3, 64, iq::Backpressure::sleep);
     c.initial_counter = 0u - 100u;

@@ -102,6 +102,8 @@ struct RunOptions {
     /// first; every operation charges its issue cost; deliveries land at the model's arrival
     /// time). The caller owns it; it is reset at the start of the run. nullptr: untimed.
     TimingModel* timing = nullptr;
+    /// The model apply_replay made from a replay string's "timing=<name>" (timing points to it).
+    std::shared_ptr<TimingModel> replay_timing{};
     /// Fiber engine: records a track per core, a slice per wait and per send, a flow from each
     /// send to its delivery (modelled time when timed; scheduling steps otherwise).
     Trace* trace = nullptr;
@@ -138,19 +140,69 @@ inline Policy resolved_policy(const RunOptions& o) {
     return o.adversary.enabled ? Policy::random : Policy::fifo;
 }
 
-/// The setting that replays a fiber run: "policy=pct,seed=123,depth=3".
+/// Whether a run of `o` starts never-run cores with garbage (RunOptions::dirty_l1 resolved).
+inline bool resolved_dirty_l1(const RunOptions& o) {
+    return o.dirty_l1 == RunOptions::DirtyL1::on ||
+           (o.dirty_l1 == RunOptions::DirtyL1::with_adversary && o.adversary.enabled);
+}
+
+/// The setting that replays a fiber run: every option that changes what the run does, as
+/// comma-separated key=value pairs, e.g. "policy=pct,seed=123,depth=3,steps=20000,adversary=0,dirty=0".
+/// Always: policy, seed (the schedule's; also the adversary's and the start skew's unless they
+/// differ), adversary (0/1), dirty (0/1: dirty L1 resolved). When they apply: depth and steps
+/// (pct), preempt (random, when not 10), handoff=0 (fifo), engine=threads, the adversary's own
+/// seed and knobs that differ from their defaults (adversary_seed, deliver, words, delay, hold,
+/// max_hold_us), dirty_seed, the start skew (skew=us:us:... per chip, skew_max, skew_seed), the
+/// wait policy's poll counts (spin, yield) when not the defaults, and the timing model (timing=
+/// wormhole|wafer; policy is then "timed"). apply_replay on default RunOptions reproduces the
+/// run (same RunReport::run_hash) from this string alone. Not carried: a timing model with
+/// non-default options ("timing=<name>:custom"; apply_replay rejects it: pass the same model).
 inline std::string replay_string(const RunOptions& o) {
-    const Policy p = resolved_policy(o);
+    const Policy p = o.timing ? Policy::timed : resolved_policy(o);
     const uint64_t seed = o.schedule.policy == Policy::automatic && o.adversary.enabled ? o.adversary.seed : o.schedule.seed;
-    std::string s = std::string("policy=") + to_string(p) + ",seed=" + std::to_string(seed);
-    if (p == Policy::pct) s += ",depth=" + std::to_string(o.schedule.pct_depth);
+    auto n = [](uint64_t v) { return std::to_string(v); };
+    std::string s = std::string("policy=") + to_string(p) + ",seed=" + n(seed);
+    if (o.engine == Engine::threads) s += ",engine=threads";
+    const ScheduleOptions ds{};
+    if (p == Policy::pct) s += ",depth=" + n(o.schedule.pct_depth) + ",steps=" + n(o.schedule.pct_steps);
+    if (p == Policy::random && o.schedule.preempt_percent != ds.preempt_percent) s += ",preempt=" + n(o.schedule.preempt_percent);
     if (p == Policy::fifo && !o.schedule.handoff) s += ",handoff=0";
+    const AdversaryOptions& a = o.adversary;
+    const AdversaryOptions da{};
+    s += std::string(",adversary=") + (a.enabled ? "1" : "0");
+    if (a.enabled) {
+        if (a.seed != seed) s += ",adversary_seed=" + n(a.seed);
+        if (a.deliver_percent != da.deliver_percent) s += ",deliver=" + n(a.deliver_percent);
+        if (a.max_words_per_step != da.max_words_per_step) s += ",words=" + n(a.max_words_per_step);
+        if (a.delay_percent != da.delay_percent) s += ",delay=" + n(a.delay_percent);
+        if (a.hold_percent != da.hold_percent) s += ",hold=" + n(a.hold_percent);
+        if (a.max_hold != da.max_hold) s += ",max_hold_us=" + n(uint64_t(a.max_hold.count()));
+    }
+    const bool dirty = resolved_dirty_l1(o);
+    s += std::string(",dirty=") + (dirty ? "1" : "0");
+    if (dirty && o.dirty_seed) s += ",dirty_seed=" + n(o.dirty_seed);
+    bool skewed = o.random_skew_max.count() > 0;
+    for (const auto& k : o.start_skew) skewed = skewed || k.count() > 0;
+    if (skewed) {
+        std::string list;
+        for (const auto& k : o.start_skew) list += (list.empty() ? "" : ":") + n(uint64_t(k.count()));
+        if (!list.empty()) s += ",skew=" + list;
+        if (o.random_skew_max.count() > 0) s += ",skew_max=" + n(uint64_t(o.random_skew_max.count()));
+        if (o.random_skew_max.count() > 0 && o.skew_seed != seed) s += ",skew_seed=" + n(o.skew_seed);
+    }
+    const WaitPolicy dw{};
+    if (o.wait.spin_polls != dw.spin_polls) s += ",spin=" + n(o.wait.spin_polls);
+    if (o.wait.yield_polls != dw.yield_polls) s += ",yield=" + n(o.wait.yield_polls);
+    if (o.timing) s += std::string(",timing=") + o.timing->name() + (o.timing->default_options() ? "" : ":custom");
     return s;
 }
 
-/// Applies a replay setting ("policy=fifo|random|pct,seed=N[,depth=D][,handoff=0|1][,engine=fibers|threads]")
-/// to `o`: seed sets the schedule's seed and the adversary's seed (and with it the dirty-L1
-/// garbage) and the random start skew's seed. Throws EmulationError naming a bad key or value.
+/// Applies a replay setting (replay_string's keys) to `o`: seed sets the schedule's seed and the
+/// adversary's and the random start skew's (adversary_seed / skew_seed then override theirs);
+/// adversary=0|1 turns the adversary off / on, dirty=0|1 dirty L1; timing=wormhole|wafer makes
+/// the run timed with that model at its default options (kept in o.replay_timing). Keys not in
+/// the string keep their values in `o`: applied to default RunOptions, the string alone
+/// reproduces the run. Throws EmulationError naming a bad key or value.
 inline void apply_replay(RunOptions& o, const std::string& spec) {
     size_t at = 0;
     while (at < spec.size()) {
@@ -161,11 +213,22 @@ inline void apply_replay(RunOptions& o, const std::string& spec) {
         if (kv.empty()) continue;
         const size_t eq = kv.find('=');
         const std::string k = kv.substr(0, eq), v = eq == std::string::npos ? std::string() : kv.substr(eq + 1);
-        auto num = [&]() -> uint64_t {
+        auto parse = [&kv](const std::string& text) -> uint64_t {
             char* e = nullptr;
-            const unsigned long long x = std::strtoull(v.c_str(), &e, 10);
-            if (v.empty() || *e) throw EmulationError("KCCL_EMU_REPLAY: '" + kv + "': the value must be a decimal number");
+            const unsigned long long x = std::strtoull(text.c_str(), &e, 10);
+            if (text.empty() || *e || text[0] == '-')
+                throw EmulationError("KCCL_EMU_REPLAY: '" + kv + "': the value must be a decimal number");
             return x;
+        };
+        auto num = [&]() -> uint64_t { return parse(v); };
+        auto num32 = [&]() -> uint32_t {
+            const uint64_t x = num();
+            if (x > 0xFFFFFFFFull) throw EmulationError("KCCL_EMU_REPLAY: '" + kv + "': the value must fit 32 bits");
+            return uint32_t(x);
+        };
+        auto flag = [&]() -> bool {
+            if (v != "0" && v != "1") throw EmulationError("KCCL_EMU_REPLAY: '" + kv + "': " + k + " must be 0 or 1");
+            return v == "1";
         };
         if (k == "policy") {
             if (v == "fifo") o.schedule.policy = Policy::fifo;
@@ -179,16 +242,67 @@ inline void apply_replay(RunOptions& o, const std::string& spec) {
             o.adversary.seed = x;
             o.skew_seed = x;
         } else if (k == "depth") {
-            o.schedule.pct_depth = uint32_t(num());
+            o.schedule.pct_depth = num32();
+        } else if (k == "steps") {
+            o.schedule.pct_steps = num();
+        } else if (k == "preempt") {
+            o.schedule.preempt_percent = num32();
         } else if (k == "handoff") {
-            if (v != "0" && v != "1") throw EmulationError("KCCL_EMU_REPLAY: '" + kv + "': handoff must be 0 or 1");
-            o.schedule.handoff = v == "1";
+            o.schedule.handoff = flag();
         } else if (k == "engine") {
             if (v == "fibers") o.engine = Engine::fibers;
             else if (v == "threads") o.engine = Engine::threads;
             else throw EmulationError("KCCL_EMU_REPLAY: engine '" + v + "' is unknown (allowed: fibers, threads)");
+        } else if (k == "adversary") {
+            o.adversary.enabled = flag();
+        } else if (k == "adversary_seed") {
+            o.adversary.seed = num();
+        } else if (k == "deliver") {
+            o.adversary.deliver_percent = num32();
+        } else if (k == "words") {
+            o.adversary.max_words_per_step = num32();
+        } else if (k == "delay") {
+            o.adversary.delay_percent = num32();
+        } else if (k == "hold") {
+            o.adversary.hold_percent = num32();
+        } else if (k == "max_hold_us") {
+            o.adversary.max_hold = std::chrono::microseconds(num());
+        } else if (k == "dirty") {
+            o.dirty_l1 = flag() ? RunOptions::DirtyL1::on : RunOptions::DirtyL1::off;
+        } else if (k == "dirty_seed") {
+            o.dirty_seed = num();
+        } else if (k == "skew") {
+            o.start_skew.clear();
+            size_t b = 0;
+            while (b <= v.size()) {
+                size_t e = v.find(':', b);
+                if (e == std::string::npos) e = v.size();
+                o.start_skew.push_back(std::chrono::microseconds(parse(v.substr(b, e - b))));
+                b = e + 1;
+            }
+        } else if (k == "skew_max") {
+            o.random_skew_max = std::chrono::microseconds(num());
+        } else if (k == "skew_seed") {
+            o.skew_seed = num();
+        } else if (k == "spin") {
+            o.wait.spin_polls = num32();
+        } else if (k == "yield") {
+            o.wait.yield_polls = num32();
+        } else if (k == "timing") {
+            if (v == "wormhole") o.replay_timing = std::make_shared<WormholeModel>();
+            else if (v == "wafer") o.replay_timing = std::make_shared<WaferModel>();
+            else if (v.size() > 7 && v.compare(v.size() - 7, 7, ":custom") == 0)
+                throw EmulationError("KCCL_EMU_REPLAY: '" + kv + "': the run used the " + v.substr(0, v.size() - 7) +
+                                     " model with options other than its defaults, which the replay string does not "
+                                     "carry; pass the same model in RunOptions::timing and drop this key");
+            else throw EmulationError("KCCL_EMU_REPLAY: timing model '" + v + "' is unknown (allowed: wormhole, wafer)");
+            o.timing = o.replay_timing.get();
+            o.schedule.policy = Policy::timed;
         } else {
-            throw EmulationError("KCCL_EMU_REPLAY: key '" + k + "' is unknown (allowed: policy, seed, depth, handoff, engine)");
+            throw EmulationError("KCCL_EMU_REPLAY: key '" + k +
+                                 "' is unknown (allowed: policy, seed, depth, steps, preempt, handoff, engine, adversary, "
+                                 "adversary_seed, deliver, words, delay, hold, max_hold_us, dirty, dirty_seed, skew, "
+                                 "skew_max, skew_seed, spin, yield, timing)");
         }
     }
 }
@@ -553,7 +667,7 @@ public:
                 report.model = opt.timing->name();
                 report.time_unit = opt.timing->unit();
                 report.ticks_per_second = opt.timing->ticks_per_second();
-                report.replay = "policy=timed";
+                report.replay = replay_string(opt);
             }
         }
 

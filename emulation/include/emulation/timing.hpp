@@ -155,6 +155,9 @@ public:
     /// chip's previous program ended (the launcher charges it; Launcher::next_program). 0 unless
     /// the model is configured with one.
     virtual vtime_t program_launch() const { return 0; }
+    /// The model runs with its default options, so that its name alone recreates it (a replay
+    /// string names the model: RunOptions' "timing=<name>"; see launcher.hpp, replay_string).
+    virtual bool default_options() const { return false; }
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -217,6 +220,8 @@ struct WormholeOptions {
     // dispatch + kernels) sets it and says where its figure comes from (the small-tensor
     // all_gather fidelity test calibrates it from the fit's intercept; docs/emulation-timing.md).
     vtime_t program_launch_ps = 0;
+
+    bool operator==(const WormholeOptions&) const = default;
 };
 
 namespace detail {
@@ -285,6 +290,7 @@ public:
     vtime_t cycles(uint64_t n) const { return vtime_t(double(n) * ps_per_cycle_ + 0.5); }
 
     vtime_t program_launch() const override { return o_.program_launch_ps; }
+    bool default_options() const override { return o_ == WormholeOptions{}; }
 
     vtime_t issue_cost(CoreCoord, Op op, uint32_t bytes) override {
         switch (op) {
@@ -469,6 +475,8 @@ struct WaferOptions {
     uint32_t cost_idle_poll = 1;
     uint32_t cost_context_switch = 1;
     uint32_t l1_bytes_per_cycle = 8;
+
+    bool operator==(const WaferOptions&) const = default;
 };
 
 /// Router directions of a link leaving a PE's router, plus the two ramps.
@@ -484,6 +492,7 @@ public:
     const WaferOptions& options() const { return o_; }
 
     const char* name() const noexcept override { return "wafer"; }
+    bool default_options() const override { return o_ == WaferOptions{}; }
     const char* unit() const noexcept override { return "cycle"; }
     double ticks_per_second() const noexcept override { return o_.clock_hz; }
 

@@ -288,8 +288,13 @@ constexpr Flow method_flow(Method m) {
 constexpr const char* validate_common(const Shape& sh) {
     if (sh.ranks == 0) return "The rank count must be at least 1.";
     if (sh.chunks == 0 && sh.op != Op::barrier) return "The chunk count (chunks per fragment) must be at least 1.";
-    if ((sh.topo == Topology::mesh || sh.topo == Topology::torus) && (sh.rows == 0 || sh.cols == 0 || sh.rows * sh.cols != sh.ranks))
+    if ((sh.topo == Topology::mesh || sh.topo == Topology::torus) &&
+        (sh.rows == 0 || sh.cols == 0 || uint64_t(sh.rows) * sh.cols != sh.ranks))
         return "A mesh or torus topology needs rows * cols == ranks with rows, cols >= 1.";
+    if (grid_wide(sh, Buf::input) > 0xFFFFFFFFu || grid_wide(sh, Buf::output) > 0xFFFFFFFFu ||
+        scratch_chunks_wide(sh) > 0xFFFFFFFFu)
+        return "The chunk grid is too large: ranks x chunks (and the scratch, up to ranks x ranks x chunks) must be "
+               "at most 2^32 - 1 chunks per buffer.";
     if (sh.root >= sh.ranks) return "The root must be a rank (root < ranks).";
     if (sh.op == Op::send_recv && sh.peer >= sh.ranks) return "The send_recv peer must be a rank (peer < ranks).";
     return nullptr;

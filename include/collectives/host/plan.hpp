@@ -51,6 +51,7 @@
 // more_workers (a "link" there is only a partition: plan one group per worker instead).
 #pragma once
 
+#include "../executor.hpp"
 #include "../link.hpp"
 #include "../link_edm.hpp"
 #include "../link_ipcq.hpp"
@@ -105,6 +106,11 @@ struct GroupSpec {
     uint32_t buffer_bytes = 0;      ///< each of input / output / scratch, per rank
     L1Range worker_l1{0x10000, 0, 0};
     L1Range eth_l1{0x1000, 0, 0x800};
+    /// Test hook: the first value of every 32-bit message counter of the group's links (IPCQ:
+    /// QueueConfig::initial_counter; EDM: every channel's ChannelSpec::initial_counter). 0
+    /// normally; a test sets 2^32 - k so that every link crosses the counter wrap after k
+    /// messages. Nothing else changes.
+    uint32_t initial_counter = 0;
 };
 
 /// Where one rank's pieces are.
@@ -355,6 +361,7 @@ inline GroupPlan build_group(const GroupSpec& g) {
             qc.n_slots = g.slots;
             qc.slot_size = g.message_bytes;
             qc.mode = g.backpressure;
+            qc.initial_counter = g.initial_counter;
             ipcq::host::MemoryConfig mem;
             mem.block_l1 = g.worker_l1.base;
             mem.l1_bytes = g.worker_l1.end;
@@ -434,6 +441,7 @@ inline GroupPlan build_group(const GroupSpec& g) {
                     c->buffers = g.slots;
                     c->packet_bytes = g.message_bytes;
                     c->sharing = edm::Sharing::not_shared;
+                    c->initial_counter = g.initial_counter;
                 }
                 c0.workers = {{wr.x, wr.y, sem(e.da, false)}};  // a sends on da
                 a.add_sender(c0);
@@ -496,6 +504,27 @@ inline GroupPlan build_group(const GroupSpec& g) {
         l.l1_end = uint32_t(off);
     }
     return plan;
+}
+
+/// Rejects, before launch, the executor parameters of one rank that the device would reject
+/// (coll::check_exec_params: ranks, root, peer, chunks, chunk_elems, buffers beyond 32-bit L1 or
+/// overlapping) and a shape validate() does not accept; throws PlanError with the device's
+/// sentence. `uses_prepared`: the reducer prepares its input (Red::has_prepare) and the op reduces.
+inline void require_exec_params(const ExecParams& p, uint32_t elem_bytes, bool uses_prepared) {
+    const ParamCheck c = check_exec_params(p, elem_bytes, uses_prepared);
+    if (!c.ok()) {
+        kccl::detail::Msg m;
+        describe_param_error(m, p, c, elem_bytes);
+        throw PlanError(m.buf);
+    }
+    if (const char* err = validate(p.shape))
+        throw PlanError(std::string("collectives: executor: rank ") + std::to_string(p.rank) + " (" + op_name(p.shape.op) +
+                        " " + method_name(p.shape.method) + "): the shape is not supported: " + err);
+}
+/// The same for a reducer type: require_exec_params<Reducer<float, RedOp::sum>>(p).
+template <class Red>
+void require_exec_params(const ExecParams& p) {
+    require_exec_params(p, uint32_t(sizeof(typename Red::value_type)), Red::has_prepare && op_reduces(p.shape.op));
 }
 
 // ---- glue for the emulation (duck-typed: no emulation include) ---------------------------------

@@ -53,6 +53,12 @@ struct ChannelSpec {
     Sharing sharing = Sharing::not_shared;
     uint32_t message_count = 0;     ///< MESSAGE_COUNT_REACHED: messages over this channel
     std::vector<Worker> workers;
+    /// Test hook: the first value of the channel's 32-bit message counters in both EDMs (they
+    /// wrap at 2^32). 0 normally; a test sets 2^32 - k so that the channel crosses the wrap after
+    /// k messages. Both ends of a channel must agree. Nothing else changes: slots and round-robin
+    /// workers still start at 0, and a MESSAGE_COUNT_REACHED channel still moves message_count
+    /// messages.
+    uint32_t initial_counter = 0;
 };
 
 /// Limits the builder enforces; defaults match edm::DefaultConfig.
@@ -130,6 +136,7 @@ public:
             blk[args::ch_signal_base] = l.signal_base;
             blk[args::ch_message_count] = ch.spec.message_count;
             blk[args::ch_num_workers] = uint32_t(ch.spec.workers.size());
+            blk[args::ch_initial_counter] = ch.spec.initial_counter;
             for (const Worker& w : ch.spec.workers) {
                 blk.push_back(w.x | (w.y << 16));
                 blk.push_back(w.sem_addr);
@@ -277,6 +284,10 @@ inline LinkPlan build_link(const EdmEnd& a, const EdmEnd& b, L1Region region, Li
                               std::to_string(x.spec.buffers) + " x " + std::to_string(x.spec.packet_bytes) + " vs " +
                               std::to_string(y.spec.buffers) + " x " + std::to_string(y.spec.packet_bytes) +
                               "); both ends of a channel share one layout");
+        if (x.spec.initial_counter != y.spec.initial_counter)
+            throw ConfigError(ch_name(c) + ": initial counter " + std::to_string(x.spec.initial_counter) +
+                              " on end a differs from " + std::to_string(y.spec.initial_counter) +
+                              " on end b; both ends of a channel must agree on initial_counter");
         if (limits.termination == Termination::message_count_reached && x.spec.message_count != y.spec.message_count)
             throw ConfigError(ch_name(c) + ": message count " + std::to_string(x.spec.message_count) +
                               " on end a differs from " + std::to_string(y.spec.message_count) +
