@@ -528,7 +528,7 @@ std::vector<std::vector<V>> interpret(const Shape& sh, const std::vector<std::ve
                             default: v = comb(get(r, s.src, k), rx); break;
                         }
                         if (verb_writes_dst(s.verb)) at(r, s.dst, k) = v;
-                        if (verb_sends(s.verb)) q[{r, s.send_peer, l}].push_back(v);
+                        for_each_send_peer(sh, r, s, [&](uint32_t to) { q[{r, to, l}].push_back(v); });
                     }
                     ++pc[r][l];
                     progress = true;
