@@ -23,8 +23,8 @@
 //              messages are FIFO: the k-th send r->q in lane l matches the k-th receive at q from
 //              r in lane l, and both must name the same count.
 //
-// VERB SEMANTICS (recv = a message from recv_peer; every combine is Reducer::combine(a, b) with
-// a = the LOCAL operand and b = the received one — a fixed operand order per step, see "order")
+// VERB SEMANTICS (recv = a message from recv_peer; "send" goes to the step's peer set: send_peer,
+// or with a multicast Cast every rank of the set, one message queued to each)
 //   send                   send src
 //   recv                   dst = recv
 //   recv_reduce_send       send combine(src, recv)                     (nothing stored locally)
@@ -36,14 +36,39 @@
 //   A step's send has consumed its source when the step returns (the executor copies into the
 //   link or waits), so the next step may overwrite it.
 //
+// COMBINE ORDER: combine(a, b) = Reducer::combine(out, a, b) with a = the operand already here
+// (the LOCAL src of a receiving verb; reduce_local's dst, the running value) and b = the one
+// coming in (the received partial; reduce_local's src). primitives.hpp and executor.hpp pass the
+// operands in this order and the checker models it (host/checker.hpp tracks each value's
+// contributors in this order and its combine tree with operand order); tests/collectives/
+// order_test.cpp holds the code to it with a non-commutative operator. Why this order: NCCL and
+// GCL offer only commutative operators and promise no operand order; MPI does, for a user operator
+// that is not commutative: contributions in ascending rank order. With "local first", a node of a
+// tree reduce folds its own input and then its children closest first, so every pre-order
+// numbered tree rooted at rank 0 (the chain, binomial, two-phase and optimal pre-order trees of
+// the Cerebras WSE reduce/allreduce thesis) reduces in exactly that order (tested), and a running
+// value in reduce_local stays on the left as in a plain loop.
+//
 // ORDER (bitwise identical results)
 //   Every method computes each output value either exactly once and then distributes copies of
 //   it (ring / line / mesh reduce_scatter + all_gather, reduce + broadcast, Rabenseifner), or on
 //   every rank by the same tree of combines up to swapping the two operands of a combine
-//   (recursive doubling, broadcast-then-local-reduce). Every supported operator's combine is
+//   (recursive doubling: each partner computes combine(mine, theirs), broadcast-then-local-reduce
+//   computes the same rank-order fold everywhere). Every supported operator's combine is
 //   commutative bit for bit (IEEE add/mul/min/max, integer and boolean ops; low precision
 //   accumulates in float and rounds once per combine), so results are bitwise identical on every
-//   rank and from run to run. The checker verifies this: it tracks each value's combine tree.
+//   rank and from run to run. The checker verifies this; with CheckOptions::non_commutative it
+//   also requires the same operand order everywhere (every method but recursive doubling has it).
+//
+// MULTICAST AND ROUTES
+//   A step's send reaches a peer set (Cast): one rank (unicast, send_peer) or, for a multicast,
+//   a set the shape defines (Cast::children: the sender's children in the shape's broadcast tree).
+//   A multicast is one message: a transport that can inject once to several directions (a link
+//   with send_multicast, primitives.hpp) sends it once per piece; on any other the executor
+//   lowers it to one unicast per receiver (lower_casts() in algorithms.hpp: the step to the first
+//   receiver, then sends of what it sent to the others, largest subtree first). Peers need not be
+//   neighbours (multi_hop algorithms): a message follows the topology's shortest route, hops()
+//   long, which the checker's logical time and the pictures charge.
 //
 // ALGORITHM TYPE (see AlgorithmBase below and algorithms/*.hpp)
 //   struct A : AlgorithmBase<A> {

@@ -1135,7 +1135,7 @@ std::vector<Step> read_resumed(const Shape& sh, uint32_t rank, uint32_t lane, ui
     }
 }
 bool same_steps(const Step& a, const Step& b) {
-    return a.verb == b.verb && a.recv_peer == b.recv_peer && a.send_peer == b.send_peer && a.src.buf == b.src.buf &&
+    return a.verb == b.verb && a.cast == b.cast && a.recv_peer == b.recv_peer && a.send_peer == b.send_peer && a.src.buf == b.src.buf &&
            a.src.chunk == b.src.chunk && a.dst.buf == b.dst.buf && a.dst.chunk == b.dst.chunk && a.count == b.count;
 }
 }  // namespace
