@@ -120,21 +120,21 @@ constexpr uint32_t rs_hops(Flow f, const Group1D& G, uint32_t frag, int d) {
     return 0;
 }
 
-/// All-gather arm, round t, for rank G.me. Only origins o with (only == kNoPeer || o == only)
+/// All-gather arm, round t, for rank G.me. Only origins o in `origins`
 /// travel. Round 0 sends the own fragment (from own_src + j); round t >= 1 receives origin
 /// me - d*t into dst.at(o, j) and forwards it if it has further to go. Chunks [j0, j1).
 template <class E>
-void ag_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, ChunkRef own_src, const Frag& dst,
+void ag_round(E& e, const Group1D& G, Flow fl, int d, Origins origins, ChunkRef own_src, const Frag& dst,
               uint32_t j0, uint32_t j1, uint32_t t) {
     const uint32_t me = G.me;
     const uint32_t nxt = G.step_pos(me, d, 1), prv = G.step_pos(me, -d, 1);
     if (t == 0) {
-        if ((only == kNoPeer || only == me) && ag_hops(fl, G, me, d) >= 1 && nxt != kNoPeer)
+        if (origins.has(me) && ag_hops(fl, G, me, d) >= 1 && nxt != kNoPeer)
             for (uint32_t j = j0; j < j1; ++j) e(mk::send(G.rank(nxt), {own_src.buf, own_src.chunk + j}));
         return;
     }
     const uint32_t o = G.step_pos(me, -d, t);
-    if (o == kNoPeer || o == me || (only != kNoPeer && o != only)) return;
+    if (o == kNoPeer || o == me || !origins.has(o)) return;
     const uint32_t h = ag_hops(fl, G, o, d);
     if (h < t) return;
     for (uint32_t j = j0; j < j1; ++j) {
@@ -149,13 +149,13 @@ void ag_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, ChunkRef ow
 /// goes to scratch and the second combines scratch into dst; `first_final_done` tracks which.
 /// Position of fragment f in its start rank's send order: on a line every partial of an arm
 /// starts at the same end rank, which sends them nearest first; on a ring each rank starts one.
-constexpr uint32_t rs_start_index(Flow fl, const Group1D& G, uint32_t only, uint32_t f, int d) {
-    if (fl != Flow::line || only != kNoPeer) return 0;
+constexpr uint32_t rs_start_index(Flow fl, const Group1D& G, Origins origins, uint32_t f, int d) {
+    if (fl != Flow::line || !origins.all()) return 0;
     return d > 0 ? (f >= 1 ? f - 1 : 0) : (G.g >= 2 + f ? G.g - 2 - f : 0);
 }
 
 template <class E>
-void rs_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, const Frag& src, const Frag& dst,
+void rs_round(E& e, const Group1D& G, Flow fl, int d, Origins origins, const Frag& src, const Frag& dst,
               uint32_t j0, uint32_t j1, uint32_t k, bool& first_final_done, bool two_finals) {
     const uint32_t me = G.me, g = G.g;
     const uint32_t nxt = G.step_pos(me, d, 1), prv = G.step_pos(me, -d, 1);
@@ -163,9 +163,9 @@ void rs_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, const Frag&
         const uint32_t f = G.step_pos(me, d, t);
         if (f == kNoPeer) break;
         if (t > 0 && f == me) break;  // wrapped around a ring
-        if (only != kNoPeer && f != only) continue;
+        if (!origins.has(f)) continue;
         const uint32_t h = rs_hops(fl, G, f, d);
-        if (h < t || h - t + rs_start_index(fl, G, only, f, d) != k) continue;
+        if (h < t || h - t + rs_start_index(fl, G, origins, f, d) != k) continue;
         if (t == 0) {
             if (h == 0) continue;
             // with two arms the first partial is folded into scratch (same index as the output
@@ -253,7 +253,7 @@ void item_phase(E& e, uint32_t j0, uint32_t j1, F&& f) {
 template <class E>
 void ag_1d(E& e, const Group1D& G, const AllGather1D& a) {
     const Flow fl = a.flow;
-    const uint32_t only = a.origins.root, j0 = a.chunks.begin, j1 = a.chunks.end;
+    const uint32_t j0 = a.chunks.begin, j1 = a.chunks.end;
     if (a.own_fragment == OwnFragment::copy && a.origins.has(G.me))
         item_phase(e, j0, j1, [&](uint32_t j) {
             const ChunkRef s{a.own.buf, a.own.chunk + j};
@@ -270,8 +270,8 @@ void ag_1d(E& e, const Group1D& G, const AllGather1D& a) {
     }
     wavefront_phase(e, a.chunks.size(), reach + 1 < G.g ? reach + 1 : G.g, a.window, [&](uint32_t jj, uint32_t t) {
         const uint32_t j = j0 + jj;
-        if (uses_arm(a.arms, +1)) ag_round(e, G, fl, +1, only, a.own, a.dst, j, j + 1, t);
-        if (uses_arm(a.arms, -1)) ag_round(e, G, fl, -1, only, a.own, a.dst, j, j + 1, t);
+        if (uses_arm(a.arms, +1)) ag_round(e, G, fl, +1, a.origins, a.own, a.dst, j, j + 1, t);
+        if (uses_arm(a.arms, -1)) ag_round(e, G, fl, -1, a.origins, a.own, a.dst, j, j + 1, t);
     });
 }
 
@@ -280,15 +280,15 @@ void ag_1d(E& e, const Group1D& G, const AllGather1D& a) {
 template <class E>
 void rs_1d(E& e, const Group1D& G, const ReduceScatter1D& a) {
     const Flow fl = a.flow;
-    const uint32_t only = a.origins.root, j0 = a.chunks.begin, j1 = a.chunks.end;
+    const uint32_t j0 = a.chunks.begin, j1 = a.chunks.end;
     const Frag& src = a.src;
     const Frag& dst = a.dst;
     const bool use_p = uses_arm(a.arms, +1), use_m = uses_arm(a.arms, -1);
     const bool plus = use_p && rs_hops(fl, G, G.me, +1) > 0, minus = use_m && rs_hops(fl, G, G.me, -1) > 0;
     // rounds of the owner's final combines on each arm: with two arms the earlier one (the +1 arm
     // first on a tie) goes to scratch, the later one writes the output
-    const uint32_t kp = rs_hops(fl, G, G.me, +1) + rs_start_index(fl, G, only, G.me, +1);
-    const uint32_t km = rs_hops(fl, G, G.me, -1) + rs_start_index(fl, G, only, G.me, -1);
+    const uint32_t kp = rs_hops(fl, G, G.me, +1) + rs_start_index(fl, G, a.origins, G.me, +1);
+    const uint32_t km = rs_hops(fl, G, G.me, -1) + rs_start_index(fl, G, a.origins, G.me, -1);
     // rounds per chunk: a partial reaches its owner after at most g - 1 hops, plus on a line its
     // place in the end rank's send order (< g)
     const uint32_t reach = fl == Flow::meet ? G.g / 2 + 1 : G.g;
@@ -297,11 +297,11 @@ void rs_1d(E& e, const Group1D& G, const ReduceScatter1D& a) {
         const uint32_t j = j0 + jj;
         if (use_p) {
             bool first = minus && km < kp;
-            rs_round(e, G, fl, +1, only, src, dst, j, j + 1, k, first, plus && minus);
+            rs_round(e, G, fl, +1, a.origins, src, dst, j, j + 1, k, first, plus && minus);
         }
         if (use_m) {
             bool first = plus && kp <= km;
-            rs_round(e, G, fl, -1, only, src, dst, j, j + 1, k, first, plus && minus);
+            rs_round(e, G, fl, -1, a.origins, src, dst, j, j + 1, k, first, plus && minus);
         }
     });
     if (a.origins.has(G.me) && !plus && !minus)
