@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 8's goal table for one engine, from one kccl_bench JSON (one run, one machine state).
+"""The emulation's target table for one engine (docs/performance.md), from one kccl_bench JSON (one run, one machine state).
 
     KCCL_BENCH_ENGINE=fibers build/default/benchmarks/kccl_bench --benchmark_filter="$F" \\
         --benchmark_repetitions=5 --benchmark_out=fibers.json --benchmark_out_format=json

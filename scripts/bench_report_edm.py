@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The EDM part of scripts/bench_report.py (issue 3): goal ratios and the bandwidth grid.
+"""The EDM part of scripts/bench_report.py: goal ratios and the bandwidth grid.
 
     scripts/bench_report_edm.py build/bench/foundation.json [--markdown]   # these figures alone
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""IPCQ figures from a kccl_bench JSON result (issue 4), all from that one run.
+"""IPCQ figures from a kccl_bench JSON result, all from that one run.
 
     scripts/bench_report_ipcq.py build/bench/foundation.json [--markdown]
 

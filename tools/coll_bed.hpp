@@ -206,7 +206,7 @@ struct Bed {
                 if (n == 1) cluster = std::make_unique<emu::Cluster>(emu::topology::single_chip(chip));
                 else if (o.shape == coll::GroupShape::all_pairs) {
                     // An emulated cluster wired all-to-all: one Ethernet link per chip pair (no real
-                    // Tenstorrent system is; see docs/collectives.md, "All-pairs groups").
+                    // Tenstorrent system is; see docs/collectives-links.md, "All-pairs groups").
                     emu::ClusterSpec cs = emu::topology::custom(n, chip);
                     cs.name = "all-pairs";
                     for (uint32_t a = 0; a < n; ++a)

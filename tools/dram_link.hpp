@@ -19,7 +19,7 @@
 // model's (emulation/timing.hpp, WormholeOptions::dram_*). A send that cannot go yet (no credit)
 // does not repeat the DRAM read when it is retried.
 //
-// Differences from tt-metal that remain (docs/emulation.md, "Small-tensor all_gather"): one worker
+// Differences from tt-metal that remain (docs/emulation-timing.md, "Small-tensor all_gather"): one worker
 // core does the work of tt-metal's four data-movement RISCs, so a DRAM barrier stalls every lane of
 // that worker; pages are not interleaved over 12 DRAM channels but go to the one emulated channel.
 //

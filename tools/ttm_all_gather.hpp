@@ -1,7 +1,7 @@
 // tools/ttm_all_gather.hpp — a model of tt-metal's ring all_gather OP STRUCTURE (interleaved DRAM
 // tensors, EDM per link, workers split into reader and writer kernels), for the fidelity test
 // tests/collectives/fidelity_coll_test.cpp. It does NOT use kccl's collective executor: the worker
-// kernels below are written after the structure tt-metal's CCL guide describes (seed 000, "(Ring/
+// kernels below are written after the structure tt-metal's CCL developer guide describes ("(Ring/
 // Line) All Gather", "Implementation"):
 //   * each logical worker is two Tensix cores, a SENDER core ("reads the input tensor and forwards
 //     it to the output tensor and to the EDM"; later "reads from the output tensor and forwards the

@@ -24,7 +24,7 @@ namespace emu = kccl::emu;
 namespace eh = kccl::edm::host;
 
 /// Free L1 of a Wormhole Ethernet core for the EDM's channels (tt-metal eth_l1_address_map.h
-/// leaves ~106 KiB unreserved; docs/emulation.md).
+/// leaves ~106 KiB unreserved; docs/emulation-timing.md).
 inline constexpr uint32_t kEthFreeBytes = 106 * 1024;
 inline constexpr uint32_t kEthRegionBase = 0x1000, kEthReserved = 0x800;
 
@@ -70,7 +70,7 @@ struct Options {
     uint32_t dram_read_cycles = 0, dram_write_cycles = 0;
     /// How the bidirectional ring splits the work: meet_middle — every fragment whole, clockwise
     /// ring_size / 2 hops and anticlockwise (ring_size - 1) / 2; split_halves — half of every
-    /// fragment each way, all ring_size - 1 hops (seed 000, "Bidirectionality": "the current
+    /// fragment each way, all ring_size - 1 hops (CCL developer guide, "Bidirectionality": "the current
     /// approach ... sends half of each tensor in opposite directions fully around the ring").
     enum class Bidir { meet_middle, split_halves };
     Bidir bidir = Bidir::meet_middle;

@@ -1,5 +1,5 @@
 // benchmarks/edm/stream.cpp — worker-to-worker streaming throughput through one EDM pair: the
-// path every inter-chip collective's payload takes (issue 3's goal: >= 0.30x memcpy 16 KiB).
+// path every inter-chip collective's payload takes (target: >= 0.30x memcpy 16 KiB; docs/performance.md).
 //
 // Swept: buffers per channel = 1, 2, 3, 4 at 16 KiB packets; one channel, chip 0 -> chip 1 of
 //        line(2); 1 sender worker -> EDM -> link -> EDM -> 1 receiver worker: 4 threads (on

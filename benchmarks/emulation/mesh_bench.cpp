@@ -8,7 +8,7 @@
 //   emulation/mesh/256x256    65536 cores, one chip, one 256 x 256 torus (every core exchanges
 //                             with its four neighbours), 64 B messages, 4 rounds, one run per
 //                             repetition. Above RunOptions::kGuardedCoresMax (16384) cores the
-//                             fiber stacks are unguarded by default (see docs/emulation.md).
+//                             fiber stacks are unguarded by default (see docs/emulation-engines.md).
 // Engine: the fiber engine (default RunOptions), FIFO policy, untimed.
 // Reports: msgs_per_second (messages delivered and checked / wall time of Launcher::run,
 //          which includes creating and ending the fibers), msgs_per_cpu_second (the same over

@@ -176,7 +176,7 @@ constexpr const char* allowed_methods(Op op) {
     return uint32_t(op) < kOpCount ? detail::kAllowedText.text + detail::kAllowedText.at[uint32_t(op)] : "";
 }
 
-/// A default method, like GCL's "auto": what the cost formulas in docs/collectives.md favour for
+/// A default method, like GCL's "auto": what the cost formulas in docs/collectives-algorithms.md favour for
 /// `bytes` per rank (the op's input size) on this topology. `routed`: the transport can reach any
 /// rank (multi-hop methods allowed). Thresholds (documented there):
 ///   * all_reduce with p * bytes <= 2048: broadcast_local_reduce (GCL's cut-off);

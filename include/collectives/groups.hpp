@@ -1,5 +1,5 @@
 // kccl/collectives/groups.hpp — communication groups: which replicas (ranks of the whole job) run
-// one collective together. GCL's three kinds (seed 003, section 3.2):
+// one collective together. GCL's three kinds (Graphcore's GCL documentation, section 3.2):
 //
 //   all()            one group of every replica                 N=16: {0..15}
 //   consecutive(k)   N/k groups of k neighbours in replica order  {0,1,2,3} {4,5,6,7} ...

@@ -5,7 +5,7 @@
 //   three buffers). The same description drives the device executor (ops' executor.hpp, which maps
 //   each Step to a primitive of primitives.hpp), the symbolic checker (host/checker.hpp, which runs
 //   every rank's streams with sets of contributors instead of numbers) and the pictures in
-//   docs/collectives.md (host/picture.hpp).
+//   docs/collectives-algorithms.md (host/picture.hpp).
 //
 // THE VOCABULARY
 //   Shape      what is computed: op, rank count p, topology (ring / line / mesh / torus with rows x
@@ -562,11 +562,12 @@ constexpr Step reduce_local(ChunkRef src, ChunkRef dst, uint32_t n = 1) {
 }
 }  // namespace mk
 
-// ---- parent arrays for Method::tree (seed 002's reduce patterns; caller owns the array) ----
+// ---- parent arrays for Method::tree (the reduce patterns of the Cerebras thesis, "Communication
+// Collectives for the Cerebras Wafer-Scale Engine", ETH Zurich, 2023; caller owns the array) ----
 // Ranks are positions 0..n-1 of a row (or of the rank order); the root is parent of itself.
 // Each returns false if the arguments are out of range.
 
-/// Chain: i -> i-1, root 0 (seed 002 "chain": the vector flows towards PE 0).
+/// Chain: i -> i-1, root 0 (the Cerebras thesis's "chain": the vector flows towards PE 0).
 constexpr bool tree_chain(uint32_t* parent, uint32_t n) {
     for (uint32_t i = 0; i < n; ++i) parent[i] = i == 0 ? 0 : i - 1;
     return true;
@@ -576,7 +577,7 @@ constexpr bool tree_binomial(uint32_t* parent, uint32_t n) {
     for (uint32_t i = 0; i < n; ++i) parent[i] = i & (i - 1);
     return true;
 }
-/// Two-phase (seed 002 Fig. 5.4): chains inside groups of S consecutive PEs assigned from the END
+/// Two-phase (Cerebras thesis, Fig. 5.4): chains inside groups of S consecutive PEs assigned from the END
 /// (n-1 backwards), each group's head then chains towards 0.
 constexpr bool tree_two_phase(uint32_t* parent, uint32_t n, uint32_t S) {
     if (S == 0) return false;

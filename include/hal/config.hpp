@@ -38,7 +38,7 @@
 /// instruction memory is small and a wait only spins on an L1 word. On a host (the emulation) it
 /// is inlined into the kernel: there a wait is a fiber switch, and when the fiber resumes, every
 /// frame between the kernel's loop and the switch that differs from the previous fiber's costs a
-/// mispredicted return (docs/performance.md, "Where a fiber switch's time goes"). Define it
+/// mispredicted return (docs/performance.md, "Where the fiber engine's time goes"). Define it
 /// yourself (before any kccl include) to choose.
 #ifndef KCCL_WAIT_PATH
 #if KCCL_DEVICE_BUILD || !(defined(__GNUC__) || defined(__clang__))

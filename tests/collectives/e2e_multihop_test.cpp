@@ -1,6 +1,6 @@
 // Multi-hop collectives end to end on the emulation: every method whose peers are not topology
 // neighbours (binomial trees for reduce / broadcast / gather / scatter, parent-array trees of
-// seed 002, reduce_broadcast_tree / recursive doubling / Rabenseifner all_reduce, pairwise
+// the Cerebras thesis, reduce_broadcast_tree / recursive doubling / Rabenseifner all_reduce, pairwise
 // all_to_all, direct send_recv, recursive-doubling barrier) runs on an all_pairs group — every
 // rank one hop from every other — over both transports: IPCQ (a queue pair per PE pair on one
 // chip) and EDM (an emulated cluster with one Ethernet link per chip pair). Rank counts include
@@ -24,7 +24,7 @@ namespace emu = kccl::emu;
 
 namespace {
 
-/// Parent arrays for Method::tree (seed 002's patterns), re-rooted at `root` by relabelling rank
+/// Parent arrays for Method::tree (the Cerebras thesis's patterns), re-rooted at `root` by relabelling rank
 /// i as (i + root) mod p.
 enum class TreeKind { none, chain, binomial, two_phase };
 const char* tree_name(TreeKind k) {

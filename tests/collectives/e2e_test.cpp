@@ -4,7 +4,7 @@
 // over both transports (IPCQ on a ring of PEs, EDM on a ring of chips), for every dtype x
 // operator, sizes 0, 1, odd and large, under the adversarial mode with dirty L1. Each rank's
 // output is compared bit for bit with a plain host reference computed here from the same seeded
-// inputs, written from the operations' definitions (seed 003), not from the schedules.
+// inputs, written from the operations' definitions (Graphcore's GCL documentation), not from the schedules.
 //
 // Inputs and the reference are in tools/coll_bed.hpp (shared with the benchmark tool), the run
 // itself in e2e_bed.hpp (shared with e2e_multihop_test.cpp): inputs are
@@ -109,7 +109,7 @@ std::vector<Method> runnable_methods(Op op, Topology topo, uint32_t p) {
 
 }  // namespace
 
-TEST_CASE("e2e: the reference itself — GCL's worked examples (seed 003)", "[collectives][e2e]") {
+TEST_CASE("e2e: the reference itself — GCL's worked examples", "[collectives][e2e]") {
     // 3.1: two replicas {1,2,3,4} and {5,6,7,8}.
     CHECK(reference_reduce<int32_t>(RedOp::sum, {3, 7}) == 10);
     CHECK(reference_reduce<int32_t>(RedOp::prod, {4, 8}) == 32);

@@ -1,5 +1,5 @@
-// Issue 8 item 7, the last fidelity figure: tt-metal's small-tensor all-gather fit (FACTS.md,
-// "all_gather small-tensor fit (ring)": 4.47 us + 2.5 us * N/2 + (N-1) * bytes / 20.8 GB/s, bytes
+// The collective fidelity figure: tt-metal's small-tensor all-gather fit (its CCL developer guide,
+// ring all_gather of small tensors: 4.47 us + 2.5 us * N/2 + (N-1) * bytes / 20.8 GB/s, bytes
 // per chip) against the project's ring all_gather over EDM on an emulated ring of N chips, timed
 // by the Wormhole model (emulation/timing.hpp).
 //
@@ -26,7 +26,7 @@
 //                the link's EDMs, with its own DRAM pages. The checked scenario uses W = 4,
 //                tt-metal's default for this op (kWorkersPerLink), with the launch re-fitted to
 //                the intercept (kDramW4LaunchUs).
-//   op, tt-metal worker structure (THE CHECKED SCENARIO since branch fit3; tools/ttm_all_gather.hpp):
+//   op, tt-metal worker structure (THE CHECKED SCENARIO; tools/ttm_all_gather.hpp):
 //                not kccl's executor but tt-metal's all_gather workers — per direction a sender
 //                and a receiver core, each a reader and a writer kernel (RR, RW, SR, SW, one
 //                emulated core each, the CB between them shared L1), chunks of pages pipelined
@@ -39,7 +39,7 @@
 // The launch cost is not published: kLaunchUs / kDramLaunchUs below are CALIBRATED from the fit's
 // intercept (see there). What is not calibrated and is compared honestly: the slope in bytes (and,
 // for the op without DRAM, the slope in N). The requirement "within 10% at every point" is the
-// [!shouldfail] case below, on the tt-metal worker structure, while it does not hold (docs/emulation.md,
+// [!shouldfail] case below, on the tt-metal worker structure, while it does not hold (docs/emulation-timing.md,
 // "Small-tensor all_gather", gives the figures, the residuals and why).
 #include <catch2/catch.hpp>
 
@@ -267,7 +267,7 @@ Timed modelled_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per_chi
     return t;
 }
 
-/// tt-metal's published fit (FACTS.md), in us; bytes per chip.
+/// tt-metal's published fit (CCL developer guide), in us; bytes per chip.
 double published_fit_us(uint32_t chips, uint32_t bytes) {
     return 4.47 + 2.5 * chips / 2.0 + (chips - 1) * double(bytes) / 20.8e3;
 }
@@ -381,7 +381,7 @@ TEST_CASE("fidelity: small-tensor ring all_gather over EDM on the Wormhole model
 // the 8 channel buffers to round_down(that / 8, page) = 12 KiB, one buffer per channel. The ring
 // here needs 2 slots per channel at least, so 2 x 4 KiB (64 KiB) and 3 x 4 KiB (96 KiB) fit;
 // 2 x 8 KiB, 2 x 16 KiB and the checked 4 x 16 KiB do not, and are printed for the trend.
-// docs/emulation.md gives the figures.
+// docs/emulation-timing.md gives the figures.
 TEST_CASE("fidelity: small-tensor all_gather, 4 workers per link, EDM buffers within Ethernet L1", "[.][long][fidelity-variants]") {
     struct V {
         uint32_t slots, packet;
@@ -410,12 +410,12 @@ TEST_CASE("fidelity: small-tensor all_gather, 4 workers per link, EDM buffers wi
             }
 }
 
-// Issue 8's requirement, on the scenario that models tt-metal's op structure (reader and writer
+// The 10% requirement, on the scenario that models tt-metal's op structure (reader and writer
 // kernels on a sender and a receiver core per worker, 4 workers per direction, EDM buffers that
 // fit a Wormhole Ethernet core: ttm_checked()). Seven points are within 10%; 4 chips at 64 KiB per
 // chip is above: FULL_TENSOR sends ring_size / 2 = 2 fragments clockwise and 1 anticlockwise, so
 // the clockwise links carry 2 x 64 KiB, 10.9 us at the 12.06 GB/s a link moves 4 KiB packets at,
-// where the fit's (N-1) x bytes / 20.8 GB/s is 9.45 us (docs/emulation.md). Expected values: the
+// where the fit's (N-1) x bytes / 20.8 GB/s is 9.45 us (docs/emulation-timing.md). Expected values: the
 // published formula only.
 constexpr std::pair<uint32_t, uint32_t> kKnownGap{4u, 65536u};
 
@@ -490,7 +490,7 @@ TEST_CASE("tt-metal all_gather worker structure: outputs under the adversary", "
 }
 
 // Not in the default run or ctest ("[.][long]"): the tt-metal-structure scenario with one choice
-// changed at a time, to show what each is worth (docs/emulation.md gives the figures).
+// changed at a time, to show what each is worth (docs/emulation-timing.md gives the figures).
 TEST_CASE("fidelity: small-tensor all_gather, tt-metal worker structure, variants", "[.][long][fidelity-variants]") {
     namespace th = kccl::ttm::host;
     struct V {

@@ -7,7 +7,7 @@
 //     with that table: for bfloat16 and half one rounding of the exact result (double rounding
 //     through float is innocuous for +, *, / since 24 >= 2p + 2), so the library's "combine in
 //     float, round once" must match it bit for bit.
-// GCL's worked examples (seed 003, section 3.1) are literal vectors. The validity rules are
+// GCL's worked examples (Graphcore's GCL documentation, section 3.1) are literal vectors. The validity rules are
 // compile-fail checks: tests/collectives/compile_fail/ and scripts/compile_fail.sh (ctest
 // gate.collectives_compile_fail).
 #include <catch2/catch.hpp>
@@ -402,7 +402,7 @@ TEST_CASE("operators: the run-time validity table matches the compile-time one",
     CHECK(is_valid_op_v<uint32_t, RedOp::sum>);
 }
 
-TEST_CASE("operators: GCL's worked examples (seed 003, 3.1) on two replicas", "[collectives][ops]") {
+TEST_CASE("operators: GCL's worked examples (GCL documentation, 3.1) on two replicas", "[collectives][ops]") {
     const int32_t in0[4] = {1, 2, 3, 4}, in1[4] = {5, 6, 7, 8};
     int32_t out[4];
     auto run = [&](auto red, std::initializer_list<int32_t> want) {

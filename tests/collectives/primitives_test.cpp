@@ -211,7 +211,7 @@ TEST_CASE("primitives: a ring step (every rank sends, then receives and reduces)
 }
 
 TEST_CASE("primitives: a ring step with a chunk beyond the pipeline depth deadlocks, and the watchdog says where", "[collectives][primitives]") {
-    // The documented limit (docs/collectives.md, "Deadlock rule"): on IPCQ the pipeline is the
+    // The documented limit (docs/collectives-links.md, "Deadlock rule"): on IPCQ the pipeline is the
     // ring's 2 slots, so a 3-piece chunk leaves every rank blocked in send with its peer's ring full.
     using Red = Reducer<int32_t, RedOp::sum>;
     Bed bed(Transport::ipcq, GroupShape::ring, 3, 256, 2);

@@ -1,6 +1,6 @@
 // Collective schedules: the symbolic sweep over every op x method x topology x rank count x
 // chunking, GCL's worked examples as literal vectors (run by a small independent interpreter),
-// seed 002's tree shapes, a mutation per algorithm family caught by the checker with the specific
+// the Cerebras thesis's tree shapes, a mutation per algorithm family caught by the checker with the specific
 // error, and the docs' pictures kept current.
 //
 //   scripts/dev_test.sh tests/collectives/schedule_test.cpp tests/collectives/slicer_test.cpp
@@ -546,7 +546,7 @@ std::vector<Method> all_reduce_methods() {
 }
 }  // namespace
 
-TEST_CASE("GCL worked examples (seed 003): AllReduce with every operator, every method", "[collectives][schedule][gcl]") {
+TEST_CASE("GCL worked examples (Graphcore's GCL documentation): AllReduce with every operator, every method", "[collectives][schedule][gcl]") {
     // input_replica_0: 1,2,3,4  input_replica_1: 5,6,7,8 (one element per chunk: p*s = 4)
     const std::vector<std::vector<double>> in{{1, 2, 3, 4}, {5, 6, 7, 8}};
     struct Case {
@@ -602,7 +602,7 @@ TEST_CASE("GCL worked examples (seed 003): AllReduce with every operator, every 
     }
 }
 
-TEST_CASE("GCL worked examples (seed 003): AllGather, AllToAll, Broadcast, ReduceScatter with padding",
+TEST_CASE("GCL worked examples (Graphcore's GCL documentation): AllGather, AllToAll, Broadcast, ReduceScatter with padding",
           "[collectives][schedule][gcl]") {
     auto str_comb = [](const std::string& a, const std::string& b) {
         if (a == "0" && b == "0") return std::string("0");  // zero padding: op(0, 0) = 0 for every operator
@@ -699,7 +699,7 @@ TEST_CASE("GCL worked examples (seed 003): AllGather, AllToAll, Broadcast, Reduc
     }
 }
 
-TEST_CASE("seed 002's reduce trees are parent arrays and reduce correctly on a 2D PE mesh", "[collectives][schedule][seed002]") {
+TEST_CASE("the Cerebras thesis's reduce trees are parent arrays and reduce correctly on a 2D PE mesh", "[collectives][schedule][thesis_trees]") {
     // Figure 5.4: 9 PEs, groups of 3 assigned from the end: chains 8->7->6, 5->4->3, 2->1->0, heads 6->3->0
     std::vector<uint32_t> two(9);
     REQUIRE(tree_two_phase(two.data(), 9, 3));
@@ -983,7 +983,7 @@ TEST_CASE("mutation: a ring whose ranks all receive before sending deadlocks in 
     for (int q = 0; q < 3; ++q) CHECK(e->message.find("waits for a message from rank " + std::to_string(q)) != std::string::npos);
 }
 
-// ---- pictures: docs/collectives.md holds the pictures generated from the schedules ----
+// ---- pictures: docs/collectives-algorithms.md holds the pictures generated from the schedules ----
 namespace {
 struct Pic {
     const char* title;
@@ -1015,7 +1015,7 @@ std::vector<Pic> doc_pictures() {
         {"all_reduce reduce_broadcast_chain, 4 ranks (line)", S(Op::all_reduce, Method::reduce_broadcast_chain, Topology::line, 4, 1)},
         {"all_reduce mesh_2d, 2 x 2 mesh", S(Op::all_reduce, Method::mesh_2d, Topology::mesh, 4, 1, 2, 2)},
         {"broadcast binomial_tree, 5 ranks", S(Op::broadcast, Method::binomial_tree, Topology::ring, 5, 1)},
-        {"reduce tree: seed 002 two-phase, 9 PEs in groups of 3", [] {
+        {"reduce tree: two-phase (Cerebras thesis), 9 PEs in groups of 3", [] {
              static uint32_t par[9];
              tree_two_phase(par, 9, 3);
              Shape sh;
@@ -1059,11 +1059,11 @@ TEST_CASE("picture of a ring all_gather: one arrow per message, in time order", 
     CHECK(t.find("| 0 | ->1 in[0] | ->2 in[0] | ->0 in[0] |") != std::string::npos);
 }
 
-TEST_CASE("docs/collectives.md holds the current schedule pictures", "[collectives][schedule][pictures]") {
+TEST_CASE("docs/collectives-algorithms.md holds the current schedule pictures", "[collectives][schedule][pictures]") {
     // the source tree from this file's path (absolute under CMake, relative under dev_test.sh)
     std::string root = __FILE__;
     root = root.substr(0, root.rfind("tests/collectives/"));
-    std::ifstream f(root + "docs/collectives.md");
+    std::ifstream f(root + "docs/collectives-algorithms.md");
     REQUIRE(f.good());
     std::stringstream ss;
     ss << f.rdbuf();

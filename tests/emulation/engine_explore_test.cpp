@@ -14,7 +14,7 @@
 // run PCT with the adversary (which draws its delivery decisions from the same seed) and check
 // that PCT alone stays clean. The [long] case sweeps all seeds 1..1000 of every mutation (and of
 // the correct protocol, and the random policy for comparison) and prints the table in
-// docs/emulation.md ("Seeds to catch"):
+// docs/emulation-adversarial.md ("Seeds to catch"):
 //   scripts/dev_test.sh tests/emulation/engine_explore_test.cpp -- "[long]"
 //
 // Tagged [mutation]: the broken protocols race on purpose (excluded from the TSan run).

@@ -1,5 +1,5 @@
 // Kernels of the fidelity tests (tests/emulation/fidelity_test.cpp): the microbenchmarks of
-// tt-metal's BasicEthernetGuide (seed 004) and seed 002's PE patterns, written against the
+// tt-metal's "Basic Ethernet Multichip" guide and the Cerebras thesis's PE patterns, written against the
 // contract so they run on any engine; the timed engine with a TimingModel gives their modelled
 // time. They use only semaphore waits and sends, so the modelled time is the model's, not the
 // host's.
@@ -20,7 +20,7 @@ inline constexpr uint32_t kCreditSrc = 0x1c0;
 inline constexpr uint32_t kCreditIn = 0x200;
 inline constexpr uint32_t kBuffers = 0x1000;  // stream buffers: [payload | 16-byte sync word]
 
-/// Single link round trip (seed 004, "Single Ethernet Link Round-Trip Latency"): a 16-byte flit
+/// Single link round trip (Ethernet guide, "Single Ethernet Link Round-Trip Latency"): a 16-byte flit
 /// whose word 0 carries the sequence number; the responder waits for it and answers the same way.
 /// Args: 0 role (0 initiator, 1 responder), 1 round trips.
 template <class H>
@@ -36,7 +36,7 @@ uint64_t eth_ping(H& hal) {
     return 0;
 }
 
-/// Ring ping (seed 004, "Ring Ping Latency", the formulation that merges packet and payload
+/// Ring ping (Ethernet guide, "Ring Ping Latency", the formulation that merges packet and payload
 /// signal): on every chip a Receiver Ethernet core (link from the previous chip) and a Sender
 /// Ethernet core (link to the next chip). The Receiver, on the flit's arrival, signals the Sender
 /// over the NoC (one inline write carrying the lap); the Sender sends the flit on. Chip 0's
@@ -89,7 +89,7 @@ uint64_t eth_stream(H& hal) {
     return 0;
 }
 
-// ---- seed 002: a row of PEs (workers (i, 0), i < P) ----------------------------------------
+// ---- Cerebras thesis: a row of PEs (workers (i, 0), i < P) ------------------------------------
 
 inline constexpr uint32_t kVec = 0x1000;   // PE P-1's B-element vector (host input)
 inline constexpr uint32_t kRecv = 0x8000;  // where element k from the right neighbour lands: kRecv + 4k
@@ -117,7 +117,7 @@ uint64_t pe_message(H& hal) {
 /// PE i's own element k in the chain reduce (never 0, so an arrived sum is never 0).
 inline uint32_t chain_element(uint32_t pe, uint32_t k, uint32_t b) { return pe * b + k + 1; }
 
-/// T_chain: reduce onto PE 0 along the row, one wavelet per element (seed 002, Figure 5.2).
+/// T_chain: reduce onto PE 0 along the row, one wavelet per element (the Cerebras thesis, Figure 5.2).
 /// PE P-1 sends element k to PE P-2; PE i waits for element k from PE i+1, adds its own and
 /// sends the sum on (one inline write: one wavelet); PE 0 waits for element k, adds its own and
 /// stores (sem_set: one cycle). Host: every PE's landing words at kRecv set to 0. Args: 0 P,

@@ -1,5 +1,5 @@
 // Fidelity: the timing models driven by the emulated protocols on the timed fiber engine
-// reproduce the published figures (../shared/reference/FACTS.md, seeds 002 and 004):
+// reproduce the published figures (tt-metal's "Basic Ethernet Multichip" guide and the Cerebras thesis):
 //   * Ethernet one-way latency, single link ping-pong: 530-620 ns (we check within 10% of 575);
 //   * ring ping per hop on 8 chips: ~650-690 ns (within 10% of 670);
 //   * streaming bandwidth over packet sizes 1-16 KiB: 12.5 GB/s less ~50 B per 1500 B frame;
@@ -225,7 +225,7 @@ TEST_CASE("fidelity: 8-chip ring ping costs ~650-690 ns per hop", "[fidelity][ti
 TEST_CASE("fidelity: the 8-chip ring through EDMs costs more per hop than the raw Ethernet-core ring",
           "[fidelity][timing][edm]") {
     // Not a published figure (the EDM ring relays through a worker on every chip: two NoC trips
-    // and the EDMs' polling per hop); printed for docs/emulation.md, checked against the raw ring.
+    // and the EDMs' polling per hop); printed for docs/emulation-timing.md, checked against the raw ring.
     const double raw = ring_ns_per_hop(8, 20);
     const double via_edm = edm_ring_ns_per_hop(8, 20);
     std::cout << "fidelity: ring ping through EDMs " << via_edm << " ns per hop (raw Ethernet-core ring " << raw
@@ -237,7 +237,7 @@ TEST_CASE("fidelity: Ethernet bandwidth over packet sizes 1-16 KiB follows 12.5 
           "[fidelity][timing]") {
     for (uint32_t kib : {1u, 2u, 4u, 8u, 16u}) {
         const uint32_t payload = kib * 1024;
-        // Enough buffers to keep >= 32 KiB outstanding (FACTS.md: keep >= 8 KiB in the tx queue;
+        // Enough buffers to keep >= 32 KiB outstanding (the Ethernet guide: keep >= 8 KiB in the tx queue;
         // the credit round trip is ~1.2 us = ~15 KB of line time).
         const uint32_t buffers = std::max(4u, 32u / kib);
         const double gbps = stream_gbps(payload, buffers);
@@ -251,7 +251,7 @@ TEST_CASE("fidelity: Ethernet bandwidth over packet sizes 1-16 KiB follows 12.5 
         CHECK(gbps == Approx(expected).epsilon(0.10));
     }
     // Latency-bound when too little is outstanding: one 1 KiB buffer waits a credit round trip
-    // (> 1 us) per packet, far below line rate (FACTS.md: packets 4-16 KiB, >= 8 KiB outstanding).
+    // (> 1 us) per packet, far below line rate (the Ethernet guide: packets 4-16 KiB, >= 8 KiB outstanding).
     const double starved = stream_gbps(1024, 1);
     std::cout << "fidelity: stream 1 KiB packets, 1 buffer: " << starved << " GB/s\n";
     CHECK(starved < 0.5 * 12.5);
@@ -306,7 +306,7 @@ TEST_CASE("fidelity: PE row chain reduce reproduces T_chain(P,B) = 2 (P-1)(T_R+1
 
 TEST_CASE("fidelity: a timed run's trace loads back with a track per core and paired flows", "[fidelity][trace]") {
     // Two laps of the 8-chip ring ping: 16 Ethernet cores, each lap 8 Ethernet sends and 8 NoC
-    // signals. KCCL_TRACE_OUT=path keeps the JSON (docs/emulation.md's picture is made from it).
+    // signals. KCCL_TRACE_OUT=path keeps the JSON (docs/emulation-traces.md's picture is made from it).
     Trace trace;
     ring_ns_per_hop(8, 2, &trace);
     const std::string path =

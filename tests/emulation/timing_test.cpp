@@ -1,5 +1,5 @@
 // The timing models alone (no engine): closed-form arrivals checked against arithmetic written
-// here from the published formulas (FACTS.md, seed 002), not from the models' code.
+// here from the published formulas (the Cerebras thesis, tt-metal's Ethernet guide), not from the models' code.
 #include "emulation/timing.hpp"
 
 #include <catch2/catch.hpp>
@@ -37,7 +37,7 @@ uint64_t drive_message(WaferModel& m, uint32_t p, uint32_t b) {
     return root;
 }
 
-/// The event sequence of a chain reduce onto PE 0 (seed 002, Figure 5.2), one wavelet per
+/// The event sequence of a chain reduce onto PE 0 (the Cerebras thesis, Figure 5.2), one wavelet per
 /// message: PE P-1 sends element k; every PE i in (0, P-1) waits for element k from PE i+1, adds
 /// its own (one O-class operation ending with a send: issue cost of one wavelet) and sends it to
 /// PE i-1; PE 0 waits and stores (one cycle). Returns the cycle the root stores the last element.
@@ -158,7 +158,7 @@ TEST_CASE("wafer model: reads, costs and errors", "[timing][wafer]") {
 // Wormhole
 
 namespace {
-// FACTS.md: 12.5 GB/s per direction, ~50 B per <= 1500 B frame. In picoseconds.
+// tt-metal's Ethernet guide: 12.5 GB/s per direction, ~50 B per <= 1500 B frame. In picoseconds.
 double wire_ps(double bytes) {
     const double frames = std::max(1.0, std::ceil(bytes / 1500.0));
     return (bytes + 50.0 * frames) / 12.5e9 * 1e12;

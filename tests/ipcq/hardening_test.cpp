@@ -47,7 +47,7 @@ constexpr uint32_t wrap_words(uint32_t m) { return 1 + (m * 5) % 16; }
 
 }  // namespace
 
-// ---- issue 7 item 6: the 2^32 wrap ---------------------------------------------------------------
+// ---- the 2^32 wrap ---------------------------------------------------------------------------------
 
 TEST_CASE("ipcq counter wrap: streams across 2^32 with 3, 4 and 5 slots in poll and sleep mode", "[ipcq][wrap]") {
     // Counters start 300 messages below 2^32 (QueueConfig::initial_counter, installed at both
@@ -152,7 +152,7 @@ TEST_CASE("ipcq initial_counter: both ends of a link must agree, and install wri
     }
 }
 
-// ---- issue 7 item 2: never trust stale L1 ---------------------------------------------------------
+// ---- never trust stale L1 -------------------------------------------------------------------------
 
 TEST_CASE("ipcq init on dirty L1: garbage-filled cores and back-to-back programs with different layouts", "[ipcq][init]") {
     // One cluster, memory (L1 and DRAM) full of garbage, then four programs back to back without
@@ -216,7 +216,7 @@ TEST_CASE("ipcq init: a corrupt slot index in the mirror is a named error, not a
                                                     "(allowed: slots < n_slots, n_slots >= 1); re-install the plan"));
 }
 
-// ---- issue 7 item 8: plan checks ----------------------------------------------------------------
+// ---- plan checks --------------------------------------------------------------------------------
 
 TEST_CASE("ipcq plan: the L1 size is required and DRAM addresses are never truncated to 32 bits", "[ipcq][plan]") {
     Cluster cl(kccl::emu::topology::single_chip(ipcq_chip()));
@@ -258,7 +258,7 @@ TEST_CASE("ipcq plan: the L1 size is required and DRAM addresses are never trunc
                  Catch::Contains("MemoryConfig::dram_base 8 must be 16-byte aligned"));
 }
 
-// ---- issue 7 item 8: futures reserve --------------------------------------------------------------
+// ---- futures reserve ------------------------------------------------------------------------------
 
 TEST_CASE("ipcq recv_async reserves: two futures name two messages", "[ipcq][api][futures]") {
     // Before the fix both futures named message 0, and wait(f2) failed with "future for message
@@ -345,7 +345,7 @@ TEST_CASE("ipcq recv_async misuse: named errors for a reserved message, out-of-o
     }
 }
 
-// ---- issue 7 item 8: strict mode on every receive variant -----------------------------------------
+// ---- strict mode on every receive variant -----------------------------------------
 
 TEST_CASE("ipcq strict mode checks every receive variant", "[ipcq][strict]") {
     // Before the fix only recv(dir, expect) took an expectation: copy-mode recv, try_recv,

@@ -12,8 +12,8 @@
 //                     and 32 B per cycle at the injection and ejection ports; DRAM: 12 channels
 //                     at tt-npe's port rates plus an access latency (0 unless set); issue costs in
 //                     RISC-V cycles at 1 GHz. Every figure is a field of WormholeOptions with its
-//                     source (or "assumption") beside it; docs/emulation.md, "Timing models".
-//   wafer_model()     ticks are PE cycles (seed 002's model of the Cerebras WSE): router <->
+//                     source (or "assumption") beside it; docs/emulation-timing.md.
+//   wafer_model()     ticks are PE cycles (the Cerebras thesis's model of the Cerebras WSE): router <->
 //                     processor latency T_R (default 2), one cycle per router hop, one 32-bit
 //                     wavelet per cycle per link direction, dimension-ordered (X then Y) routes.
 //                     Driven per wavelet it reproduces T_message(P,B) = 2 T_R + P + B and
@@ -160,22 +160,22 @@ public:
 // ------------------------------------------------------------------------------------------------
 // Wormhole
 
-/// Figures of the Wormhole model. Sources: ../shared/reference/FACTS.md ("Published hardware
-/// figures") and the seeds; every figure marked "assumption" is not published and was chosen as
-/// explained in docs/emulation.md, "Timing models".
+/// Figures of the Wormhole model. Sources: tt-metal's "Basic Ethernet Multichip" guide and its CCL
+/// developer guide (tech_reports/EthernetMultichip/); every figure marked "assumption" is not published
+/// and was chosen as explained in docs/emulation-timing.md.
 struct WormholeOptions {
-    double clock_hz = 1e9;                  ///< RISC-V / NoC clock (aiclk ~1 GHz; seed 000)
+    double clock_hz = 1e9;                  ///< RISC-V / NoC clock (aiclk ~1 GHz; tt-metal's CCL developer guide)
     // Ethernet
-    double eth_bytes_per_second = 12.5e9;   ///< per direction per link (FACTS.md, seed 004)
-    uint32_t eth_frame_payload = 1500;      ///< payload bytes per frame (FACTS.md)
-    uint32_t eth_frame_overhead = 50;       ///< headers, FEC, CRC per frame (FACTS.md)
+    double eth_bytes_per_second = 12.5e9;   ///< per direction per link (tt-metal's Ethernet guide)
+    uint32_t eth_frame_payload = 1500;      ///< payload bytes per frame (tt-metal's Ethernet guide)
+    uint32_t eth_frame_overhead = 50;       ///< headers, FEC, CRC per frame (tt-metal's Ethernet guide)
     vtime_t eth_link_latency_ps = 540'000;  ///< subsystem + wire after the last byte is serialised:
-                                            ///< seed 004 estimates ~500 ns; 540 puts the ring ping at
-                                            ///< ~654 ns/hop and one-way at ~608 ns (docs/emulation.md)
+                                            ///< the Ethernet guide estimates ~500 ns; 540 puts the ring ping at
+                                            ///< ~654 ns/hop and one-way at ~608 ns (docs/emulation-timing.md)
     uint32_t eth_tx_queues = 2;             ///< tx command queues per Ethernet core
     uint32_t eth_txq_depth = 2;             ///< commands a tx queue holds, the one on the wire included:
                                             ///< the next send is accepted while a packet is serialised
-                                            ///< (seed 004: keep >= 8 KiB outstanding in the tx queues)
+                                            ///< (Ethernet guide: keep >= 8 KiB outstanding in the tx queues)
     // NoC
     uint32_t noc_hop_cycles = 9;            ///< per router hop (assumption)
     uint32_t noc_endpoint_cycles = 20;      ///< request setup at source + L1 write at destination (assumption)
@@ -183,13 +183,13 @@ struct WormholeOptions {
     // DRAM endpoint (CoreKind::dram, NoC coordinate (0, grid_h + 1); it stands for the chip's DRAM
     // channels). Transfers to / from it are NoC transfers whose DRAM side runs at one channel's rate
     // on the channel free first, and that pay an access latency in the DRAM controller
-    // (docs/emulation.md, "Timing models", Wormhole).
+    // (docs/emulation-timing.md, Wormhole).
     double dram_read_bytes_per_cycle = 23.2;   ///< tt-npe's Wormhole model (tenstorrent/tt-npe,
                                                ///< data/device/models/wormhole_b0.yaml): DRAM injection
                                                ///< rate 23.2 B/cycle; cf. 288 GB/s / 12 channels = 24 GB/s
     double dram_write_bytes_per_cycle = 24.0;  ///< same source: DRAM absorption rate 24.0 B/cycle
     uint32_t dram_channels = 12;     ///< GDDR6 channels per chip (6 banks x 2, tt-isa-documentation;
-                                     ///< "12 DRAM channels at 288 GB/s", docs/emulation.md). Pages of an interleaved
+                                     ///< "12 DRAM channels at 288 GB/s", docs/emulation-timing.md). Pages of an interleaved
                                      ///< tensor spread over them: each DRAM transfer takes the channel
                                      ///< that is free first (the one DRAM endpoint stands for all of them)
     uint32_t dram_read_cycles = 0;   ///< access latency of a read in the DRAM controller, request in to
@@ -205,7 +205,7 @@ struct WormholeOptions {
     uint32_t cost_sem_set = 2;
     uint32_t cost_sem_wait_check = 6;       ///< one poll: L1 load, compare, branch
     uint32_t cost_noc_barrier = 6;
-    uint32_t cost_eth_send = 60;            ///< seed 004: initiating a send ~80 ns "including timer
+    uint32_t cost_eth_send = 60;            ///< Ethernet guide: initiating a send ~80 ns "including timer
                                             ///< overheads"; 60 without the timer (assumption)
     uint32_t cost_eth_txq_check = 4;
     uint32_t cost_context_switch = 100;     ///< run_routing() with nothing to do
@@ -215,7 +215,7 @@ struct WormholeOptions {
     // Program launch (Launcher::next_program): NOT published per program; 0 by default, so a
     // run's time is its kernels' time only. A caller that models tt-metal's measured op (program
     // dispatch + kernels) sets it and says where its figure comes from (the small-tensor
-    // all_gather fidelity test calibrates it from the fit's intercept; docs/emulation.md).
+    // all_gather fidelity test calibrates it from the fit's intercept; docs/emulation-timing.md).
     vtime_t program_launch_ps = 0;
 };
 
@@ -452,9 +452,10 @@ inline std::unique_ptr<TimingModel> wormhole_model(WormholeOptions o = {}) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Wafer-scale PE mesh (seed 002)
+// Wafer-scale PE mesh (the Cerebras thesis)
 
-/// Figures of the wafer model (seed 002, "Performance Model").
+/// Figures of the wafer model (the Cerebras thesis, "Communication Collectives for the Cerebras
+/// Wafer-Scale Engine", ETH Zurich, 2023: "Performance Model").
 struct WaferOptions {
     uint32_t t_r = 2;              ///< router <-> processor latency T_R in cycles (2 on the simulator)
     double clock_hz = 850e6;       ///< PE clock, only to convert cycles to seconds (assumption)

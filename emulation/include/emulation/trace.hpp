@@ -4,7 +4,7 @@
 // "X" complete slices for waits and sends, "i" instants, "s"/"f" flow events from a send to its
 // delivery, and "C" counters. Timestamps are model ticks converted to microseconds with the
 // unit set by set_time_unit (ticks per second), printed with 6 decimals (1 ps resolution).
-// Open the file at https://ui.perfetto.dev or chrome://tracing (docs/emulation.md, "Traces").
+// Open the file at https://ui.perfetto.dev or chrome://tracing (docs/emulation-traces.md).
 //
 // Who calls it: the fiber engine (RunOptions::trace) records a slice per wait and per send and a
 // flow from each send to its delivery; tests and tools may record their own events. Not

@@ -5,7 +5,7 @@
 // chunk, so the tree is pipelined chunk by chunk.
 // Reduction order: a node combines its own input with its children's partials one child at a
 // time, closest child first (binomial: child v+1, then v+2, v+4, ...; parent array: ascending
-// rank, which is "closest first" for seed 002's pre-order trees). The value is computed once, at
+// rank, which is "closest first" for the Cerebras thesis's pre-order trees). The value is computed once, at
 // the root.
 #pragma once
 
@@ -149,7 +149,7 @@ struct TreeBroadcast : AlgorithmBase<TreeBroadcast> {
     }
 };
 
-/// reduce up a binomial tree (Method::binomial_tree) or a parent array (Method::tree): seed 002's
+/// reduce up a binomial tree (Method::binomial_tree) or a parent array (Method::tree): the Cerebras thesis's
 /// chain, binary/binomial tree, two-phase and pre-order reduces are parent arrays (schedule.hpp).
 struct TreeReduce : AlgorithmBase<TreeReduce> {
     static constexpr bool multi_hop = true;

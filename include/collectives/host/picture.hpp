@@ -9,7 +9,7 @@
 //   table(shape)    a plain text grid: one row per time step, one column per rank, each cell the
 //                   sends of that rank at that time ("->1 out[3]" = sends out[3] to rank 1;
 //                   "->1,2 out[3]*" = one multicast to ranks 1 and 2).
-// docs/collectives.md embeds these (tests/collectives/schedule_test.cpp checks the docs are current).
+// docs/collectives-algorithms.md embeds these (tests/collectives/schedule_test.cpp checks the docs are current).
 #pragma once
 
 #include <collectives/host/checker.hpp>
