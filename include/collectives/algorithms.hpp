@@ -1,26 +1,19 @@
 // kccl/collectives/algorithms.hpp — every algorithm, and the run-time choice of one by
 // (Shape::op, Shape::method).
 //
-//   op              methods (topologies)
-//   all_gather      ring_cw ring_ccw ring_bidir ring_meet_middle (ring); line (ring, line);
-//                   mesh_2d (mesh, torus)
-//   reduce_scatter  ring_cw ring_ccw ring_bidir ring_meet_middle (ring); line (ring, line)
-//   all_reduce      ring_cw ring_ccw ring_bidir ring_meet_middle (ring); line (ring, line);
-//                   broadcast_local_reduce, reduce_broadcast_chain (ring, line);
-//                   reduce_broadcast_tree, recursive_doubling, rabenseifner (any, multi-hop);
-//                   mesh_2d (mesh, torus)
-//   broadcast       ring_cw ring_ccw ring_meet_middle (ring); line (ring, line);
-//   reduce          binomial_tree, tree (any, multi-hop)
-//   gather, scatter ring_cw ring_ccw ring_meet_middle (ring); line (ring, line);
-//                   binomial_tree (any, multi-hop)
-//   all_to_all      ring_cw ring_ccw ring_meet_middle (ring); line (ring, line): relays;
-//                   pairwise (any, multi-hop)
-//   send_recv       ring_cw ring_ccw ring_meet_middle (ring); line (ring, line); direct (multi-hop)
-//   barrier         reduce_broadcast_chain (ring, line); recursive_doubling (any, multi-hop)
-//
-// dispatch(shape, f) calls f(AlgoTag<A>{}) with the algorithm type A for the shape's op and
-// method and returns true, or returns false if the op has no such method. validate(shape) adds
-// the algorithm's own checks and returns nullptr or a sentence naming what is allowed.
+// THE METHOD TABLE. KCCL_COLL_ALGORITHMS below is the one place that says which op offers which
+// method, with which algorithm type, on which topologies. Everything else is derived from it:
+//   dispatch(shape, f)     calls f(AlgoTag<A>{}) with the row's algorithm type A and returns true,
+//                          or returns false if the op has no such method;
+//   kMethodTable           the rows as data {op, method, topologies, multi_hop} (host tools, tests);
+//   offers(op, m)          is (op, m) a row; runs_on(op, m, topo) also on that topology;
+//   allowed_methods(op)    the op's methods as printable text (error messages), built at compile
+//                          time from the rows;
+//   validate(shape)        the row, then the algorithm's own checks: nullptr or a sentence.
+// Method names (the enum, kMethodCount, method_name) come from KCCL_COLL_METHODS in schedule.hpp.
+// Adding a method: one line there, one row here per op it serves (and its algorithm type); the
+// sweep in tests/collectives/schedule_test.cpp then checks every row on every topology it names.
+// choose_method() is policy (cost thresholds), not derived; a test checks its choices are rows.
 #pragma once
 
 #include <collectives/algorithms/butterfly.hpp>
@@ -30,66 +23,157 @@
 
 namespace kccl::coll {
 
+//  X(op,             method,                 algorithm type,        topologies)
+#define KCCL_COLL_ALGORITHMS(X)                                                          \
+    X(all_gather,     ring_cw,                RingAllGather,         topos::ring)        \
+    X(all_gather,     ring_ccw,               RingAllGather,         topos::ring)        \
+    X(all_gather,     ring_bidir,             RingAllGather,         topos::ring)        \
+    X(all_gather,     ring_meet_middle,       RingAllGather,         topos::ring)        \
+    X(all_gather,     line,                   RingAllGather,         topos::ring_line)   \
+    X(all_gather,     mesh_2d,                Mesh2dAllGather,       topos::mesh_torus)  \
+    X(reduce_scatter, ring_cw,                RingReduceScatter,     topos::ring)        \
+    X(reduce_scatter, ring_ccw,               RingReduceScatter,     topos::ring)        \
+    X(reduce_scatter, ring_bidir,             RingReduceScatter,     topos::ring)        \
+    X(reduce_scatter, ring_meet_middle,       RingReduceScatter,     topos::ring)        \
+    X(reduce_scatter, line,                   RingReduceScatter,     topos::ring_line)   \
+    X(all_reduce,     ring_cw,                RingAllReduce,         topos::ring)        \
+    X(all_reduce,     ring_ccw,               RingAllReduce,         topos::ring)        \
+    X(all_reduce,     ring_bidir,             RingAllReduce,         topos::ring)        \
+    X(all_reduce,     ring_meet_middle,       RingAllReduce,         topos::ring)        \
+    X(all_reduce,     line,                   RingAllReduce,         topos::ring_line)   \
+    X(all_reduce,     broadcast_local_reduce, BroadcastLocalReduce,  topos::ring_line)   \
+    X(all_reduce,     reduce_broadcast_chain, ReduceBroadcastChain,  topos::ring_line)   \
+    X(all_reduce,     reduce_broadcast_tree,  ReduceBroadcastTree,   topos::any)         \
+    X(all_reduce,     tree,                   ReduceBroadcastTree,   topos::any)         \
+    X(all_reduce,     recursive_doubling,     RecursiveDoubling,     topos::any)         \
+    X(all_reduce,     rabenseifner,           Rabenseifner,          topos::any)         \
+    X(all_reduce,     mesh_2d,                Mesh2dAllReduce,       topos::mesh_torus)  \
+    X(broadcast,      ring_cw,                ChainBroadcast,        topos::ring)        \
+    X(broadcast,      ring_ccw,               ChainBroadcast,        topos::ring)        \
+    X(broadcast,      ring_meet_middle,       ChainBroadcast,        topos::ring)        \
+    X(broadcast,      line,                   ChainBroadcast,        topos::ring_line)   \
+    X(broadcast,      binomial_tree,          TreeBroadcast,         topos::any)         \
+    X(broadcast,      tree,                   TreeBroadcast,         topos::any)         \
+    X(reduce,         ring_cw,                ChainReduce,           topos::ring)        \
+    X(reduce,         ring_ccw,               ChainReduce,           topos::ring)        \
+    X(reduce,         ring_meet_middle,       ChainReduce,           topos::ring)        \
+    X(reduce,         line,                   ChainReduce,           topos::ring_line)   \
+    X(reduce,         binomial_tree,          TreeReduce,            topos::any)         \
+    X(reduce,         tree,                   TreeReduce,            topos::any)         \
+    X(gather,         ring_cw,                ChainGather,           topos::ring)        \
+    X(gather,         ring_ccw,               ChainGather,           topos::ring)        \
+    X(gather,         ring_meet_middle,       ChainGather,           topos::ring)        \
+    X(gather,         line,                   ChainGather,           topos::ring_line)   \
+    X(gather,         binomial_tree,          TreeGather,            topos::any)         \
+    X(scatter,        ring_cw,                ChainScatter,          topos::ring)        \
+    X(scatter,        ring_ccw,               ChainScatter,          topos::ring)        \
+    X(scatter,        ring_meet_middle,       ChainScatter,          topos::ring)        \
+    X(scatter,        line,                   ChainScatter,          topos::ring_line)   \
+    X(scatter,        binomial_tree,          TreeScatter,           topos::any)         \
+    X(all_to_all,     ring_cw,                RelayAllToAll,         topos::ring)        \
+    X(all_to_all,     ring_ccw,               RelayAllToAll,         topos::ring)        \
+    X(all_to_all,     ring_meet_middle,       RelayAllToAll,         topos::ring)        \
+    X(all_to_all,     line,                   RelayAllToAll,         topos::ring_line)   \
+    X(all_to_all,     pairwise,               PairwiseAllToAll,      topos::any)         \
+    X(send_recv,      ring_cw,                RelaySendRecv,         topos::ring)        \
+    X(send_recv,      ring_ccw,               RelaySendRecv,         topos::ring)        \
+    X(send_recv,      ring_meet_middle,       RelaySendRecv,         topos::ring)        \
+    X(send_recv,      line,                   RelaySendRecv,         topos::ring_line)   \
+    X(send_recv,      direct,                 DirectSendRecv,        topos::any)         \
+    X(barrier,        reduce_broadcast_chain, ReduceBroadcastChain,  topos::ring_line)   \
+    X(barrier,        recursive_doubling,     RecursiveDoubling,     topos::any)
+
 template <class A>
 struct AlgoTag {
     using type = A;
 };
 
+/// One row of the method table as data. multi_hop: the algorithm sends to ranks that are not
+/// topology neighbours (it needs a routed transport on every topology the row names).
+struct MethodRow {
+    Op op;
+    Method method;
+    TopoSet topologies;
+    bool multi_hop;
+};
+
+inline constexpr MethodRow kMethodTable[] = {
+#define KCCL_COLL_X(op_, m_, A_, topos_) {Op::op_, Method::m_, topos_, A_::multi_hop},
+    KCCL_COLL_ALGORITHMS(KCCL_COLL_X)
+#undef KCCL_COLL_X
+};
+inline constexpr uint32_t kMethodRows = uint32_t(sizeof(kMethodTable) / sizeof(kMethodTable[0]));
+
+/// The key of an (op, method) pair: a switch over it lists every row once (a row given twice does
+/// not compile: duplicate case labels).
+constexpr uint32_t method_key(Op op, Method m) { return uint32_t(op) * kMethodCount + uint32_t(m); }
+
 template <class F>
 bool dispatch(const Shape& sh, F&& f) {
-    using M = Method;
-    const M m = sh.method;
-    const bool ringish = m == M::ring_cw || m == M::ring_ccw || m == M::ring_bidir || m == M::ring_meet_middle || m == M::line;
-    const bool chainish = ringish && m != M::ring_bidir;
-    switch (sh.op) {
-        case Op::all_gather:
-            if (ringish) return f(AlgoTag<RingAllGather>{}), true;
-            if (m == M::mesh_2d) return f(AlgoTag<Mesh2dAllGather>{}), true;
-            return false;
-        case Op::reduce_scatter:
-            if (ringish) return f(AlgoTag<RingReduceScatter>{}), true;
-            return false;
-        case Op::all_reduce:
-            if (ringish) return f(AlgoTag<RingAllReduce>{}), true;
-            switch (m) {
-                case M::broadcast_local_reduce: return f(AlgoTag<BroadcastLocalReduce>{}), true;
-                case M::reduce_broadcast_chain: return f(AlgoTag<ReduceBroadcastChain>{}), true;
-                case M::reduce_broadcast_tree: return f(AlgoTag<ReduceBroadcastTree>{}), true;
-                case M::recursive_doubling: return f(AlgoTag<RecursiveDoubling>{}), true;
-                case M::rabenseifner: return f(AlgoTag<Rabenseifner>{}), true;
-                case M::mesh_2d: return f(AlgoTag<Mesh2dAllReduce>{}), true;
-                default: return false;
-            }
-        case Op::broadcast:
-            if (chainish) return f(AlgoTag<ChainBroadcast>{}), true;
-            if (m == M::binomial_tree || m == M::tree) return f(AlgoTag<TreeBroadcast>{}), true;
-            return false;
-        case Op::reduce:
-            if (chainish) return f(AlgoTag<ChainReduce>{}), true;
-            if (m == M::binomial_tree || m == M::tree) return f(AlgoTag<TreeReduce>{}), true;
-            return false;
-        case Op::gather:
-            if (chainish) return f(AlgoTag<ChainGather>{}), true;
-            if (m == M::binomial_tree) return f(AlgoTag<TreeGather>{}), true;
-            return false;
-        case Op::scatter:
-            if (chainish) return f(AlgoTag<ChainScatter>{}), true;
-            if (m == M::binomial_tree) return f(AlgoTag<TreeScatter>{}), true;
-            return false;
-        case Op::all_to_all:
-            if (chainish) return f(AlgoTag<RelayAllToAll>{}), true;
-            if (m == M::pairwise) return f(AlgoTag<PairwiseAllToAll>{}), true;
-            return false;
-        case Op::send_recv:
-            if (chainish) return f(AlgoTag<RelaySendRecv>{}), true;
-            if (m == M::direct) return f(AlgoTag<DirectSendRecv>{}), true;
-            return false;
-        case Op::barrier:
-            if (m == M::reduce_broadcast_chain) return f(AlgoTag<ReduceBroadcastChain>{}), true;
-            if (m == M::recursive_doubling) return f(AlgoTag<RecursiveDoubling>{}), true;
-            return false;
+    switch (method_key(sh.op, sh.method)) {
+#define KCCL_COLL_X(op_, m_, A_, topos_) \
+    case method_key(Op::op_, Method::m_): return f(AlgoTag<A_>{}), true;
+        KCCL_COLL_ALGORITHMS(KCCL_COLL_X)
+#undef KCCL_COLL_X
+        default: return false;
     }
-    return false;
+}
+
+/// The row of (op, m), or nullptr.
+constexpr const MethodRow* method_row(Op op, Method m) {
+    for (const MethodRow& r : kMethodTable)
+        if (r.op == op && r.method == m) return &r;
+    return nullptr;
+}
+constexpr bool offers(Op op, Method m) { return method_row(op, m) != nullptr; }
+constexpr bool runs_on(Op op, Method m, Topology t) {
+    const MethodRow* r = method_row(op, m);
+    return r && r->topologies.has(t);
+}
+
+namespace detail {
+constexpr uint32_t cstr_len(const char* s) {
+    uint32_t n = 0;
+    while (s[n]) ++n;
+    return n;
+}
+/// Characters of every op's allowed-method text, each with its terminating NUL.
+constexpr uint32_t allowed_text_size() {
+    uint32_t n = 0;
+    for (uint32_t op = 0; op < kOpCount; ++op) {
+        bool first = true;
+        for (const MethodRow& r : kMethodTable)
+            if (uint32_t(r.op) == op) n += cstr_len(method_name(r.method)) + (first ? 0 : 2), first = false;
+        ++n;
+    }
+    return n;
+}
+struct AllowedText {
+    char text[allowed_text_size()] = {};
+    uint32_t at[kOpCount] = {};
+};
+constexpr AllowedText make_allowed_text() {
+    AllowedText t{};
+    uint32_t n = 0;
+    for (uint32_t op = 0; op < kOpCount; ++op) {
+        t.at[op] = n;
+        bool first = true;
+        for (const MethodRow& r : kMethodTable) {
+            if (uint32_t(r.op) != op) continue;
+            if (!first) t.text[n++] = ',', t.text[n++] = ' ';
+            first = false;
+            for (const char* c = method_name(r.method); *c; ++c) t.text[n++] = *c;
+        }
+        t.text[n++] = 0;
+    }
+    return t;
+}
+inline constexpr AllowedText kAllowedText = make_allowed_text();
+}  // namespace detail
+
+/// The methods an op accepts, as printable text (for error messages), in table order.
+constexpr const char* allowed_methods(Op op) {
+    return uint32_t(op) < kOpCount ? detail::kAllowedText.text + detail::kAllowedText.at[uint32_t(op)] : "";
 }
 
 /// A default method, like GCL's "auto": what the cost formulas in docs/collectives-algorithms.md favour for
@@ -137,30 +221,14 @@ constexpr Method choose_method(Op op, Topology topo, uint32_t p, uint64_t bytes,
     return chain;
 }
 
-/// The methods an op accepts, as printable text (for error messages).
-constexpr const char* allowed_methods(Op op) {
-    switch (op) {
-        case Op::all_gather: return "ring_cw, ring_ccw, ring_bidir, ring_meet_middle, line, mesh_2d";
-        case Op::reduce_scatter: return "ring_cw, ring_ccw, ring_bidir, ring_meet_middle, line";
-        case Op::all_reduce:
-            return "ring_cw, ring_ccw, ring_bidir, ring_meet_middle, line, broadcast_local_reduce, "
-                   "reduce_broadcast_chain, reduce_broadcast_tree, recursive_doubling, rabenseifner, mesh_2d";
-        case Op::broadcast:
-        case Op::reduce: return "ring_cw, ring_ccw, ring_meet_middle, line, binomial_tree, tree";
-        case Op::gather:
-        case Op::scatter: return "ring_cw, ring_ccw, ring_meet_middle, line, binomial_tree";
-        case Op::all_to_all: return "ring_cw, ring_ccw, ring_meet_middle, line, pairwise";
-        case Op::send_recv: return "ring_cw, ring_ccw, ring_meet_middle, line, direct";
-        case Op::barrier: return "reduce_broadcast_chain, recursive_doubling";
-    }
-    return "";
-}
-
 /// nullptr if the shape is supported, else a sentence (the op/method pair, or the algorithm's own
 /// check). For the op/method pair the allowed methods are in allowed_methods(op).
 inline const char* validate(const Shape& sh) {
     const char* err = "This op does not offer this method; allowed_methods(op) lists the methods it takes.";
     dispatch(sh, [&](auto tag) { err = decltype(tag)::type::validate(sh); });
+    if (err == nullptr && !runs_on(sh.op, sh.method, sh.topo))  // the table's topology column
+        return "This method does not run on this topology for this op (the method table in algorithms.hpp names "
+               "the topologies of each op and method).";
     return err;
 }
 
@@ -175,6 +243,65 @@ inline uint32_t lanes(const Shape& sh) {
 template <class F>
 void for_each_step(const Shape& sh, uint32_t rank, uint32_t lane, F&& f) {
     dispatch(sh, [&](auto tag) { decltype(tag)::type::for_each(sh, rank, lane, f); });
+}
+
+/// Calls f(peer) for every rank step s of `rank` sends to (its peer set, schedule.hpp Cast): the
+/// unicast send_peer, or the children of `rank` in the shape's broadcast tree, farthest first.
+/// Nothing for a step that does not send.
+template <class F>
+void for_each_send_peer(const Shape& sh, uint32_t rank, const Step& s, F&& f) {
+    if (!verb_sends(s.verb)) return;
+    if (s.cast == Cast::unicast) return f(s.send_peer);
+    detail::bcast_tree(sh).children(rank, true, f);
+}
+
+/// Can a multicast step be lowered to unicasts (what it sends is kept in src or dst)?
+constexpr bool cast_lowerable(Verb v) {
+    return v == Verb::send || v == Verb::recv_copy_send || v == Verb::recv_reduce_copy_send;
+}
+
+/// Emits step s of `rank` with its multicast (if any) lowered to unicasts: the step itself to the
+/// first peer, then a send of what it sent (src for send, dst otherwise) to each further peer; a
+/// multicast to no peer becomes the step without its send (recv, recv_reduce_copy; a send of
+/// nothing disappears). What an executor runs on a link that cannot multicast.
+template <class F>
+void lower_casts(const Shape& sh, uint32_t rank, const Step& s, F&& f) {
+    if (s.cast == Cast::unicast || !verb_sends(s.verb)) return f(s);
+    const ChunkRef sent = s.verb == Verb::send ? s.src : s.dst;
+    bool first = true;
+    for_each_send_peer(sh, rank, s, [&](uint32_t q) {
+        Step u = s;
+        u.cast = Cast::unicast;
+        if (first) u.send_peer = q;
+        else u = mk::send(q, sent, s.count);
+        first = false;
+        f(u);
+    });
+    if (!first || s.verb == Verb::send) return;
+    Step u = s;  // no children: receive (and combine) only
+    u.cast = Cast::unicast;
+    u.send_peer = kNoPeer;
+    u.verb = s.verb == Verb::recv_copy_send ? Verb::recv : Verb::recv_reduce_copy;
+    f(u);
+}
+
+/// An emitter that lowers multicasts to unicasts (lower_casts) before passing each step on to
+/// `out`; it forwards out's StepResume, so resumable generators stay resumable.
+template <class Out>
+struct LoweringEmitter {
+    const Shape* sh;
+    uint32_t rank;
+    Out* out;
+    StepResume* step_resume;
+    void operator()(const Step& s) const { lower_casts(*sh, rank, s, *out); }
+};
+
+/// Calls f(step) for every step of (rank, lane) with multicasts lowered to unicasts.
+template <class F>
+void for_each_unicast_step(const Shape& sh, uint32_t rank, uint32_t lane, F&& f) {
+    using Out = std::remove_reference_t<F>;
+    LoweringEmitter<Out> low{&sh, rank, &f, resume_of(f)};
+    for_each_step(sh, rank, lane, low);
 }
 
 /// Does the shape's algorithm send to ranks that are not topology neighbours?

@@ -323,6 +323,7 @@ public:
     }
 
     void operator()(const Step& s) {
+        if (KCCL_UNLIKELY(s.cast != Cast::unicast)) return multicast(s);
         const uint32_t n = s.count * p_.chunk_elems;
         const uint32_t from = verb_receives(s.verb) ? dir(s.recv_peer, false, s) : no_dir;
         const uint32_t to = verb_sends(s.verb) ? tx(s.send_peer, s) : no_dir;
@@ -387,7 +388,8 @@ public:
         for_lane(lane, StepSink{&ctx, [](void* c, const Step& s) {
             Ctx& x = *static_cast<Ctx*>(c);
             ++*x.n;
-            if (verb_sends(s.verb)) *x.tx |= 1u << (x.self->dir(s.send_peer, true, s) & 31u);
+            for_each_send_peer(x.self->p_.shape, x.self->p_.rank, s,
+                               [&](uint32_t q) { *x.tx |= 1u << (x.self->dir(q, true, s) & 31u); });
             if (verb_receives(s.verb)) *x.rx |= 1u << (x.self->dir(s.recv_peer, false, s) & 31u);
         }});
         if (steps) *steps = n;
@@ -441,12 +443,12 @@ public:
                 next_piece(c, e);
                 return true;
             case Verb::recv_reduce_copy:
-                detail::combine_l1<Red>(link_.hal(), addr(c.s.dst) + o, v.l1, addr(c.s.src) + o, e);
+                detail::combine_l1<Red>(link_.hal(), addr(c.s.dst) + o, addr(c.s.src) + o, v.l1, e);
                 link_.release(v);
                 next_piece(c, e);
                 return true;
             case Verb::recv_reduce_send:  // the sum is formed in the view and sent from there
-                detail::combine_l1<Red>(link_.hal(), v.l1, v.l1, addr(c.s.src) + o, e);
+                detail::combine_l1<Red>(link_.hal(), v.l1, addr(c.s.src) + o, v.l1, e);
                 c.v = v, c.holding = true, c.send_l1 = v.l1;
                 break;
             case Verb::recv_copy_send:
@@ -454,7 +456,7 @@ public:
                 c.v = v, c.holding = true, c.send_l1 = v.l1;
                 break;
             default:  // recv_reduce_copy_send: sent from dst
-                detail::combine_l1<Red>(link_.hal(), addr(c.s.dst) + o, v.l1, addr(c.s.src) + o, e);
+                detail::combine_l1<Red>(link_.hal(), addr(c.s.dst) + o, addr(c.s.src) + o, v.l1, e);
                 link_.release(v);
                 c.holding = false, c.send_l1 = addr(c.s.dst) + o;
                 break;
@@ -466,6 +468,35 @@ public:
     }
 
 private:
+    /// A multicast step (schedule.hpp Cast): on a link with send_multicast, send and
+    /// recv_copy_send inject one message per piece to every receiver's direction; otherwise (and
+    /// for the other verbs) it runs as its unicasts (lower_casts).
+    KCCL_NOINLINE void multicast(const Step& s) {
+        if constexpr (link_multicasts<Link>) {
+            if (s.verb == Verb::send || s.verb == Verb::recv_copy_send) {
+                uint32_t to[max_group_dirs];
+                uint32_t k = 0;
+                for_each_send_peer(p_.shape, p_.rank, s, [&](uint32_t q) {
+                    const uint32_t d = tx(q, s);
+                    for (uint32_t i = 0; i < k; ++i)
+                        if (to[i] == d) return;  // two receivers behind one direction: one copy
+                    if (KCCL_UNLIKELY(k == max_group_dirs)) {
+                        detail::Msg m;
+                        m.s("collectives: executor: rank ").u(p_.rank).s(" multicasts to more than ").u(max_group_dirs)
+                            .s(" directions (allowed: max_group_dirs)");
+                        detail::die(m);
+                    }
+                    to[k++] = d;
+                });
+                const uint32_t n = s.count * p_.chunk_elems;
+                if (s.verb == Verb::send) send_multicast<Red>(link_, to, k, addr(s.src), n);
+                else recv_copy_send_multicast<Red>(link_, dir(s.recv_peer, false, s), to, k, addr(s.dst), n);
+                return;
+            }
+        }
+        lower_casts(p_.shape, p_.rank, s, [this](const Step& u) { (*this)(u); });
+    }
+
     bool try_finish_send(Cursor& c, uint32_t e) {
         if (!link_.try_send(c.to, c.send_l1, c.send_bytes)) return false;
         if (c.holding) link_.release(c.v);
@@ -642,8 +673,10 @@ void execute(Link& link, const ExecParams& p, DirOf&& dir_of) {
     run.begin();
     const Shape sh = p.shape;
     const uint32_t rank = p.rank;
-    detail::run_lanes(run, sh, Algo::lanes(sh),
-                      [&](uint32_t lane, const StepSink& sink) { Algo::for_each(sh, rank, lane, sink); });
+    detail::run_lanes(run, sh, Algo::lanes(sh), [&](uint32_t lane, const StepSink& sink) {
+        if constexpr (link_multicasts<Link>) Algo::for_each(sh, rank, lane, sink);
+        else Algo::for_each(sh, rank, lane, LoweringEmitter<const StepSink>{&sh, rank, &sink, sink.step_resume});
+    });
     run.end();
 }
 
@@ -666,7 +699,10 @@ void execute_any(Link& link, const ExecParams& p, DirOf&& dir_of) {
     run.begin();
     const Shape sh = p.shape;
     const uint32_t rank = p.rank;
-    detail::run_lanes(run, sh, n, [&](uint32_t lane, const StepSink& sink) { for_each_step(sh, rank, lane, sink); });
+    detail::run_lanes(run, sh, n, [&](uint32_t lane, const StepSink& sink) {
+        if constexpr (link_multicasts<Link>) for_each_step(sh, rank, lane, sink);
+        else for_each_unicast_step(sh, rank, lane, sink);  // multicasts as unicasts (lower_casts)
+    });
     run.end();
 }
 
@@ -693,7 +729,7 @@ void execute_any_interleaved(Link& link, const ExecParams& p, DirOf&& dir_of) {
     Runner run(link, p, dir_of);
     const Shape sh = p.shape;
     const uint32_t rank = p.rank;
-    auto for_lane = [&](uint32_t lane, const StepSink& sink) { for_each_step(sh, rank, lane, sink); };
+    auto for_lane = [&](uint32_t lane, const StepSink& sink) { for_each_unicast_step(sh, rank, lane, sink); };
     if (!detail::lanes_disjoint(run, for_lane, n)) return execute_any<Red>(link, p, dir_of);
     detail::LaneStream streams[kMaxLanes];  // each lane's steps, lane_stream_steps at a time
     auto fetch = [&](uint32_t lane, uint32_t, Step& out) { return streams[lane].get(for_lane, lane, out); };

@@ -12,9 +12,11 @@
 //   recv_reduce_copy       (from, src, dst, n)     from (+) src          -> dst
 //   recv_copy_send         (from, to, dst, n)      from                  -> dst and -> to
 //   recv_reduce_copy_send  (from, to, src, dst, n) from (+) src          -> dst and -> to
-//   (+) is Red::combine(out, received, local): the RECEIVED partial is the first (lower-ordered)
-//   operand, the local operand the second. Red::prepare / Red::finalize are not applied here: the
-//   caller prepares its contribution (e.g. squares it for square_add) and finalizes results.
+//   (+) is Red::combine(out, local, received): the LOCAL operand (src) is the first operand, the
+//   received partial the second — the order of schedule.hpp ("combine order"), which the symbolic
+//   checker models and tests/collectives/order_test.cpp holds the code to with a non-commutative
+//   combine. Red::prepare / Red::finalize are not applied here: the caller prepares its
+//   contribution (e.g. squares it for square_add) and finalizes results.
 //   The first template argument is the reducer; for the verbs that do not reduce it may also be a
 //   plain element type (send<float>(...)).
 //
@@ -117,13 +119,14 @@ void recv_piece_into(L& link, uint32_t from, uint32_t dst_l1, uint32_t expect_by
     check_piece(from, link.recv_into(from, dst_l1, expect_bytes), expect_bytes, verb);
 }
 
+/// out = Red::combine(local, received): the schedule's combine order (schedule.hpp), local first.
 template <class Red, class H>
-void combine_l1(H& hal, uint32_t out, uint32_t received, uint32_t local, uint32_t n) {
+void combine_l1(H& hal, uint32_t out, uint32_t local, uint32_t received, uint32_t n) {
     using T = typename Red::value_type;
     if (n == 0) return;
     const uint32_t b = n * uint32_t(sizeof(T));
-    Red::combine(reinterpret_cast<T*>(hal.l1_ptr(out, b)), reinterpret_cast<const T*>(hal.l1_ptr(received, b)),
-                 reinterpret_cast<const T*>(hal.l1_ptr(local, b)), n);
+    Red::combine(reinterpret_cast<T*>(hal.l1_ptr(out, b)), reinterpret_cast<const T*>(hal.l1_ptr(local, b)),
+                 reinterpret_cast<const T*>(hal.l1_ptr(received, b)), n);
 }
 
 /// A local copy moves the bytes with the core's NoC DMA (a write to its own L1), as tt-metal's
@@ -138,6 +141,42 @@ void copy_l1(H& hal, uint32_t dst, uint32_t src, uint32_t bytes) {
 }
 
 }  // namespace detail
+
+// ---- multicast (optional link capability) -----------------------------------------------------
+// A link that can inject one message to several directions at once (a fabric or NoC multicast)
+// offers `void send_multicast(const uint32_t* dirs, uint32_t n_dirs, uint32_t l1, uint32_t bytes)`:
+// the same FIFO promises per direction as n_dirs sends, and the source reusable on return. The
+// executor runs a schedule's multicast steps (schedule.hpp Cast) with it, and lowers them to one
+// unicast per receiver on a link without it (algorithms.hpp lower_casts).
+namespace detail {
+template <class L, class = void>
+struct has_send_multicast : std::false_type {};
+template <class L>
+struct has_send_multicast<L, void_t<decltype(std::declval<L&>().send_multicast(
+                                 static_cast<const uint32_t*>(nullptr), uint32_t{}, uint32_t{}, uint32_t{}))>>
+    : std::true_type {};
+}  // namespace detail
+template <class L>
+inline constexpr bool link_multicasts = detail::has_send_multicast<L>::value;
+
+/// src -> every direction of to[0 .. n_to), one multicast per piece.
+template <class X, class L>
+void send_multicast(L& link, const uint32_t* to, uint32_t n_to, uint32_t src_l1, uint32_t n) {
+    static_assert(link_multicasts<L>, "send_multicast needs a link with send_multicast(dirs, n_dirs, l1, bytes).");
+    detail::for_each_piece<elem_t<X>>(link, n, [&](uint32_t o, uint32_t b, uint32_t) {
+        link.send_multicast(to, n_to, src_l1 + o, b);
+    });
+}
+
+/// from -> dst, and from -> every direction of to[0 .. n_to) (a multicast of each piece from dst).
+template <class X, class L>
+void recv_copy_send_multicast(L& link, uint32_t from, const uint32_t* to, uint32_t n_to, uint32_t dst_l1, uint32_t n) {
+    static_assert(link_multicasts<L>, "recv_copy_send_multicast needs a link with send_multicast(dirs, n_dirs, l1, bytes).");
+    detail::for_each_piece<elem_t<X>>(link, n, [&](uint32_t o, uint32_t b, uint32_t) {
+        detail::recv_piece_into(link, from, dst_l1 + o, b, "recv_copy_send");
+        link.send_multicast(to, n_to, dst_l1 + o, b);
+    });
+}
 
 /// src -> to.
 template <class X, class L>
@@ -161,7 +200,7 @@ void recv_reduce_send(L& link, uint32_t from, uint32_t to, uint32_t src_l1, uint
     static_assert(check_link<L>(), "");
     detail::for_each_piece<typename Red::value_type>(link, n, [&](uint32_t o, uint32_t b, uint32_t e) {
         const View v = detail::recv_piece(link, from, b, "recv_reduce_send");
-        detail::combine_l1<Red>(link.hal(), v.l1, v.l1, src_l1 + o, e);
+        detail::combine_l1<Red>(link.hal(), v.l1, src_l1 + o, v.l1, e);
         link.send(to, v.l1, b);
         link.release(v);
     });
@@ -173,7 +212,7 @@ void recv_reduce_copy(L& link, uint32_t from, uint32_t src_l1, uint32_t dst_l1, 
     static_assert(check_link<L>(), "");
     detail::for_each_piece<typename Red::value_type>(link, n, [&](uint32_t o, uint32_t b, uint32_t e) {
         const View v = detail::recv_piece(link, from, b, "recv_reduce_copy");
-        detail::combine_l1<Red>(link.hal(), dst_l1 + o, v.l1, src_l1 + o, e);
+        detail::combine_l1<Red>(link.hal(), dst_l1 + o, src_l1 + o, v.l1, e);
         link.release(v);
     });
 }
@@ -195,7 +234,7 @@ void recv_reduce_copy_send(L& link, uint32_t from, uint32_t to, uint32_t src_l1,
     static_assert(check_link<L>(), "");
     detail::for_each_piece<typename Red::value_type>(link, n, [&](uint32_t o, uint32_t b, uint32_t e) {
         const View v = detail::recv_piece(link, from, b, "recv_reduce_copy_send");
-        detail::combine_l1<Red>(link.hal(), dst_l1 + o, v.l1, src_l1 + o, e);
+        detail::combine_l1<Red>(link.hal(), dst_l1 + o, src_l1 + o, v.l1, e);
         link.release(v);
         link.send(to, dst_l1 + o, b);
     });

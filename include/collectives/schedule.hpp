@@ -10,7 +10,8 @@
 // THE VOCABULARY
 //   Shape      what is computed: op, rank count p, topology (ring / line / mesh / torus with rows x
 //              cols), root (rooted ops; the sender of send_recv), peer (the receiver of send_recv),
-//              chunks s, method, and for Method::tree a parent array.
+//              chunks s, method, and for Method::tree a parent array (all_reduce: two, the
+//              reduce's and the broadcast's).
 //   chunk grid every buffer is cut into equal chunks; grid(shape, buf) gives the chunk count of
 //              each buffer (see grid() below for every op). A chunk's element range comes from
 //              slicer.hpp. Steps name chunks, never bytes.
@@ -22,8 +23,8 @@
 //              messages are FIFO: the k-th send r->q in lane l matches the k-th receive at q from
 //              r in lane l, and both must name the same count.
 //
-// VERB SEMANTICS (recv = a message from recv_peer; every combine is Reducer::combine(a, b) with
-// a = the LOCAL operand and b = the received one — a fixed operand order per step, see "order")
+// VERB SEMANTICS (recv = a message from recv_peer; "send" goes to the step's peer set: send_peer,
+// or with a multicast Cast every rank of the set, one message queued to each)
 //   send                   send src
 //   recv                   dst = recv
 //   recv_reduce_send       send combine(src, recv)                     (nothing stored locally)
@@ -35,14 +36,39 @@
 //   A step's send has consumed its source when the step returns (the executor copies into the
 //   link or waits), so the next step may overwrite it.
 //
+// COMBINE ORDER: combine(a, b) = Reducer::combine(out, a, b) with a = the operand already here
+// (the LOCAL src of a receiving verb; reduce_local's dst, the running value) and b = the one
+// coming in (the received partial; reduce_local's src). primitives.hpp and executor.hpp pass the
+// operands in this order and the checker models it (host/checker.hpp tracks each value's
+// contributors in this order and its combine tree with operand order); tests/collectives/
+// order_test.cpp holds the code to it with a non-commutative operator. Why this order: NCCL and
+// GCL offer only commutative operators and promise no operand order; MPI does, for a user operator
+// that is not commutative: contributions in ascending rank order. With "local first", a node of a
+// tree reduce folds its own input and then its children closest first, so every pre-order
+// numbered tree rooted at rank 0 (the chain, binomial, two-phase and optimal pre-order trees of
+// the Cerebras WSE reduce/allreduce thesis) reduces in exactly that order (tested), and a running
+// value in reduce_local stays on the left as in a plain loop.
+//
 // ORDER (bitwise identical results)
 //   Every method computes each output value either exactly once and then distributes copies of
 //   it (ring / line / mesh reduce_scatter + all_gather, reduce + broadcast, Rabenseifner), or on
 //   every rank by the same tree of combines up to swapping the two operands of a combine
-//   (recursive doubling, broadcast-then-local-reduce). Every supported operator's combine is
+//   (recursive doubling: each partner computes combine(mine, theirs), broadcast-then-local-reduce
+//   computes the same rank-order fold everywhere). Every supported operator's combine is
 //   commutative bit for bit (IEEE add/mul/min/max, integer and boolean ops; low precision
 //   accumulates in float and rounds once per combine), so results are bitwise identical on every
-//   rank and from run to run. The checker verifies this: it tracks each value's combine tree.
+//   rank and from run to run. The checker verifies this; with CheckOptions::non_commutative it
+//   also requires the same operand order everywhere (every method but recursive doubling has it).
+//
+// MULTICAST AND ROUTES
+//   A step's send reaches a peer set (Cast): one rank (unicast, send_peer) or, for a multicast,
+//   a set the shape defines (Cast::children: the sender's children in the shape's broadcast tree).
+//   A multicast is one message: a transport that can inject once to several directions (a link
+//   with send_multicast, primitives.hpp) sends it once per piece; on any other the executor
+//   lowers it to one unicast per receiver (lower_casts() in algorithms.hpp: the step to the first
+//   receiver, then sends of what it sent to the others, largest subtree first). Peers need not be
+//   neighbours (multi_hop algorithms): a message follows the topology's shortest route, hops()
+//   long, which the checker's logical time and the pictures charge.
 //
 // ALGORITHM TYPE (see AlgorithmBase below and algorithms/*.hpp)
 //   struct A : AlgorithmBase<A> {
@@ -85,13 +111,24 @@ struct ChunkRef {
 
 inline constexpr uint32_t kNoPeer = 0xFFFFFFFFu;
 
+/// Who a step's send reaches (its peer set).
+enum class Cast : uint8_t {
+    unicast,   ///< send_peer
+    children,  ///< multicast: the sending rank's children in the shape's broadcast tree (tree.hpp:
+               ///< the binomial tree, or Shape::bcast_tree / Shape::tree); send_peer is kNoPeer.
+               ///< One message, delivered to each child over its own (sender, child, lane) FIFO.
+               ///< Allowed on send, recv_copy_send and recv_reduce_copy_send (what is sent is then
+               ///< in src / dst, so an executor can lower it to one unicast per child).
+};
+
 struct Step {
     Verb verb;
     uint32_t recv_peer;  // rank received from (verbs that receive), else kNoPeer
-    uint32_t send_peer;  // rank sent to (verbs that send), else kNoPeer
+    uint32_t send_peer;  // rank sent to (verbs that send, Cast::unicast), else kNoPeer
     ChunkRef src;        // local operand: what is sent, or the reduce operand
     ChunkRef dst;        // local destination (copies / reduce results)
     uint32_t count;      // number of consecutive chunks this step covers (>= 1)
+    Cast cast = Cast::unicast;  // the peer set of the send (for_each_send_peer(), algorithms.hpp)
 };
 
 constexpr bool verb_receives(Verb v) {
@@ -168,44 +205,54 @@ enum class Topology : uint8_t { ring, line, mesh, torus };
 constexpr const char* topology_name(Topology t) {
     return t == Topology::ring ? "ring" : t == Topology::line ? "line" : t == Topology::mesh ? "mesh" : "torus";
 }
+inline constexpr uint32_t kTopologyCount = 4;
 
-/// Methods (GCL's names where it has them). Which op accepts which method: algorithms.hpp.
-enum class Method : uint8_t {
-    ring_cw,                 // clockwise ring: data flows r -> r+1
-    ring_ccw,                // anticlockwise ring: r -> r-1
-    ring_bidir,              // bidirectional ring pair: half the chunks cw, half ccw, each the full way
-    ring_meet_middle,        // meet in the middle: everything halfway each way
-    line,                    // line (both directions, reach limited by the ends); also runs on a ring
-    broadcast_local_reduce,  // all_reduce: gather every full input everywhere, reduce locally
-    reduce_broadcast_chain,  // all_reduce / barrier: pipelined chain reduce to root, chain broadcast
-    reduce_broadcast_tree,   // all_reduce: binomial tree reduce to root, binomial tree broadcast
-    binomial_tree,           // broadcast / reduce: binomial tree rooted at root (multi-hop)
-    tree,                    // broadcast / reduce: any tree given as parent array (Cerebras thesis; multi-hop)
-    recursive_doubling,      // all_reduce / barrier: butterfly exchange of the whole vector
-    rabenseifner,            // all_reduce: recursive halving reduce_scatter + doubling all_gather
-    pairwise,                // all_to_all: p-1 direct exchanges (multi-hop); ring/line methods relay
-    direct,                  // send_recv: one message straight to the peer (multi-hop)
-    mesh_2d                  // all_gather / all_reduce on mesh/torus: rows then columns
+/// A set of topologies (the method table's column in algorithms.hpp).
+struct TopoSet {
+    uint8_t bits = 0;
+    constexpr bool has(Topology t) const { return (bits >> uint32_t(t)) & 1u; }
 };
-inline constexpr uint32_t kMethodCount = 15;
+namespace topos {
+inline constexpr TopoSet ring{1}, line{2}, ring_line{3}, mesh_torus{12}, any{15};
+}
+
+/// Methods (GCL's names where it has them), in enum order (values are stable: append new ones).
+/// This list gives Method, kMethodCount and method_name(); which op runs which method with which
+/// algorithm on which topologies is the one table KCCL_COLL_ALGORITHMS in algorithms.hpp.
+#define KCCL_COLL_METHODS(X)                                                                              \
+    X(ring_cw)                /* clockwise ring: data flows r -> r+1 */                                    \
+    X(ring_ccw)               /* anticlockwise ring: r -> r-1 */                                           \
+    X(ring_bidir)             /* bidirectional ring pair: half the chunks cw, half ccw, each the full way */ \
+    X(ring_meet_middle)       /* meet in the middle: everything halfway each way */                        \
+    X(line)                   /* line (both directions, reach limited by the ends); also runs on a ring */ \
+    X(broadcast_local_reduce) /* all_reduce: gather every full input everywhere, reduce locally */         \
+    X(reduce_broadcast_chain) /* all_reduce / barrier: chain reduce to root, chain broadcast */            \
+    X(reduce_broadcast_tree)  /* all_reduce: binomial tree reduce to root, binomial tree broadcast */      \
+    X(binomial_tree)          /* broadcast / reduce / gather / scatter: binomial tree (multi-hop) */       \
+    X(tree)                   /* broadcast / reduce / all_reduce: parent arrays (multi-hop) */             \
+    X(recursive_doubling)     /* all_reduce / barrier: butterfly exchange of the whole vector */           \
+    X(rabenseifner)           /* all_reduce: recursive halving reduce_scatter + doubling all_gather */     \
+    X(pairwise)               /* all_to_all: p-1 direct exchanges (multi-hop) */                           \
+    X(direct)                 /* send_recv: one message straight to the peer (multi-hop) */                \
+    X(mesh_2d)                /* all_gather / all_reduce on mesh/torus: rows then columns */
+
+enum class Method : uint8_t {
+#define KCCL_COLL_X(m) m,
+    KCCL_COLL_METHODS(KCCL_COLL_X)
+#undef KCCL_COLL_X
+};
+inline constexpr uint32_t kMethodCount = 0
+#define KCCL_COLL_X(m) +1
+    KCCL_COLL_METHODS(KCCL_COLL_X)
+#undef KCCL_COLL_X
+    ;
 
 constexpr const char* method_name(Method m) {
     switch (m) {
-        case Method::ring_cw: return "ring_cw";
-        case Method::ring_ccw: return "ring_ccw";
-        case Method::ring_bidir: return "ring_bidir";
-        case Method::ring_meet_middle: return "ring_meet_middle";
-        case Method::line: return "line";
-        case Method::broadcast_local_reduce: return "broadcast_local_reduce";
-        case Method::reduce_broadcast_chain: return "reduce_broadcast_chain";
-        case Method::reduce_broadcast_tree: return "reduce_broadcast_tree";
-        case Method::binomial_tree: return "binomial_tree";
-        case Method::tree: return "tree";
-        case Method::recursive_doubling: return "recursive_doubling";
-        case Method::rabenseifner: return "rabenseifner";
-        case Method::pairwise: return "pairwise";
-        case Method::direct: return "direct";
-        case Method::mesh_2d: return "mesh_2d";
+#define KCCL_COLL_X(x) \
+    case Method::x: return #x;
+        KCCL_COLL_METHODS(KCCL_COLL_X)
+#undef KCCL_COLL_X
     }
     return "?";
 }
@@ -226,6 +273,8 @@ struct Shape {
                               // lane (wavefront order, algorithms/arms.hpp); 1 = chunk-major. Needs
                               // window + 1 message slots per channel (window_slots()); 0 acts as 1
     const uint32_t* tree = nullptr;  // Method::tree: parent[r] for r < p, parent[root] == root
+    const uint32_t* bcast_tree = nullptr;  // all_reduce Method::tree: the broadcast's parent array
+                                           // (rooted at root too); nullptr: `tree` both ways
 };
 
 /// Chunk grid of each buffer. s = shape.chunks; fragment f of a per-rank-fragment tensor is chunks
@@ -360,6 +409,32 @@ constexpr bool linked(const Shape& sh, uint32_t r, uint32_t q) {
     return false;
 }
 
+/// Hops of the shortest route from r to q on the topology (ring: the shorter way round; mesh:
+/// |dx| + |dy|; torus: each dimension the shorter way): the latency of a message between them in
+/// message times, 1 between neighbours (the checker's logical time, host/checker.hpp).
+constexpr uint32_t hops(const Shape& sh, uint32_t r, uint32_t q) {
+    const uint32_t p = sh.ranks;
+    if (r >= p || q >= p || r == q) return r == q ? 0 : 1;
+    auto ring_dist = [](uint32_t a, uint32_t b, uint32_t n) {
+        const uint32_t d = a > b ? a - b : b - a;
+        return d < n - d ? d : n - d;
+    };
+    auto line_dist = [](uint32_t a, uint32_t b) { return a > b ? a - b : b - a; };
+    switch (sh.topo) {
+        case Topology::ring: return ring_dist(r, q, p);
+        case Topology::line: return line_dist(r, q);
+        case Topology::mesh:
+        case Topology::torus: {
+            const uint32_t c = sh.cols;
+            if (c == 0 || sh.rows == 0 || c * sh.rows != p) return 1;
+            const uint32_t ry = r / c, rx = r % c, qy = q / c, qx = q % c;
+            if (sh.topo == Topology::mesh) return line_dist(rx, qx) + line_dist(ry, qy);
+            return ring_dist(rx, qx, c) + ring_dist(ry, qy, sh.rows);
+        }
+    }
+    return 1;
+}
+
 // ---- resuming a lane's step stream -----------------------------------------------------------
 // An executor that reads a lane a few steps at a time (merged or interleaved lanes, executor.hpp)
 // must not re-run the generator from the start for every few steps: that is quadratic in the
@@ -485,6 +560,13 @@ constexpr Step recv_copy_send(uint32_t from, uint32_t to, ChunkRef dst, uint32_t
 }
 constexpr Step recv_reduce_copy_send(uint32_t from, uint32_t to, ChunkRef src, ChunkRef dst, uint32_t n = 1) {
     return {Verb::recv_reduce_copy_send, from, to, src, dst, n};
+}
+/// Multicasts to the sender's children in the shape's broadcast tree (Cast::children).
+constexpr Step send_children(ChunkRef src, uint32_t n = 1) {
+    return {Verb::send, kNoPeer, kNoPeer, src, none(), n, Cast::children};
+}
+constexpr Step recv_copy_send_children(uint32_t from, ChunkRef dst, uint32_t n = 1) {
+    return {Verb::recv_copy_send, from, kNoPeer, dst, dst, n, Cast::children};
 }
 constexpr Step copy(ChunkRef src, ChunkRef dst, uint32_t n = 1) { return {Verb::copy, kNoPeer, kNoPeer, src, dst, n}; }
 constexpr Step reduce_local(ChunkRef src, ChunkRef dst, uint32_t n = 1) {

@@ -1,6 +1,7 @@
 // The primitives over both transports: chains of 2-4 ranks, chunks of 0, 1, odd and many pieces,
 // every output compared on the host with a plain reference (a loop over the ranks in the
-// primitives' documented order: received partial first, local operand second).
+// primitives' documented order: local operand first, received partial second; the order itself is
+// held by tests/collectives/order_test.cpp with a non-commutative combine).
 #include "collectives/link_util.hpp"
 
 #include <collectives/ops.hpp>
@@ -101,7 +102,7 @@ void run_chain(Transport t, uint32_t ranks, Pattern p, uint32_t n, bool adv) {
     for (uint32_t i = 0; i < n; ++i) acc[i] = input<T>(0, i);
     for (uint32_t r = 1; r < ranks; ++r) {
         if (p != Pattern::copy_chain)
-            for (uint32_t i = 0; i < n; ++i) acc[i] = ref_op<T, Op>(acc[i], input<T>(r, i));
+            for (uint32_t i = 0; i < n; ++i) acc[i] = ref_op<T, Op>(input<T>(r, i), acc[i]);
         const bool last = r + 1 == ranks;
         if (p == Pattern::reduce_chain && !last) continue;  // recv_reduce_send writes no output
         const auto l1 = bed.cluster->l1(bed.worker(r));
@@ -201,7 +202,7 @@ TEST_CASE("primitives: a ring step (every rank sends, then receives and reduces)
                     for (uint32_t i = 0; i < n; ++i) {
                         int32_t v;
                         std::memcpy(&v, out + 4 * i, 4);
-                        wrong += v != ref_op<int32_t, RedOp::sum>(input<int32_t>((r + ranks - 1) % ranks, i), input<int32_t>(r, i));
+                        wrong += v != ref_op<int32_t, RedOp::sum>(input<int32_t>(r, i), input<int32_t>((r + ranks - 1) % ranks, i));
                     }
                     INFO("rank " << r);
                     CHECK(wrong == 0);

@@ -528,7 +528,7 @@ std::vector<std::vector<V>> interpret(const Shape& sh, const std::vector<std::ve
                             default: v = comb(get(r, s.src, k), rx); break;
                         }
                         if (verb_writes_dst(s.verb)) at(r, s.dst, k) = v;
-                        if (verb_sends(s.verb)) q[{r, s.send_peer, l}].push_back(v);
+                        for_each_send_peer(sh, r, s, [&](uint32_t to) { q[{r, to, l}].push_back(v); });
                     }
                     ++pc[r][l];
                     progress = true;
@@ -1135,7 +1135,7 @@ std::vector<Step> read_resumed(const Shape& sh, uint32_t rank, uint32_t lane, ui
     }
 }
 bool same_steps(const Step& a, const Step& b) {
-    return a.verb == b.verb && a.recv_peer == b.recv_peer && a.send_peer == b.send_peer && a.src.buf == b.src.buf &&
+    return a.verb == b.verb && a.cast == b.cast && a.recv_peer == b.recv_peer && a.send_peer == b.send_peer && a.src.buf == b.src.buf &&
            a.src.chunk == b.src.chunk && a.dst.buf == b.dst.buf && a.dst.chunk == b.dst.chunk && a.count == b.count;
 }
 }  // namespace
@@ -1263,4 +1263,346 @@ TEST_CASE("slots_needed suffices for every windowed schedule, in every lane mode
     sh.op = Op::broadcast;
     CHECK_FALSE(uses_window(sh));
     CHECK(slots_needed(sh, 3) == 1);
+}
+
+// ---- the method table --------------------------------------------------------------------------
+namespace {
+/// A shape of (op, method) on topology t with 6 ranks (mesh / torus 2 x 3), root 1, trees for
+/// Method::tree (all_reduce: a different broadcast tree).
+Shape table_shape(Op op, Method m, Topology t, std::vector<uint32_t>& tree, std::vector<uint32_t>& bcast) {
+    Shape sh = shape_of(op, m, t, 6, 2);
+    if (op == Op::barrier) sh.chunks = 1;
+    if (t == Topology::mesh || t == Topology::torus) {
+        sh.rows = 2;
+        sh.cols = 3;
+    }
+    if (m == Method::tree) {
+        tree.assign(6, 0);
+        tree_two_phase(tree.data(), 6, 2);
+        tree = rerooted(tree, sh.root);
+        sh.tree = tree.data();
+        if (op == Op::all_reduce) {
+            bcast.assign(6, sh.root);  // a star: one multicast from the root
+            sh.bcast_tree = bcast.data();
+        }
+    }
+    return sh;
+}
+}  // namespace
+
+TEST_CASE("the method table: every row dispatches and checks on exactly its topologies; nothing else dispatches",
+          "[collectives][schedule][table]") {
+    static_assert(kMethodCount == 15, "KCCL_COLL_METHODS lists the 15 methods");
+    CHECK(std::string(method_name(Method::rabenseifner)) == "rabenseifner");
+    CHECK(std::string(method_name(Method::mesh_2d)) == "mesh_2d");
+    uint32_t rows = 0, checked = 0;
+    for (uint32_t op = 0; op < kOpCount; ++op) {
+        std::string listed;
+        for (uint32_t m = 0; m < kMethodCount; ++m) {
+            const Op o = Op(op);
+            const Method me = Method(m);
+            const MethodRow* row = method_row(o, me);
+            INFO(op_name(o) << " x " << method_name(me));
+            Shape probe;
+            probe.op = o;
+            probe.method = me;
+            CHECK(dispatch(probe, [](auto) {}) == (row != nullptr));
+            CHECK(offers(o, me) == (row != nullptr));
+            if (!row) {
+                CHECK(std::string(validate(probe)).find("allowed_methods") != std::string::npos);
+                continue;
+            }
+            ++rows;
+            listed += (listed.empty() ? "" : ", ") + std::string(method_name(me));
+            bool mh = false;
+            dispatch(probe, [&](auto tag) { mh = decltype(tag)::type::multi_hop; });
+            CHECK(row->multi_hop == mh);
+            for (uint32_t t = 0; t < kTopologyCount; ++t) {
+                std::vector<uint32_t> tree, bcast;
+                const Shape sh = table_shape(o, me, Topology(t), tree, bcast);
+                INFO(topology_name(Topology(t)));
+                const char* err = validate(sh);
+                CHECK((err == nullptr) == row->topologies.has(Topology(t)));
+                if (err) continue;
+                CHECK(runs_on(o, me, Topology(t)));
+                CheckOptions opt;
+                opt.capacity = kSlotsNeeded;
+                const CheckResult r = host::check(sh, opt);
+                INFO(r.summary());
+                CHECK(r.ok);
+                ++checked;
+            }
+        }
+        CHECK(std::string(allowed_methods(Op(op))) == listed);
+    }
+    CHECK(rows == kMethodRows);
+    CHECK(checked > rows);
+    // the table's topology column backs the algorithms' own checks
+    std::vector<uint32_t> tree, bcast;
+    Shape sh = table_shape(Op::all_to_all, Method::ring_cw, Topology::line, tree, bcast);
+    CHECK(validate(sh) != nullptr);
+}
+
+// ---- all_reduce Method::tree: reduce and broadcast trees of their own ------------------------------
+TEST_CASE("all_reduce Method::tree reduces up one parent array and broadcasts down another", "[collectives][schedule]") {
+    uint64_t cases = 0;
+    for (uint32_t p = 1; p <= 24; ++p)
+        for (uint32_t root : {0u, p / 2, p - 1}) {
+            Shape sh = shape_of(Op::all_reduce, Method::tree, Topology::line, p, 2);
+            sh.root = root;
+            const auto trees = trees_for(p, root, sh);
+            for (size_t a = 0; a < trees.size(); ++a)
+                for (size_t b = 0; b < trees.size(); ++b) {
+                    if (p > 12 && b != (a + 1) % trees.size()) continue;  // fewer pairs for the larger counts
+                    sh.tree = trees[a].data();
+                    sh.bcast_tree = trees[b].data();
+                    REQUIRE(validate(sh) == nullptr);
+                    CheckOptions o;
+                    o.capacity = kSlotsNeeded;
+                    o.max_writes = 1;
+                    o.non_commutative = true;  // computed once at the root, copied: any operator
+                    const CheckResult r = host::check(sh, o);
+                    if (!r.ok) FAIL(describe(sh) << " reduce tree " << a << " broadcast tree " << b << "\n" << r.summary());
+                    ++cases;
+                }
+        }
+    CHECK(cases > 800);
+    // the broadcast really follows the second tree: a chain reduce, a star broadcast from rank 0
+    std::vector<uint32_t> chain(5), star(5, 0);
+    tree_chain(chain.data(), 5);
+    Shape sh = shape_of(Op::all_reduce, Method::tree, Topology::line, 5, 1);
+    sh.root = 0;
+    sh.tree = chain.data();
+    sh.bcast_tree = star.data();
+    const host::Streams st = host::collect(sh);
+    uint32_t mc = 0;
+    for (const Step& s : st[0][0]) mc += s.cast == Cast::children;
+    CHECK(mc == 5);  // one multicast per chunk from the root to all four others
+    for (uint32_t r = 1; r < 5; ++r)
+        for (const Step& s : st[r][0])
+            if (s.verb == Verb::recv) CHECK(s.recv_peer == 0);
+    // bad input: a broadcast tree not rooted at the root, and one on a method without trees
+    std::vector<uint32_t> wrong(5, 1);
+    sh.bcast_tree = wrong.data();
+    REQUIRE(validate(sh) != nullptr);
+    CHECK(std::string(validate(sh)).find("root its own parent") != std::string::npos);
+    sh.bcast_tree = star.data();
+    sh.method = Method::reduce_broadcast_tree;
+    REQUIRE(validate(sh) != nullptr);
+    CHECK(std::string(validate(sh)).find("Shape::bcast_tree") != std::string::npos);
+}
+
+// ---- the combine order --------------------------------------------------------------------------
+TEST_CASE("the checker's ordered tree is the schedule's value under a non-commutative combine (independent interpreter)",
+          "[collectives][schedule][order]") {
+    static uint32_t pre[6] = {0, 0, 1, 1, 0, 4};
+    std::vector<Shape> shapes{
+        shape_of(Op::reduce, Method::binomial_tree, Topology::ring, 7, 2),
+        shape_of(Op::reduce, Method::ring_meet_middle, Topology::ring, 6, 1),
+        shape_of(Op::reduce_scatter, Method::line, Topology::line, 5, 2),
+        shape_of(Op::all_reduce, Method::ring_bidir, Topology::ring, 4, 3),
+        shape_of(Op::all_reduce, Method::broadcast_local_reduce, Topology::ring, 4, 1),
+        shape_of(Op::all_reduce, Method::recursive_doubling, Topology::ring, 6, 1),
+        shape_of(Op::all_reduce, Method::rabenseifner, Topology::ring, 5, 2),
+        shape_of(Op::all_reduce, Method::mesh_2d, Topology::mesh, 6, 1),
+    };
+    shapes.back().rows = 2;
+    shapes.back().cols = 3;
+    Shape t = shape_of(Op::reduce, Method::tree, Topology::line, 6, 1);
+    t.root = 0;
+    t.tree = pre;
+    shapes.push_back(t);
+    for (const Shape& sh : shapes) {
+        INFO(describe(sh));
+        const uint32_t gin = grid(sh, Buf::input);
+        std::vector<std::vector<uint64_t>> in(sh.ranks, std::vector<uint64_t>(gin));
+        for (uint32_t r = 0; r < sh.ranks; ++r)
+            for (uint32_t c = 0; c < gin; ++c) in[r][c] = host::leaf_hash(r * gin + c);
+        const auto local_first = interpret<uint64_t>(sh, in, host::ordered_combine, 0);
+        const auto swapped = interpret<uint64_t>(sh, in, [](uint64_t a, uint64_t b) { return host::ordered_combine(b, a); }, 0);
+        CheckOptions o;
+        o.record = true;
+        const CheckResult r = host::check(sh, o);
+        REQUIRE(r.ok);
+        std::vector<uint32_t> want;
+        uint32_t agree = 0, differ = 0;
+        for (uint32_t q = 0; q < sh.ranks; ++q)
+            for (uint32_t c = 0; c < grid(sh, Buf::output); ++c) {
+                if (!host::expected(sh, q, c, want)) continue;
+                CHECK(r.outputs[q][c].tree == local_first[q][c]);
+                agree += r.outputs[q][c].tree == local_first[q][c];
+                if (want.size() > 1) differ += r.outputs[q][c].tree != swapped[q][c];
+            }
+        CHECK(agree > 0);
+        CHECK(differ > 0);  // the order is visible: the swapped combine gives other values
+    }
+}
+
+TEST_CASE("combine order: rank-ordered contributors for the thesis's pre-order trees rooted at rank 0",
+          "[collectives][schedule][order]") {
+    // local operand first: a node folds its own input, then its children's subtrees closest
+    // first, so a pre-order numbered tree reduces in ascending rank order (MPI's canonical order
+    // for an associative, non-commutative operator)
+    for (uint32_t p = 2; p <= 16; ++p) {
+        std::vector<uint32_t> par(p);
+        for (int kind = 0; kind < 3; ++kind) {
+            if (kind == 0) tree_chain(par.data(), p);
+            if (kind == 1) tree_binomial(par.data(), p);
+            if (kind == 2) tree_two_phase(par.data(), p, 3);
+            Shape sh = shape_of(Op::reduce, Method::tree, Topology::line, p, 2);
+            sh.root = 0;
+            sh.tree = par.data();
+            CheckOptions o;
+            o.record = true;
+            const CheckResult r = host::check(sh, o);
+            REQUIRE(r.ok);
+            for (uint32_t c = 0; c < 2; ++c) {
+                INFO("p=" << p << " tree " << kind << " out[" << c << "]");
+                CHECK(r.outputs[0][c].leaves.size() == p);
+                CHECK(host::rank_ordered(r.outputs[0][c], grid(sh, Buf::input)));
+            }
+        }
+    }
+}
+
+TEST_CASE("mutation: recursive doubling's partners combine (mine, theirs): fine for commutative operators, "
+          "caught as `order` for a non-commutative one",
+          "[collectives][schedule][order][mutation]") {
+    const Shape sh = shape_of(Op::all_reduce, Method::recursive_doubling, Topology::ring, 2, 1);
+    CHECK(host::check(sh).ok);
+    CheckOptions o;
+    o.non_commutative = true;
+    const CheckResult r = host::check(sh, o);
+    const CheckError* e = r.first("order");
+    REQUIRE(e != nullptr);
+    CHECK(e->rank == 1);
+    CHECK(e->message.find("different order on rank 0 and rank 1 (the same combine tree with the operands of some "
+                          "combine swapped") != std::string::npos);
+    // every other all_reduce method computes each value once (or identically everywhere)
+    for (const MethodRow& row : kMethodTable) {
+        if (row.op != Op::all_reduce || row.method == Method::recursive_doubling || row.method == Method::tree) continue;
+        for (uint32_t p : {1u, 2u, 3u, 5u, 8u}) {
+            Shape s = shape_of(Op::all_reduce, row.method, row.topologies.has(Topology::ring) ? Topology::ring : Topology::mesh, p, 2);
+            if (s.topo == Topology::mesh) {
+                s.rows = 1;
+                s.cols = p;
+            }
+            INFO(describe(s));
+            const CheckResult q = host::check(s, o);
+            CHECK(q.ok);
+        }
+    }
+    // a swapped operand order inside one rank's reduce_local: order error for any operator
+    auto st = host::collect(shape_of(Op::all_reduce, Method::broadcast_local_reduce, Topology::ring, 3, 1));
+    const Shape bl = shape_of(Op::all_reduce, Method::broadcast_local_reduce, Topology::ring, 3, 1);
+    // rank 2: out = in_0 (+) in_1 (+) in_2 becomes out = in_1 (+) (in_0 ...): copy scr[1] first
+    auto& v = st[2][0];
+    const size_t a = find_step(v, Verb::copy, 0);
+    size_t c0 = a;
+    while (v[c0].dst.buf != Buf::output) c0 = find_step(v, Verb::copy, c0 + 1);
+    const size_t r1 = find_step(v, Verb::reduce_local);
+    std::swap(v[c0].src, v[r1].src);  // out = in_1; out = out (+) in_0: the operands of one combine swapped
+    CheckOptions no;
+    no.multi_hop = false;
+    CHECK(host::check_streams(bl, st, no).ok);  // commutative: the same bits
+    no.non_commutative = true;
+    const CheckResult w = host::check_streams(bl, st, no);
+    REQUIRE(w.first("order") != nullptr);
+    CHECK(w.first("order")->rank == 2);
+    CHECK(w.first("order")->message.find("operands of some combine swapped") != std::string::npos);
+}
+
+// ---- multicast and routes -----------------------------------------------------------------------
+TEST_CASE("multicast: a tree broadcast is one message per node, queued to every child; lowered it is the unicast schedule",
+          "[collectives][schedule][multicast]") {
+    for (uint32_t p = 1; p <= 16; ++p)
+        for (uint32_t s : {1u, 3u}) {
+            Shape sh = shape_of(Op::broadcast, Method::binomial_tree, Topology::ring, p, s);
+            INFO(describe(sh));
+            CheckOptions o;
+            o.capacity = 1;
+            o.max_writes = 1;
+            const CheckResult r = host::check(sh, o);
+            REQUIRE(r.ok);
+            uint32_t inner = 0;
+            const host::Streams st = host::collect(sh);
+            host::Streams low(p, std::vector<std::vector<Step>>(1));
+            for (uint32_t q = 0; q < p; ++q) {
+                bool sends = false;
+                for (const Step& x : st[q][0]) sends = sends || verb_sends(x.verb);
+                inner += sends;
+                for (const Step& x : st[q][0]) CHECK((x.cast == Cast::children) == verb_sends(x.verb));
+                for_each_unicast_step(sh, q, 0, [&](const Step& x) { low[q][0].push_back(x); });
+                for (const Step& x : low[q][0]) CHECK(x.cast == Cast::unicast);
+            }
+            CHECK(r.messages == uint64_t(inner) * s);  // one injection per inner node and chunk
+            o.multi_hop = true;
+            const CheckResult lr = host::check_streams(sh, low, o);
+            INFO(lr.summary());
+            CHECK(lr.ok);
+            CHECK(lr.messages == uint64_t(p - 1) * s);  // lowered: one message per child
+        }
+}
+
+TEST_CASE("mutation: multicasts are checked per receiver (a child that never receives, a multicast of a partial)",
+          "[collectives][schedule][multicast][mutation]") {
+    Shape sh = shape_of(Op::broadcast, Method::binomial_tree, Topology::ring, 8, 1);
+    sh.root = 0;
+    auto st = host::collect(sh);
+    // rank 5 (a leaf child of 4) drops its receive: the copy queued for it is never received
+    REQUIRE(st[5][0][0].recv_peer == 4);
+    st[5][0][0] = mk::copy(mk::in(0), mk::out(0));
+    const CheckResult r = run(sh, st);
+    const CheckError* u = r.first("unreceived");
+    REQUIRE(u != nullptr);
+    CHECK(u->rank == 4);
+    CHECK(u->message.find("1 message(s) to rank 5 never received") != std::string::npos);
+    // a multicast on recv_reduce_send keeps nothing an executor could resend to the next child
+    Shape rd = shape_of(Op::reduce, Method::binomial_tree, Topology::ring, 4, 1);
+    rd.root = 0;
+    auto rs = host::collect(rd);
+    const size_t i = find_step(rs[2][0], Verb::recv_reduce_send);
+    rs[2][0][i].cast = Cast::children;
+    const CheckResult b = run(rd, rs);
+    const CheckError* e = b.first("bad_peer");
+    REQUIRE(e != nullptr);
+    CHECK(e->rank == 2);
+    CHECK(e->message.find("a multicast on recv_reduce_send") != std::string::npos);
+}
+
+TEST_CASE("routes: a message's logical time is its route's hops; a multicast reaches each child after its own hops",
+          "[collectives][schedule][multicast]") {
+    CHECK(hops(shape_of(Op::broadcast, Method::binomial_tree, Topology::ring, 8, 1), 0, 5) == 3);
+    CHECK(hops(shape_of(Op::broadcast, Method::binomial_tree, Topology::line, 8, 1), 0, 5) == 5);
+    Shape m = shape_of(Op::broadcast, Method::binomial_tree, Topology::torus, 12, 1);
+    m.rows = 3;
+    m.cols = 4;
+    CHECK(hops(m, 0, 11) == 2);  // (0,0) -> (3,2): one hop each way round
+    m.topo = Topology::mesh;
+    CHECK(hops(m, 0, 11) == 5);
+    for (Topology t : {Topology::line, Topology::ring}) {
+        Shape sh = shape_of(Op::broadcast, Method::binomial_tree, t, 8, 1);
+        sh.root = 0;
+        CheckOptions o;
+        o.record = true;
+        const CheckResult r = host::check(sh, o);
+        REQUIRE(r.ok);
+        std::map<uint32_t, uint32_t> got;  // rank -> time of its receive
+        for (const host::Event& e : r.events)
+            if (verb_receives(e.step.verb)) got[e.rank] = e.time;
+        // root multicasts at t0 to 4, 2, 1; 4 at t4 to 6, 5; 2 at t2 to 3; 6 at t6 to 7
+        const bool line = t == Topology::line;
+        CHECK(got[4] == 4);
+        CHECK(got[2] == 2);
+        CHECK(got[1] == 1);
+        CHECK(got[6] == 6);
+        CHECK(got[5] == 5);
+        CHECK(got[3] == 3);
+        CHECK(got[7] == 7);
+        CHECK(r.time == 7);
+        (void)line;
+    }
+    // neighbours stay one message time apart (every ring / line schedule's pictures unchanged)
+    const CheckResult ring = host::check(shape_of(Op::all_gather, Method::ring_cw, Topology::ring, 5, 1));
+    CHECK(ring.time == 4);
 }

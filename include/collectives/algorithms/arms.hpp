@@ -49,6 +49,54 @@ struct Frag {
     constexpr ChunkRef at(uint32_t f, uint32_t j) const { return {buf, base + f * stride + j}; }
 };
 
+/// The arms a 1D collective uses: +1 only, -1 only, or both (interleaved per round in one lane).
+enum class Arms : uint8_t { plus = 1, minus = 2, both = 3 };
+constexpr bool uses_arm(Arms a, int d) { return (uint8_t(a) & (d > 0 ? 1u : 2u)) != 0; }
+
+/// Whose fragments a 1D collective moves: every rank's (all_gather, reduce_scatter), or one
+/// root's only (a chain broadcast sends only the root's fragment; a chain reduce builds only the
+/// root's).
+struct Origins {
+    uint32_t root = kNoPeer;  ///< kNoPeer: every rank's
+    static constexpr Origins every() { return {}; }
+    static constexpr Origins only(uint32_t r) { return {r}; }
+    constexpr bool all() const { return root == kNoPeer; }
+    constexpr bool has(uint32_t o) const { return root == kNoPeer || root == o; }
+};
+
+/// Chunks [begin, end) of every fragment.
+struct ChunkRange {
+    uint32_t begin = 0, end = 0;
+    constexpr uint32_t size() const { return end > begin ? end - begin : 0; }
+};
+
+/// all_gather: does the rank first copy its own fragment into place, or is it already there?
+enum class OwnFragment : uint8_t { copy, in_place };
+
+/// ag_1d's arguments. Required: flow, arms, own (where my own fragment's chunk 0 is), dst (the
+/// layout every fragment lands in), chunks.
+struct AllGather1D {
+    Flow flow = Flow::cw;
+    Arms arms = Arms::plus;
+    ChunkRef own{};
+    Frag dst{Buf::output, 0, 0};
+    ChunkRange chunks{};
+    Origins origins = Origins::every();
+    OwnFragment own_fragment = OwnFragment::copy;
+    uint32_t window = 1;  ///< chunks in flight (wavefront(); 1 = chunk-major)
+};
+
+/// rs_1d's arguments. Fragment f's partial is built from src.at(f, j) and lands in dst.at(f, j).
+struct ReduceScatter1D {
+    Flow flow = Flow::cw;
+    Arms arms = Arms::plus;
+    Frag src{Buf::input, 0, 0};
+    Frag dst{Buf::output, 0, 0};
+    ChunkRange chunks{};
+    Origins origins = Origins::every();  ///< only(root): a chain reduce to root
+    uint32_t window = 1;
+};
+
 /// all-gather reach of origin o in direction d (how many hops its fragment travels that way).
 constexpr uint32_t ag_hops(Flow f, const Group1D& G, uint32_t o, int d) {
     const uint32_t g = G.g;
@@ -72,21 +120,21 @@ constexpr uint32_t rs_hops(Flow f, const Group1D& G, uint32_t frag, int d) {
     return 0;
 }
 
-/// All-gather arm, round t, for rank G.me. Only origins o with (only == kNoPeer || o == only)
+/// All-gather arm, round t, for rank G.me. Only origins o in `origins`
 /// travel. Round 0 sends the own fragment (from own_src + j); round t >= 1 receives origin
 /// me - d*t into dst.at(o, j) and forwards it if it has further to go. Chunks [j0, j1).
 template <class E>
-void ag_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, ChunkRef own_src, const Frag& dst,
+void ag_round(E& e, const Group1D& G, Flow fl, int d, Origins origins, ChunkRef own_src, const Frag& dst,
               uint32_t j0, uint32_t j1, uint32_t t) {
     const uint32_t me = G.me;
     const uint32_t nxt = G.step_pos(me, d, 1), prv = G.step_pos(me, -d, 1);
     if (t == 0) {
-        if ((only == kNoPeer || only == me) && ag_hops(fl, G, me, d) >= 1 && nxt != kNoPeer)
+        if (origins.has(me) && ag_hops(fl, G, me, d) >= 1 && nxt != kNoPeer)
             for (uint32_t j = j0; j < j1; ++j) e(mk::send(G.rank(nxt), {own_src.buf, own_src.chunk + j}));
         return;
     }
     const uint32_t o = G.step_pos(me, -d, t);
-    if (o == kNoPeer || o == me || (only != kNoPeer && o != only)) return;
+    if (o == kNoPeer || o == me || !origins.has(o)) return;
     const uint32_t h = ag_hops(fl, G, o, d);
     if (h < t) return;
     for (uint32_t j = j0; j < j1; ++j) {
@@ -101,13 +149,13 @@ void ag_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, ChunkRef ow
 /// goes to scratch and the second combines scratch into dst; `first_final_done` tracks which.
 /// Position of fragment f in its start rank's send order: on a line every partial of an arm
 /// starts at the same end rank, which sends them nearest first; on a ring each rank starts one.
-constexpr uint32_t rs_start_index(Flow fl, const Group1D& G, uint32_t only, uint32_t f, int d) {
-    if (fl != Flow::line || only != kNoPeer) return 0;
+constexpr uint32_t rs_start_index(Flow fl, const Group1D& G, Origins origins, uint32_t f, int d) {
+    if (fl != Flow::line || !origins.all()) return 0;
     return d > 0 ? (f >= 1 ? f - 1 : 0) : (G.g >= 2 + f ? G.g - 2 - f : 0);
 }
 
 template <class E>
-void rs_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, const Frag& src, const Frag& dst,
+void rs_round(E& e, const Group1D& G, Flow fl, int d, Origins origins, const Frag& src, const Frag& dst,
               uint32_t j0, uint32_t j1, uint32_t k, bool& first_final_done, bool two_finals) {
     const uint32_t me = G.me, g = G.g;
     const uint32_t nxt = G.step_pos(me, d, 1), prv = G.step_pos(me, -d, 1);
@@ -115,9 +163,9 @@ void rs_round(E& e, const Group1D& G, Flow fl, int d, uint32_t only, const Frag&
         const uint32_t f = G.step_pos(me, d, t);
         if (f == kNoPeer) break;
         if (t > 0 && f == me) break;  // wrapped around a ring
-        if (only != kNoPeer && f != only) continue;
+        if (!origins.has(f)) continue;
         const uint32_t h = rs_hops(fl, G, f, d);
-        if (h < t || h - t + rs_start_index(fl, G, only, f, d) != k) continue;
+        if (h < t || h - t + rs_start_index(fl, G, origins, f, d) != k) continue;
         if (t == 0) {
             if (h == 0) continue;
             // with two arms the first partial is folded into scratch (same index as the output
@@ -199,71 +247,72 @@ void item_phase(E& e, uint32_t j0, uint32_t j1, F&& f) {
     }
 }
 
-/// A whole 1D all-gather for rank G.me in one lane, arms in `dirs` (1: +1 only, 2: -1 only,
-/// 3: both interleaved per round). copy_own: first copy own_src -> dst.at(me) (skip when the own
-/// fragment is already in place). window: chunks in flight (wavefront(); 1 = chunk-major).
+/// A whole 1D all-gather for rank G.me in one lane, on the arms a.arms (both: interleaved per
+/// round). With OwnFragment::copy it first copies a.own -> a.dst.at(me) (skip with in_place when
+/// the own fragment is already there).
 template <class E>
-void ag_1d(E& e, const Group1D& G, Flow fl, unsigned dirs, uint32_t only, ChunkRef own_src, const Frag& dst,
-           uint32_t j0, uint32_t j1, bool copy_own, uint32_t window = 1) {
-    if (copy_own && (only == kNoPeer || only == G.me))
+void ag_1d(E& e, const Group1D& G, const AllGather1D& a) {
+    const Flow fl = a.flow;
+    const uint32_t j0 = a.chunks.begin, j1 = a.chunks.end;
+    if (a.own_fragment == OwnFragment::copy && a.origins.has(G.me))
         item_phase(e, j0, j1, [&](uint32_t j) {
-            const ChunkRef s{own_src.buf, own_src.chunk + j};
-            const ChunkRef d = dst.at(G.me, j);
+            const ChunkRef s{a.own.buf, a.own.chunk + j};
+            const ChunkRef d = a.dst.at(G.me, j);
             if (s.buf != d.buf || s.chunk != d.chunk) e(mk::copy(s, d));
         });
     // rounds per chunk: 1 + the farthest reach of an arm (meet: g/2 + 1, not g), so a window's
     // chunks are spaced by the rounds that really carry data
     uint32_t reach = 0;
     for (uint32_t o = 0; o < G.g; ++o) {
-        if (dirs & 1u) reach = ag_hops(fl, G, o, +1) > reach ? ag_hops(fl, G, o, +1) : reach;
-        if (dirs & 2u) reach = ag_hops(fl, G, o, -1) > reach ? ag_hops(fl, G, o, -1) : reach;
+        if (uses_arm(a.arms, +1)) reach = ag_hops(fl, G, o, +1) > reach ? ag_hops(fl, G, o, +1) : reach;
+        if (uses_arm(a.arms, -1)) reach = ag_hops(fl, G, o, -1) > reach ? ag_hops(fl, G, o, -1) : reach;
         if (fl != Flow::line) break;  // the same for every origin
     }
-    wavefront_phase(e, j1 > j0 ? j1 - j0 : 0, reach + 1 < G.g ? reach + 1 : G.g, window, [&](uint32_t jj, uint32_t t) {
+    wavefront_phase(e, a.chunks.size(), reach + 1 < G.g ? reach + 1 : G.g, a.window, [&](uint32_t jj, uint32_t t) {
         const uint32_t j = j0 + jj;
-        if (dirs & 1u) ag_round(e, G, fl, +1, only, own_src, dst, j, j + 1, t);
-        if (dirs & 2u) ag_round(e, G, fl, -1, only, own_src, dst, j, j + 1, t);
+        if (uses_arm(a.arms, +1)) ag_round(e, G, fl, +1, a.origins, a.own, a.dst, j, j + 1, t);
+        if (uses_arm(a.arms, -1)) ag_round(e, G, fl, -1, a.origins, a.own, a.dst, j, j + 1, t);
     });
 }
 
-/// A whole 1D reduce-scatter (or, with only = root, a chain reduce) for rank G.me in one lane.
-/// When no arm brings anything to my own fragment (g == 1), copies src -> dst. window as in ag_1d.
+/// A whole 1D reduce-scatter (or, with Origins::only(root), a chain reduce) for rank G.me in one
+/// lane. When no arm brings anything to my own fragment (g == 1), copies src -> dst.
 template <class E>
-void rs_1d(E& e, const Group1D& G, Flow fl, unsigned dirs, uint32_t only, const Frag& src, const Frag& dst,
-           uint32_t j0, uint32_t j1, uint32_t window = 1) {
-    const bool plus = (dirs & 1u) && rs_hops(fl, G, G.me, +1) > 0, minus = (dirs & 2u) && rs_hops(fl, G, G.me, -1) > 0;
+void rs_1d(E& e, const Group1D& G, const ReduceScatter1D& a) {
+    const Flow fl = a.flow;
+    const uint32_t j0 = a.chunks.begin, j1 = a.chunks.end;
+    const Frag& src = a.src;
+    const Frag& dst = a.dst;
+    const bool use_p = uses_arm(a.arms, +1), use_m = uses_arm(a.arms, -1);
+    const bool plus = use_p && rs_hops(fl, G, G.me, +1) > 0, minus = use_m && rs_hops(fl, G, G.me, -1) > 0;
     // rounds of the owner's final combines on each arm: with two arms the earlier one (the +1 arm
     // first on a tie) goes to scratch, the later one writes the output
-    const uint32_t kp = rs_hops(fl, G, G.me, +1) + rs_start_index(fl, G, only, G.me, +1);
-    const uint32_t km = rs_hops(fl, G, G.me, -1) + rs_start_index(fl, G, only, G.me, -1);
+    const uint32_t kp = rs_hops(fl, G, G.me, +1) + rs_start_index(fl, G, a.origins, G.me, +1);
+    const uint32_t km = rs_hops(fl, G, G.me, -1) + rs_start_index(fl, G, a.origins, G.me, -1);
     // rounds per chunk: a partial reaches its owner after at most g - 1 hops, plus on a line its
     // place in the end rank's send order (< g)
     const uint32_t reach = fl == Flow::meet ? G.g / 2 + 1 : G.g;
-    const uint32_t rounds = fl == Flow::line && only == kNoPeer ? 2 * G.g : reach < G.g ? reach : G.g;
-    wavefront_phase(e, j1 > j0 ? j1 - j0 : 0, rounds, window, [&](uint32_t jj, uint32_t k) {
+    const uint32_t rounds = fl == Flow::line && a.origins.all() ? 2 * G.g : reach < G.g ? reach : G.g;
+    wavefront_phase(e, a.chunks.size(), rounds, a.window, [&](uint32_t jj, uint32_t k) {
         const uint32_t j = j0 + jj;
-        if (dirs & 1u) {
+        if (use_p) {
             bool first = minus && km < kp;
-            rs_round(e, G, fl, +1, only, src, dst, j, j + 1, k, first, plus && minus);
+            rs_round(e, G, fl, +1, a.origins, src, dst, j, j + 1, k, first, plus && minus);
         }
-        if (dirs & 2u) {
+        if (use_m) {
             bool first = plus && kp <= km;
-            rs_round(e, G, fl, -1, only, src, dst, j, j + 1, k, first, plus && minus);
+            rs_round(e, G, fl, -1, a.origins, src, dst, j, j + 1, k, first, plus && minus);
         }
     });
-    const bool mine = only == kNoPeer || only == G.me;
-    const bool any = plus || minus;
-    if (mine && !any)
+    if (a.origins.has(G.me) && !plus && !minus)
         item_phase(e, j0, j1, [&](uint32_t j) {
             const ChunkRef s = src.at(G.me, j), d = dst.at(G.me, j);
             if (s.buf != d.buf || s.chunk != d.chunk) e(mk::copy(s, d));
         });
 }
 
-/// Which arms a flow uses (bit 0: +1, bit 1: -1).
-constexpr unsigned flow_dirs(Flow f) {
-    return f == Flow::cw ? 1u : f == Flow::ccw ? 2u : 3u;
-}
+/// Which arms a flow uses.
+constexpr Arms flow_arms(Flow f) { return f == Flow::cw ? Arms::plus : f == Flow::ccw ? Arms::minus : Arms::both; }
 
 /// The 1D group of the whole shape (ring or line topology; mesh callers build their own).
 constexpr Group1D whole(const Shape& sh, uint32_t rank) {

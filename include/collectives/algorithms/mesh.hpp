@@ -46,10 +46,19 @@ struct Mesh2dAllGather : AlgorithmBase<Mesh2dAllGather> {
     static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
         using namespace detail;
         const uint32_t s = sh.chunks, y = rank / sh.cols, row_len = sh.cols * s;
-        const Flow f = sh.topo == Topology::torus ? Flow::meet : Flow::line;
-        ag_1d(e, row_group(sh, rank), f, 3u, kNoPeer, mk::in(0), Frag{Buf::output, y * row_len, s}, 0, s, true);
-        ag_1d(e, col_group(sh, rank), f, 3u, kNoPeer, mk::out(y * row_len), Frag{Buf::output, 0, row_len}, 0,
-              row_len, false);
+        AllGather1D row;  // my fragment along my row, into my row's block of the output
+        row.flow = sh.topo == Topology::torus ? Flow::meet : Flow::line;
+        row.arms = Arms::both;
+        row.own = mk::in(0);
+        row.dst = Frag{Buf::output, y * row_len, s};
+        row.chunks = {0, s};
+        ag_1d(e, row_group(sh, rank), row);
+        AllGather1D col = row;  // then whole row blocks along my column
+        col.own = mk::out(y * row_len);
+        col.dst = Frag{Buf::output, 0, row_len};
+        col.chunks = {0, row_len};
+        col.own_fragment = OwnFragment::in_place;
+        ag_1d(e, col_group(sh, rank), col);
     }
 };
 
@@ -65,10 +74,28 @@ struct Mesh2dAllReduce : AlgorithmBase<Mesh2dAllReduce> {
         const uint32_t s = sh.chunks, x = rank % sh.cols, y = rank / sh.cols, B = sh.rows * s;
         const Flow f = sh.topo == Topology::torus ? Flow::meet : Flow::line;
         const Group1D R = row_group(sh, rank), C = col_group(sh, rank);
-        rs_1d(e, R, f, 3u, kNoPeer, Frag{Buf::input, 0, B}, Frag{Buf::output, 0, B}, 0, B);
-        rs_1d(e, C, f, 3u, kNoPeer, Frag{Buf::output, x * B, s}, Frag{Buf::output, x * B, s}, 0, s);
-        ag_1d(e, C, f, 3u, kNoPeer, mk::out(x * B + y * s), Frag{Buf::output, x * B, s}, 0, s, false);
-        ag_1d(e, R, f, 3u, kNoPeer, mk::out(x * B), Frag{Buf::output, 0, B}, 0, B, false);
+        ReduceScatter1D rs;  // row: block x (B chunks), reduced over the row, lands at column x
+        rs.flow = f;
+        rs.arms = Arms::both;
+        rs.src = Frag{Buf::input, 0, B};
+        rs.dst = Frag{Buf::output, 0, B};
+        rs.chunks = {0, B};
+        rs_1d(e, R, rs);
+        rs.src = rs.dst = Frag{Buf::output, x * B, s};  // column: block x split into rows pieces of s
+        rs.chunks = {0, s};
+        rs_1d(e, C, rs);
+        AllGather1D ag;  // the pieces back along the column, then the blocks along the row
+        ag.flow = f;
+        ag.arms = Arms::both;
+        ag.own = mk::out(x * B + y * s);
+        ag.dst = Frag{Buf::output, x * B, s};
+        ag.chunks = {0, s};
+        ag.own_fragment = OwnFragment::in_place;
+        ag_1d(e, C, ag);
+        ag.own = mk::out(x * B);
+        ag.dst = Frag{Buf::output, 0, B};
+        ag.chunks = {0, B};
+        ag_1d(e, R, ag);
     }
 };
 

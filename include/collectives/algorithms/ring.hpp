@@ -34,20 +34,24 @@ struct RingAllGather : AlgorithmBase<RingAllGather> {
     template <class E>
     static void generate(const Shape& sh, uint32_t rank, uint32_t lane, E& e) {
         using namespace detail;
-        const Group1D G = whole(sh, rank);
         const uint32_t s = sh.chunks;
-        const Frag dst{Buf::output, 0, s};
-        const ChunkRef own = mk::in(0);
-        if (sh.method == Method::ring_bidir) {
+        AllGather1D a;
+        a.flow = method_flow(sh.method);
+        a.arms = flow_arms(a.flow);
+        a.own = mk::in(0);
+        a.dst = Frag{Buf::output, 0, s};
+        a.chunks = {0, s};
+        a.window = sh.window;
+        if (sh.method == Method::ring_bidir) {  // lane 0: the first half of the chunks cw, lane 1 the rest ccw
             const uint32_t h = bidir_split(s);
-            if (lane == 0) ag_1d(e, G, Flow::cw, 1u, kNoPeer, own, dst, 0, h, true, sh.window);
-            else ag_1d(e, G, Flow::ccw, 2u, kNoPeer, own, dst, h, s, true, sh.window);
-        } else if (lanes(sh) == 2) {
-            ag_1d(e, G, method_flow(sh.method), lane == 0 ? 1u : 2u, kNoPeer, own, dst, 0, s, lane == 0, sh.window);
-        } else {
-            const Flow f = method_flow(sh.method);
-            ag_1d(e, G, f, flow_dirs(f), kNoPeer, own, dst, 0, s, true, sh.window);
+            a.flow = lane == 0 ? Flow::cw : Flow::ccw;
+            a.arms = lane == 0 ? Arms::plus : Arms::minus;
+            a.chunks = lane == 0 ? ChunkRange{0, h} : ChunkRange{h, s};
+        } else if (lanes(sh) == 2) {  // one arm per lane; lane 0 places the own fragment
+            a.arms = lane == 0 ? Arms::plus : Arms::minus;
+            a.own_fragment = lane == 0 ? OwnFragment::copy : OwnFragment::in_place;
         }
+        ag_1d(e, whole(sh, rank), a);
     }
 };
 
@@ -63,17 +67,21 @@ struct RingReduceScatter : AlgorithmBase<RingReduceScatter> {
     template <class E>
     static void generate(const Shape& sh, uint32_t rank, uint32_t lane, E& e) {
         using namespace detail;
-        const Group1D G = whole(sh, rank);
         const uint32_t s = sh.chunks;
-        const Frag src{Buf::input, 0, s}, dst{Buf::output, 0, 0};
+        ReduceScatter1D a;
+        a.flow = method_flow(sh.method);
+        a.arms = flow_arms(a.flow);
+        a.src = Frag{Buf::input, 0, s};
+        a.dst = Frag{Buf::output, 0, 0};
+        a.chunks = {0, s};
+        a.window = sh.window;
         if (sh.method == Method::ring_bidir) {
             const uint32_t h = bidir_split(s);
-            if (lane == 0) rs_1d(e, G, Flow::cw, 1u, kNoPeer, src, dst, 0, h, sh.window);
-            else rs_1d(e, G, Flow::ccw, 2u, kNoPeer, src, dst, h, s, sh.window);
-        } else {
-            const Flow f = method_flow(sh.method);
-            rs_1d(e, G, f, flow_dirs(f), kNoPeer, src, dst, 0, s, sh.window);
+            a.flow = lane == 0 ? Flow::cw : Flow::ccw;
+            a.arms = lane == 0 ? Arms::plus : Arms::minus;
+            a.chunks = lane == 0 ? ChunkRange{0, h} : ChunkRange{h, s};
         }
+        rs_1d(e, whole(sh, rank), a);
     }
 };
 
@@ -91,20 +99,29 @@ struct RingAllReduce : AlgorithmBase<RingAllReduce> {
         using namespace detail;
         const Group1D G = whole(sh, rank);
         const uint32_t s = sh.chunks;
-        const Frag src{Buf::input, 0, s}, dst{Buf::output, 0, s};
-        const ChunkRef own = mk::out(rank * s);
+        ReduceScatter1D rs;
+        rs.flow = method_flow(sh.method);
+        rs.arms = flow_arms(rs.flow);
+        rs.src = Frag{Buf::input, 0, s};
+        rs.dst = Frag{Buf::output, 0, s};
+        rs.chunks = {0, s};
+        rs.window = sh.window;
         if (sh.method == Method::ring_bidir) {
             const uint32_t h = bidir_split(s);
-            const Flow f = lane == 0 ? Flow::cw : Flow::ccw;
-            const unsigned dirs = lane == 0 ? 1u : 2u;
-            const uint32_t j0 = lane == 0 ? 0 : h, j1 = lane == 0 ? h : s;
-            rs_1d(e, G, f, dirs, kNoPeer, src, dst, j0, j1, sh.window);
-            ag_1d(e, G, f, dirs, kNoPeer, own, dst, j0, j1, false, sh.window);
-        } else {
-            const Flow f = method_flow(sh.method);
-            rs_1d(e, G, f, flow_dirs(f), kNoPeer, src, dst, 0, s, sh.window);
-            ag_1d(e, G, f, flow_dirs(f), kNoPeer, own, dst, 0, s, false, sh.window);
+            rs.flow = lane == 0 ? Flow::cw : Flow::ccw;
+            rs.arms = lane == 0 ? Arms::plus : Arms::minus;
+            rs.chunks = lane == 0 ? ChunkRange{0, h} : ChunkRange{h, s};
         }
+        rs_1d(e, G, rs);
+        AllGather1D ag;  // the same arms and chunks; my reduced fragment is already in place
+        ag.flow = rs.flow;
+        ag.arms = rs.arms;
+        ag.own = mk::out(rank * s);
+        ag.dst = rs.dst;
+        ag.chunks = rs.chunks;
+        ag.own_fragment = OwnFragment::in_place;
+        ag.window = sh.window;
+        ag_1d(e, G, ag);
     }
 };
 
@@ -129,8 +146,14 @@ struct ChainBroadcast : AlgorithmBase<ChainBroadcast> {
     template <class E>
     static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
         using namespace detail;
-        const Flow f = method_flow(sh.method);
-        ag_1d(e, whole(sh, rank), f, flow_dirs(f), sh.root, mk::in(0), Frag{Buf::output, 0, 0}, 0, sh.chunks, true);
+        AllGather1D a;
+        a.flow = method_flow(sh.method);
+        a.arms = flow_arms(a.flow);
+        a.origins = Origins::only(sh.root);
+        a.own = mk::in(0);
+        a.dst = Frag{Buf::output, 0, 0};
+        a.chunks = {0, sh.chunks};
+        ag_1d(e, whole(sh, rank), a);
     }
 };
 
@@ -144,9 +167,14 @@ struct ChainReduce : AlgorithmBase<ChainReduce> {
     template <class E>
     static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
         using namespace detail;
-        const Flow f = method_flow(sh.method);
-        rs_1d(e, whole(sh, rank), f, flow_dirs(f), sh.root, Frag{Buf::input, 0, 0}, Frag{Buf::output, 0, 0}, 0,
-              sh.chunks);
+        ReduceScatter1D a;
+        a.flow = method_flow(sh.method);
+        a.arms = flow_arms(a.flow);
+        a.origins = Origins::only(sh.root);
+        a.src = Frag{Buf::input, 0, 0};
+        a.dst = Frag{Buf::output, 0, 0};
+        a.chunks = {0, sh.chunks};
+        rs_1d(e, whole(sh, rank), a);
     }
 };
 
@@ -164,11 +192,11 @@ struct ChainGather : AlgorithmBase<ChainGather> {
         const Group1D G = whole(sh, rank);
         const Flow f = method_flow(sh.method);
         const uint32_t s = sh.chunks, root = sh.root;
-        const unsigned dirs = flow_dirs(f);
+        const Arms arms = flow_arms(f);
         if (rank == root)
             for (uint32_t j = 0; j < s; ++j) e(mk::copy(mk::in(j), mk::out(root * s + j)));
         for (int d = +1; d >= -1; d -= 2) {
-            if (!(dirs & (d > 0 ? 1u : 2u))) continue;
+            if (!uses_arm(arms, d)) continue;
             const uint32_t T = rs_hops(f, G, root, d);  // ranks behind root on this arm
             if (rank == root) {
                 const uint32_t prv = G.step_pos(root, -d, 1);
@@ -203,11 +231,11 @@ struct ChainScatter : AlgorithmBase<ChainScatter> {
         const Group1D G = whole(sh, rank);
         const Flow f = method_flow(sh.method);
         const uint32_t s = sh.chunks, root = sh.root;
-        const unsigned dirs = flow_dirs(f);
+        const Arms arms = flow_arms(f);
         if (rank == root)
             for (uint32_t j = 0; j < s; ++j) e(mk::copy(mk::in(root * s + j), mk::out(j)));
         for (int d = +1; d >= -1; d -= 2) {
-            if (!(dirs & (d > 0 ? 1u : 2u))) continue;
+            if (!uses_arm(arms, d)) continue;
             const uint32_t T = ag_hops(f, G, root, d);  // ranks beyond root on this arm
             if (rank == root) {
                 const uint32_t nxt = G.step_pos(root, d, 1);
@@ -283,8 +311,23 @@ struct ReduceBroadcastChain : AlgorithmBase<ReduceBroadcastChain> {
         const Group1D G = whole(sh, rank);
         const Flow f = sh.topo == Topology::ring ? Flow::meet : Flow::line;
         const uint32_t n = tensor_chunks(sh);
-        rs_1d(e, G, f, 3u, sh.root, Frag{Buf::input, 0, 0}, Frag{Buf::output, 0, 0}, 0, n);
-        ag_1d(e, G, f, 3u, sh.root, mk::out(0), Frag{Buf::output, 0, 0}, 0, n, false);
+        ReduceScatter1D rs;  // chain reduce to root along both arms
+        rs.flow = f;
+        rs.arms = Arms::both;
+        rs.origins = Origins::only(sh.root);
+        rs.src = Frag{Buf::input, 0, 0};
+        rs.dst = Frag{Buf::output, 0, 0};
+        rs.chunks = {0, n};
+        rs_1d(e, G, rs);
+        AllGather1D ag;  // chain broadcast of the root's result
+        ag.flow = f;
+        ag.arms = Arms::both;
+        ag.origins = Origins::only(sh.root);
+        ag.own = mk::out(0);
+        ag.dst = Frag{Buf::output, 0, 0};
+        ag.chunks = {0, n};
+        ag.own_fragment = OwnFragment::in_place;
+        ag_1d(e, G, ag);
     }
 };
 
@@ -308,7 +351,14 @@ struct BroadcastLocalReduce : AlgorithmBase<BroadcastLocalReduce> {
         const Group1D G = whole(sh, rank);
         const Flow f = sh.topo == Topology::ring ? Flow::meet : Flow::line;
         const uint32_t n = tensor_chunks(sh), p = sh.ranks;
-        ag_1d(e, G, f, 3u, kNoPeer, mk::in(0), Frag{Buf::scratch, 0, n}, 0, n, false);
+        AllGather1D a;  // every rank's whole input into scratch[q*n ..] (my own stays in the input)
+        a.flow = f;
+        a.arms = Arms::both;
+        a.own = mk::in(0);
+        a.dst = Frag{Buf::scratch, 0, n};
+        a.chunks = {0, n};
+        a.own_fragment = OwnFragment::in_place;
+        ag_1d(e, G, a);
         for (uint32_t q = 0; q < p; ++q) {
             const ChunkRef src = q == rank ? mk::in(0) : mk::scr(q * n);
             if (q == 0) e(mk::copy(src, mk::out(0), n));
@@ -336,7 +386,7 @@ struct RelayAllToAll : AlgorithmBase<RelayAllToAll> {
         using namespace detail;
         const Group1D G = whole(sh, rank);
         const Flow fl = method_flow(sh.method);
-        const unsigned dirs = flow_dirs(fl);
+        const Arms arms = flow_arms(fl);
         const uint32_t p = sh.ranks, s = sh.chunks;
         for (uint32_t j = 0; j < s; ++j) e(mk::copy(mk::in(rank * s + j), mk::out(rank * s + j)));
         auto slot = [&](uint32_t t, int d, uint32_t k, uint32_t j) {
@@ -344,7 +394,7 @@ struct RelayAllToAll : AlgorithmBase<RelayAllToAll> {
         };
         for (uint32_t t = 1; t < p; ++t)
             for (int d = +1; d >= -1; d -= 2) {
-                if (!(dirs & (d > 0 ? 1u : 2u))) continue;
+                if (!uses_arm(arms, d)) continue;
                 const uint32_t os = G.step_pos(rank, -d, t - 1), orr = G.step_pos(rank, -d, t);
                 const uint32_t ks = os == kNoPeer ? 0 : ag_hops(fl, G, os, d);
                 const uint32_t kr = (orr == kNoPeer || (G.ring && orr == rank)) ? 0 : ag_hops(fl, G, orr, d);

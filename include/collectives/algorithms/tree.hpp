@@ -15,14 +15,14 @@ namespace kccl::coll {
 
 namespace detail {
 
-/// Tree over the shape's ranks: binomial rooted at sh.root, or sh.tree's parent array.
+/// Tree over the shape's ranks rooted at sh.root: binomial (tree == nullptr), or a parent array.
 struct TreeView {
     const Shape* sh;
-    bool binomial;
+    const uint32_t* tree = nullptr;  ///< parent[r], or nullptr: the binomial tree
     constexpr uint32_t rel(uint32_t m) const { return (m + sh->ranks - sh->root) % sh->ranks; }
     constexpr uint32_t abs(uint32_t v) const { return (v + sh->root) % sh->ranks; }
     constexpr uint32_t parent(uint32_t m) const {
-        if (!binomial) return sh->tree[m];
+        if (tree) return tree[m];
         const uint32_t v = rel(m);
         return abs(v & (v - 1));
     }
@@ -31,10 +31,10 @@ struct TreeView {
     template <class F>
     void children(uint32_t m, bool far_first, F&& f) const {
         const uint32_t p = sh->ranks;
-        if (!binomial) {
+        if (tree) {
             for (uint32_t i = 0; i < p; ++i) {
                 const uint32_t c = far_first ? p - 1 - i : i;
-                if (c != m && sh->tree[c] == m) f(c);
+                if (c != m && tree[c] == m) f(c);
             }
             return;
         }
@@ -52,20 +52,36 @@ struct TreeView {
     }
 };
 
-constexpr const char* validate_tree(const Shape& sh, bool binomial) {
-    if (const char* e = validate_common(sh)) return e;
-    if (binomial) return nullptr;
-    if (sh.tree == nullptr) return "Method::tree needs Shape::tree, a parent array of `ranks` entries.";
-    if (sh.tree[sh.root] != sh.root) return "The parent array must make the root its own parent (tree[root] == root).";
+/// A parent array over the shape's ranks rooted at sh.root: nullptr or a sentence.
+constexpr const char* validate_parents(const Shape& sh, const uint32_t* tree) {
+    if (tree[sh.root] != sh.root) return "The parent array must make the root its own parent (tree[root] == root).";
     for (uint32_t r = 0; r < sh.ranks; ++r) {
         uint32_t x = r, hops = 0;
         while (x != sh.root) {
-            if (sh.tree[x] >= sh.ranks) return "Every parent in the tree must be a rank (< ranks).";
-            x = sh.tree[x];
+            if (tree[x] >= sh.ranks) return "Every parent in the tree must be a rank (< ranks).";
+            x = tree[x];
             if (++hops > sh.ranks) return "The parent array has a cycle: every rank must reach the root.";
         }
     }
     return nullptr;
+}
+
+constexpr const char* validate_tree(const Shape& sh, bool binomial) {
+    if (const char* e = validate_common(sh)) return e;
+    if (sh.bcast_tree != nullptr && (sh.op != Op::all_reduce || binomial))
+        return "Shape::bcast_tree (a second parent array) is for all_reduce with Method::tree only; leave it nullptr.";
+    if (binomial) return nullptr;
+    if (sh.tree == nullptr) return "Method::tree needs Shape::tree, a parent array of `ranks` entries.";
+    if (const char* e = validate_parents(sh, sh.tree)) return e;
+    if (sh.bcast_tree != nullptr) return validate_parents(sh, sh.bcast_tree);
+    return nullptr;
+}
+
+/// The trees of a shape: Method::tree's parent arrays (the broadcast's defaults to the reduce's),
+/// else binomial.
+constexpr TreeView reduce_tree(const Shape& sh) { return {&sh, sh.method == Method::tree ? sh.tree : nullptr}; }
+constexpr TreeView bcast_tree(const Shape& sh) {
+    return {&sh, sh.method != Method::tree ? nullptr : sh.bcast_tree ? sh.bcast_tree : sh.tree};
 }
 
 /// Tree reduce of chunks [0, n) from `src` into out[] at the root (scratch at inner nodes).
@@ -96,30 +112,24 @@ void tree_reduce(E& e, const TreeView& T, uint32_t m, ChunkRef src, uint32_t n) 
     }
 }
 
-/// Tree broadcast of chunks [0, n): the root sends `root_src` (after copying it to out[] if
-/// copy_root), every other rank receives into out[] and passes it on, largest subtree first.
+/// Tree broadcast of chunks [0, n) down T (which must be the shape's broadcast tree, bcast_tree():
+/// the multicasts name "my children in it"): the root multicasts `root_src` (after copying it to
+/// out[] if copy_root) to its children, every other rank receives into out[] and multicasts it on
+/// to its children. One message per chunk and node; an executor on a link without multicast
+/// sends it to each child in turn, largest subtree first (algorithms.hpp, lower_casts).
 template <class E>
 void tree_broadcast(E& e, const TreeView& T, uint32_t m, ChunkRef root_src, uint32_t n, bool copy_root) {
-    const uint32_t k = T.child_count(m);
-    const bool root = T.is_root(m);
+    const bool leaf = T.child_count(m) == 0;
     for (uint32_t j = 0; j < n; ++j) {
-        if (root) {
+        if (T.is_root(m)) {
             const ChunkRef s{root_src.buf, root_src.chunk + j};
             if (copy_root) e(mk::copy(s, mk::out(j)));
-            T.children(m, true, [&](uint32_t c) { e(mk::send(c, s)); });
-            continue;
+            if (!leaf) e(mk::send_children(s));
+        } else if (leaf) {
+            e(mk::recv(T.parent(m), mk::out(j)));
+        } else {
+            e(mk::recv_copy_send_children(T.parent(m), mk::out(j)));
         }
-        const uint32_t par = T.parent(m);
-        if (k == 0) {
-            e(mk::recv(par, mk::out(j)));
-            continue;
-        }
-        bool first = true;
-        T.children(m, true, [&](uint32_t c) {
-            if (first) e(mk::recv_copy_send(par, c, mk::out(j)));
-            else e(mk::send(c, mk::out(j)));
-            first = false;
-        });
     }
 }
 
@@ -135,8 +145,7 @@ struct TreeBroadcast : AlgorithmBase<TreeBroadcast> {
     static uint32_t lanes(const Shape&) { return 1; }
     template <class E>
     static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
-        const detail::TreeView T{&sh, sh.method != Method::tree};
-        detail::tree_broadcast(e, T, rank, mk::in(0), sh.chunks, true);
+        detail::tree_broadcast(e, detail::bcast_tree(sh), rank, mk::in(0), sh.chunks, true);
     }
 };
 
@@ -151,8 +160,7 @@ struct TreeReduce : AlgorithmBase<TreeReduce> {
     static uint32_t lanes(const Shape&) { return 1; }
     template <class E>
     static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
-        const detail::TreeView T{&sh, sh.method != Method::tree};
-        detail::tree_reduce(e, T, rank, mk::in(0), sh.chunks);
+        detail::tree_reduce(e, detail::reduce_tree(sh), rank, mk::in(0), sh.chunks);
     }
 };
 
@@ -177,7 +185,7 @@ struct TreeGather : AlgorithmBase<TreeGather> {
     static uint32_t lanes(const Shape&) { return 1; }
     template <class E>
     static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
-        const detail::TreeView T{&sh, true};
+        const detail::TreeView T{&sh, nullptr};
         const uint32_t p = sh.ranks, s = sh.chunks, v = T.rel(rank);
         const bool root = v == 0;
         if (root)
@@ -207,7 +215,7 @@ struct TreeScatter : AlgorithmBase<TreeScatter> {
     static uint32_t lanes(const Shape&) { return 1; }
     template <class E>
     static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
-        const detail::TreeView T{&sh, true};
+        const detail::TreeView T{&sh, nullptr};
         const uint32_t p = sh.ranks, s = sh.chunks, v = T.rel(rank);
         if (v == 0) {
             for (uint32_t j = 0; j < s; ++j) e(mk::copy(mk::in(rank * s + j), mk::out(j)));
@@ -228,20 +236,22 @@ struct TreeScatter : AlgorithmBase<TreeScatter> {
     }
 };
 
-/// all_reduce as binomial-tree reduce to root + binomial-tree broadcast of the result.
+/// all_reduce as a tree reduce to root + a tree broadcast of the result from root:
+/// reduce_broadcast_tree uses the binomial tree both ways; Method::tree reduces up Shape::tree
+/// and broadcasts down Shape::bcast_tree (nullptr: Shape::tree again), so the two may differ
+/// (e.g. the Cerebras WSE reduce/allreduce thesis's two-phase reduce and a multicast broadcast).
 struct ReduceBroadcastTree : AlgorithmBase<ReduceBroadcastTree> {
     static constexpr bool multi_hop = true;
     static const char* validate(const Shape& sh) {
         if (sh.op != Op::all_reduce) return "ReduceBroadcastTree computes Op::all_reduce only.";
-        return detail::validate_tree(sh, true);
+        return detail::validate_tree(sh, sh.method != Method::tree);
     }
     static uint32_t lanes(const Shape&) { return 1; }
     template <class E>
     static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
-        const detail::TreeView T{&sh, true};
         const uint32_t n = tensor_chunks(sh);
-        detail::tree_reduce(e, T, rank, mk::in(0), n);
-        detail::tree_broadcast(e, T, rank, mk::out(0), n, false);
+        detail::tree_reduce(e, detail::reduce_tree(sh), rank, mk::in(0), n);
+        detail::tree_broadcast(e, detail::bcast_tree(sh), rank, mk::out(0), n, false);
     }
 };
 

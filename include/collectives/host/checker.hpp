@@ -2,16 +2,23 @@
 //
 // WHAT IT DOES
 //   Runs every (rank, lane) step stream of a schedule with symbolic values instead of numbers: a
-//   value is the multiset of (rank, input chunk) leaves that were combined into it, plus a hash of
-//   its combine tree (combine treated as commutative, not associative). Sends and receives match
-//   FIFO per (sender, receiver, lane); channels hold at most `capacity` messages (0: unbounded) and
-//   a send into a full channel waits. Each pass runs at most one step of every stream. Every step
-//   gets a logical time: a stream's clock advances by one after each send, and a receive happens
-//   no earlier than one after the message's send; pictures use it (local copies take no time).
+//   value is the sequence of (rank, input chunk) leaves combined into it, in combine order (the
+//   first operand's leaves, then the second's: schedule.hpp's order, local operand first), plus two
+//   hashes of its combine tree: `tree` with each combine's operand order (ordered_combine(), a
+//   non-commutative, non-associative function: what a non-commutative operator would compute) and
+//   `sym` with the operands of each combine unordered. Sends and receives match FIFO per (sender,
+//   receiver, lane); a multicast (Cast::children) puts one copy into the FIFO of each receiver.
+//   Channels hold at most `capacity` messages (0: unbounded) and a send into a full channel waits
+//   (a multicast until all its channels have room). Each pass runs at most one step of every
+//   stream. Every step gets a logical time: a stream's clock advances by one after each send, and
+//   a receive happens no earlier than the message's send plus its route's hops (hops(): 1 between
+//   neighbours, the shortest route's length for a multi-hop message; a multicast reaches each
+//   receiver after that receiver's hops); pictures use it (local copies take no time).
 //
 // WHAT IT REPORTS (each error names rank, lane, step and chunk where they apply)
 //   bad_peer       a peer out of range, the rank itself, or not linked by the topology (unless
-//                  the algorithm is multi-hop)
+//                  the algorithm is multi-hop); a multicast on a verb that keeps nothing to resend
+//                  (recv_reduce_send)
 //   bad_chunk      a chunk range outside the buffer's grid, a count of 0, or a write to the input
 //   uninit         a step reads a chunk nobody wrote (hardware never zeroes L1)
 //   lane_race      two lanes of one rank touch the same output/scratch chunk
@@ -23,7 +30,11 @@
 //   stray_write    an output chunk the op leaves alone (non-root ranks of reduce/gather/send_recv)
 //                  was written
 //   order          an all_reduce/barrier value combined in a different tree on two ranks
-//                  (results would not be bitwise identical)
+//                  (results would not be bitwise identical). Every supported operator is
+//                  commutative bit for bit, so by default trees that differ only in the operand
+//                  order of some combines are equal (`sym`); with CheckOptions::non_commutative the
+//                  operand order counts too (`tree`): the schedule is then right for an operator
+//                  that is not commutative.
 //
 // Who uses it: tests/collectives/schedule_test.cpp and host/picture.hpp. C++17 host code.
 #pragma once
@@ -44,22 +55,40 @@ namespace kccl::coll::host {
 
 struct Value {
     bool init = false;
-    std::vector<uint32_t> leaves;  // sorted multiset of rank * in_grid + chunk
-    uint64_t tree = 0;
+    std::vector<uint32_t> leaves;  // rank * in_grid + chunk of each contributor, in combine order
+    uint64_t tree = 0;             // the combine tree with operand order (ordered_combine)
+    uint64_t sym = 0;              // the combine tree with each combine's operands unordered
 };
 
 inline uint64_t mix64(uint64_t x) {
     x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
     return x;
 }
+/// The symbolic value of leaf `key` (rank * in_grid + chunk) and the combine the checker models:
+/// a function of (first operand, second operand) that is neither commutative nor associative, so
+/// its result names the combine tree with every operand order. Tests run it as a real operator
+/// on the executor (tests/collectives/order_test.cpp) to hold the code to the order.
+inline uint64_t leaf_hash(uint32_t key) { return mix64(uint64_t(key) + 1); }
+inline uint64_t ordered_combine(uint64_t a, uint64_t b) {
+    return mix64(a * 0x9e3779b97f4a7c15ULL ^ mix64(b + 0x632be59bd9b4e019ULL));
+}
+/// combine(a, b): a is the first operand (schedule.hpp: the local one, or reduce_local's dst).
 inline Value combine(const Value& a, const Value& b) {
     Value v;
     v.init = a.init && b.init;
-    v.leaves.resize(a.leaves.size() + b.leaves.size());
-    std::merge(a.leaves.begin(), a.leaves.end(), b.leaves.begin(), b.leaves.end(), v.leaves.begin());
-    const uint64_t lo = std::min(a.tree, b.tree), hi = std::max(a.tree, b.tree);
-    v.tree = mix64(lo * 0x9e3779b97f4a7c15ULL ^ mix64(hi + 0x632be59bd9b4e019ULL));
+    v.leaves.reserve(a.leaves.size() + b.leaves.size());
+    v.leaves.insert(v.leaves.end(), a.leaves.begin(), a.leaves.end());
+    v.leaves.insert(v.leaves.end(), b.leaves.begin(), b.leaves.end());
+    v.tree = ordered_combine(a.tree, b.tree);
+    v.sym = ordered_combine(std::min(a.sym, b.sym), std::max(a.sym, b.sym));
     return v;
+}
+/// Are the value's contributors in ascending rank order (MPI's canonical order for an operator
+/// that is associative but not commutative)? `in_grid`: the input grid, leaf = rank * in_grid + c.
+inline bool rank_ordered(const Value& v, uint32_t in_grid) {
+    for (size_t i = 1; i < v.leaves.size(); ++i)
+        if (v.leaves[i - 1] / in_grid > v.leaves[i] / in_grid) return false;
+    return true;
 }
 
 struct CheckError {
@@ -78,6 +107,7 @@ struct CheckOptions {
     uint32_t max_writes = 0; // per output chunk; 0 = no limit
     bool record = false;     // keep the events (pictures)
     bool multi_hop = false;  // peers need not be topology neighbours
+    bool non_commutative = false;  // `order` compares operand order too (see the top)
     bool serial_lanes = false;  // run each rank's lanes one after the other in ONE stream, with one
                                 // FIFO per (sender, receiver): an executor that runs lanes in turn
                                 // on one worker over shared link directions
@@ -92,6 +122,7 @@ struct CheckResult {
     bool ok = true;
     std::vector<CheckError> errors;  // the first few
     std::vector<Event> events;
+    std::vector<std::vector<Value>> outputs;  // with `record`: every rank's output chunks at the end
     uint64_t steps = 0, messages = 0, chunk_messages = 0;
     uint32_t time = 0;  // logical time until everything finished (message latencies on the critical path)
     bool has(const std::string& kind) const {
@@ -131,7 +162,7 @@ inline std::string where(uint32_t r, uint32_t l, uint32_t i) {
 inline std::string describe(const Step& s) {
     std::string t = verb_name(s.verb);
     if (verb_receives(s.verb)) t += " from " + std::to_string(s.recv_peer);
-    if (verb_sends(s.verb)) t += " to " + std::to_string(s.send_peer);
+    if (verb_sends(s.verb)) t += s.cast == Cast::children ? std::string(" to its children") : " to " + std::to_string(s.send_peer);
     if (verb_reads_src(s.verb)) t += std::string(" src ") + buf_name(s.src.buf) + "[" + std::to_string(s.src.chunk) + "]";
     if (verb_writes_dst(s.verb)) t += std::string(" dst ") + buf_name(s.dst.buf) + "[" + std::to_string(s.dst.chunk) + "]";
     if (s.count != 1) t += " x" + std::to_string(s.count);
@@ -195,7 +226,8 @@ inline std::vector<Step> merge_lanes(const std::vector<std::vector<Step>>& lanes
 
 /// Do a rank's lanes send to pairwise different peers and receive from pairwise different peers
 /// (so on one worker each lane's messages have link directions of their own)?
-inline bool lanes_disjoint(const std::vector<std::vector<Step>>& lanes) {
+/// `sh` and `rank` resolve multicast peer sets (needed only when a step multicasts).
+inline bool lanes_disjoint(const std::vector<std::vector<Step>>& lanes, const Shape* sh = nullptr, uint32_t rank = 0) {
     std::vector<uint32_t> tx_owner, rx_owner;  // peer -> lane + 1
     for (uint32_t l = 0; l < lanes.size(); ++l)
         for (const Step& s : lanes[l]) {
@@ -205,7 +237,13 @@ inline bool lanes_disjoint(const std::vector<std::vector<Step>>& lanes) {
                 owner[peer] = l + 1;
                 return true;
             };
-            if (verb_sends(s.verb) && !claim(tx_owner, s.send_peer)) return false;
+            bool ok = true;
+            if (s.cast == Cast::unicast || sh == nullptr) {
+                if (verb_sends(s.verb)) ok = claim(tx_owner, s.send_peer);
+            } else {
+                for_each_send_peer(*sh, rank, s, [&](uint32_t q) { ok = ok && claim(tx_owner, q); });
+            }
+            if (!ok) return false;
             if (verb_receives(s.verb) && !claim(rx_owner, s.recv_peer)) return false;
         }
     return true;
@@ -236,7 +274,7 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
             Value& v = mem[r][0][c];
             v.init = true;
             v.leaves = {r * grids[0] + c};
-            v.tree = mix64(uint64_t(r * grids[0] + c) + 1);
+            v.tree = v.sym = leaf_hash(r * grids[0] + c);
         }
         writes[r].assign(grids[1], 0);
     }
@@ -268,7 +306,14 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
             return true;
         };
         if (verb_receives(s.verb)) ok &= peer_ok(s.recv_peer, "receive");
-        if (verb_sends(s.verb)) ok &= peer_ok(s.send_peer, "send");
+        if (verb_sends(s.verb)) {
+            if (s.cast != Cast::unicast && !cast_lowerable(s.verb)) {
+                fail("bad_peer", r, l, i, kNoPeer, where(r, l, i) + ": a multicast on " + verb_name(s.verb) + ", which keeps nothing to resend (multicast is allowed on send, recv_copy_send and recv_reduce_copy_send)");
+                ok = false;
+            } else {
+                for_each_send_peer(sh, r, s, [&](uint32_t q) { ok &= peer_ok(q, "send"); });
+            }
+        }
         auto range_ok = [&](ChunkRef c, const char* what) {
             const uint32_t g = grids[int(c.buf)];
             if (uint64_t(c.chunk) + s.count > g) {
@@ -337,16 +382,18 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
         const uint32_t i = pc[r][l];
         const Step& s = st[r][l][i];
         std::deque<Msg>* in = nullptr;
-        std::deque<Msg>* outq = nullptr;
+        std::vector<std::deque<Msg>*> outq;  // one channel per receiver (several: a multicast)
         const uint32_t ln = cl(r, l, i);
         if (verb_receives(s.verb)) {
             in = &chan[{s.recv_peer, r, ln}];
             if (in->empty()) return false;
         }
-        if (verb_sends(s.verb)) {
-            outq = &chan[{r, s.send_peer, ln}];
-            if (opt.capacity && outq->size() >= opt.capacity) return false;
-        }
+        bool room = true;
+        for_each_send_peer(sh, r, s, [&](uint32_t q) {
+            outq.push_back(&chan[{r, q, ln}]);
+            room = room && !(opt.capacity && outq.back()->size() >= opt.capacity);
+        });
+        if (!room) return false;
         std::vector<Value> got, local, result;
         if (in) {
             Msg m = std::move(in->front());
@@ -356,7 +403,7 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
                 return true;
             }
             got = std::move(m.vals);
-            time = std::max(time, m.time + 1);
+            time = std::max(time, m.time + hops(sh, s.recv_peer, r));
         }
         switch (s.verb) {
             case Verb::send:
@@ -379,14 +426,14 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
             }
         }
         if (verb_writes_dst(s.verb) && !write(r, l, i, s.dst, result)) return true;
-        if (outq) {
-            outq->push_back(Msg{result, i, time});
+        for (std::deque<Msg>* q : outq) q->push_back(Msg{result, i, time});
+        if (verb_sends(s.verb)) {  // a multicast is one message (injected once)
             ++res.messages;
             res.chunk_messages += s.count;
         }
         ++res.steps;
         if (opt.record) res.events.push_back(Event{r, l, i, time, s});
-        clock[r][l] = time + (outq ? 1 : 0);
+        clock[r][l] = time + (verb_sends(s.verb) ? 1 : 0);
         res.time = std::max(res.time, clock[r][l]);
         return true;
     };
@@ -422,6 +469,9 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
                 const Step& s = st[r][l][pc[r][l]];
                 if (verb_receives(s.verb) && chan[{s.recv_peer, r, cl(r, l, pc[r][l])}].empty()) { q = s.recv_peer; return std::string("waits for a message from rank ") + std::to_string(q); }
                 q = s.send_peer;
+                for_each_send_peer(sh, r, s, [&](uint32_t c) {  // the (first) full channel
+                    if (q == s.send_peer && opt.capacity && chan[{r, c, cl(r, l, pc[r][l])}].size() >= opt.capacity) q = c;
+                });
                 return std::string("waits for room in the channel to rank ") + std::to_string(q);
             };
             uint32_t r = ready[0].first, l = ready[0].second;
@@ -456,6 +506,7 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
     std::vector<uint32_t> want;
     std::vector<uint64_t> trees(grids[1], 0);
     std::vector<uint32_t> tree_rank(grids[1], kNoPeer);
+    std::vector<uint64_t> syms(grids[1], 0);
     for (uint32_t r = 0; r < p; ++r)
         for (uint32_t c = 0; c < grids[1]; ++c) {
             const bool result = expected(sh, r, c, want);
@@ -465,12 +516,14 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
             }
             const Value& v = mem[r][1][c];
             if (!v.init) { fail("wrong_value", r, kNoPeer, kNoPeer, c, "rank " + std::to_string(r) + ": out[" + std::to_string(c) + "] never written"); continue; }
-            if (v.leaves != want) {
+            std::vector<uint32_t> got = v.leaves;
+            std::sort(got.begin(), got.end());
+            if (got != want) {
                 // name the first difference
                 std::string d;
                 std::map<uint32_t, int> diff;
                 for (auto x : want) diff[x]--;
-                for (auto x : v.leaves) diff[x]++;
+                for (auto x : got) diff[x]++;
                 for (auto [x, n] : diff) {
                     if (n == 0) continue;
                     const std::string leaf = "rank " + std::to_string(x / grids[0]) + "'s in[" + std::to_string(x % grids[0]) + "]";
@@ -481,11 +534,16 @@ inline CheckResult check_streams(const Shape& sh, const Streams& st, const Check
                 continue;
             }
             if (sh.op == Op::all_reduce || sh.op == Op::barrier) {
-                if (tree_rank[c] == kNoPeer) { trees[c] = v.tree; tree_rank[c] = r; }
-                else if (trees[c] != v.tree)
-                    fail("order", r, kNoPeer, kNoPeer, c, "out[" + std::to_string(c) + "] is combined in a different order on rank " + std::to_string(tree_rank[c]) + " and rank " + std::to_string(r) + " (results would differ in the last bits)");
+                const uint64_t t = opt.non_commutative ? v.tree : v.sym;
+                if (tree_rank[c] == kNoPeer) { trees[c] = t; tree_rank[c] = r; syms[c] = v.sym; }
+                else if (trees[c] != t)
+                    fail("order", r, kNoPeer, kNoPeer, c, "out[" + std::to_string(c) + "] is combined in a different order on rank " + std::to_string(tree_rank[c]) + " and rank " + std::to_string(r) +
+                         (syms[c] == v.sym ? std::string(" (the same combine tree with the operands of some combine swapped: a non-commutative operator gives different results)")
+                                           : std::string(" (results would differ in the last bits)")));
             }
         }
+    if (opt.record)
+        for (uint32_t r = 0; r < p; ++r) res.outputs.push_back(mem[r][1]);
     return res;
 }
 
@@ -529,7 +587,7 @@ inline CheckResult check(const Shape& sh, CheckOptions opt = {}) {
         ChanLanes lanes_of(st.size());
         for (uint32_t r = 0; r < st.size(); ++r) {
             lanes_of[r].resize(1);
-            if (st[r].size() > 1 && (!lanes_mergeable(sh) || !lanes_disjoint(st[r]))) {
+            if (st[r].size() > 1 && (!lanes_mergeable(sh) || !lanes_disjoint(st[r], &sh, r))) {
                 res.ok = false;
                 res.errors.push_back({"invalid", r, kNoPeer, kNoPeer, kNoPeer,
                                       "merged_lanes: rank " + std::to_string(r) + "'s lanes share a peer or the method's lanes may not merge (lanes_mergeable); an executor runs them in turn (serial_lanes)"});

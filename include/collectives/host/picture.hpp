@@ -3,10 +3,12 @@
 //
 //   mermaid(shape)  a Mermaid sequence diagram: one participant per rank, one arrow per message
 //                   in the order the symbolic run delivered them. The label says when (t = the
-//                   checker's pass, i.e. the parallel step), what (the chunk sent; "+" when the
-//                   message carries a partial reduction) and on which lane when there are several.
+//                   checker's logical send time), what (the chunk sent; "+" when the message
+//                   carries a partial reduction; "*" on each arrow of a multicast, which is one
+//                   message to several ranks) and on which lane when there are several.
 //   table(shape)    a plain text grid: one row per time step, one column per rank, each cell the
-//                   sends of that rank at that time ("->1 o3" = sends out[3] to rank 1).
+//                   sends of that rank at that time ("->1 out[3]" = sends out[3] to rank 1;
+//                   "->1,2 out[3]*" = one multicast to ranks 1 and 2).
 // docs/collectives-algorithms.md embeds these (tests/collectives/schedule_test.cpp checks the docs are current).
 #pragma once
 
@@ -27,6 +29,7 @@ inline std::string chunk_label(const Step& s) {
     if (s.count > 1) t += ".." + std::to_string(c.chunk + s.count - 1);
     t += "]";
     if (s.verb == Verb::recv_reduce_send || s.verb == Verb::recv_reduce_copy_send) t += "+";
+    if (s.cast != Cast::unicast) t += "*";
     return t;
 }
 }  // namespace detail_picture
@@ -44,11 +47,12 @@ inline std::string mermaid(const Shape& sh) {
     std::vector<Event> ev = r.events;
     std::stable_sort(ev.begin(), ev.end(), [](const Event& a, const Event& b) { return a.time < b.time; });
     for (const Event& e : ev) {
-        if (!verb_sends(e.step.verb)) continue;
-        m += "    R" + std::to_string(e.rank) + "->>R" + std::to_string(e.step.send_peer) + ": t" +
-             std::to_string(e.time) + " " + detail_picture::chunk_label(e.step);
-        if (many_lanes) m += " L" + std::to_string(e.lane);
-        m += "\n";
+        for_each_send_peer(sh, e.rank, e.step, [&](uint32_t q) {
+            m += "    R" + std::to_string(e.rank) + "->>R" + std::to_string(q) + ": t" + std::to_string(e.time) + " " +
+                 detail_picture::chunk_label(e.step);
+            if (many_lanes) m += " L" + std::to_string(e.lane);
+            m += "\n";
+        });
     }
     return m;
 }
@@ -64,7 +68,9 @@ inline std::string table(const Shape& sh) {
         if (!verb_sends(e.step.verb)) continue;
         std::string& c = cell[e.time][e.rank];
         if (!c.empty()) c += " ";
-        c += "->" + std::to_string(e.step.send_peer) + " " + detail_picture::chunk_label(e.step);
+        std::string to;
+        for_each_send_peer(sh, e.rank, e.step, [&](uint32_t q) { to += (to.empty() ? "" : ",") + std::to_string(q); });
+        c += "->" + to + " " + detail_picture::chunk_label(e.step);
     }
     std::string t = "| t |";
     for (uint32_t q = 0; q < sh.ranks; ++q) t += " rank " + std::to_string(q) + " |";
