@@ -247,6 +247,7 @@ struct RunReport {
                 s += "FAILED " + to_string(c.core) + (c.program ? " program " + std::to_string(c.program) : std::string()) +
                      ": " + c.message + "\n";
         if (s.empty()) s = "ok (" + std::to_string(cores.size()) + " kernels)\n";
+        else if (!deadlock && !replay.empty()) s += "replay: KCCL_EMU_REPLAY=\"" + replay + "\"\n";  // every failure, not only deadlocks
         return s;
     }
 };
