@@ -4,6 +4,8 @@
 # Layout under the prefix:
 #   include/kccl/hal/contract.hpp ...        device headers (include/)
 #   include/kccl/emulation/...               emulation headers (emulation/include/)
+#   include/kccl/bench/...                   Google Benchmark helpers (benchmarks/harness.hpp,
+#                                            benchmarks/collective_bench.hpp)
 #   share/cmake/kccl/kcclConfig.cmake        find_package(kccl) -> kccl::kccl, kccl::emulation
 #   share/cmake/kccl/kcclConfigVersion.cmake SameMinorVersion, architecture-independent
 #   share/cmake/kccl/kcclTargets.cmake
@@ -22,6 +24,11 @@ if(EXISTS "${_kccl_root}/emulation/include")
           DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/kccl"
           FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
 endif()
+
+# Google Benchmark helpers for users' own benchmarks (<bench/collective_bench.hpp>; they need
+# benchmark::benchmark, which the package does not bring).
+install(FILES "${_kccl_root}/benchmarks/harness.hpp" "${_kccl_root}/benchmarks/collective_bench.hpp"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/kccl/bench")
 
 install(TARGETS kccl kccl_emulation EXPORT kcclTargets)
 install(EXPORT kcclTargets
