@@ -30,8 +30,8 @@
 // [r * frag, r * frag + frag) of the tensor (zero past the tensor's end for reduce_scatter);
 // all_to_all: fragment f at f * frag, holding elements [r * frag, ...) of rank f's input.
 //
-// Inputs the library's tests use (reference::input_value) are seeded and chosen so every
-// reduction order gives the same exact value; reference::check_outputs compares every rank's
+// Inputs the library's tests use (input_value) are seeded and chosen so every
+// reduction order gives the same exact value; check_outputs compares every rank's
 // output with a plain host reference written from the operations' definitions.
 #pragma once
 
