@@ -4,6 +4,9 @@
 # Layout under the prefix:
 #   include/kccl/hal/contract.hpp ...        device headers (include/)
 #   include/kccl/emulation/...               emulation headers (emulation/include/)
+#   include/kccl/testing/...                kccl::testing (testing/include/)
+#   include/kccl/bench/...                   Google Benchmark helpers (benchmarks/harness.hpp,
+#                                            benchmarks/collective_bench.hpp)
 #   share/cmake/kccl/kcclConfig.cmake        find_package(kccl) -> kccl::kccl, kccl::emulation
 #   share/cmake/kccl/kcclConfigVersion.cmake SameMinorVersion, architecture-independent
 #   share/cmake/kccl/kcclTargets.cmake
@@ -23,7 +26,16 @@ if(EXISTS "${_kccl_root}/emulation/include")
           FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
 endif()
 
-install(TARGETS kccl kccl_emulation EXPORT kcclTargets)
+# Google Benchmark helpers for users' own benchmarks (<bench/collective_bench.hpp>; they need
+# benchmark::benchmark, which the package does not bring).
+install(FILES "${_kccl_root}/benchmarks/harness.hpp" "${_kccl_root}/benchmarks/collective_bench.hpp"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/kccl/bench")
+
+install(DIRECTORY "${_kccl_root}/testing/include/"
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/kccl"
+        FILES_MATCHING PATTERN "*.hpp")
+
+install(TARGETS kccl kccl_emulation kccl_testing EXPORT kcclTargets)
 install(EXPORT kcclTargets
         NAMESPACE kccl::
         FILE kcclTargets.cmake

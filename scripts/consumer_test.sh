@@ -7,7 +7,8 @@
 # find_package:     configures this source tree with tests/examples/benchmarks OFF and
 #                   KCCL_INSTALL=ON, installs it into DIR/prefix, checks the installed layout,
 #                   then configures tests/consumer/find_package with CMAKE_PREFIX_PATH=DIR/prefix,
-#                   builds it and runs it.
+#                   builds it and runs it; then builds examples/tutorial (docs/tutorial.md) the
+#                   same way and runs its tests (ctest).
 # add_subdirectory: configures tests/consumer/add_subdirectory with KCCL_SOURCE_DIR=<this tree>,
 #                   builds it and runs it.
 # DIR (default: a temporary directory, removed afterwards) is wiped first. Uses ${CMAKE:-cmake};
@@ -90,4 +91,15 @@ if [ "$MODE" = find_package ]; then
 fi
 run "$CMAKE" --build "$WORK/consumer-build" || fail "building the consumer"
 run "$WORK/consumer-build/kccl_consumer" || fail "the consumer program failed"
+if [ "$MODE" = find_package ]; then
+    # The tutorial's project (docs/tutorial.md) against the package just installed: its code is
+    # what a new user writes (a two-core kernel, a collective of one's own, a benchmark).
+    step "configure, build and test examples/tutorial against the installed package"
+    run "$CMAKE" -S "$ROOT/examples/tutorial" -B "$WORK/tutorial-build" "${COMMON[@]}" \
+        -DCMAKE_PREFIX_PATH="$WORK/prefix" -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON ||
+        fail "configuring the tutorial"
+    run "$CMAKE" --build "$WORK/tutorial-build" -j2 || fail "building the tutorial"
+    CTEST=${CTEST:-$(dirname "$(command -v "$CMAKE")")/ctest}
+    (cd "$WORK/tutorial-build" && run "$CTEST" --output-on-failure) || fail "the tutorial's tests failed"
+fi
 step "PASS"

@@ -4,14 +4,16 @@
 //             [--coll OP[,OP...]] [--method M] [--transport edm|ipcq] [--topology ring|line|all_pairs|t3000]
 //             [--ranks N] [--message BYTES] [--slots N] [--repeat R] [--memcpy BYTES[,BYTES...]]
 //             [--adversarial SEED] [--engine fibers|threads] [--timing wormhole|wafer] [--clock wall|cpu]
+//             [--trace FILE]
 //
 // Sizes (-b/-e, suffixes K M G) are nccl-tests' "size": the bytes of the largest buffer (all_gather:
 // the gathered output; reduce_scatter: each rank's input; all_reduce and the rest: the tensor).
-// Columns: size count type redop root | time(us) algbw busbw #wrong (out of place; in-place is
-// not offered). algbw = size / time; busbw = algbw x 2(n-1)/n (all_reduce), (n-1)/n (all_gather,
+// Columns: size count type redop root | host(us) algbw busbw #wrong (out of place; in-place is
+// not offered). host(us) is host time of the emulation (wall clock by default), not a prediction
+// of the hardware; the modelled columns (--timing) are. algbw = size / time; busbw = algbw x 2(n-1)/n (all_reduce), (n-1)/n (all_gather,
 // reduce_scatter, all_to_all), 1 otherwise. time: from the first rank starting the timed loop to
 // the last rank finishing it, divided by -n; with --repeat R the median of R such loops. Inputs are
-// seeded and exactly predictable (tools/coll_bed.hpp), so -c 1 counts every wrong element.
+// seeded and exactly predictable (emulation/collective.hpp), so -c 1 counts every wrong element.
 // --memcpy prints a memcpy baseline (median of 5 copies per repeat, GB/s) measured in the same run.
 //
 // Engine: --engine fibers (default: every emulated core a fiber on one host thread) or threads
@@ -25,41 +27,80 @@
 // from this one is then not counted (a diagnostic for A/B comparisons under load; the default,
 // wall, is what nccl-tests reports). Every fiber runs on that one thread, so its CPU clock is
 // the run's clock.
-#include "tools/coll_bed.hpp"
+// --trace FILE (fiber engine) writes the Perfetto trace of the first row's first run.
+//
+// Every option and every combination is checked before any run (sizes without overflow and at
+// most 1G, the method against each op and topology, the L1 of every row against the emulation's
+// 32-bit addresses and host memory); a bad one is an error line naming it and what is allowed,
+// exit code 2. A failed run is an error row, exit code 1; the tool catches every exception.
+#include "tools/coll_perf.hpp"
 
 #include <algorithm>
-#include <chrono>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
+#include <exception>
+#include <fstream>
 #include <memory>
-#include <mutex>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
+#ifndef KCCL_COLL_PERF_DEMO
+#define KCCL_COLL_PERF_DEMO 0
+#endif
+
 using namespace kccl::coll;
-namespace cb = kccl::coll_bed;
+using namespace kccl::coll_perf;
+namespace cb = kccl::emu::collective;
 namespace emu = kccl::emu;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
-[[noreturn]] void usage_error(const std::string& msg) {
-    std::fprintf(stderr, "coll_perf: %s (see --help)\n", msg.c_str());
-    std::exit(2);
-}
+#if KCCL_COLL_PERF_DEMO
+const char* const kProg = "coll_demo";
+#else
+const char* const kProg = "coll_perf";
+#endif
+
+/// Bad input: a message naming the option, the value and what is allowed; exit code 2.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+[[noreturn]] void usage_error(const std::string& msg) { throw UsageError(msg); }
+
+const char* const kSizeForms = "N, NK, NM or NG (K = 1024), at most 1G";
 
 uint64_t parse_size(const std::string& opt, const std::string& v) {
+    if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])))
+        usage_error(opt + " '" + v + "' is not a size (allowed: " + kSizeForms + ")");
     char* end = nullptr;
-    if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0]))) usage_error(opt + " '" + v + "' is not a size (allowed: N, NK, NM, NG)");
-    uint64_t x = std::strtoull(v.c_str(), &end, 10);
+    errno = 0;
+    const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
     const std::string suf = end;
-    if (suf == "K" || suf == "k") x <<= 10;
-    else if (suf == "M" || suf == "m") x <<= 20;
-    else if (suf == "G" || suf == "g") x <<= 30;
-    else if (!suf.empty()) usage_error(opt + " '" + v + "' is not a size (allowed: N, NK, NM, NG)");
+    unsigned shift = 0;
+    if (suf == "K" || suf == "k") shift = 10;
+    else if (suf == "M" || suf == "m") shift = 20;
+    else if (suf == "G" || suf == "g") shift = 30;
+    else if (!suf.empty()) usage_error(opt + " '" + v + "' is not a size (allowed: " + kSizeForms + ")");
+    if (errno == ERANGE || x > (kMaxSize >> shift))
+        usage_error(opt + " '" + v + "' is too large (allowed: " + kSizeForms + "; a rank's buffers are at most 1 GiB)");
+    return uint64_t(x) << shift;
+}
+
+/// A decimal integer in [lo, hi] (no sign, no suffix, no overflow).
+uint64_t parse_uint(const std::string& opt, const std::string& v, uint64_t lo, uint64_t hi) {
+    const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
+    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
+        usage_error(opt + " '" + v + "' is not a non-negative decimal integer (allowed: " + range + ")");
+    errno = 0;
+    const unsigned long long x = std::strtoull(v.c_str(), nullptr, 10);
+    if (errno == ERANGE || x < lo || x > hi) usage_error(opt + " '" + v + "' is out of range (allowed: " + range + ")");
     return x;
+}
+uint32_t parse_u32(const std::string& opt, const std::string& v, uint32_t lo, uint32_t hi) {
+    return uint32_t(parse_uint(opt, v, lo, hi));
 }
 
 std::vector<std::string> split(const std::string& s) {
@@ -100,32 +141,27 @@ const char* redop_name_f(RedOp r) { return redop_name(r); }
 const char* op_name_f(Op o) { return op_name(o); }
 const char* method_name_f(Method m) { return method_name(m); }
 
-struct Options {
-    uint64_t min_bytes = 1024, max_bytes = 1 << 20, factor = 2;
-    RedOp redop = RedOp::sum;
-    DataType dtype = DataType::f32;
-    uint32_t iters = 5, warmup = 1;
-    bool check = true;
-    std::vector<Op> colls{Op::all_reduce};
-    bool method_given = false;
-    Method method = Method::ring_bidir;
-    Transport transport = Transport::edm;
-    std::string topology = "ring";
-    bool interleave = false;  ///< --lanes interleaved: execute_any_interleaved
-    uint32_t ranks = 8;
-    uint32_t message = 16384, slots = 4;
-    uint32_t repeat = 1;
-    std::vector<uint64_t> memcpy_sizes;
-    bool adversarial = false;
-    uint64_t adv_seed = 0;
-    emu::Engine engine = emu::Engine::fibers;
-    std::string timing;  ///< "", "wormhole" or "wafer"
-};
+/// Does `m` send to ranks that are not neighbours (for some op that takes it)? Such methods need a
+/// routed link: --topology all_pairs.
+bool method_is_routed(Method m) {
+    for (Op op : kOps) {
+        Shape sh;
+        sh.op = op;
+        sh.method = m;
+        sh.ranks = 8;
+        bool known = false;
+        bool mh = false;
+        dispatch(sh, [&](auto tag) { known = true; mh = decltype(tag)::type::multi_hop; });
+        if (known && mh) return true;
+    }
+    return false;
+}
 
-std::unique_ptr<emu::TimingModel> make_model(const std::string& t) {
-    if (t == "wormhole") return emu::wormhole_model();
-    if (t == "wafer") return emu::wafer_model();
-    return nullptr;
+std::string routed_methods() {
+    std::string s;
+    for (Method m : kMethods)
+        if (method_is_routed(m)) s += (s.empty() ? "" : ", ") + std::string(method_name(m));
+    return s;
 }
 
 double busbw_factor(Op op, uint32_t n) {
@@ -154,196 +190,94 @@ double median(std::vector<double> v) {
     return v.empty() ? 0 : v[v.size() / 2];
 }
 
-/// --clock: wall time (default) or the calling thread's CPU time, in seconds.
-bool g_cpu_clock = false;
-double now_s() {
-    if (g_cpu_clock) {
-        timespec t{};
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-        return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-    }
-    return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
-}
-
-double memcpy_gbps(uint64_t bytes) {
+double memcpy_gbps(uint64_t bytes, bool cpu) {
     std::vector<uint8_t> a(bytes, 1), b(bytes, 2);
     std::vector<double> t;
     for (int i = 0; i < 6; ++i) {
-        const double s = now_s();
+        const double s = now_s(cpu);
         std::memcpy(b.data(), a.data(), bytes);
-        const double e = now_s();
+        const double e = now_s(cpu);
         asm volatile("" : : "r"(b.data()) : "memory");
         if (i) t.push_back(e - s);
     }
     return double(bytes) / median(t) / 1e9;
 }
 
-struct Result {
-    double time_us = 0;
-    double model_us = 0;         ///< timed engine: modelled time per iteration (µs)
-    double model_ticks = 0;      ///< the same in the model's ticks
-    uint64_t wrong = 0;
-    std::string first_wrong;
-    std::string error;
-};
-
-template <class Red>
-Result run_one(const Options& o, Op op, Method method, uint64_t count) {
-    using T = typename Red::value_type;
-    constexpr uint32_t eb = sizeof(T);
-    Shape sh;
-    sh.op = op;
-    sh.method = method;
-    sh.topo = o.topology == "line" ? Topology::line : Topology::ring;
-    sh.ranks = o.ranks;
-    sh.root = 0;
-    sh.peer = o.ranks > 1 ? o.ranks - 1 : 0;
-    cb::BedOptions bo;
-    bo.transport = o.transport;
-    bo.shape = o.topology == "line" ? GroupShape::line : o.topology == "all_pairs" ? GroupShape::all_pairs : GroupShape::ring;
-    bo.t3000 = o.topology == "t3000";
-    bo.ranks = o.ranks;
-    bo.message_bytes = o.message;
-    bo.slots = o.slots;
-    Result res;
-    if (count > 0x7FFFFFFFull) { res.error = "count too large"; return res; }
-    const cb::Layout L = cb::make_layout(sh, uint32_t(count), cb::max_chunk_elems(bo, eb));
-    if (const char* err = validate(L.shape)) { res.error = err; return res; }
-    bo.buffer_bytes = cb::buffer_bytes_for(L, eb);
-    const bool prep = Red::has_prepare && op_reduces(op);
-    bo.extra_bytes = prep ? bo.buffer_bytes : 0;
-    const uint64_t seed = 1;
-    const RedOp redop = o.redop;
-
-    // One run of `warmup` + `iters` collectives on a fresh group; `check` counts wrong outputs.
-    struct Once {
-        emu::RunReport report;
-        double wall_us = 0;
-        uint64_t wrong = 0;
-        std::string first_wrong;
-    };
-    auto run_once = [&](uint32_t iters, uint32_t warmup, emu::TimingModel* model, uint64_t adv_seed, bool check) {
-        Once out;
-        cb::Bed bed(bo);
-        std::vector<uint32_t> extra(o.ranks);
-        for (uint32_t r = 0; r < o.ranks; ++r) extra[r] = bed.extra(r);
-        std::vector<double> start(o.ranks), end(o.ranks);
-        bed.add([&, L, seed, redop, iters, warmup, prep](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
-            T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * eb));
-            const bool reduces = op_reduces(L.shape.op);
-            for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, redop, reduces, g.rank, i);
-            ExecParams ep;
-            ep.shape = L.shape;
-            ep.rank = g.rank;
-            ep.chunk_elems = L.chunk_elems;
-            ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, prep ? extra[g.rank] : g.input_l1};
-            ep.count = L.count;
-            const cb::GroupDirs dirs = cb::group_dirs_of(g);
-            auto exec = [&] {
-                if (o.interleave) execute_any_interleaved<Red>(link, ep, dirs);
-                else execute_any<Red>(link, ep, dirs);
-            };
-            for (uint32_t i = 0; i < warmup; ++i) exec();
-            start[g.rank] = now_s();
-            for (uint32_t i = 0; i < iters; ++i) exec();
-            end[g.rank] = now_s();
-            link.quiesce();
-            return 0;
-        });
-        emu::RunOptions ro;
-        ro.watchdog = std::chrono::milliseconds(60000);
-        ro.dirty_l1 = emu::RunOptions::DirtyL1::off;
-        ro.engine = o.engine;
-        ro.timing = model;
-        if (o.adversarial) {
-            ro.adversary.enabled = true;
-            ro.adversary.seed = adv_seed;
-            ro.dirty_l1 = emu::RunOptions::DirtyL1::on;
-        }
-        out.report = bed.run(ro);
-        if (!out.report.ok()) return out;
-        const auto t0 = *std::min_element(start.begin(), start.end());
-        const auto t1 = *std::max_element(end.begin(), end.end());
-        out.wall_us = (t1 - t0) * 1e6 / std::max(1u, iters);
-        if (check) {
-            const auto [nbad, text] = cb::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
-            out.wrong = nbad;
-            out.first_wrong = text;
-        }
-        return out;
-    };
-
-    const std::unique_ptr<emu::TimingModel> model = make_model(o.timing);
-    std::vector<double> times;
-    for (uint32_t rep = 0; rep < o.repeat; ++rep) {
-        const Once r = run_once(o.iters, o.warmup, model.get(), o.adv_seed + rep, o.check && rep == 0);
-        if (!r.report.ok()) { res.error = "run failed: " + r.report.summary(); return res; }
-        times.push_back(r.wall_us);
-        if (rep == 0) {
-            res.wrong = r.wrong;
-            res.first_wrong = r.first_wrong;
-        }
-        if (model && rep == 0) {
-            // Modelled time is deterministic: once. The same group with the warmup only; the
-            // difference of the makespans is the n timed iterations (set-up, EDM handshakes and
-            // teardown cancel out).
-            const Once b = run_once(0, o.warmup, model.get(), 0, false);
-            if (!b.report.ok()) { res.error = "run failed (modelled baseline): " + b.report.summary(); return res; }
-            const emu::vtime_t m1 = r.report.makespan, m0 = std::min(b.report.makespan, m1);
-            res.model_ticks = double(m1 - m0) / std::max(1u, o.iters);
-            res.model_us = res.model_ticks / r.report.ticks_per_second * 1e6;
-        }
-    }
-    res.time_us = median(times);
-    return res;
-}
-
 void print_help() {
     std::printf(
         "coll_perf: collectives on the kccl emulation, nccl-tests style.\n"
-        "  -b MIN -e MAX   sizes in bytes (K/M/G suffixes), default 1K..1M\n"
-        "  -f FACTOR       size multiplication factor, default 2\n"
+        "  -b MIN -e MAX   sizes in bytes: N, NK, NM or NG (K = 1024), at most 1G; default 1K..1M.\n"
+        "                  A rank's largest buffer is at most the size; every rank's emulated L1 must fit\n"
+        "                  in host memory (checked before the first run)\n"
+        "  -f FACTOR       size multiplication factor, 2..1024, default 2\n"
         "  -o REDOP        sum mean prod min max square_add logical_and logical_or bit_and bit_or bit_xor\n"
         "  -d TYPE         float bfloat16 half int32 uint32 int64 uint64 bool\n"
-        "  -n ITERS        timed iterations per size (default 5)   -w WARMUP (default 1)\n"
+        "  -n ITERS        timed iterations per size, 1..1000000 (default 5)   -w WARMUP 0..1000000 (default 1)\n"
         "  -c 0|1          check results (#wrong), default 1\n"
         "  --coll OPS      comma list: all_gather reduce_scatter all_reduce broadcast reduce gather scatter all_to_all send_recv\n"
-        "  --method M      ring_cw ring_ccw ring_bidir ring_meet_middle line broadcast_local_reduce reduce_broadcast_chain ...\n"
-        "                  (default: auto, choose_method() per op, topology, ranks and size, like GCL's auto)\n"
+        "  --method M      auto (default: choose_method() per op, topology, ranks and size, like Graphcore's GCL\n"
+        "                  auto; the row's last column names the method chosen) or one of\n"
+        "                  ring_cw ring_ccw ring_bidir ring_meet_middle line broadcast_local_reduce\n"
+        "                  reduce_broadcast_chain (mesh_2d needs a mesh, which this tool does not build), or, needing\n"
+        "                  a routed link (--topology all_pairs): %s.\n"
+        "                  Each op takes some of them; a method an op does not take is an error listing the op's methods\n"
         "  --transport T   edm (chips in a ring) or ipcq (PEs of one chip), default edm\n"
         "  --lanes L       serial (default: a method's lanes one after the other) or interleaved\n"
         "                  (piece by piece, execute_any_interleaved; ring_bidir has 2 lanes)\n"
         "  --topology T    ring, line, all_pairs (every rank linked to every other: IPCQ queue pair / EDM\n"
-        "                  link per pair, at most 9 ranks; runs the multi-hop methods) or t3000 (EDM, 8 ranks),\n"
-        "                  default ring\n"
-        "  --ranks N       default 8\n"
-        "  --message B     packet / slot bytes, default 16384      --slots N, default 4\n"
-        "  --repeat R      runs per size, median time reported, default 1\n"
+        "                  link per pair, at most 9 ranks; a routed link, runs the multi-hop methods) or t3000\n"
+        "                  (EDM, 8 ranks), default ring\n"
+        "  --ranks N       1..64 (ipcq: at most 16), default 8\n"
+        "  --message B     packet / slot bytes, a multiple of 16 in 16..1048576, default 16384\n"
+        "  --slots N       2..1024, default 4\n"
+        "  --repeat R      runs per size, median time reported, 1..100, default 1\n"
         "  --memcpy SIZES  also print memcpy GB/s for these sizes (median over the repeats)\n"
-        "  --adversarial SEED  adversarial deliveries and dirty L1\n"
+        "  --adversarial SEED  adversarial deliveries and dirty L1; SEED a decimal integer 0..18446744073709551615\n"
         "  --engine E      fibers (default: every core a fiber on one host thread) or threads (a host thread per core)\n"
-        "  --clock C       wall (default) or cpu: time and the memcpy baseline in CPU time of the host thread\n"
+        "  --clock C       wall (default) or cpu: host time and the memcpy baseline in CPU time of the host thread\n"
         "                  (fiber engine only; on a shared host, time taken by other processes is not counted)\n"
         "  --timing M      wormhole or wafer: the timed fiber engine with that model; adds modelled time per\n"
-        "                  iteration, modelled algbw / busbw and (wormhole) busbw as a share of 12.5 GB/s\n");
+        "                  iteration, modelled algbw / busbw and (wormhole) busbw as a share of 12.5 GB/s\n"
+        "  --trace FILE    fiber engine: write the Perfetto trace (https://ui.perfetto.dev) of the first row's\n"
+        "                  first run to FILE (modelled time with --timing, scheduling steps otherwise)\n"
+        "Columns: host(us) is host time of the emulation per iteration (it measures the emulator, not the\n"
+        "hardware); model(us) and the m.* columns are the timing model's modelled device time.\n"
+        "Exit codes: 0 every row ran and verified; 1 a row failed or had wrong elements; 2 bad options.\n",
+        routed_methods().c_str());
 }
 
-uint32_t parse_u32(const std::string& opt, const std::string& v, uint32_t lo, uint32_t hi) {
-    char* end = nullptr;
-    if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0]))) usage_error(opt + " '" + v + "' is not a non-negative integer");
-    const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
-    if (*end || x < lo || x > hi)
-        usage_error(opt + " '" + v + "' is out of range (allowed: " + std::to_string(lo) + ".." + std::to_string(hi) + ")");
-    return uint32_t(x);
+/// What a row will run, worked out before any run.
+struct Row {
+    Op op;
+    RedOp redop;
+    Method method;
+    bool automatic;
+    uint64_t size, count, bytes;
+};
+
+RowRunner runner_for(DataType t) {
+#if KCCL_COLL_PERF_DEMO
+    return t == DataType::bf16 ? &run_bf16 : nullptr;
+#else
+    switch (t) {
+        case DataType::f32: return &run_f32;
+        case DataType::bf16: return &run_bf16;
+        case DataType::f16: return &run_f16;
+        case DataType::i32: return &run_i32;
+        case DataType::u32: return &run_u32;
+        case DataType::i64: return &run_i64;
+        case DataType::u64: return &run_u64;
+        case DataType::boolean: return &run_bool;
+    }
+    return nullptr;
+#endif
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+Options parse(int argc, char** argv, bool& help) {
     Options o;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--help" || a == "-h") { print_help(); return 0; }
+        if (a == "--help" || a == "-h") { help = true; return o; }
         if (i + 1 >= argc) usage_error(a + " needs a value");
         const std::string v = argv[++i];
         if (a == "-b") o.min_bytes = parse_size(a, v);
@@ -355,8 +289,10 @@ int main(int argc, char** argv) {
         else if (a == "-w") o.warmup = parse_u32(a, v, 0, 1000000);
         else if (a == "-c") o.check = parse_u32(a, v, 0, 1) == 1;
         else if (a == "--coll") { o.colls.clear(); for (auto& s : split(v)) o.colls.push_back(parse_enum(a, s, kOps, op_name_f)); }
-        else if (a == "--method") { o.method = parse_enum(a, v, kMethods, method_name_f); o.method_given = true; }
-        else if (a == "--transport") {
+        else if (a == "--method") {
+            if (v == "auto") o.method_given = false;
+            else { o.method = parse_enum(a, v, kMethods, method_name_f); o.method_given = true; }
+        } else if (a == "--transport") {
             if (v == "edm") o.transport = Transport::edm;
             else if (v == "ipcq") o.transport = Transport::ipcq;
             else usage_error("--transport '" + v + "' is not known (allowed: edm, ipcq)");
@@ -372,7 +308,7 @@ int main(int argc, char** argv) {
         else if (a == "--slots") o.slots = parse_u32(a, v, 2, 1024);
         else if (a == "--repeat") o.repeat = parse_u32(a, v, 1, 100);
         else if (a == "--memcpy") { for (auto& s : split(v)) o.memcpy_sizes.push_back(parse_size(a, s)); }
-        else if (a == "--adversarial") { o.adversarial = true; o.adv_seed = parse_size(a, v); }
+        else if (a == "--adversarial") { o.adversarial = true; o.adv_seed = parse_uint(a, v, 0, ~0ull); }
         else if (a == "--engine") {
             if (v == "fibers") o.engine = emu::Engine::fibers;
             else if (v == "threads") o.engine = emu::Engine::threads;
@@ -382,10 +318,18 @@ int main(int argc, char** argv) {
             o.timing = v;
         } else if (a == "--clock") {
             if (v != "wall" && v != "cpu") usage_error("--clock '" + v + "' is not known (allowed: wall, cpu)");
-            g_cpu_clock = v == "cpu";
+            o.cpu_clock = v == "cpu";
+        } else if (a == "--trace") {
+            if (v.empty()) usage_error("--trace needs a file name");
+            o.trace_path = v;
         }
         else usage_error("unknown option '" + a + "'");
     }
+    return o;
+}
+
+/// Every combination of options, and every row, checked before any run; returns the rows.
+std::vector<Row> plan_rows(const Options& o) {
     if (o.topology == "t3000") {
         if (o.transport != Transport::edm) usage_error("--topology t3000 is a ring of 8 chips over EDM: use --transport edm");
         if (o.ranks != 8) usage_error("--topology t3000 has 8 chips: use --ranks 8");
@@ -398,17 +342,106 @@ int main(int argc, char** argv) {
         if (o.timing == "wafer" && o.transport != Transport::ipcq)
             usage_error("--timing wafer models a PE mesh without Ethernet: use --transport ipcq (PEs of one chip)");
     }
-    if (g_cpu_clock && o.engine != emu::Engine::fibers)
+    if (o.cpu_clock && o.engine != emu::Engine::fibers)
         usage_error("--clock cpu needs the fiber engine (--engine fibers): with threads every core has its own CPU clock");
+    if (!o.trace_path.empty() && o.engine != emu::Engine::fibers)
+        usage_error("--trace needs the fiber engine (--engine fibers): the thread engine records no trace");
     if (o.message % 16) usage_error("--message '" + std::to_string(o.message) + "' must be a multiple of 16");
-    if (o.min_bytes > o.max_bytes) usage_error("-b is larger than -e");
+    if (o.min_bytes > o.max_bytes) usage_error("-b " + std::to_string(o.min_bytes) + " is larger than -e " + std::to_string(o.max_bytes));
     if (o.transport == Transport::ipcq && o.ranks > 16) usage_error("--ranks with ipcq: at most 16 PEs on the emulated chip");
-
+    if (o.colls.empty()) usage_error("--coll needs at least one op");
+#if KCCL_COLL_PERF_DEMO
+    if (o.dtype != DataType::bf16 || o.transport != Transport::edm || o.interleave)
+        usage_error("this is the demo's build of coll_perf: -d bfloat16 over --transport edm, --lanes serial (it "
+                    "compiles in a fraction of the full tool's time); build the target coll_perf for other options");
+    for (Op op : o.colls)
+        if (op_reduces(op) && o.redop != RedOp::sum)
+            usage_error("this is the demo's build of coll_perf: -o sum only; build the target coll_perf for other operators");
+#endif
     for (Op op : o.colls)
         if (op_reduces(op) && !is_valid_op(o.dtype, o.redop))
             usage_error(std::string("-o ") + redop_name(o.redop) + " is not defined on -d " + dtype_name(o.dtype) +
-                        " (GCL's rules: mean only on floating types, logical_and/logical_or only on bool, bit_and/bit_or/bit_xor "
-                        "only on integers; sum, prod, min, max, square_add on floating and integer types)");
+                        " (Graphcore GCL's rules: mean only on floating types, logical_and/logical_or only on bool, "
+                        "bit_and/bit_or/bit_xor only on integers; sum, prod, min, max, square_add on floating and integer types)");
+    const bool routed = o.topology == "all_pairs";
+    if (o.method_given) {
+        for (Op op : o.colls) {
+            Shape sh = row_shape(o, op, o.method);
+            bool known = false;
+            dispatch(sh, [&](auto) { known = true; });
+            if (!known)
+                usage_error(std::string("--method ") + method_name(o.method) + " is not a method of " + op_name(op) +
+                            " (" + op_name(op) + " takes: " + allowed_methods(op) + ")");
+        }
+        if (!routed && method_is_routed(o.method))
+            usage_error(std::string("--method ") + method_name(o.method) +
+                        " sends to ranks that are not neighbours: it needs a routed link, --topology all_pairs (methods "
+                        "that do: " + routed_methods() + "; --topology " + o.topology + " links neighbours only)");
+    }
+
+    const uint32_t eb = dtype_size(o.dtype);
+    std::vector<Row> rows;
+    uint64_t worst_host = 0;
+    std::string worst_row;
+    for (Op op : o.colls) {
+        const RedOp redop = op_reduces(op) ? o.redop : cb::any_valid_op(o.dtype);
+        for (uint64_t size = o.min_bytes; size <= o.max_bytes; size = size ? size * o.factor : 1) {
+            Row r;
+            r.op = op;
+            r.redop = redop;
+            r.size = size;
+            r.count = count_for(op, size, eb, o.ranks);
+            r.automatic = !o.method_given;
+            // GCL's "auto": choose_method for the op, topology, ranks and bytes per rank.
+            r.method = o.method_given ? o.method
+                                      : choose_method(op, o.topology == "line" ? Topology::line : Topology::ring, o.ranks,
+                                                      r.count * eb, routed);
+            r.bytes = (op == Op::all_gather || op == Op::gather || op == Op::all_to_all) ? r.count * o.ranks * eb : r.count * eb;
+            const std::string where = std::string(op_name(op)) + " / " + method_name(r.method) + " at size " + std::to_string(size);
+            cb::GroupOptions bo = bed_options(o);
+            const cb::Layout L = cb::make_layout(row_shape(o, op, r.method), uint32_t(r.count), cb::max_chunk_elems(bo, eb));
+            if (const char* err = validate(L.shape)) usage_error(where + ": " + err);
+            uint32_t buf = 0;
+            try {
+                buf = cb::buffer_bytes_for(L, eb);
+            } catch (const std::exception& e) {
+                usage_error(where + ": " + e.what() + " (lower -e)");
+            }
+            bo.buffer_bytes = buf;
+            bo.extra_bytes = op_reduces(op) && redop == RedOp::square_add ? buf : 0;  // Reducer::has_prepare
+            if (cb::worker_l1_need(bo) > cb::kMaxWorkerL1)
+                usage_error(where + ": a rank's L1 would be " + std::to_string(cb::worker_l1_need(bo)) +
+                            " bytes, above the emulation's 32-bit L1 addresses (lower -e, --message or --slots)");
+            const uint64_t host = cb::host_l1_bytes(bo);
+            if (host > worst_host) { worst_host = host; worst_row = where; }
+            rows.push_back(r);
+            if (size == 0 && o.max_bytes == 0) break;
+        }
+    }
+    // Host memory: the machine's, or KCCL_COLL_PERF_HOST_MEMORY (bytes; the tests set it so the
+    // check does not depend on the machine they run on).
+    uint64_t phys = 0;
+    if (const char* env = std::getenv("KCCL_COLL_PERF_HOST_MEMORY")) phys = parse_uint("KCCL_COLL_PERF_HOST_MEMORY", env, 1, ~0ull);
+    else if (const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE); pages > 0 && page > 0)
+        phys = uint64_t(pages) * uint64_t(page);
+    if (phys > 0) {
+        if (worst_host > phys / 4 * 3)
+            usage_error(worst_row + " needs " + std::to_string(worst_host >> 20) + " MiB of host memory for the emulated L1 of " +
+                        std::to_string(o.ranks) + " ranks; this host has " + std::to_string(phys >> 20) +
+                        " MiB (allowed: at most three quarters of it; lower -e)");
+    }
+    for (uint64_t b : o.memcpy_sizes)
+        if (b == 0) usage_error("--memcpy sizes must be at least 1 byte");
+    if (!o.trace_path.empty()) {  // writable? (the trace is written after the first row)
+        std::ofstream f(o.trace_path, std::ios::out | std::ios::trunc);
+        if (!f) usage_error("--trace '" + o.trace_path + "' cannot be opened for writing: " + std::strerror(errno));
+    }
+    return rows;
+}
+
+int run(const Options& o, const std::vector<Row>& rows) {
+    const RowRunner runner = runner_for(o.dtype);
+    if (!runner) usage_error(std::string("-d ") + dtype_name(o.dtype) + " is not compiled into this build");
     std::printf("# coll_perf: %u ranks, %s over %s, message %u B x %u slots%s\n",
                 o.ranks, o.topology == "t3000" ? "T3000 (2x4 chips, ring 0 1 2 3 7 6 5 4)" : o.topology.c_str(),
                 o.transport == Transport::edm ? "EDM" : "IPCQ", o.message, o.slots, o.adversarial ? ", adversarial" : "");
@@ -418,67 +451,100 @@ int main(int argc, char** argv) {
                 o.timing == "wormhole" ? "; timed: Wormhole model (modelled time in us; %line = modelled busbw / 12.5 GB/s)"
                 : o.timing == "wafer"  ? "; timed: wafer PE-mesh model (modelled time in us at the model's clock, and in cycles)"
                                        : "");
-    if (g_cpu_clock) std::printf("# clock: CPU time of the host thread (time taken by other processes not counted)\n");
+    std::printf("# host(us): %s per iteration of the emulation on this host (not a prediction of the hardware%s)\n",
+                o.cpu_clock ? "CPU time of the host thread (time taken by other processes not counted)" : "wall time",
+                o.timing.empty() ? "; --timing wormhole adds modelled device time" : "; model(us) is the modelled device time");
+    if (o.method_given) std::printf("# method: %s\n", method_name(o.method));
+    else std::printf("# method: auto (chosen per op, topology, ranks and size; each row names the method it ran)\n");
     for (uint64_t b : o.memcpy_sizes) {
         std::vector<double> g;
-        for (uint32_t r = 0; r < std::max(3u, o.repeat); ++r) g.push_back(memcpy_gbps(b));
+        for (uint32_t r = 0; r < std::max(3u, o.repeat); ++r) g.push_back(memcpy_gbps(b, o.cpu_clock));
         std::printf("# memcpy %llu bytes: %.2f GB/s (median of %zu)\n", (unsigned long long)b, median(g), g.size());
     }
     const bool timed = !o.timing.empty();
     const char* extra_col = o.timing == "wafer" ? "cycles" : "%line";
+    const char* host_unit = o.cpu_clock ? "cpu" : "wall";
     if (!timed) {
-        std::printf("#\n# %10s %12s %8s %10s %6s %14s %8s %8s %8s  %s\n", "size", "count", "type", "redop", "root", "time(us)",
+        std::printf("#\n# %10s %12s %8s %10s %6s %14s %8s %8s %8s  %s\n", "size", "count", "type", "redop", "root", "host(us)",
                     "algbw", "busbw", "#wrong", "op / method");
-        std::printf("# %10s %12s %8s %10s %6s %14s %8s %8s %8s\n", "(B)", "(elements)", "", "", "", "", "(GB/s)", "(GB/s)", "");
+        std::printf("# %10s %12s %8s %10s %6s %14s %8s %8s %8s\n", "(B)", "(elements)", "", "", "", host_unit, "(GB/s)", "(GB/s)", "");
     } else {
         std::printf("#\n# %10s %12s %8s %10s %6s %14s %8s %8s %8s | %12s %8s %8s %8s  %s\n", "size", "count", "type", "redop",
-                    "root", "time(us)", "algbw", "busbw", "#wrong", "model(us)", "m.algbw", "m.busbw", extra_col, "op / method");
-        std::printf("# %10s %12s %8s %10s %6s %14s %8s %8s %8s | %12s %8s %8s %8s\n", "(B)", "(elements)", "", "", "", "wall",
+                    "root", "host(us)", "algbw", "busbw", "#wrong", "model(us)", "m.algbw", "m.busbw", extra_col, "op / method");
+        std::printf("# %10s %12s %8s %10s %6s %14s %8s %8s %8s | %12s %8s %8s %8s\n", "(B)", "(elements)", "", "", "", host_unit,
                     "(GB/s)", "(GB/s)", "", "modelled", "(GB/s)", "(GB/s)", "");
     }
+    std::fflush(stdout);
     int status = 0;
     const uint32_t eb = dtype_size(o.dtype);
-    for (Op op : o.colls) {
-        const RedOp redop = op_reduces(op) ? o.redop : cb::any_valid_op(o.dtype);
-        for (uint64_t size = o.min_bytes; size <= o.max_bytes; size = size ? size * o.factor : 1) {
-            const uint64_t count = count_for(op, size, eb, o.ranks);
-            // Default: GCL's "auto" — choose_method for the op, topology, ranks and bytes per rank.
-            const Method m = o.method_given ? o.method
-                                            : choose_method(op, o.topology == "line" ? Topology::line : Topology::ring,
-                                                            o.ranks, count * eb, o.topology == "all_pairs");
-            Options oo = o;
-            oo.redop = redop;
-            Result r;
-            cb::with_reducer(o.dtype, redop, [&](auto red) { r = run_one<decltype(red)>(oo, op, m, count); });
-            const uint64_t bytes = (op == Op::all_gather || op == Op::gather || op == Op::all_to_all) ? count * o.ranks * eb : count * eb;
-            if (!r.error.empty()) {
-                std::printf("  %10llu %12llu %8s %10s %6s  error: %s\n", (unsigned long long)bytes, (unsigned long long)(bytes / eb),
-                            dtype_name(o.dtype), op_reduces(op) ? redop_name(redop) : "none", "0", r.error.c_str());
+    std::unique_ptr<emu::Trace> trace = o.trace_path.empty() ? nullptr : std::make_unique<emu::Trace>();
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const Row& row = rows[i];
+        Options oo = o;
+        oo.redop = row.redop;
+        const Result r = runner(oo, row.redop, row.op, row.method, row.count, i == 0 ? trace.get() : nullptr);
+        const char* redop_col = op_reduces(row.op) ? redop_name(row.redop) : "none";
+        if (!r.error.empty()) {
+            std::printf("  %10llu %12llu %8s %10s %6s  error: %s / %s: %s\n", (unsigned long long)row.bytes,
+                        (unsigned long long)(row.bytes / eb), dtype_name(o.dtype), redop_col, "0", op_name(row.op),
+                        method_name(row.method), r.error.c_str());
+            status = 1;
+        } else {
+            const double algbw = r.time_us > 0 ? double(row.bytes) / (r.time_us * 1e3) : 0;
+            const double busbw = algbw * busbw_factor(row.op, o.ranks);
+            const bool rooted = row.op == Op::broadcast || row.op == Op::reduce || row.op == Op::gather || row.op == Op::scatter;
+            char wrong[32];
+            if (o.check) std::snprintf(wrong, sizeof wrong, "%llu", (unsigned long long)r.wrong);
+            else std::snprintf(wrong, sizeof wrong, "N/A");
+            std::printf("  %10llu %12llu %8s %10s %6s %14.1f %8.3f %8.3f %8s", (unsigned long long)row.bytes,
+                        (unsigned long long)(row.bytes / eb), dtype_name(o.dtype), redop_col, rooted ? "0" : "-1", r.time_us,
+                        algbw, busbw, wrong);
+            if (timed) {
+                const double malg = r.model_us > 0 ? double(row.bytes) / (r.model_us * 1e3) : 0;
+                const double mbus = malg * busbw_factor(row.op, o.ranks);
+                char last[32];
+                if (o.timing == "wafer") std::snprintf(last, sizeof last, "%.0f", r.model_ticks);
+                else std::snprintf(last, sizeof last, "%.1f%%", 100.0 * mbus / 12.5);
+                std::printf(" | %12.2f %8.3f %8.3f %8s", r.model_us, malg, mbus, last);
+            }
+            std::printf("  %s / %s%s\n", op_name(row.op), method_name(row.method), row.automatic ? " (auto)" : "");
+            if (r.wrong) { std::printf("#   first wrong:%s\n", r.first_wrong.c_str()); status = 1; }
+        }
+        if (i == 0 && trace) {
+            std::string err;
+            if (!trace->write_json(o.trace_path, &err)) {
+                std::printf("# error: %s\n", err.c_str());
                 status = 1;
             } else {
-                const double algbw = r.time_us > 0 ? double(bytes) / (r.time_us * 1e3) : 0;
-                const double busbw = algbw * busbw_factor(op, o.ranks);
-                const bool rooted = op == Op::broadcast || op == Op::reduce || op == Op::gather || op == Op::scatter;
-                char wrong[32];
-                if (o.check) std::snprintf(wrong, sizeof wrong, "%llu", (unsigned long long)r.wrong);
-                else std::snprintf(wrong, sizeof wrong, "N/A");
-                std::printf("  %10llu %12llu %8s %10s %6s %14.1f %8.3f %8.3f %8s", (unsigned long long)bytes,
-                            (unsigned long long)(bytes / eb), dtype_name(o.dtype), op_reduces(op) ? redop_name(redop) : "none",
-                            rooted ? "0" : "-1", r.time_us, algbw, busbw, wrong);
-                if (timed) {
-                    const double malg = r.model_us > 0 ? double(bytes) / (r.model_us * 1e3) : 0;
-                    const double mbus = malg * busbw_factor(op, o.ranks);
-                    char last[32];
-                    if (o.timing == "wafer") std::snprintf(last, sizeof last, "%.0f", r.model_ticks);
-                    else std::snprintf(last, sizeof last, "%.1f%%", 100.0 * mbus / 12.5);
-                    std::printf(" | %12.2f %8.3f %8.3f %8s", r.model_us, malg, mbus, last);
-                }
-                std::printf("  %s / %s\n", op_name(op), method_name(m));
-                if (r.wrong) { std::printf("#   first wrong:%s\n", r.first_wrong.c_str()); status = 1; }
+                std::printf("# trace: %s (%s / %s, %llu B, first run; open at https://ui.perfetto.dev)\n", o.trace_path.c_str(),
+                            op_name(row.op), method_name(row.method), (unsigned long long)row.bytes);
             }
-            std::fflush(stdout);
-            if (size == 0 && o.max_bytes == 0) break;
         }
+        std::fflush(stdout);
     }
     return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        bool help = false;
+        const Options o = parse(argc, argv, help);
+        if (help) { print_help(); return 0; }
+        const std::vector<Row> rows = plan_rows(o);
+        return run(o, rows);
+    } catch (const UsageError& e) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "%s: %s (see --help)\n", kProg, e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "%s: error: %s\n", kProg, e.what());
+        return 1;
+    } catch (...) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "%s: error: unknown exception\n", kProg);
+        return 1;
+    }
 }

@@ -30,7 +30,7 @@
 
 #include <stdint.h>
 
-namespace kccl::coll_bed {
+namespace kccl::tools {
 
 /// Where a rank's tensors are in DRAM. Addresses are NoC addresses on the rank's own chip (made by
 /// hal.noc_addr on the DRAM endpoint); `out_dir_bytes` bytes are reserved per direction.
@@ -171,4 +171,4 @@ private:
     bool staged_[max_dirs] = {};
 };
 
-}  // namespace kccl::coll_bed
+}  // namespace kccl::tools

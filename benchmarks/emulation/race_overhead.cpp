@@ -13,7 +13,7 @@
 #include "edm/edm_bench.hpp"
 #include "harness.hpp"
 
-#include "../../tools/coll_bed.hpp"
+#include <emulation/collective.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -23,7 +23,7 @@ namespace {
 
 namespace eb = kccl::bench::edm_bench;
 namespace emu = kccl::emu;
-namespace cb = kccl::coll_bed;
+namespace cb = kccl::emu::collective;
 
 emu::RunOptions options(bool race) {
     emu::RunOptions o;
@@ -71,7 +71,7 @@ void race_ring_all_reduce(benchmark::State& state) {
     sh.method = Method::ring_cw;
     sh.topo = Topology::ring;
     sh.ranks = kRanks;
-    cb::BedOptions bo;
+    cb::GroupOptions bo;
     bo.transport = Transport::ipcq;
     bo.shape = GroupShape::ring;
     bo.ranks = kRanks;
@@ -81,7 +81,7 @@ void race_ring_all_reduce(benchmark::State& state) {
     bo.buffer_bytes = cb::buffer_bytes_for(L, 4);
     const emu::RunOptions opt = options(race);
     for (auto _ : state) {
-        cb::Bed bed(bo);
+        cb::Group bed(bo);
         std::vector<double> start(kRanks), end(kRanks);
         bed.add([&](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
             auto* in = reinterpret_cast<uint32_t*>(hal.l1_ptr(g.input_l1, L.in_elems * 4));

@@ -1,12 +1,12 @@
 // The end-to-end test bed shared by e2e_test.cpp (ring / line / mesh groups) and
 // e2e_multihop_test.cpp (all_pairs groups): one run of a collective on an emulated group, every
-// rank's output compared bit for bit with the plain host reference of tools/coll_bed.hpp
+// rank's output compared bit for bit with the plain host reference of emulation/collective.hpp
 // (written from the operations' definitions, not from the schedules), and the dtype / operator
 // lists the sweeps iterate. Each test file keeps its own Case (what it varies) and builds the
-// Shape and BedOptions from it. fidelity_coll_test.cpp uses exec_params for its own kernels.
+// Shape and GroupOptions from it. fidelity_coll_test.cpp uses exec_params for its own kernels.
 #pragma once
 
-#include "tools/coll_bed.hpp"
+#include <emulation/collective.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +14,7 @@
 
 namespace kccl::coll::e2e {
 
-namespace cb = ::kccl::coll_bed;
+namespace cb = ::kccl::emu::collective;
 
 inline constexpr DataType kTypes[] = {DataType::f32, DataType::bf16, DataType::f16, DataType::i32,
                                       DataType::u32, DataType::i64, DataType::u64, DataType::boolean};
@@ -29,30 +29,22 @@ struct Run {
     bool adversarial = true;  ///< adversarial deliveries and dirty L1
 };
 
-/// This rank's executor parameters for layout L: input, output and scratch from the group
-/// arguments; the prepared input (square_add) overwrites the input.
-inline ExecParams exec_params(const cb::Layout& L, const GroupArgs& g) {
-    ExecParams ep;
-    ep.shape = L.shape;
-    ep.rank = g.rank;
-    ep.chunk_elems = L.chunk_elems;
-    ep.buf = {g.input_l1, g.output_l1, g.scratch_l1, g.input_l1};
-    ep.count = L.count;
-    return ep;
-}
+/// This rank's executor parameters for layout L (the prepared input, square_add, overwrites the
+/// input): emulation/collective.hpp's.
+using cb::exec_params;
 
 /// Runs `sh` on a bed made from `bo` (its buffer size is computed here). `exec(link, ep, g)` runs
 /// this rank's part (the executor with the group's direction map). Returns "" if every rank's
 /// output matches the reference bit for bit, "not supported: ..." for a shape validate()
 /// rejects, else what failed.
 template <class Red, class Exec>
-std::string run_bed(const Shape& sh, cb::BedOptions bo, const Run& run, Exec exec) {
+std::string run_bed(const Shape& sh, cb::GroupOptions bo, const Run& run, Exec exec) {
     using T = typename Red::value_type;
     constexpr uint32_t eb = sizeof(T);
     const cb::Layout L = cb::make_layout(sh, run.count, cb::max_chunk_elems(bo, eb));
     if (const char* err = validate(L.shape)) return std::string("not supported: ") + err;
     bo.buffer_bytes = cb::buffer_bytes_for(L, eb);
-    cb::Bed bed(bo);
+    cb::Group bed(bo);
 
     const bool reduces = op_reduces(sh.op);
     const uint64_t seed = run.seed;

@@ -5,7 +5,7 @@
 // rank one hop from every other — over both transports: IPCQ (a queue pair per PE pair on one
 // chip) and EDM (an emulated cluster with one Ethernet link per chip pair). Rank counts include
 // non-powers of two; sizes 0, 1, odd and large; adversarial mode with dirty L1. Each rank's output
-// is compared bit for bit with the plain host reference of tools/coll_bed.hpp (written from the
+// is compared bit for bit with the plain host reference of emulation/collective.hpp (written from the
 // operations' definitions, not from the schedules); the run itself is e2e_bed.hpp's.
 //
 // CI runs a bounded cross-section ("[collectives][e2e]"); "[long]" runs the whole matrix.
@@ -18,7 +18,7 @@
 #include <vector>
 
 using namespace kccl::coll;
-namespace cb = kccl::coll_bed;
+namespace cb = kccl::emu::collective;
 namespace ch = kccl::coll::host;
 namespace emu = kccl::emu;
 
@@ -82,7 +82,7 @@ std::string run_any(const Case& c) {
         parent = make_tree(c.tree, c.ranks, sh.root);
         sh.tree = parent.data();
     }
-    cb::BedOptions bo;
+    cb::GroupOptions bo;
     bo.transport = c.transport;
     bo.shape = c.group;
     bo.ranks = c.ranks;
@@ -253,13 +253,13 @@ TEST_CASE("multihop: all_pairs plan — directions, peers and its named limits",
 
 TEST_CASE("multihop: the same multi-hop method on a ring group still fails with the named device error", "[collectives][e2e]") {
     // Guard: the ring plan must not silently grow links; only all_pairs reaches non-neighbours.
-    cb::BedOptions bo;
+    cb::GroupOptions bo;
     bo.transport = Transport::ipcq;
     bo.shape = GroupShape::ring;
     bo.ranks = 4;
     bo.message_bytes = 256;
     bo.buffer_bytes = 256;
-    cb::Bed bed(bo);
+    cb::Group bed(bo);
     Shape sh;
     sh.op = Op::all_reduce;
     sh.method = Method::recursive_doubling;

@@ -5,7 +5,7 @@
 // execute_slice. Each worker's output starts as a sentinel: the bytes outside its slice (and
 // all of them on ranks the op gives no output) must still hold it. The rank's output is then
 // assembled from its workers' slices and compared bit for bit with the plain host reference of
-// tools/coll_bed.hpp, under the adversarial mode with dirty L1.
+// emulation/collective.hpp, under the adversarial mode with dirty L1.
 #include <catch2/catch.hpp>
 
 #include "e2e_bed.hpp"
@@ -19,7 +19,7 @@
 #include <vector>
 
 using namespace kccl::coll;
-namespace cb = kccl::coll_bed;
+namespace cb = kccl::emu::collective;
 namespace ch = kccl::coll::host;
 namespace emu = kccl::emu;
 

@@ -6,7 +6,7 @@
 // output is compared bit for bit with a plain host reference computed here from the same seeded
 // inputs, written from the operations' definitions (Graphcore's GCL documentation), not from the schedules.
 //
-// Inputs and the reference are in tools/coll_bed.hpp (shared with the benchmark tool), the run
+// Inputs and the reference are in emulation/collective.hpp (shared with the benchmark tool), the run
 // itself in e2e_bed.hpp (shared with e2e_multihop_test.cpp): inputs are
 // chosen so every reduction order gives the same exact value, so the reference does not need to
 // know the method's order; results must then be bitwise identical on every rank.
@@ -22,7 +22,7 @@
 #include <vector>
 
 using namespace kccl::coll;
-namespace cb = kccl::coll_bed;
+namespace cb = kccl::emu::collective;
 namespace emu = kccl::emu;
 
 using cb::reference_reduce;
@@ -64,7 +64,7 @@ std::string run_any(const Case& c) {
     sh.peer = c.ranks > 2 ? c.ranks - 1 : 0;
     const bool mesh = c.topo == Topology::mesh || c.topo == Topology::torus;
     if (mesh) { sh.cols = c.cols; sh.rows = c.ranks / c.cols; }
-    cb::BedOptions bo;
+    cb::GroupOptions bo;
     bo.transport = c.transport;
     bo.shape = mesh ? GroupShape::mesh : c.topo == Topology::line ? GroupShape::line : GroupShape::ring;
     bo.mesh_cols = mesh ? c.cols : 0;
@@ -231,7 +231,7 @@ TEST_CASE("e2e: a link with fewer slots than the ring keeps in flight is a named
             sh.op = Op::all_gather;
             sh.method = m;
             sh.ranks = 8;
-            cb::BedOptions bo;
+            cb::GroupOptions bo;
             bo.transport = t;
             bo.shape = GroupShape::ring;
             bo.ranks = 8;

@@ -3,7 +3,7 @@
 // per chip) against the project's ring all_gather over EDM on an emulated ring of N chips, timed
 // by the Wormhole model (emulation/timing.hpp).
 //
-// What runs: tools/coll_bed.hpp's EDM group (one worker per chip, an EDM on each end of every
+// What runs: emulation/collective.hpp's EDM group (one worker per chip, an EDM on each end of every
 // ring link), all_gather of float, one packet per chunk with the packet sized to the per-chip
 // tensor (at most 16 KiB; tt-metal sizes its EDM buffers to the op the same way), 4 slots, so a
 // wavefront window of 3 chunks (schedule.hpp, Shape::window). Two scenarios:
@@ -44,7 +44,7 @@
 #include <catch2/catch.hpp>
 
 #include "e2e_bed.hpp"  // exec_params
-#include "tools/coll_bed.hpp"
+#include <emulation/collective.hpp>
 #include "tools/dram_link.hpp"
 #include "tools/ttm_all_gather_bed.hpp"
 
@@ -58,7 +58,7 @@
 #include <vector>
 
 using namespace kccl::coll;
-namespace cb = kccl::coll_bed;
+namespace cb = kccl::emu::collective;
 namespace emu = kccl::emu;
 
 namespace {
@@ -80,7 +80,7 @@ struct Scenario {
     uint32_t max_packet = 16384;  ///< EDM packet = min(this, bytes per chip)
     uint32_t dram_read_cycles = 0, dram_write_cycles = 0;
     uint32_t slots = 4;
-    /// Workers per link (coll_bed BedOptions::workers_per_link): worker w of every chip all-gathers
+    /// Workers per link (emulation/collective.hpp GroupOptions::workers_per_link): worker w of every chip all-gathers
     /// its slice of every chip's tensor (Slicer::worker_range) over its own EDM channels, with its
     /// own DRAM pages; the op ends when the last worker ends.
     uint32_t workers = 1;
@@ -147,7 +147,7 @@ emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per
     const Slicer sl(Op::all_gather, count, chips, SliceConfig{sizeof(T), 16, 1, W});
     uint32_t part = 0;  // the largest worker part, in elements
     for (uint32_t w = 0; w < W; ++w) part = std::max(part, sl.worker_range(w).count);
-    cb::BedOptions bo;
+    cb::GroupOptions bo;
     bo.transport = Transport::edm;
     bo.shape = GroupShape::ring;
     bo.ranks = chips;
@@ -172,7 +172,7 @@ emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per
     const uint32_t out_at = (in_bytes + 15u) & ~15u, log_at = out_at + ((out_bytes + 15u) & ~15u);
     const uint32_t region = log_at + 4 * log_dir;  // worker w's DRAM region starts at w * region
     if (sc.dram) bo.dram_bytes = W * region;
-    cb::Bed bed(bo);
+    cb::Group bed(bo);
     const uint64_t seed = 7;
     const bool dram = sc.dram;
     auto kernel = [=](uint32_t runs, bool fill) {
@@ -181,7 +181,7 @@ emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per
             const uint32_t first = sl.worker_range(w).begin;  // of the chip's tensor
             const uint32_t at = w * region;
             // The DRAM endpoint of this chip is NoC (0, grid_h + 1); the bed's chips have grid_h 1.
-            cb::DramTensors t;
+            kccl::tools::DramTensors t;
             t.input = hal.noc_addr(0, 2, at);
             t.input_l1 = g.input_l1;
             t.input_bytes = L.in_elems * uint32_t(sizeof(T));
@@ -202,7 +202,7 @@ emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per
             const RingDirs dirs = cb::dirs_of(g);
             if (dram && link.directions() > 4) throw emu::EmulationError("DRAM region sized for 4 directions");
             if (dram) {
-                cb::DramTensorLink<std::remove_reference_t<decltype(link)>> dl(link, t, g.rank * L.frag * uint32_t(sizeof(T)));
+                kccl::tools::DramTensorLink<std::remove_reference_t<decltype(link)>> dl(link, t, g.rank * L.frag * uint32_t(sizeof(T)));
                 for (uint32_t i = 0; i < runs; ++i) execute<RingAllGather, Red>(dl, ep, dirs);
                 dl.quiesce();
             } else {

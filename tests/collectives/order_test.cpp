@@ -18,7 +18,7 @@
 #include <vector>
 
 using namespace kccl::coll;
-namespace cb = ::kccl::coll_bed;
+namespace cb = kccl::emu::collective;
 namespace emu = ::kccl::emu;
 using host::ordered_combine;
 
@@ -78,14 +78,14 @@ struct Outcome {
 template <class Red, class Run>
 Outcome run_on_bed(const Shape& sh, uint32_t ce, GroupShape group, Run run) {
     const uint32_t gin = grid(sh, Buf::input), gout = grid(sh, Buf::output), gscr = scratch_chunks(sh);
-    cb::BedOptions bo;
+    cb::GroupOptions bo;
     bo.transport = Transport::ipcq;
     bo.shape = group;
     bo.ranks = sh.ranks;
     bo.message_bytes = 64;
     bo.slots = 4;
     bo.buffer_bytes = uint32_t((std::max({gin, gout, gscr, 1u}) * ce * 8 + 15) & ~15u);
-    cb::Bed bed(bo);
+    cb::Group bed(bo);
     bed.add([sh, ce, gin, run](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
         uint64_t* in = reinterpret_cast<uint64_t*>(hal.l1_ptr(g.input_l1, gin * ce * 8));
         for (uint32_t c = 0; c < gin; ++c)

@@ -11,7 +11,7 @@
 #include <string>
 
 using namespace kccl::coll;
-namespace cb = kccl::coll_bed;
+namespace cb = kccl::emu::collective;
 namespace emu = kccl::emu;
 
 namespace {
@@ -44,7 +44,7 @@ std::string host_error(const ExecParams& p) {
 /// ExecParams only; returns the report.
 template <class Change>
 emu::RunReport run_with(Transport t, Op op, Change change) {
-    cb::BedOptions bo;
+    cb::GroupOptions bo;
     bo.transport = t;
     bo.ranks = 4;
     bo.message_bytes = 64;
@@ -55,7 +55,7 @@ emu::RunReport run_with(Transport t, Op op, Change change) {
     sh.ranks = 4;
     const cb::Layout L = cb::make_layout(sh, 64, cb::max_chunk_elems(bo, 4));
     bo.buffer_bytes = cb::buffer_bytes_for(L, 4);
-    cb::Bed bed(bo);
+    cb::Group bed(bo);
     bed.add([L, change](auto&, auto& link, const GroupArgs& g) -> uint64_t {
         ExecParams ep = e2e::exec_params(L, g);
         if (g.rank == 2) change(ep);

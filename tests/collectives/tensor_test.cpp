@@ -21,7 +21,7 @@
 #include <vector>
 
 using namespace kccl::coll;
-namespace cb = kccl::coll_bed;
+namespace cb = kccl::emu::collective;
 namespace ch = kccl::coll::host;
 namespace emu = kccl::emu;
 

@@ -2,7 +2,7 @@
 // few messages below 2^32 (GroupSpec::initial_counter, passed to IPCQ's QueueConfig and to every
 // EDM channel) and the collective moves enough messages per link to cross it, with 3, 4 and 5
 // slots, over both transports, under the adversary. Every rank's output is compared bit for bit
-// with the host reference (tools/coll_bed.hpp).
+// with the host reference (emulation/collective.hpp).
 #include <catch2/catch.hpp>
 
 #include "e2e_bed.hpp"
@@ -13,7 +13,7 @@
 #include <cstring>
 
 using namespace kccl::coll;
-namespace cb = kccl::coll_bed;
+namespace cb = kccl::emu::collective;
 
 namespace {
 std::string run_across_wrap(Op op, Method method, Transport t, uint32_t slots, uint32_t before, uint64_t seed) {
@@ -23,7 +23,7 @@ std::string run_across_wrap(Op op, Method method, Transport t, uint32_t slots, u
     sh.topo = Topology::ring;
     sh.ranks = 4;
     sh.root = 1;
-    cb::BedOptions bo;
+    cb::GroupOptions bo;
     bo.transport = t;
     bo.shape = GroupShape::ring;
     bo.ranks = 4;
@@ -54,11 +54,11 @@ TEST_CASE("collectives across the 2^32 counter wrap on both transports", "[colle
 
 TEST_CASE("GroupSpec::initial_counter reaches every link counter of both transports", "[collectives][wrap][plan]") {
     for (Transport t : {Transport::ipcq, Transport::edm}) {
-        cb::BedOptions bo;
+        cb::GroupOptions bo;
         bo.transport = t;
         bo.ranks = 3;
         bo.initial_counter = 0u - 9u;
-        cb::Bed bed(bo);
+        cb::Group bed(bo);
         if (t == Transport::edm) {
             REQUIRE(!bed.plan.edm.empty());
             for (const auto& k : bed.plan.edm) {

@@ -3,7 +3,7 @@
 // FabricLink, where every rank is one direction away and the routers forward through the chips
 // in between: rings and lines of chips (1D routing) and the T3000 and Galaxy meshes (2D routing).
 // Dirty L1, adversarial schedules; every rank's output compared bit for bit with the plain host
-// reference of tools/coll_bed.hpp (written from the operations' definitions).
+// reference of emulation/collective.hpp (written from the operations' definitions).
 //
 // ctest runs a bounded cross-section ("[fabric][coll]"); "[long]" runs the whole matrix.
 #include <catch2/catch.hpp>
@@ -17,7 +17,7 @@
 #include <vector>
 
 using namespace kccl::coll;
-namespace cb = kccl::coll_bed;
+namespace cb = kccl::emu::collective;
 namespace cf = kccl::emu::chip_fabric;
 namespace fh = kccl::fabric::chip::host;
 namespace emu = kccl::emu;

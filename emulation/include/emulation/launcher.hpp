@@ -403,6 +403,7 @@ struct RunReport {
         for (const auto& r : races) s += r + "\n";
         if (races_dropped) s += "(" + std::to_string(races_dropped) + " more race reports dropped)\n";
         if (s.empty()) s = "ok (" + std::to_string(cores.size()) + " kernels)\n";
+        else if (!deadlock && !replay.empty()) s += "replay: KCCL_EMU_REPLAY=\"" + replay + "\"\n";  // every failure, not only deadlocks
         return s;
     }
 

@@ -1,0 +1,317 @@
+// The host API of emulation/collective.hpp: run_collective's outputs against plain loops written
+// here from the operations' definitions, its errors, its times and trace, the lower level (a
+// kernel body of one's own around the executor), and which collectives may run in place
+// (input == output; docs/host-api.md states the list this test checks).
+#include <emulation/collective.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace kc = kccl::emu::collective;
+using namespace kccl::coll;
+using SumF = Reducer<float, RedOp::sum>;
+
+std::vector<std::vector<float>> small_ints(uint32_t ranks, uint32_t count) {
+    std::vector<std::vector<float>> in(ranks, std::vector<float>(count));
+    for (uint32_t r = 0; r < ranks; ++r)
+        for (uint32_t i = 0; i < count; ++i) in[r][i] = float(int((r * 7 + i * 3) % 11) - 5);
+    return in;
+}
+
+kc::GroupOptions group(Transport t, uint32_t ranks, GroupShape shape = GroupShape::ring) {
+    kc::GroupOptions g;
+    g.transport = t;
+    g.ranks = ranks;
+    g.shape = shape;
+    g.message_bytes = 256;
+    return g;
+}
+
+/// Expected output of rank r for `op` on inputs `in`, written from the definitions (frag: the
+/// layout's fragment stride; out_elems: the output buffer's length; elements not defined are NaN
+/// and not compared).
+std::vector<float> expected(Op op, const std::vector<std::vector<float>>& in, uint32_t r, uint32_t root, uint32_t peer,
+                            uint32_t frag, uint32_t out_elems) {
+    const uint32_t p = uint32_t(in.size()), n = uint32_t(in[0].size());
+    std::vector<float> e(out_elems, NAN);
+    auto sum = [&](uint32_t i) {
+        float s = 0;
+        for (uint32_t q = 0; q < p; ++q) s += in[q][i];
+        return s;
+    };
+    switch (op) {
+        case Op::all_reduce: for (uint32_t i = 0; i < n; ++i) e[i] = sum(i); break;
+        case Op::reduce: if (r == root) for (uint32_t i = 0; i < n; ++i) e[i] = sum(i); break;
+        case Op::broadcast: for (uint32_t i = 0; i < n; ++i) e[i] = in[root][i]; break;
+        case Op::send_recv: if (r == peer) for (uint32_t i = 0; i < n; ++i) e[i] = in[root][i]; break;
+        case Op::all_gather:
+            for (uint32_t f = 0; f < p; ++f) for (uint32_t j = 0; j < n; ++j) e[f * frag + j] = in[f][j];
+            break;
+        case Op::gather:
+            if (r == root) for (uint32_t f = 0; f < p; ++f) for (uint32_t j = 0; j < n; ++j) e[f * frag + j] = in[f][j];
+            break;
+        case Op::reduce_scatter:
+            for (uint32_t j = 0; j < frag; ++j) e[j] = r * frag + j < n ? sum(r * frag + j) : 0.f;
+            break;
+        case Op::scatter:
+            for (uint32_t j = 0; j < frag && r * frag + j < n; ++j) e[j] = in[root][r * frag + j];
+            break;
+        case Op::all_to_all:
+            for (uint32_t f = 0; f < p; ++f)
+                for (uint32_t j = 0; j < frag && r * frag + j < n; ++j) e[f * frag + j] = in[f][r * frag + j];
+            break;
+        case Op::barrier: break;
+    }
+    return e;
+}
+
+/// Number of elements of the result that differ from expected().
+template <class R>
+uint32_t wrong(const R& res, Op op, const std::vector<std::vector<float>>& in, uint32_t root, uint32_t peer) {
+    uint32_t bad = 0;
+    for (uint32_t r = 0; r < in.size(); ++r) {
+        const auto e = expected(op, in, r, root, peer, res.layout.frag, res.layout.out_elems);
+        for (size_t i = 0; i < e.size(); ++i)
+            if (!std::isnan(e[i]) && res.outputs[r][i] != e[i]) ++bad;
+    }
+    return bad;
+}
+
+}  // namespace
+
+TEST_CASE("run_collective: all_reduce over EDM and all_gather over IPCQ, outputs as defined", "[host_api][collectives]") {
+    {
+        const auto in = small_ints(4, 300);
+        kc::Collective c;
+        c.op = Op::all_reduce;
+        c.count = 300;
+        const auto r = kc::run_collective<SumF>(group(Transport::edm, 4), c, in);
+        INFO(r.summary());
+        REQUIRE(r.ok());
+        CHECK(r.method() == choose_method(Op::all_reduce, Topology::ring, 4, 300 * 4));
+        CHECK(wrong(r, Op::all_reduce, in, 0, 3) == 0);
+        CHECK(r.outputs[2][7] == in[0][7] + in[1][7] + in[2][7] + in[3][7]);
+        CHECK(r.host_us > 0);
+        CHECK(r.modelled_us == 0);  // untimed
+    }
+    {
+        const auto in = small_ints(5, 37);
+        kc::Collective c;
+        c.op = Op::all_gather;
+        c.method = Method::ring_cw;
+        c.count = 37;
+        const auto r = kc::run_collective<SumF>(group(Transport::ipcq, 5), c, in);
+        INFO(r.summary());
+        REQUIRE(r.ok());
+        CHECK(r.method() == Method::ring_cw);
+        CHECK(wrong(r, Op::all_gather, in, 0, 4) == 0);
+    }
+}
+
+TEST_CASE("run_collective: every op on a ring and the routed methods on all_pairs", "[host_api][collectives]") {
+    const uint32_t p = 4, n = 50;
+    const auto in = small_ints(p, n);
+    for (Op op : {Op::all_gather, Op::reduce_scatter, Op::all_reduce, Op::broadcast, Op::reduce, Op::gather, Op::scatter,
+                  Op::all_to_all, Op::send_recv}) {
+        for (GroupShape shape : {GroupShape::ring, GroupShape::all_pairs}) {
+            kc::Collective c;
+            c.op = op;
+            c.count = n;
+            c.root = 1;
+            c.peer = 2;
+            INFO(op_name(op) << (shape == GroupShape::all_pairs ? " all_pairs" : " ring"));
+            const auto r = kc::run_collective<SumF>(group(Transport::ipcq, p, shape), c, in);
+            INFO(method_name(r.method()) << "\n" << r.summary());
+            REQUIRE(r.ok());
+            CHECK(wrong(r, op, in, 1, 2) == 0);
+        }
+    }
+}
+
+TEST_CASE("run_collective: bad collectives are errors naming what is wrong", "[host_api][collectives]") {
+    const auto in = small_ints(4, 16);
+    kc::Collective c;
+    c.op = Op::all_gather;
+    c.count = 16;
+    c.method = Method::pairwise;
+    CHECK_THROWS_WITH(kc::run_collective<SumF>(group(Transport::edm, 4), c, in),
+                      Catch::Contains("all_gather does not take method pairwise (it takes: ring_cw, ring_ccw"));
+    c.op = Op::all_reduce;
+    c.method = Method::recursive_doubling;
+    CHECK_THROWS_WITH(kc::run_collective<SumF>(group(Transport::edm, 4), c, in),
+                      Catch::Contains("method recursive_doubling sends to ranks that are not neighbours: it needs a routed link"));
+    c.method.reset();
+    c.count = 17;
+    CHECK_THROWS_WITH(kc::run_collective<SumF>(group(Transport::edm, 4), c, in),
+                      Catch::Contains("input of rank 0 has 16 elements; the collective's count is 17"));
+    c.count = 16;
+    c.root = 4;
+    c.op = Op::broadcast;
+    CHECK_THROWS_WITH(kc::run_collective<SumF>(group(Transport::edm, 4), c, in),
+                      Catch::Contains("is not a rank of a group of 4"));
+}
+
+TEST_CASE("run_collective: timed run, trace and the replay string of a failed run", "[host_api][collectives][trace]") {
+    const auto in = small_ints(4, 256);
+    kc::Collective c;
+    c.op = Op::all_reduce;
+    c.count = 256;
+    auto model = kccl::emu::wormhole_model();
+    kccl::emu::Trace trace;
+    kccl::emu::RunOptions ro = kc::default_run_options();
+    ro.timing = model.get();
+    ro.trace = &trace;
+    ro.dirty_l1 = kccl::emu::RunOptions::DirtyL1::off;
+    const auto r = kc::run_collective<SumF>(group(Transport::edm, 4), c, in, ro);
+    INFO(r.summary());
+    REQUIRE(r.ok());
+    CHECK(wrong(r, Op::all_reduce, in, 0, 3) == 0);
+    CHECK(r.modelled_us > 1.0);  // 4 Ethernet hops of a few µs each at least
+    CHECK(trace.json().find("\"traceEvents\"") != std::string::npos);
+    CHECK(r.replay().find("policy=") == 0);
+
+    // A run the watchdog stops: a group whose ranks do not all run the collective.
+    kc::GroupOptions g = group(Transport::ipcq, 3);
+    g.buffer_bytes = 4096;
+    kc::Group grp(g);
+    const kc::Layout L = kc::make_layout(kc::plan_collective(g, c, 4).shape, 64, kc::max_chunk_elems(g, 4));
+    grp.add<kc::link_ipcq>([L](auto&, auto& link, const GroupArgs& ga) -> uint64_t {
+        if (ga.rank != 0) execute_any<SumF>(link, kc::exec_params(L, ga), kc::group_dirs_of(ga));
+        return 0;
+    });
+    kccl::emu::RunOptions adv = kc::default_run_options();
+    adv.watchdog = std::chrono::milliseconds(500);
+    adv.adversary.enabled = true;
+    adv.adversary.seed = 5;
+    const kccl::emu::RunReport rep = grp.run(adv);
+    REQUIRE_FALSE(rep.ok());
+    CHECK_THAT(rep.summary(), Catch::Contains("KCCL_EMU_REPLAY=\"policy=random,seed=5\""));
+}
+
+TEST_CASE("A failed device check's summary carries the replay string", "[host_api][collectives]") {
+    kc::GroupOptions g = group(Transport::ipcq, 2);
+    kc::Group grp(g);
+    grp.add<kc::link_ipcq>([](auto&, auto&, const GroupArgs& ga) -> uint64_t {
+        KCCL_ASSERT(ga.rank != 1, "rank 1 refuses");
+        return 0;
+    });
+    kccl::emu::RunOptions ro = kc::default_run_options();
+    ro.adversary.enabled = true;
+    ro.adversary.seed = 9;
+    const kccl::emu::RunReport rep = grp.run(ro);
+    REQUIRE_FALSE(rep.ok());
+    CHECK_THAT(rep.summary(), Catch::Contains("rank 1 refuses") && Catch::Contains("replay: KCCL_EMU_REPLAY=\"policy=random,seed=9\""));
+}
+
+TEST_CASE("Group: one's own kernel body around the executor (fused compute before and after)", "[host_api][collectives]") {
+    // Each rank scales its input by (rank + 1) in L1, all_reduces it, then adds 1 to the result:
+    // compute fused with the collective in one kernel.
+    const uint32_t p = 4, n = 64;
+    kc::GroupOptions g = group(Transport::edm, p);
+    kc::Collective c;
+    c.op = Op::all_reduce;
+    c.count = n;
+    const kc::Layout L = kc::plan_collective(g, c, sizeof(float));
+    g.buffer_bytes = kc::buffer_bytes_for(L, sizeof(float));
+    kc::Group grp(g);
+    grp.add<kc::link_edm>([L](auto& hal, auto& link, const GroupArgs& ga) -> uint64_t {
+        float* in = reinterpret_cast<float*>(hal.l1_ptr(ga.input_l1, L.in_elems * 4));
+        for (uint32_t i = 0; i < L.count; ++i) in[i] = float(ga.rank + 1) * float(i);  // compute before
+        execute_any<SumF>(link, kc::exec_params(L, ga), kc::group_dirs_of(ga));
+        float* out = reinterpret_cast<float*>(hal.l1_ptr(ga.output_l1, L.out_elems * 4));
+        for (uint32_t i = 0; i < L.count; ++i) out[i] += 1.f;  // compute after
+        link.quiesce();
+        return 0;
+    });
+    const kccl::emu::RunReport rep = grp.run(kc::default_run_options());
+    INFO(rep.summary());
+    REQUIRE(rep.ok());
+    for (uint32_t r = 0; r < p; ++r) {
+        const float* out = reinterpret_cast<const float*>(grp.output(r));
+        for (uint32_t i = 0; i < n; ++i) REQUIRE(out[i] == float(1 + 2 + 3 + 4) * float(i) + 1.f);
+    }
+}
+
+namespace {
+
+struct InPlaceConfig {
+    Transport transport;
+    uint32_t count;
+    uint64_t seed;
+};
+constexpr InPlaceConfig kInPlaceConfigs[] = {{Transport::ipcq, 50, 1}, {Transport::edm, 700, 2}, {Transport::ipcq, 700, 2},
+                                             {Transport::edm, 50, 1},  {Transport::ipcq, 50, 2},  {Transport::edm, 700, 1},
+                                             {Transport::ipcq, 700, 1}, {Transport::edm, 50, 2}};
+
+/// Runs op / method in place (4 ranks; routed methods on all_pairs, line on a line) under the
+/// adversary: "OK", "WRONG" or "run failed: ...".
+std::string in_place_verdict(Op op, Method m, const InPlaceConfig& cfg) {
+    const uint32_t p = 4;
+    const auto in = small_ints(p, cfg.count);
+    kc::Collective c;
+    c.op = op;
+    c.count = cfg.count;
+    c.root = 1;
+    c.peer = 2;
+    c.method = m;
+    c.in_place = true;
+    Shape probe;
+    probe.op = op;
+    probe.method = m;
+    probe.ranks = p;
+    const GroupShape shape = m == Method::line ? GroupShape::line : multi_hop(probe) ? GroupShape::all_pairs : GroupShape::ring;
+    auto ro = kc::default_run_options();
+    ro.adversary.enabled = true;
+    ro.adversary.seed = cfg.seed;
+    const auto r = kc::run_collective<SumF>(group(cfg.transport, p, shape), c, in, ro);
+    if (!r.ok()) return "run failed: " + r.summary();
+    return wrong(r, op, in, 1, 2) == 0 ? "OK" : "WRONG";
+}
+
+}  // namespace
+
+// docs/host-api.md, "In place": the list stated there.
+TEST_CASE("run_collective in place: the collectives docs/host-api.md lists as safe give the defined outputs, the others do not",
+          "[host_api][collectives][in_place]") {
+    using M = Method;
+    const std::vector<std::pair<Op, std::vector<M>>> safe = {
+        {Op::all_reduce, {M::ring_cw, M::ring_ccw, M::ring_bidir, M::ring_meet_middle, M::line, M::reduce_broadcast_chain,
+                          M::reduce_broadcast_tree, M::recursive_doubling, M::rabenseifner}},
+        {Op::all_gather, {M::ring_cw, M::ring_ccw, M::ring_bidir}},
+        {Op::reduce_scatter, {M::ring_cw, M::ring_ccw, M::ring_bidir, M::ring_meet_middle}},
+        {Op::broadcast, {M::ring_cw, M::ring_ccw, M::ring_meet_middle, M::line, M::binomial_tree}},
+        {Op::reduce, {M::ring_cw, M::ring_ccw, M::ring_meet_middle, M::line, M::binomial_tree}},
+        {Op::gather, {M::ring_cw, M::ring_ccw, M::ring_meet_middle, M::line, M::binomial_tree}},
+        {Op::send_recv, {M::ring_cw, M::ring_ccw, M::ring_meet_middle, M::line, M::direct}},
+    };
+    const std::vector<std::pair<Op, std::vector<M>>> unsafe = {
+        {Op::all_reduce, {M::broadcast_local_reduce}},
+        {Op::all_gather, {M::ring_meet_middle, M::line}},
+        {Op::reduce_scatter, {M::line}},
+        {Op::scatter, {M::ring_cw, M::ring_ccw, M::ring_meet_middle, M::line, M::binomial_tree}},
+        {Op::all_to_all, {M::ring_cw, M::ring_ccw, M::ring_meet_middle, M::line, M::pairwise}},
+    };
+    for (const auto& [op, methods] : safe)
+        for (M m : methods)
+            for (const InPlaceConfig& cfg : {kInPlaceConfigs[0], kInPlaceConfigs[1]}) {
+                INFO(op_name(op) << " / " << method_name(m) << (cfg.transport == Transport::edm ? " edm" : " ipcq") << " count "
+                                 << cfg.count);
+                CHECK(in_place_verdict(op, m, cfg) == "OK");
+            }
+    for (const auto& [op, methods] : unsafe)
+        for (M m : methods) {
+            INFO(op_name(op) << " / " << method_name(m));
+            bool wrong_somewhere = false;
+            for (const InPlaceConfig& cfg : kInPlaceConfigs) {
+                const std::string v = in_place_verdict(op, m, cfg);
+                REQUIRE(v.rfind("run failed", 0) != 0);  // wrong outputs, not a failed run
+                if (v == "WRONG") { wrong_somewhere = true; break; }
+            }
+            CHECK(wrong_somewhere);
+        }
+}
