@@ -114,8 +114,9 @@ constexpr Chunking choose_chunking(Op op, uint32_t ranks, uint32_t count, uint32
 // the tensor has elements; a chunk grid beyond 2^32 - 1 chunks; a buffer that ends beyond the
 // 32-bit L1 address space (chunks x chunk_elems x element bytes, computed in 64 bits, so none of
 // the executor's 32-bit address arithmetic can wrap); two of input, output, scratch and the
-// prepared input that overlap (the executor runs no collective in place; the prepared input may
-// equal the input, which it then overwrites). Buffers of 0 bytes overlap nothing.
+// prepared input that overlap, except output == input for the (op, method) pairs in_place_safe
+// names, and the prepared input equal to the input (which it then overwrites). Buffers of 0 bytes
+// overlap nothing.
 
 enum class ParamError : uint32_t {
     ok = 0,
@@ -156,6 +157,24 @@ constexpr uint32_t param_buf_base(const ExecParams& p, ParamBuf b) {
          : b == ParamBuf::scratch ? p.buf.scratch : p.buf.prepared;
 }
 
+/// Whether (op, method) may run in place, with the output at the input's address (docs/host-api.md,
+/// "In place"; each pair tested both ways in tests/collectives/host_api_test.cpp). Anything else
+/// with input == output is rejected as an overlap.
+constexpr bool in_place_safe(Op op, Method m) {
+    using M = Method;
+    const bool ring = m == M::ring_cw || m == M::ring_ccw;
+    switch (op) {
+        case Op::all_reduce: return m != M::broadcast_local_reduce;
+        case Op::all_gather: return ring || m == M::ring_bidir;
+        case Op::reduce_scatter: return ring || m == M::ring_bidir || m == M::ring_meet_middle;
+        case Op::broadcast:
+        case Op::reduce:
+        case Op::gather:
+        case Op::send_recv: return true;
+        default: return false;
+    }
+}
+
 /// Checks one rank's executor parameters for elements of `elem_bytes` bytes; `uses_prepared`:
 /// the reducer prepares its input (Red::has_prepare) and the op reduces, so buf.prepared is
 /// written. Returns the first problem found (ParamCheck::ok() if none).
@@ -193,7 +212,9 @@ constexpr ParamCheck check_exec_params(const ExecParams& p, uint32_t elem_bytes,
         for (uint32_t j = i + 1; j < (prep ? 4u : 3u); ++j) {
             const uint64_t bi = param_buf_base(p, all[i]), bj = param_buf_base(p, all[j]);
             if (end[i] == bi || end[j] == bj) continue;  // an empty buffer overlaps nothing
-            if (bi < end[j] && bj < end[i]) return fail(ParamError::overlap, 0, all[i], all[j]);
+            const bool in_place = all[i] == ParamBuf::input && all[j] == ParamBuf::output && bi == bj &&
+                                  in_place_safe(sh.op, sh.method);
+            if (bi < end[j] && bj < end[i] && !in_place) return fail(ParamError::overlap, 0, all[i], all[j]);
         }
     return c;
 }
@@ -263,7 +284,7 @@ inline void describe_param_error(detail::Msg& m, const ExecParams& p, const Para
         case ParamError::overlap:
             detail::buffer_range(m, p, c.a, elem_bytes).s(" and ");
             detail::buffer_range(m, p, c.b, elem_bytes)
-                .s(" overlap (allowed: disjoint buffers, no collective runs in place; the prepared input may equal the input)");
+                .s(" overlap (allowed: disjoint buffers; output == input where in_place_safe(op, method))");
             break;
     }
 }

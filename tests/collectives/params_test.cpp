@@ -114,10 +114,14 @@ TEST_CASE("executor params: the host rejects each bad parameter with its value",
         ExecParams p = good();
         p.buf.output = p.buf.input + 16;
         CHECK(host_error(p) == "collectives: executor: rank 1 (all_gather ring_cw): the input buffer [0x10000, +64 bytes) "
-                               "and the output buffer [0x10010, +256 bytes) overlap (allowed: disjoint buffers, no "
-                               "collective runs in place; the prepared input may equal the input)");
-        p.buf.output = p.buf.input;  // in place is not offered either
-        CHECK_THAT(host_error(p), Catch::Contains("overlap"));
+                               "and the output buffer [0x10010, +256 bytes) overlap (allowed: disjoint buffers; output == "
+                               "input where in_place_safe(op, method))");
+        p.buf.output = p.buf.input;  // all_gather ring_cw runs in place
+        CHECK(host_error(p) == "");
+        p.shape.method = Method::line;  // all_gather line does not
+        CHECK_THAT(host_error(p), Catch::Contains("rank 1 (all_gather line): the input buffer [0x10000, +64 bytes) and "
+                                                  "the output buffer [0x10000, +256 bytes) overlap"));
+        p.shape.method = Method::ring_cw;
         p.buf.output = p.buf.input + 64;  // adjacent: fine
         CHECK(host_error(p) == "");
     }

@@ -44,6 +44,6 @@ TEST_CASE("kccl::testing::explore_message stops at the first failing seed and na
     });
     CHECK(runs == 4);  // seeds 1, 2, 3 pass; 4 fails; no more
     CHECK_THAT(msg, Catch::Contains("explore: seed 4 failed (run 4 of at most 20)") &&
-                        Catch::Contains("KCCL_EMU_REPLAY=\"policy=random,seed=4\"") && Catch::Contains("planted failure"));
+                        Catch::Contains("KCCL_EMU_REPLAY=\"policy=random,seed=4,") && Catch::Contains("planted failure"));
     CHECK(kccl::testing::explore_message(3, base, [](const kccl::emu::RunOptions& o) { return signal_pair(o, 4); }).empty());
 }
