@@ -402,6 +402,14 @@ private:
     /// do for a core that never multicast (its lane 0 per destination already orders them, N1).
     void join_lanes_per_destination(uint32_t i) {
         if (!core_[i].has_mcast) return;
+        // Every destination gets all three lanes, so that an operation issued after the flush on
+        // a lane that did not exist yet is ordered after what went before it too.
+        std::vector<uint32_t> dsts;
+        for (uint32_t ln : core_[i].write_lanes) dsts.push_back(lanes_[ln - base()].dst);
+        std::sort(dsts.begin(), dsts.end());
+        dsts.erase(std::unique(dsts.begin(), dsts.end()), dsts.end());
+        for (uint32_t d : dsts)
+            for (uint32_t kind : {0u, kMcastData, kMcastWord}) lane(i, kind, d);
         std::unordered_map<uint32_t, VClock> per_dst;
         for (uint32_t ln : core_[i].write_lanes) per_dst[lanes_[ln - base()].dst].join(lanes_[ln - base()].vc);
         for (uint32_t ln : core_[i].write_lanes) lanes_[ln - base()].vc = per_dst[lanes_[ln - base()].dst];
