@@ -194,6 +194,7 @@ TEST_CASE("multicast mutation: the race detector reports the unflushed broadcast
         const std::string s = failures(rep);
         CHECK(has(s, "note_read (a load through l1_ptr) at multicast_test.cpp"));
         CHECK(has(s, "last written by chip 0 worker (0,0) (noc_write_mcast at multicast_test.cpp"));
+        CHECK(has(s, "unless a noc_writes_flushed() or noc_write_barrier() separates them (M1)"));
     }
 }
 
@@ -323,4 +324,68 @@ TEST_CASE("multicast on the Wormhole model: one injection, each destination at i
     // 25 unicasts serialise at the sender's injection port: at least 25 serialisations.
     CHECK(uc >= 25 * ser * 1000);
     CHECK(mc * 10 < uc);
+}
+
+// ---- the example broadcast kernel -----------------------------------------------------------------
+#include "examples/mcast_broadcast/mcast_broadcast_kernels.hpp"
+
+namespace {
+
+/// Runs examples/mcast_broadcast on the 6 x 5 grid: root `root`, rectangle `rect`, `bytes` in
+/// chunks of `chunk`; checks every receiver's buffer bit for bit (dirty L1 elsewhere).
+void run_example(CoreCoord root, NocRect rect, uint32_t bytes, uint32_t chunk, const RunOptions& o) {
+    Cluster c(topo::single_chip(grid_chip()));
+    host_zero(c, kFlag, 4);
+    std::vector<uint32_t> data(bytes / 4);
+    for (uint32_t i = 0; i < data.size(); ++i) data[i] = pattern(i + 7);
+    c.write(root, kDst, data.data(), bytes);
+    const std::vector<uint32_t> args{root.x, root.y, rect.x0, rect.y0, rect.x1, rect.y1, kDst, bytes, chunk, kFlag, kOne};
+    Launcher L(c);
+    L.add(root, [](auto& h) { mcast_broadcast::broadcast(h); }, args);
+    for (uint32_t y = rect.y0; y <= rect.y1; ++y)
+        for (uint32_t x = rect.x0; x <= rect.x1; ++x)
+            if (!(x == root.x && y == root.y)) L.add(c.chip(0).worker(x, y), [](auto& h) { mcast_broadcast::broadcast(h); }, args);
+    KCCL_REQUIRE_OK(L.run(o));
+    std::vector<uint32_t> got(data.size());
+    for (uint32_t y = rect.y0; y <= rect.y1; ++y)
+        for (uint32_t x = rect.x0; x <= rect.x1; ++x) {
+            c.read(c.chip(0).worker(x, y), kDst, got.data(), bytes);
+            INFO("core (" << x << "," << y << ")");
+            REQUIRE(got == data);
+        }
+}
+
+}  // namespace
+
+TEST_CASE("examples/mcast_broadcast: chunked multicast broadcast, root outside or inside the rectangle, every mode",
+          "[hal][multicast][examples]") {
+    auto model = kccl::emu::wormhole_model();
+    for (const RunOptions& o : every_mode(model.get())) {
+        run_example({0, 0, 0}, NocRect{1, 0, 5, 4}, 4096, 1024, o);  // 5 x 5, root outside
+        run_example({0, 2, 3}, NocRect{0, 0, 5, 4}, 3000, 512, o);   // the whole grid, root inside (loopback)
+    }
+    for (uint64_t seed = 20; seed < 60; ++seed) run_example({0, 0, 0}, NocRect{1, 1, 3, 4}, 2048, 256, adversarial(seed));
+}
+
+TEST_CASE("multicast mutation: overwriting the flag's source word before the next flush is reported (N3)",
+          "[hal][multicast][mutation][race]") {
+    Cluster c(topo::single_chip(grid_chip()));
+    host_zero(c, kFlag, 4);
+    const NocRect rect{1, 1, 2, 2};
+    Launcher L(c);
+    L.add(c.chip(0).worker(0, 0), [&](auto& h) {
+        put(h, kOne, uint32_t(1));
+        kccl::hal::note_write(h, kOne, 4);
+        h.sem_set_mcast(kOne, rect, kFlag, rect.cores(), false);
+        put(h, kOne, uint32_t(2));  // the NoC may not have read the word yet
+        kccl::hal::note_write(h, kOne, 4);
+        h.noc_write_barrier();
+    });
+    RunOptions o = normal();
+    o.race = RunOptions::RaceCheck::on;
+    const RunReport rep = L.run(o);
+    REQUIRE_FALSE(rep.ok());
+    const std::string s = failures(rep);
+    CHECK(has(s, "source overwritten in flight: chip 0 worker (0,0) note_write (a store through l1_ptr) at multicast_test.cpp"));
+    CHECK(has(s, "the source of its sem_set_mcast at multicast_test.cpp"));
 }

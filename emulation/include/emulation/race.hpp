@@ -271,19 +271,26 @@ public:
         for (const CoreState* dc : dsts) {
             const uint32_t d = id(dc);
             if (srcs.size() == kMaxSources) srcs.erase(srcs.begin());
-            srcs.push_back({src, src + bytes, d, off, loc.file_name(), loc.line()});
+            srcs.push_back({src, src + bytes, d, off, loc.file_name(), loc.line(), RaceOp::noc_write_mcast});
             const uint32_t ln = lane(i, kMcastData, d);
             VClock& lv = issue(i, ln);
             write(d, ln, off, bytes, lv, i, RaceOp::noc_write_mcast, loc, nullptr);
         }
     }
     /// A semaphore multicast (set or increment) at every destination, on the multicast word lane.
-    void mcast_word(const CoreState* me, const std::vector<CoreState*>& dsts, uint32_t off, bool inc, const Loc& loc) {
+    /// A set sends the local word at `src`, which the NoC may read until the next flush (N3).
+    void mcast_word(const CoreState* me, uint32_t src, const std::vector<CoreState*>& dsts, uint32_t off, bool inc,
+                    const Loc& loc) {
         Lock l(*this);
         const uint32_t i = id(me);
         const RaceOp op = inc ? RaceOp::sem_inc_mcast : RaceOp::sem_set_mcast;
         for (const CoreState* dc : dsts) {
             const uint32_t d = id(dc);
+            if (!inc) {
+                auto& srcs = core_[i].sources;
+                if (srcs.size() == kMaxSources) srcs.erase(srcs.begin());
+                srcs.push_back({src, src + 4, d, off, loc.file_name(), loc.line(), RaceOp::sem_set_mcast});
+            }
             const uint32_t ln = lane(i, kMcastWord, d);
             VClock& lv = issue(i, ln);
             write(d, ln, off, 4, lv, i, op, loc, nullptr, /*war=*/false);
@@ -352,6 +359,7 @@ private:
         uint32_t b, e, dst, dst_off;
         const char* file;
         uint32_t line;
+        RaceOp op = RaceOp::noc_write;  ///< the operation reading it
     };
     struct Core {
         VClock vc;
@@ -505,7 +513,7 @@ private:
         for (const Source& s : core_[i].sources) {
             if (off >= s.e || off + bytes <= s.b) continue;
             report("source overwritten in flight: " + name(i) + " " + to_string(op) + " at " + where(loc.file_name(), loc.line()) +
-                   " writes " + range(i, std::max(off, s.b), std::min(off + bytes, s.e)) + ", the source of its noc_write at " +
+                   " writes " + range(i, std::max(off, s.b), std::min(off + bytes, s.e)) + ", the source of its " + to_string(s.op) + " at " +
                    where(s.file, s.line) + " to " + name(s.dst) + " " + hexs(s.dst_off) +
                    ", which may still be reading it (N3: call noc_writes_flushed() or noc_write_barrier() first)");
             return;
@@ -517,6 +525,12 @@ private:
                 return " (a NoC write is ordered only before later operations of its core to the same destination "
                        "(N1), or after a noc_write_barrier() (N2))";
             case RaceOp::noc_read: return " (a noc_read's data is valid only after noc_read_barrier(), N4)";
+            case RaceOp::noc_write_mcast:
+            case RaceOp::sem_set_mcast:
+            case RaceOp::sem_inc_mcast:
+                return " (a multicast is ordered with nothing else its core issues, not even with a semaphore "
+                       "multicast to the same cores, unless a noc_writes_flushed() or noc_write_barrier() separates "
+                       "them (M1))";
             case RaceOp::eth_send:
                 return " (an eth_send's bytes are ordered before a reader that polled the last 16-byte word of that "
                        "send, E3)";

@@ -103,7 +103,7 @@ inline void Hal::mcast(NocOp kind, const char* op, uint32_t src_l1, hal::NocRect
         value = std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(mem_ + src_l1)).load(std::memory_order_acquire);
     if (race_) {
         if (kind == NocOp::write) race_->mcast_write(me_, src_l1, mcast_dsts_, dst_l1, bytes, loc);
-        else race_->mcast_word(me_, mcast_dsts_, dst_l1, kind == NocOp::inc, loc);
+        else race_->mcast_word(me_, src_l1, mcast_dsts_, dst_l1, kind == NocOp::inc, loc);
     }
     if (kind != NocOp::write)
         for (detail::CoreState* d : mcast_dsts_)
