@@ -65,9 +65,10 @@
 //       noc_semaphore_inc_multicast, each to get_noc_multicast_addr(rectangle, dst_l1) with
 //       tt-metal's defaults (not linked, path reserved, the kernel's NoC). On NoC 0 the rectangle
 //       starts at its (x0, y0) corner; on NoC 1, which routes the other way, tt-metal's kernels
-//       pass (x1, y1) as the start and (x0, y0) as the end, and so does the shim. The rectangle
-//       checks of the emulation (contract MULTICAST) are not repeated here: a wrong num_dests
-//       makes noc_async_write_barrier wait for acknowledgements that never come.
+//       pass (x1, y1) as the start and (x0, y0) as the end, and so does the shim. Of the
+//       emulation's rectangle checks only two are made here, with KCCL_ASSERT (when enabled): a
+//       non-empty rectangle and num_dests == its core count (a wrong num_dests makes
+//       noc_async_write_barrier wait for acknowledgements that never come).
 //       noc_semaphore_inc_multicast is in tt-metal's current API only: with the legacy header
 //       layout (or KCCL_TT_METAL_HAS_SEM_INC_MCAST=0) a call to sem_inc_mcast fails at compile
 //       time with a static_assert that says so.
@@ -229,12 +230,14 @@ struct TtMetal {
     // --- multicast (any core sends; Tensix cores receive) ----------------------------------------
     KCCL_FORCEINLINE void noc_write_mcast(uint32_t src_l1, NocRect rect, uint32_t dst_l1, uint32_t bytes,
                                           uint32_t num_dests, bool loopback) {
+        KCCL_ASSERT(num_dests == rect.cores(), "multicast num_dests must equal the number of cores in the rectangle");
         const uint64_t dst = mcast_addr(rect, dst_l1);
         if (loopback) noc_async_write_multicast_loopback_src(src_l1, dst, bytes, num_dests);
         else noc_async_write_multicast(src_l1, dst, bytes, num_dests);
     }
     KCCL_FORCEINLINE void sem_set_mcast(uint32_t src_l1, NocRect rect, uint32_t dst_l1, uint32_t num_dests,
                                         bool loopback) {
+        KCCL_ASSERT(num_dests == rect.cores(), "multicast num_dests must equal the number of cores in the rectangle");
         const uint64_t dst = mcast_addr(rect, dst_l1);
         if (loopback) noc_semaphore_set_multicast_loopback_src(src_l1, dst, num_dests);
         else noc_semaphore_set_multicast(src_l1, dst, num_dests);
@@ -243,6 +246,7 @@ struct TtMetal {
     /// called. Do not pass template arguments.
     template <class Deferred = void>
     KCCL_FORCEINLINE void sem_inc_mcast(NocRect rect, uint32_t dst_l1, uint32_t n, uint32_t num_dests) {
+        KCCL_ASSERT(num_dests == rect.cores(), "multicast num_dests must equal the number of cores in the rectangle");
         static_assert(detail::tt_metal_has_sem_inc_mcast<Deferred>,
                       "kccl::hal::TtMetal::sem_inc_mcast needs tt-metal's noc_semaphore_inc_multicast, which "
                       "the legacy (before late 2025) tt-metal API does not declare; this kernel is built "
@@ -324,6 +328,7 @@ struct TtMetal {
 private:
     /// The multicast NoC address of `rect` at `l1`: on NoC 1 the start corner is (x1, y1).
     static KCCL_FORCEINLINE uint64_t mcast_addr(NocRect r, uint32_t l1) {
+        KCCL_ASSERT(r.cores() != 0, "multicast rectangle is empty or inverted (need x0 <= x1, y0 <= y1)");
         return noc_index == 0 ? get_noc_multicast_addr(r.x0, r.y0, r.x1, r.y1, l1)
                               : get_noc_multicast_addr(r.x1, r.y1, r.x0, r.y0, l1);
     }
