@@ -12,7 +12,8 @@
 #                                error text) and accepts its real spellings (tests/gate/accept/)
 #   gate.headers_alone           scripts/check_headers.sh with this build's C++ compiler: include/,
 #                                emulation/include/ and the installed testing/include/ (kccl::testing)
-#   consumer.find_package        scripts/consumer_test.sh find_package (install + find_package)
+#   consumer.find_package        scripts/consumer_test.sh find_package (install + find_package; the
+#                                docs' code blocks compiled against the install: scripts/doc_snippets.py)
 #   consumer.add_subdirectory    scripts/consumer_test.sh add_subdirectory
 #
 # Run just these:  ctest -L gate    (consumer tests also carry the label `consumer`)
