@@ -15,6 +15,11 @@
 //   if (!r.ok()) std::puts(r.summary().c_str());   // errors, dump and replay string
 //   r.outputs[rank][i]                              // 4.f
 //
+// Groups — GroupOptions::groups = CommGroup::consecutive(k) or orthogonal(k) (Graphcore GCL's
+// kinds, include/collectives/groups.hpp) splits the ranks into groups of k that all run the
+// collective at once, in one launch, each on its own links; inputs / outputs stay indexed by rank
+// among all, root / peer are ranks inside each group, result.groups lists the groups.
+//
 // Lower level — Group: the group's plan (collective/host/plan.hpp) built on an emulated cluster
 // with L1 sized for the tensor (make_layout, buffer_bytes_for); add(kernel) runs YOUR kernel
 // body `kernel(hal, link, group_args)` on every rank (the transport's link model, the plan's
