@@ -213,7 +213,7 @@ TEST_CASE("run_collective groups: bad group parameters are errors naming the val
     const std::vector<std::vector<uint32_t>> in(8, std::vector<uint32_t>(16, 1));
     g.groups = CommGroup::consecutive(3);
     CHECK_THROWS_WITH(kc::run_collective<SumU>(g, c, in),
-                      Catch::Contains("communication group consecutive(3) over 8 replicas") &&
+                      Catch::Contains("run_collective: GroupOptions::groups: communication group consecutive(3) over 8 replicas") &&
                           Catch::Contains("does not divide") && Catch::Contains("Allowed sizes for N=8: 1, 2, 4, 8."));
     g.groups = CommGroup::orthogonal(0);
     CHECK_THROWS_WITH(kc::run_collective<SumU>(g, c, in),
@@ -239,4 +239,6 @@ TEST_CASE("run_collective groups: bad group parameters are errors naming the val
     g.shape = GroupShape::ring;
     g.groups = CommGroup::consecutive(5);
     CHECK_THROWS_AS(kc::Group(g), kccl::coll::host::BadGroup);
+    CHECK_THROWS_WITH(kc::Group(g), Catch::Contains("Group: GroupOptions::groups: communication group consecutive(5) over 8 replicas") &&
+                                        Catch::Contains("Allowed sizes for N=8: 1, 2, 4, 8."));
 }

@@ -231,6 +231,16 @@ inline uint64_t host_l1_bytes(const GroupOptions& o) {
     return cores * worker_l1_need(o);
 }
 
+/// members[s][i] = the rank that is rank i of group s of o.groups over o.ranks; throws
+/// ch::BadGroup naming the field, the kind, k, the ranks and the sizes allowed.
+inline std::vector<std::vector<uint32_t>> group_table_of(const GroupOptions& o, const char* who) {
+    try {
+        return ch::group_table(o.groups, o.ranks);
+    } catch (const ch::BadGroup& e) {
+        throw ch::BadGroup(e.error, std::string(who) + ": GroupOptions::groups: " + e.what());
+    }
+}
+
 /// Which link types a bed's kernel is instantiated for (Group::add<Links>): fewer link types,
 /// less to compile (a tool that only runs EDM passes link_edm).
 enum LinkSet : unsigned { link_ipcq = 1, link_ipcq_all_pairs = 2, link_edm = 4, link_all = 7 };
@@ -254,7 +264,7 @@ public:
         if (W > 1 && (o.transport != coll::Transport::edm || o.t3000))
             throw std::invalid_argument("the group puts several workers per link only on the EDM transport "
                                         "(not IPCQ, not the T3000 layout)");
-        members = ch::group_table(o.groups, n);  // throws ch::BadGroup naming the kind, k, ranks and the sizes allowed
+        members = group_table_of(o, "Group");
         const bool subgroups = members.size() > 1;
         if (subgroups && (o.t3000 || o.shape == coll::GroupShape::mesh))
             throw std::invalid_argument("GroupOptions::groups = " + ch::group_name(o.groups) + " over " + std::to_string(n) +
@@ -761,7 +771,7 @@ inline coll::Topology topology_of(const GroupOptions& g) {
 /// its ranks are the group size k, and root / peer are ranks inside each group (0 .. k-1).
 inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32_t elem_bytes) {
     if (g.ranks == 0) throw std::invalid_argument("run_collective: the group needs at least one rank");
-    ch::check_group(g.groups, g.ranks);  // BadGroup: the kind, k, the ranks and the sizes allowed
+    group_table_of(g, "run_collective");
     const uint32_t k = coll::group_size(g.groups, g.ranks);  // ranks of each group
     coll::Shape sh;
     sh.op = c.op;
