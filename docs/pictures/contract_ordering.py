@@ -75,17 +75,17 @@ class Panel:
 def same_destination(out, x0):
     p = Panel(out, x0, "One core to ONE destination: issue order",
               "N1 (include/hal/contract.hpp; docs/contract.md)")
-    A, B = 70, 220
+    A, B = 150, 250
     p.lane(A, "core A", 130, 400)
     p.lane(B, "core B", 130, 400)
     p.dot(A, 150, DATA)
-    p.arrow(A, 150, B, 240, DATA, "1. noc_write(data -> B)", lx=A + 6, ly=145, anchor="start")
-    p.dot(A, 175, SEM)
-    p.arrow(A, 175, B, 300, SEM, "2. sem_inc(B's sem)", lx=A + 6, ly=192, anchor="start")
-    p.box(B + 8, 229, 140, 22, DATA, "1 has landed, all of it")
-    p.box(B + 8, 289, 140, 22, SEM, "then 2 lands")
-    p.text(B + 78, 345, "B sees the increment", color=OK, anchor="middle", bold=True)
-    p.text(B + 78, 360, "=> B sees all the data", color=OK, anchor="middle", bold=True)
+    p.arrow(A, 150, B, 240, DATA, "1. noc_write(data -> B)", lx=A - 8, ly=154, anchor="end")
+    p.dot(A, 190, SEM)
+    p.arrow(A, 190, B, 300, SEM, "2. sem_inc(B's sem)", lx=A - 8, ly=194, anchor="end")
+    p.box(B + 8, 229, 112, 22, DATA, "1 landed, all of it")
+    p.box(B + 8, 289, 112, 22, SEM, "then 2 lands")
+    p.text(B + 8, 340, "B sees 2 =>", color=OK, bold=True)
+    p.text(B + 8, 355, "B sees all of 1", color=OK, bold=True)
     p.note(430, ["No barrier needed between 1 and 2: they go to the",
                  "same core, so each lands completely before the next",
                  "starts. The same holds for noc_inline_write32.",
