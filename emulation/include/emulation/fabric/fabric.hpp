@@ -82,6 +82,7 @@ struct RunResult {
 struct FabricOptions {
     uint64_t seed = 1;            ///< garbage in PE memory (hardware never zeroes it)
     size_t stack_size = 64 * 1024;
+    size_t guarded_pes_max = 16384;  ///< up to this many PEs, every stack has a guard region (as RunOptions)
 };
 
 class Fabric;
@@ -163,7 +164,9 @@ public:
     RunResult run() {
         const auto t0 = std::chrono::steady_clock::now();
         WaferModel model;  // the scheduler's timed policy needs a model; the fabric keeps its own times
-        detail::Scheduler sched(ScheduleOptions{}, o_.stack_size, &model);
+        // Guarded stacks take two kernel mappings each (vm.max_map_count is 65530 by default):
+        // beyond FabricOptions::guarded_pes_max PEs the stacks are carved from shared mappings.
+        detail::Scheduler sched(ScheduleOptions{}, o_.stack_size, &model, pes_.size() <= o_.guarded_pes_max);
         sched_ = &sched;
         for (auto& p : pes_) {
             p->st_ = std::make_unique<detail::CoreState>();
