@@ -87,6 +87,76 @@ struct FabricOptions {
 
 class Fabric;
 
+/// Times of consecutive wavelets as runs of consecutive cycles: {t0, n} is t0, t0 + 1, ...,
+/// t0 + n - 1. Every stream's times strictly increase (one wavelet per cycle at most), so a
+/// stream sent or relayed without stalls is one run whatever its length, and the fabric's work
+/// per router crossed is per run, not per wavelet.
+struct TimeRun {
+    vtime_t t0 = 0;
+    uint32_t n = 0;
+};
+struct Times {
+    std::vector<TimeRun> r;
+    size_t count() const {
+        size_t c = 0;
+        for (const auto& x : r) c += x.n;
+        return c;
+    }
+    bool empty() const { return r.empty(); }
+    vtime_t first() const { return r.front().t0; }
+    vtime_t last() const { return r.back().t0 + r.back().n - 1; }
+    void push(vtime_t t0, uint32_t n) {
+        if (n == 0) return;
+        if (!r.empty() && r.back().t0 + r.back().n == t0) r.back().n += n;
+        else r.push_back(TimeRun{t0, n});
+    }
+    void shift(vtime_t d) {
+        for (auto& x : r) x.t0 += d;
+    }
+    /// The times of a sequence that keeps one element per cycle and may not start before `lo`:
+    /// s_k = max(t_k, s_{k-1} + 1), s_{-1} = lo - 1. Exact for any times (a queue may hold
+    /// streams out of time order); per run, since within a run max(x, t0 + j) = max(x, t0) + j.
+    void not_before(vtime_t lo) {
+        if (!r.empty() && r.front().t0 >= lo) {  // the common case: nothing waits
+            bool ordered = true;
+            for (size_t i = 1; i < r.size() && ordered; ++i) ordered = r[i].t0 >= r[i - 1].t0 + r[i - 1].n;
+            if (ordered) return;
+        }
+        Times out;
+        vtime_t x = lo;
+        for (const TimeRun& q : r) {
+            const vtime_t s = std::max(x, q.t0);
+            out.push(s, q.n);
+            x = s + q.n;
+        }
+        r.swap(out.r);
+    }
+};
+
+/// out[k] = combine(a[k], b[k]) for k < n, the operator's switch outside the loop.
+template <class T>
+inline void combine_span_as(kccl::fabric::Op op, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t n) {
+    switch (op) {
+        case kccl::fabric::Op::copy: std::memmove(out, b, size_t(n) * 4); return;
+        case kccl::fabric::Op::add:
+            for (uint32_t k = 0; k < n; ++k) out[k] = kccl::fabric::detail::combine_as<T>(a[k], b[k], kccl::fabric::Op::add);
+            return;
+        case kccl::fabric::Op::max:
+            for (uint32_t k = 0; k < n; ++k) out[k] = kccl::fabric::detail::combine_as<T>(a[k], b[k], kccl::fabric::Op::max);
+            return;
+        case kccl::fabric::Op::min:
+            for (uint32_t k = 0; k < n; ++k) out[k] = kccl::fabric::detail::combine_as<T>(a[k], b[k], kccl::fabric::Op::min);
+            return;
+    }
+}
+inline void combine_span(Combine c, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t n) {
+    switch (c.type) {
+        case kccl::fabric::DType::f32: combine_span_as<float>(c.op, out, a, b, n); return;
+        case kccl::fabric::DType::i32: combine_span_as<int32_t>(c.op, out, a, b, n); return;
+        case kccl::fabric::DType::u32: combine_span_as<uint32_t>(c.op, out, a, b, n); return;
+    }
+}
+
 /// The device API's backend on one PE (kccl::fabric's F).
 class Pe {
 public:
@@ -194,7 +264,7 @@ private:
     // A stream at a router: shared words, its own per-wavelet times (arrival at this router).
     struct Item {
         std::shared_ptr<const std::vector<uint32_t>> words;  ///< null: an advance marker
-        std::vector<vtime_t> t;                              ///< marker: one time
+        Times t;                                             ///< per wavelet (marker: one time)
         Dir from = Dir::ramp;
         Coord src;                                           ///< the PE that sent it
     };
@@ -212,9 +282,24 @@ private:
     };
     struct Queue {  // a PE's input queue for one color
         std::vector<uint32_t> w;
-        std::vector<vtime_t> t;
+        std::deque<TimeRun> t;  ///< the times of w[head..] (consumed runs are popped)
         size_t head = 0;
         size_t avail() const { return w.size() - head; }
+        /// The times of the next n wavelets, removed from the queue's times (w is consumed by
+        /// the caller, which advances head).
+        Times take(uint32_t n) {
+            Times out;
+            while (n) {
+                TimeRun& f = t.front();
+                const uint32_t m = std::min(n, f.n);
+                out.push(f.t0, m);
+                f.t0 += m;
+                f.n -= m;
+                n -= m;
+                if (f.n == 0) t.pop_front();
+            }
+            return out;
+        }
     };
 
     size_t idx(Coord c) const { return size_t(c.y) * g_.width() + c.x; }
@@ -263,7 +348,7 @@ private:
             const Coord c{uint32_t(k / g_.profile().colors % g_.width()), uint32_t(k / g_.profile().colors / g_.width())};
             for (auto& it : r.parked) {
                 const auto* cc = g_.config(c, color);
-                s += "\n  stream from PE " + to_string(it.src) + (it.words ? " (" + std::to_string(it.t.size()) + " wavelets)" : " (an advance)") +
+                s += "\n  stream from PE " + to_string(it.src) + (it.words ? " (" + std::to_string(it.t.count()) + " wavelets)" : " (an advance)") +
                      " parked at router " + to_string(c) + " color " + std::to_string(color) + ": it arrives from " + dir_name(it.from) + ", position " +
                      std::to_string(r.pos) + " accepts " + (cc ? cc->pos[r.pos].rx.str() : std::string("nothing (no configuration)"));
             }
@@ -346,7 +431,7 @@ private:
         const uint32_t d = uint32_t(it.from);
         const DirSet tx = cc->pos[r.pos].tx;
         if (!it.words) {  // an advance: after the last earlier wavelet from its direction
-            vtime_t m = it.t[0];
+            vtime_t m = it.t.first();
             if (r.passed[d]) m = std::max(m, r.last_pass[d]);
             if (cc->count > 1) {
                 const uint32_t np = r.pos + 1;
@@ -356,35 +441,28 @@ private:
             for (uint32_t k = 0; k < 4; ++k)
                 if (tx.has(Dir(k))) {
                     Item f;
-                    f.t = {m + hop};
+                    f.t.push(m + hop, 1);
                     f.from = kccl::fabric::host::opposite(Dir(k));
                     f.src = it.src;
                     work.push_back({g_.neighbour(c, Dir(k)), std::move(f)});
                 }
             return;
         }
-        const size_t n = it.t.size();
-        vtime_t prev = r.passed[d] ? r.last_pass[d] : 0;
-        bool first = !r.passed[d];
-        for (size_t k = 0; k < n; ++k) {
-            vtime_t s = std::max(it.t[k], r.min_pass);
-            if (!first && s < prev + 1) s = prev + 1;
-            it.t[k] = s;
-            prev = s;
-            first = false;
-        }
-        if (n) {
+        // Not before the position accepts, one wavelet per cycle behind the direction's last.
+        it.t.not_before(r.passed[d] ? std::max(r.min_pass, r.last_pass[d] + 1) : r.min_pass);
+        if (!it.t.empty()) {
+            const vtime_t t_first = it.t.first(), t_last = it.t.last();
             r.passed[d] = true;
-            r.last_pass[d] = it.t[n - 1];
+            r.last_pass[d] = t_last;
             // Two inputs on one color overlapping in time: undefined on hardware.
             for (uint32_t o = 0; o < kccl::fabric::host::dir_count; ++o)
-                if (o != d && r.last[o].used && r.last[o].last >= it.t[0] && r.last[o].first <= it.t[n - 1]) {
-                    const vtime_t at = std::max(it.t[0], r.last[o].first);
+                if (o != d && r.last[o].used && r.last[o].last >= t_first && r.last[o].first <= t_last) {
+                    const vtime_t at = std::max(t_first, r.last[o].first);
                     throw FabricError("fabric: two inputs overlap on color " + std::to_string(color) + " at PE " + to_string(c) + " at cycle " +
                                       std::to_string(at) + ": a stream from " + dir_name(Dir(d)) + " (sent by PE " + to_string(it.src) +
                                       ") and one from " + dir_name(Dir(o)) + " (undefined behaviour on hardware; the pattern must keep them apart in time)");
                 }
-            r.last[d] = Interval{it.t[0], it.t[n - 1], true};
+            r.last[d] = Interval{t_first, t_last, true};
         }
         uint32_t copies = 0;
         for (uint32_t k = 0; k < kccl::fabric::host::dir_count; ++k) copies += tx.has(Dir(k));
@@ -395,20 +473,23 @@ private:
             f.src = it.src;
             f.t = --copies ? it.t : std::move(it.t);
             if (Dir(k) == Dir::ramp) {
-                for (auto& t : f.t) t += t_r;
+                f.t.shift(t_r);
                 deliver(c, color, *f.words, f.t);
             } else {
-                for (auto& t : f.t) t += hop;
+                f.t.shift(hop);
                 f.from = kccl::fabric::host::opposite(Dir(k));
                 work.push_back({g_.neighbour(c, Dir(k)), std::move(f)});
             }
         }
     }
 
-    void deliver(Coord c, uint32_t color, const std::vector<uint32_t>& w, const std::vector<vtime_t>& t) {
+    void deliver(Coord c, uint32_t color, const std::vector<uint32_t>& w, const Times& t) {
         Queue& q = queues_[rkey(c, color)];
         q.w.insert(q.w.end(), w.begin(), w.end());
-        q.t.insert(q.t.end(), t.begin(), t.end());
+        for (const TimeRun& x : t.r) {
+            if (!q.t.empty() && q.t.back().t0 + q.t.back().n == x.t0) q.t.back().n += x.n;
+            else q.t.push_back(x);
+        }
         auto it = pe_of_.find(idx(c));
         if (it != pe_of_.end()) {
             Pe& p = *pes_[it->second];
@@ -454,7 +535,7 @@ private:
             if (failed()) throw Abort{};
         }
     }
-    void launch_stream(Pe& p, uint32_t color, std::shared_ptr<const std::vector<uint32_t>> words, std::vector<vtime_t> t) {
+    void launch_stream(Pe& p, uint32_t color, std::shared_ptr<const std::vector<uint32_t>> words, Times t) {
         [[maybe_unused]] detail::TsanIgnore ig;
         ++streams_;
         Item it;
@@ -469,8 +550,8 @@ private:
         check_route(p, r, "send");
         const vtime_t c = sched_->now();
         const uint32_t t_r = g_.profile().t_r;
-        std::vector<vtime_t> t(n);
-        for (uint32_t k = 0; k < n; ++k) t[k] = c + k + 1 + t_r;  // issued in cycle c+k, at the router T_R later
+        Times t;
+        t.push(c + 1 + t_r, n);  // element k issued in cycle c+k, at the router T_R later
         launch_stream(p, r.color, std::make_shared<const std::vector<uint32_t>>(src, src + n), std::move(t));
         sched_->advance_to(c + n);
     }
@@ -482,10 +563,8 @@ private:
         vtime_t x = c;
         {
             [[maybe_unused]] detail::TsanIgnore ig;  // the queue was filled by the senders' fibers
-            for (uint32_t k = 0; k < n; ++k) {
-                x = std::max(x, q.t[q.head + k]) + 1;  // stored in the cycle it is there
-                dst[k] = kccl::fabric::combine_word(cb, dst[k], q.w[q.head + k]);
-            }
+            x = stored_until(x, q.take(n));
+            combine_span(cb, dst, dst, q.w.data() + q.head, n);
             q.head += n;
             compact(q);
         }
@@ -499,16 +578,16 @@ private:
         Queue& q = wait_for(p, in.color, n, "relay");
         const uint32_t t_r = g_.profile().t_r;
         auto words = std::make_shared<std::vector<uint32_t>>(n);
-        std::vector<vtime_t> t(n);
+        Times t;
         vtime_t x = c;
         {
             [[maybe_unused]] detail::TsanIgnore ig;
-            for (uint32_t k = 0; k < n; ++k) {
-                const vtime_t s = std::max(x, q.t[q.head + k]);  // the cycle it is combined and sent
-                (*words)[k] = kccl::fabric::combine_word(cb, local[k], q.w[q.head + k]);
-                t[k] = s + 1 + t_r;
-                x = s + 1;
-            }
+            // Element k is combined and sent in cycle s_k = max(c + k, arrival_k).
+            t = q.take(n);
+            t.not_before(c);
+            if (n) x = t.last() + 1;
+            t.shift(1 + t_r);
+            combine_span(cb, words->data(), local, q.w.data() + q.head, n);
             q.head += n;
             compact(q);
         }
@@ -523,17 +602,15 @@ private:
         check_route(p, in, "exchange");
         const vtime_t c = sched_->now();
         const uint32_t t_r = g_.profile().t_r;
-        std::vector<vtime_t> t(n_out);
-        for (uint32_t k = 0; k < n_out; ++k) t[k] = c + k + 1 + t_r;
+        Times t;
+        t.push(c + 1 + t_r, n_out);
         if (n_out) launch_stream(p, out.color, std::make_shared<const std::vector<uint32_t>>(src, src + n_out), std::move(t));
         Queue& q = wait_for(p, in.color, n_in, "exchange");
         vtime_t x = c;
         {
             [[maybe_unused]] detail::TsanIgnore ig;
-            for (uint32_t k = 0; k < n_in; ++k) {
-                x = std::max(x, q.t[q.head + k]) + 1;
-                dst[k] = kccl::fabric::combine_word(cb, dst[k], q.w[q.head + k]);
-            }
+            x = stored_until(x, q.take(n_in));
+            combine_span(cb, dst, dst, q.w.data() + q.head, n_in);
             q.head += n_in;
             compact(q);
         }
@@ -545,7 +622,7 @@ private:
         [[maybe_unused]] detail::TsanIgnore ig;
         ++streams_;
         Item it;
-        it.t = {sched_->now() + g_.profile().t_r};  // behind the last wavelet this PE sent before now
+        it.t.push(sched_->now() + g_.profile().t_r, 1);  // behind the last wavelet this PE sent before now
         it.from = Dir::ramp;
         it.src = p.at_;
         walk(p.at_, r.color, std::move(it));
@@ -553,9 +630,15 @@ private:
     static void compact(Queue& q) {
         if (q.head == q.w.size()) {  // release the memory (a PE's queue is often used once)
             std::vector<uint32_t>().swap(q.w);
-            std::vector<vtime_t>().swap(q.t);
+            std::deque<TimeRun>().swap(q.t);
             q.head = 0;
         }
+    }
+    /// A processor storing wavelets that arrive at `t`, one per cycle from cycle x on: the cycle
+    /// after the last is stored (x_{k+1} = max(x_k, t_k) + 1).
+    static vtime_t stored_until(vtime_t x, const Times& t) {
+        for (const TimeRun& r : t.r) x = std::max(x, r.t0) + r.n;  // within a run: max(x, t0 + j) + 1, j < n
+        return x;
     }
 
     Grid g_;
