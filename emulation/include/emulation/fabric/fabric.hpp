@@ -181,7 +181,8 @@ private:
     Coord at_;
     uint32_t index_ = 0;
     std::vector<uint32_t> args_;
-    std::vector<uint8_t> mem_;
+    std::unique_ptr<uint8_t[]> mem_;  ///< not zeroed: launch fills it with garbage
+    uint32_t mem_size_ = 0;
     std::function<void(Pe&)> body_;
     std::unique_ptr<detail::CoreState> st_;
     // Waiting state (for the deadlock report).
@@ -216,11 +217,12 @@ public:
         if (bytes > g_.profile().pe_mem_bytes)
             throw FabricError("fabric: PE " + to_string(pe) + " needs " + std::to_string(bytes) + " bytes of memory; " + g_.profile().name + " has " +
                               std::to_string(g_.profile().pe_mem_bytes) + " per PE");
-        p->mem_.resize(bytes);
+        p->mem_.reset(new uint8_t[bytes]);
+        p->mem_size_ = bytes;
         uint64_t s = o_.seed ^ (uint64_t(pe.x) << 32) ^ (uint64_t(pe.y) << 8) ^ 0x9E3779B97F4A7C15ull;
         for (size_t i = 0; i < bytes; i += 8) {  // garbage: hardware never zeroes PE memory
             s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-            std::memcpy(p->mem_.data() + i, &s, std::min<size_t>(8, bytes - i));
+            std::memcpy(p->mem_.get() + i, &s, std::min<size_t>(8, bytes - i));
         }
         pe_of_[key] = uint32_t(pes_.size());
         pes_.push_back(std::move(p));
@@ -241,8 +243,8 @@ public:
         for (auto& p : pes_) {
             p->st_ = std::make_unique<detail::CoreState>();
             p->st_->coord = CoreCoord{0, p->at_.x, p->at_.y};
-            p->st_->mem = p->mem_.data();
-            p->st_->mem_size = uint32_t(p->mem_.size());
+            p->st_->mem = p->mem_.get();
+            p->st_->mem_size = p->mem_size_;
             Pe* pp = p.get();
             sched.add(p->st_.get(), [this, pp] { body(*pp); });
         }
@@ -278,11 +280,12 @@ private:
         vtime_t last_pass[kccl::fabric::host::dir_count] = {};
         bool passed[kccl::fabric::host::dir_count] = {};
         Interval last[kccl::fabric::host::dir_count];
-        std::deque<Item> parked;
+        std::vector<Item> parked;  ///< (a vector: most routers never park anything, and an empty one allocates nothing)
     };
     struct Queue {  // a PE's input queue for one color
         std::vector<uint32_t> w;
-        std::deque<TimeRun> t;  ///< the times of w[head..] (consumed runs are popped)
+        std::vector<TimeRun> t;  ///< the times of w[head..] from t[th] on (t[th] partly consumed)
+        size_t th = 0;
         size_t head = 0;
         size_t avail() const { return w.size() - head; }
         /// The times of the next n wavelets, removed from the queue's times (w is consumed by
@@ -290,13 +293,13 @@ private:
         Times take(uint32_t n) {
             Times out;
             while (n) {
-                TimeRun& f = t.front();
+                TimeRun& f = t[th];
                 const uint32_t m = std::min(n, f.n);
                 out.push(f.t0, m);
                 f.t0 += m;
                 f.n -= m;
                 n -= m;
-                if (f.n == 0) t.pop_front();
+                if (f.n == 0) ++th;
             }
             return out;
         }
@@ -487,7 +490,7 @@ private:
         Queue& q = queues_[rkey(c, color)];
         q.w.insert(q.w.end(), w.begin(), w.end());
         for (const TimeRun& x : t.r) {
-            if (!q.t.empty() && q.t.back().t0 + q.t.back().n == x.t0) q.t.back().n += x.n;
+            if (q.t.size() > q.th && q.t.back().t0 + q.t.back().n == x.t0) q.t.back().n += x.n;
             else q.t.push_back(x);
         }
         auto it = pe_of_.find(idx(c));
@@ -630,8 +633,8 @@ private:
     static void compact(Queue& q) {
         if (q.head == q.w.size()) {  // release the memory (a PE's queue is often used once)
             std::vector<uint32_t>().swap(q.w);
-            std::deque<TimeRun>().swap(q.t);
-            q.head = 0;
+            std::vector<TimeRun>().swap(q.t);
+            q.head = q.th = 0;
         }
     }
     /// A processor storing wavelets that arrive at `t`, one per cycle from cycle x on: the cycle
@@ -658,10 +661,10 @@ inline uint32_t Pe::arg(uint32_t i) const {
     return args_[i];
 }
 inline uint8_t* Pe::mem(uint32_t offset, uint32_t bytes) {
-    if (uint64_t(offset) + bytes > mem_.size())
+    if (uint64_t(offset) + bytes > mem_size_)
         throw FabricError("memory [" + std::to_string(offset) + ", " + std::to_string(uint64_t(offset) + bytes) + ") is outside this PE's " +
-                          std::to_string(mem_.size()) + " bytes");
-    return mem_.data() + offset;
+                          std::to_string(mem_size_) + " bytes");
+    return mem_.get() + offset;
 }
 inline void Pe::fabric_send(Route r, const uint32_t* src, uint32_t n) { f_->send(*this, r, src, n); }
 inline void Pe::fabric_recv(Route r, uint32_t* dst, uint32_t n, Combine c) { f_->recv(*this, r, dst, n, c); }
