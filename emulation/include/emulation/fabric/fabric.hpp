@@ -196,6 +196,7 @@ private:
 class Fabric {
 public:
     explicit Fabric(const Grid& g, FabricOptions o = {}) : g_(g), o_(o) { g_.validate(); }
+    explicit Fabric(Grid&& g, FabricOptions o = {}) : g_(std::move(g)), o_(o) { g_.validate(); }
     Fabric(const Fabric&) = delete;
     Fabric& operator=(const Fabric&) = delete;
 

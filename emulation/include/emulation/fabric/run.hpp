@@ -127,7 +127,7 @@ inline PatternRun run_pattern(const kccl::fabric::host::PatternSpec& spec, const
     fh::Layout::Result lr = b.layout.finalize(profile, spec.type);
     FabricOptions fo;
     fo.seed = seed;
-    Fabric f(lr.grid, fo);
+    Fabric f(std::move(lr.grid), fo);
     for (auto& p : lr.programs) f.launch(p.pe, p.args, [](Pe& pe) { kccl::fabric::run_steps(pe); }, 4 * spec.B);
     const auto& e = b.expect;
     const uint32_t B = spec.B;
@@ -139,10 +139,9 @@ inline PatternRun run_pattern(const kccl::fabric::host::PatternSpec& spec, const
         const bool write = e.kind != fh::Expect::broadcast || e.pes[i] == e.root;
         if (!write) continue;
         uint32_t* v = pe->ptr<uint32_t>(0, B);
-        for (uint32_t k = 0; k < B; ++k) {
-            v[k] = input_word(spec.type, seed, i, k);
-            ref[k] = (i == 0 || e.kind == fh::Expect::broadcast) ? v[k] : kccl::fabric::combine_word(cb, ref[k], v[k]);
-        }
+        for (uint32_t k = 0; k < B; ++k) v[k] = input_word(spec.type, seed, i, k);
+        if (i == 0 || e.kind == fh::Expect::broadcast) std::memcpy(ref.data(), v, size_t(B) * 4);
+        else combine_span(cb, ref.data(), ref.data(), v, B);
     }
     const RunResult r = f.run();
     PatternRun out;
