@@ -50,6 +50,9 @@
 
 #include <fabric/fabric.hpp>
 #include <fabric/host/grid.hpp>
+#include <fabric/program.hpp>
+
+#include <algorithm>
 
 #include <chrono>
 #include <cstring>
@@ -191,6 +194,12 @@ private:
     const char* wait_what = "";
     bool done = false;
     vtime_t finish = 0;
+    // Program mode (launch_program, run without fibers): the step to run, the PE's clock, and
+    // the state of a step that waits (its start cycle; an exchange's send already issued).
+    bool program_ = false;
+    bool retry_ = false, exch_sent_ = false;
+    uint32_t pc_ = 0;
+    vtime_t clock_ = 0, step_c_ = 0;
 };
 
 class Fabric {
@@ -229,6 +238,14 @@ public:
         pes_.push_back(std::move(p));
         return *pes_.back();
     }
+    /// Runs the step program in `args` (include/fabric/program.hpp) on `pe`. When every PE runs
+    /// a program, run() executes them without fibers (a PE then costs its memory and its state,
+    /// not a stack), in the order the timed fiber engine would; otherwise as run_steps kernels.
+    Pe& launch_program(Coord pe, std::vector<uint32_t> args, uint32_t min_mem = 0) {
+        Pe& p = launch(pe, std::move(args), [](Pe& q) { kccl::fabric::run_steps(q); }, min_mem);
+        p.program_ = true;
+        return p;
+    }
     Pe* pe(Coord c) {
         auto it = pe_of_.find(idx(c));
         return it == pe_of_.end() ? nullptr : pes_[it->second].get();
@@ -236,6 +253,12 @@ public:
 
     RunResult run() {
         const auto t0 = std::chrono::steady_clock::now();
+        bool programs = !pes_.empty();
+        for (auto& p : pes_) programs = programs && p->program_;
+        if (programs) {
+            run_programs();
+            return finish_run(t0);
+        }
         WaferModel model;  // the scheduler's timed policy needs a model; the fabric keeps its own times
         // Guarded stacks take two kernel mappings each (vm.max_map_count is 65530 by default):
         // beyond FabricOptions::guarded_pes_max PEs the stacks are carved from shared mappings.
@@ -251,6 +274,14 @@ public:
         }
         sched.run([&] { return on_idle(); });
         sched_ = nullptr;
+        return finish_run(t0);
+    }
+
+private:
+    friend class Pe;
+    struct Abort {};
+
+    RunResult finish_run(std::chrono::steady_clock::time_point t0) {
         RunResult r;
         for (auto& p : pes_) r.cycles = std::max(r.cycles, p->finish);
         r.streams = streams_;
@@ -260,9 +291,158 @@ public:
         return r;
     }
 
-private:
-    friend class Pe;
-    struct Abort {};
+    // ---- program mode: every PE a step program, no fibers ---------------------------------
+    // The timed fiber engine's order, reproduced: the ready PE with the earliest clock runs
+    // (ties: the one readied first); a running PE goes on with its next step unless a ready PE
+    // is strictly earlier; a PE that must wait is readied by the delivery that satisfies it,
+    // its clock raised to the deliverer's.
+    struct Ready {
+        vtime_t clock;
+        uint64_t seq;
+        uint32_t index;
+    };
+    static bool later(const Ready& a, const Ready& b) { return a.clock != b.clock ? a.clock > b.clock : a.seq > b.seq; }
+    void make_ready(Pe& p) {
+        ready_.push_back(Ready{p.clock_, ready_seq_++, p.index_});
+        std::push_heap(ready_.begin(), ready_.end(), later);
+    }
+    void run_programs() {
+        ready_.clear();
+        for (auto& p : pes_) make_ready(*p);
+        size_t live = pes_.size();
+        while (live && error_.empty()) {
+            if (ready_.empty()) {
+                on_idle();
+                break;
+            }
+            std::pop_heap(ready_.begin(), ready_.end(), later);
+            Pe& p = *pes_[ready_.back().index];
+            ready_.pop_back();
+            cur_ = &p;
+            for (;;) {
+                bool ran = false;
+                try {
+                    if (p.pc_ == p.arg(1)) {
+                        p.done = true;
+                        p.finish = p.clock_;
+                        --live;
+                        break;
+                    }
+                    ran = program_step(p);
+                } catch (std::exception& e) {
+                    std::string what = e.what();
+                    if (what.rfind("fabric: ", 0) == 0) what = what.substr(8);
+                    fail("fabric: PE " + to_string(p.at_) + ": " + what);
+                    break;
+                }
+                if (!ran) break;  // waits: readied by a delivery
+                if (!ready_.empty() && ready_.front().clock < p.clock_) {
+                    make_ready(p);
+                    break;
+                }
+            }
+            cur_ = nullptr;
+        }
+    }
+    /// Runs p's current step; false if it must wait for wavelets (it is then readied by the
+    /// delivery that brings them and runs the step again from the cycle it started).
+    bool program_step(Pe& p) {
+        using kccl::fabric::StepKind;
+        const uint32_t i = p.pc_;
+        const kccl::fabric::Step st = kccl::fabric::decode_step(p.arg(2 + i * kccl::fabric::step_words), p.arg(3 + i * kccl::fabric::step_words),
+                                                                p.arg(4 + i * kccl::fabric::step_words));
+        const Combine cb{st.op, kccl::fabric::DType(p.arg(0))};
+        const uint32_t t_r = g_.profile().t_r;
+        const vtime_t c = p.retry_ ? p.step_c_ : p.clock_;
+        auto wait = [&](uint32_t color, uint32_t n, const char* what) {
+            Queue& q = queues_[rkey(p.at_, color)];
+            if (q.avail() >= n) {
+                p.wait_color = -1;
+                return &q;
+            }
+            p.wait_color = int32_t(color);
+            p.wait_need = n;
+            p.wait_what = what;
+            p.retry_ = true;
+            p.step_c_ = c;
+            return static_cast<Queue*>(nullptr);
+        };
+        auto done = [&](vtime_t x) {
+            p.clock_ = std::max(p.clock_, x);
+            p.retry_ = p.exch_sent_ = false;
+            ++p.pc_;
+            return true;
+        };
+        if (st.kind == StepKind::exchange) {
+            const uint32_t n_out = st.n & 0xFFFFu, n_in = st.n >> 16;
+            const uint32_t* src = p.ptr<uint32_t>(st.offset & 0xFFFFu, n_out);
+            uint32_t* dst = p.ptr<uint32_t>(st.offset >> 16, n_in);
+            check_route(p, Route{st.color_a}, "exchange");
+            check_route(p, Route{st.color_b}, "exchange");
+            if (!p.exch_sent_) {
+                Times t;
+                t.push(c + 1 + t_r, n_out);
+                if (n_out) launch_stream(p, st.color_a, std::make_shared<const std::vector<uint32_t>>(src, src + n_out), std::move(t));
+                p.exch_sent_ = true;
+            }
+            Queue* q = wait(st.color_b, n_in, "exchange");
+            if (!q) return false;
+            const vtime_t x = stored_until(c, q->take(n_in));
+            combine_span(cb, dst, dst, q->w.data() + q->head, n_in);
+            q->head += n_in;
+            compact(*q);
+            return done(std::max<vtime_t>(x, c + n_out));
+        }
+        uint32_t* data = p.ptr<uint32_t>(st.offset, st.n);
+        switch (st.kind) {
+            case StepKind::send: {
+                check_route(p, Route{st.color_a}, "send");
+                Times t;
+                t.push(c + 1 + t_r, st.n);
+                launch_stream(p, st.color_a, std::make_shared<const std::vector<uint32_t>>(data, data + st.n), std::move(t));
+                return done(c + st.n);
+            }
+            case StepKind::recv: {
+                check_route(p, Route{st.color_a}, "recv");
+                Queue* q = wait(st.color_a, st.n, "recv");
+                if (!q) return false;
+                const vtime_t x = stored_until(c, q->take(st.n));
+                combine_span(cb, data, data, q->w.data() + q->head, st.n);
+                q->head += st.n;
+                compact(*q);
+                return done(x);
+            }
+            case StepKind::relay: {
+                check_route(p, Route{st.color_a}, "relay");
+                check_route(p, Route{st.color_b}, "relay");
+                Queue* q = wait(st.color_a, st.n, "relay");
+                if (!q) return false;
+                Times t = q->take(st.n);
+                t.not_before(c);
+                const vtime_t x = st.n ? t.last() + 1 : c;
+                t.shift(1 + t_r);
+                auto words = std::make_shared<std::vector<uint32_t>>(st.n);
+                combine_span(cb, words->data(), data, q->w.data() + q->head, st.n);
+                q->head += st.n;
+                compact(*q);
+                launch_stream(p, st.color_b, std::move(words), std::move(t));
+                return done(x);
+            }
+            case StepKind::advance: {
+                check_route(p, Route{st.color_a}, "advance");
+                ++streams_;
+                Item it;
+                it.t.push(c + t_r, 1);
+                it.from = Dir::ramp;
+                it.src = p.at_;
+                walk(p.at_, st.color_a, std::move(it));
+                return done(c);
+            }
+            case StepKind::exchange: break;
+        }
+        return done(c);
+    }
+    vtime_t clock_of(const Pe& p) const { return sched_ ? sched_->clock_of(p.st_.get()) : p.clock_; }
 
     // A stream at a router: shared words, its own per-wavelet times (arrival at this router).
     struct Item {
@@ -320,12 +500,12 @@ private:
         }
         [[maybe_unused]] detail::TsanIgnore ig;
         p.done = true;
-        p.finish = sched_->clock_of(p.st_.get());
+        p.finish = clock_of(p);
     }
     void fail(const std::string& msg) {
         [[maybe_unused]] detail::TsanIgnore ig;
         if (error_.empty()) error_ = msg;
-        sched_->wake_all();
+        if (sched_) sched_->wake_all();
     }
     bool on_idle() {
         [[maybe_unused]] detail::TsanIgnore ig;
@@ -334,12 +514,12 @@ private:
             for (auto& p : pes_)
                 if (!p->done)
                     s += "\n  PE " + to_string(p->at_) + " blocked in " + p->wait_what + " on color " + std::to_string(p->wait_color) + " at cycle " +
-                         std::to_string(sched_->clock_of(p->st_.get())) + ": needs " + std::to_string(p->wait_need) + " wavelets, has " +
+                         std::to_string(clock_of(*p)) + ": needs " + std::to_string(p->wait_need) + " wavelets, has " +
                          std::to_string(queue_avail(p->at_, uint32_t(p->wait_color)));
             describe_parked(s);
             error_ = s;
         }
-        sched_->wake_all();
+        if (sched_) sched_->wake_all();
         return true;
     }
     size_t queue_avail(Coord c, uint32_t color) {
@@ -497,7 +677,14 @@ private:
         auto it = pe_of_.find(idx(c));
         if (it != pe_of_.end()) {
             Pe& p = *pes_[it->second];
-            if (!p.done && p.wait_color == int32_t(color) && q.avail() >= p.wait_need) sched_->wake(p.st_.get());
+            if (!p.done && p.wait_color == int32_t(color) && q.avail() >= p.wait_need) {
+                if (sched_) sched_->wake(p.st_.get());
+                else if (p.retry_) {  // program mode: readied at the deliverer's clock
+                    if (cur_ && p.clock_ < cur_->clock_) p.clock_ = cur_->clock_;
+                    p.wait_color = -1;
+                    make_ready(p);
+                }
+            }
         }
     }
 
@@ -652,6 +839,9 @@ private:
     std::unordered_map<uint64_t, Router> routers_;
     std::unordered_map<uint64_t, Queue> queues_;
     detail::Scheduler* sched_ = nullptr;
+    Pe* cur_ = nullptr;           ///< program mode: the PE running
+    std::vector<Ready> ready_;    ///< program mode: ready PEs, earliest first
+    uint64_t ready_seq_ = 0;
     std::string error_;
     uint64_t streams_ = 0;
 };

@@ -128,7 +128,7 @@ inline PatternRun run_pattern(const kccl::fabric::host::PatternSpec& spec, const
     FabricOptions fo;
     fo.seed = seed;
     Fabric f(std::move(lr.grid), fo);
-    for (auto& p : lr.programs) f.launch(p.pe, p.args, [](Pe& pe) { kccl::fabric::run_steps(pe); }, 4 * spec.B);
+    for (auto& p : lr.programs) f.launch_program(p.pe, std::move(p.args), 4 * spec.B);
     const auto& e = b.expect;
     const uint32_t B = spec.B;
     const kccl::fabric::Combine cb{spec.op, spec.type};
