@@ -230,10 +230,13 @@ public:
         p->mem_.reset(new uint8_t[bytes]);
         p->mem_size_ = bytes;
         uint64_t s = o_.seed ^ (uint64_t(pe.x) << 32) ^ (uint64_t(pe.y) << 8) ^ 0x9E3779B97F4A7C15ull;
-        for (size_t i = 0; i < bytes; i += 8) {  // garbage: hardware never zeroes PE memory
+        size_t i = 0;
+        for (; i + 8 <= bytes; i += 8) {  // garbage: hardware never zeroes PE memory
             s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-            std::memcpy(p->mem_.get() + i, &s, std::min<size_t>(8, bytes - i));
+            std::memcpy(p->mem_.get() + i, &s, 8);
         }
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        if (i < bytes) std::memcpy(p->mem_.get() + i, &s, bytes - i);
         pe_of_[key] = uint32_t(pes_.size());
         pes_.push_back(std::move(p));
         return *pes_.back();
