@@ -217,6 +217,10 @@ std::vector<uint32_t> plan(WaferOptions& o) {
             bad(std::string("--method ") + pi.name + " is a 1D pattern: use --grid 1x" + std::to_string(o.rows * o.cols) +
                 " (a row), or a 2D pattern (reduce_2d, bcast_2d, allreduce_2d) on a grid");
         if (o.base_given && !pi.takes(kf::param_base)) bad(std::string("--base: ") + pi.name + " takes no base pattern");
+        if (!o.base_given && o.args.pattern == kf::Pattern::allreduce_2d) {  // the thesis's 2D allreduce: naive (chain) per line
+            o.args.base[0] = kf::Pattern::allreduce_naive;
+            o.args.base[1] = kf::Pattern::chain;
+        }
         // What the builder refuses is refused here, before any run (spec_of at the largest size).
         try {
             (void)ef::spec_of(o.args, o.rows, o.cols, uint32_t(o.max_bytes / 4), o.type, o.op);
@@ -321,7 +325,8 @@ void print_wafer_help() {
         "  --method P      auto (default: the cost model's cheapest pattern and parameters for each size, named in\n"
         "                  the last column) or a pattern: %s\n"
         "  --coll C        reduce, all_reduce (default) or broadcast: what auto chooses for (a named pattern implies it)\n"
-        "  --base LIST     the pattern's chain of bases, outermost first (allreduce_2d: allreduce_naive,jump,two_phase)\n"
+        "  --base LIST     the pattern's chain of bases, outermost first, e.g. allreduce_naive,jump,two_phase for\n"
+        "                  allreduce_2d (default: chain; allreduce_2d: allreduce_naive,chain)\n"
         "  --root X[,Y]    root column X (the PE in a row) and row Y; --S N two_phase's group size; --G N butterfly's\n"
         "  -b MIN -e MAX   bytes per PE (N, NK, NM; a multiple of 4, at most a PE's memory), default 4..4K; -f FACTOR (default 4)\n"
         "  -d TYPE         float (default), int32, uint32     -o OP  sum (default), max, min\n"
