@@ -27,7 +27,13 @@
 //   (multicast), and the RAMP delivers them into the PE's input queue for the color. A stream
 //   arriving at a router whose current switch position does not accept its direction parks
 //   there (in order) and resumes when an advance on the color reaches that router. Intermediate
-//   routers run no code.
+//   routers run no code. Times are runs of consecutive cycles (TimeRun): a stream's times strictly
+//   increase, so the work per router crossed is per run, not per wavelet.
+//   Program mode: when every PE was launched with launch_program (a step program of
+//   fabric/program.hpp), run() executes the programs without fibers, in the timed engine's order
+//   (earliest ready PE first, ties by readiness; a running PE goes on unless a ready one is
+//   strictly earlier; a waiting PE is readied by the delivery it needs, at the deliverer's clock):
+//   the same cycles, streams, results and reports, at a PE's memory and a few words of state.
 //
 // ERRORS (FabricError; the run stops, every other PE is released)
 //   * two inputs overlapping on one color at one router (rx sets of several directions): the
