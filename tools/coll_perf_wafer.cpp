@@ -328,6 +328,7 @@ void print_wafer_help() {
         "  --base LIST     the pattern's chain of bases, outermost first, e.g. allreduce_naive,jump,two_phase for\n"
         "                  allreduce_2d (default: chain; allreduce_2d: allreduce_naive,chain)\n"
         "  --root X[,Y]    root column X (the PE in a row) and row Y; --S N two_phase's group size; --G N butterfly's\n"
+        "                  (the pattern column shows S and G as chosen; no S: ceil(sqrt(n)) on each line of n PEs)\n"
         "  -b MIN -e MAX   bytes per PE (N, NK, NM; a multiple of 4, at most a PE's memory), default 4..4K; -f FACTOR (default 4)\n"
         "  -d TYPE         float (default), int32, uint32     -o OP  sum (default), max, min\n"
         "  -n ITERS        emulated runs per size (run(s) is their median), 1..100, default 1\n"
