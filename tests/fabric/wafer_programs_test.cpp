@@ -255,3 +255,36 @@ TEST_CASE("wafer auto vs emulated cycles: the thesis's grid, dense", "[fabric][a
             check_auto_emulated(kf::Collective::allreduce, P, B);
         }
 }
+
+TEST_CASE("fill_inputs writes input_word's values (the per-PE part hoisted)", "[fabric][programs]") {
+    for (auto t : {kf::DType::f32, kf::DType::i32, kf::DType::u32})
+        for (uint64_t seed : {1ull, 7ull, 123456789ull})
+            for (size_t pe : {size_t(0), size_t(5), size_t(745499)}) {
+                std::vector<uint32_t> v(300);
+                kccl::emu::fabric::fill_inputs(t, seed, pe, v.data(), 300);
+                for (uint32_t k = 0; k < 300; ++k) REQUIRE(v[k] == kccl::emu::fabric::input_word(t, seed, pe, k));
+            }
+}
+
+TEST_CASE("combine_span gives combine_word's result per element, in place too (NaN and wrap included)", "[fabric][programs]") {
+    std::vector<uint32_t> a(37), b(37);
+    for (uint32_t k = 0; k < 37; ++k) {
+        a[k] = kccl::emu::fabric::input_word(kf::DType::u32, 3, 1, k);
+        b[k] = kccl::emu::fabric::input_word(kf::DType::u32, 4, 2, k);
+    }
+    const float nan = __builtin_nanf("");
+    std::memcpy(&a[3], &nan, 4);  // a quiet NaN on either side
+    std::memcpy(&b[8], &nan, 4);
+    for (auto t : {kf::DType::f32, kf::DType::i32, kf::DType::u32})
+        for (auto op : {kf::Op::copy, kf::Op::add, kf::Op::max, kf::Op::min}) {
+            const kf::Combine c{op, t};
+            std::vector<uint32_t> out(37), in_place = a;
+            kccl::emu::fabric::combine_span(c, out.data(), a.data(), b.data(), 37);
+            kccl::emu::fabric::combine_span(c, in_place.data(), in_place.data(), b.data(), 37);
+            for (uint32_t k = 0; k < 37; ++k) {
+                INFO("type " << kf::dtype_name(t) << " op " << int(op) << " k " << k);
+                REQUIRE(out[k] == kf::combine_word(c, a[k], b[k]));
+                REQUIRE(in_place[k] == out[k]);
+            }
+        }
+}

@@ -142,20 +142,19 @@ struct Times {
     }
 };
 
-/// out[k] = combine(a[k], b[k]) for k < n, the operator's switch outside the loop.
+/// out[k] = combine(a[k], b[k]) for k < n, the operator's switch outside the loop; the element
+/// loops are the collectives' (Reducer::combine: 16 bytes at a time where the host has SIMD, the
+/// same result per element as fabric::combine_word). out may equal a or b, never overlap partly.
 template <class T>
 inline void combine_span_as(kccl::fabric::Op op, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t n) {
+    T* o = reinterpret_cast<T*>(out);
+    const T* x = reinterpret_cast<const T*>(a);
+    const T* y = reinterpret_cast<const T*>(b);
     switch (op) {
         case kccl::fabric::Op::copy: std::memmove(out, b, size_t(n) * 4); return;
-        case kccl::fabric::Op::add:
-            for (uint32_t k = 0; k < n; ++k) out[k] = kccl::fabric::detail::combine_as<T>(a[k], b[k], kccl::fabric::Op::add);
-            return;
-        case kccl::fabric::Op::max:
-            for (uint32_t k = 0; k < n; ++k) out[k] = kccl::fabric::detail::combine_as<T>(a[k], b[k], kccl::fabric::Op::max);
-            return;
-        case kccl::fabric::Op::min:
-            for (uint32_t k = 0; k < n; ++k) out[k] = kccl::fabric::detail::combine_as<T>(a[k], b[k], kccl::fabric::Op::min);
-            return;
+        case kccl::fabric::Op::add: kccl::coll::Reducer<T, kccl::coll::RedOp::sum>::combine(o, x, y, n); return;
+        case kccl::fabric::Op::max: kccl::coll::Reducer<T, kccl::coll::RedOp::max>::combine(o, x, y, n); return;
+        case kccl::fabric::Op::min: kccl::coll::Reducer<T, kccl::coll::RedOp::min>::combine(o, x, y, n); return;
     }
 }
 inline void combine_span(Combine c, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t n) {

@@ -59,6 +59,26 @@ inline uint32_t input_word(kccl::fabric::DType t, uint64_t seed, size_t pe, uint
     return uint32_t(z);
 }
 
+/// input_word(t, seed, pe, k) for k < B into v, the per-PE part and the type test hoisted.
+inline void fill_inputs(kccl::fabric::DType t, uint64_t seed, size_t pe, uint32_t* v, uint32_t B) {
+    const uint64_t base = seed * 0x9E3779B97F4A7C15ull + pe * 0xBF58476D1CE4E5B9ull + 1;
+    auto mix = [](uint64_t z) {
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    };
+    if (t == kccl::fabric::DType::f32) {
+        uint32_t bits[17];
+        for (int i = 0; i < 17; ++i) {
+            const float f = float(i - 8);
+            std::memcpy(&bits[i], &f, 4);
+        }
+        for (uint32_t k = 0; k < B; ++k) v[k] = bits[mix(base + k * 0x94D049BB133111EBull) % 17];
+    } else {
+        for (uint32_t k = 0; k < B; ++k) v[k] = uint32_t(mix(base + k * 0x94D049BB133111EBull));
+    }
+}
+
 /// The PatternSpec of run `a` on `rows` x `cols` PEs (rows == 1: a row of cols PEs), B elements.
 inline kccl::fabric::host::PatternSpec spec_of(const kccl::fabric::PatternArgs& a, uint32_t rows, uint32_t cols, uint32_t B,
                                               kccl::fabric::DType type = kccl::fabric::DType::f32, kccl::fabric::Op op = kccl::fabric::Op::add) {
@@ -139,7 +159,7 @@ inline PatternRun run_pattern(const kccl::fabric::host::PatternSpec& spec, const
         const bool write = e.kind != fh::Expect::broadcast || e.pes[i] == e.root;
         if (!write) continue;
         uint32_t* v = pe->ptr<uint32_t>(0, B);
-        for (uint32_t k = 0; k < B; ++k) v[k] = input_word(spec.type, seed, i, k);
+        fill_inputs(spec.type, seed, i, v, B);
         if (i == 0 || e.kind == fh::Expect::broadcast) std::memcpy(ref.data(), v, size_t(B) * 4);
         else combine_span(cb, ref.data(), ref.data(), v, B);
     }
