@@ -34,6 +34,7 @@
 // 32-bit addresses and host memory); a bad one is an error line naming it and what is allowed,
 // exit code 2. A failed run is an error row, exit code 1; the tool catches every exception.
 #include "tools/coll_perf.hpp"
+#include "tools/coll_perf_wafer.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -244,6 +245,7 @@ void print_help() {
         "hardware); model(us) and the m.* columns are the timing model's modelled device time.\n"
         "Exit codes: 0 every row ran and verified; 1 a row failed or had wrong elements; 2 bad options.\n",
         routed_methods().c_str());
+    print_wafer_help();
 }
 
 /// What a row will run, worked out before any run.
@@ -528,6 +530,7 @@ int run(const Options& o, const std::vector<Row>& rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (wafer_requested(argc, argv)) return wafer_main(argc, argv);  // --grid: tools/coll_perf_wafer.cpp
     try {
         bool help = false;
         const Options o = parse(argc, argv, help);
