@@ -38,6 +38,11 @@
 //   chunk c is c % S with c counted from 0 in each call (never a wrapping counter mod S).
 //   The credit words of a core are only incremented while it is the root, during its call.
 //
+// Direct mode (a.slots == 0, host McastBcastSpec::slots = 0): no staging and no copies — the
+// chunks go straight into the outputs, which must then be at the SAME L1 address on every rank;
+// each receiver hands its output to the root at entry (a ready word on the root), the root
+// multicasts every chunk, flushes once and multicasts `arrived` (mb_direct below).
+//
 // Arguments (load_mcast_bcast_args; host::McastBcastPlan::args): [0..3] rect x0 y0 x1 y1,
 // [4] slots_l1, [5] slots, [6] chunk_bytes (multiple of 16), [7] counters_l1: seq, arrived,
 // released, two source words for the sets, then from word 8 one credit word per rank
@@ -120,6 +125,35 @@ void mb_copy(H& hal, uint32_t dst, uint32_t src, uint32_t n) {
     hal::note_write(hal, dst, n);
 }
 
+/// Direct mode (a.slots == 0): the chunks go straight into every rank's output (the same address on
+/// every rank). Each receiver first writes `end` into its ready word on the root (an inline write:
+/// "my output is yours for the call ending at end"); the root waits for every ready word, then
+/// multicasts input -> output chunk by chunk (loopback: its own output too), flushes ONCE (M1),
+/// multicasts arrived := end and waits for its writes (barrier). A receiver returns once arrived
+/// has reached end. No copy on any core, one counter multicast per call.
+template <class Policy, class H>
+void mb_direct(H& hal, const McastBcastArgs& a, uint32_t rx, uint32_t ry, uint32_t me, uint32_t input_l1,
+               uint32_t output_l1, uint32_t bytes, uint32_t end) {
+    const uint32_t p = a.ranks();
+    if (hal.core_x() != rx || hal.core_y() != ry) {
+        hal.noc_inline_write32(hal.noc_addr(rx, ry, a.credit(me)), end);
+        mb_wait_reached(hal, a.word(mb_arrived), end);
+        hal::note_read(hal, output_l1, bytes);  // the consumer's use of the output
+        return;
+    }
+    for (uint32_t r = 0; r < p; ++r)
+        if (r != me) mb_wait_reached(hal, a.credit(r), end);  // every receiver's output is free
+    hal::note_read(hal, input_l1, bytes);
+    for (uint32_t off = 0; off < bytes; off += a.chunk_bytes) {
+        const uint32_t b = bytes - off < a.chunk_bytes ? bytes - off : a.chunk_bytes;
+        hal.noc_write_mcast(input_l1 + off, a.rect, output_l1 + off, b, p, true);
+    }
+    if constexpr (Policy::flush_before_counter) hal.noc_writes_flushed();  // M1
+    mb_store(hal, a.word(mb_src_arrived), end);
+    hal.sem_set_mcast(a.word(mb_src_arrived), a.rect, a.word(mb_arrived), p, true);
+    hal.noc_write_barrier();
+}
+
 }  // namespace detail
 
 /// This core's part of a broadcast of `bytes` from rank `root`'s input to every rank's output
@@ -132,14 +166,16 @@ void mcast_broadcast(H& hal, const McastBcastArgs& a, uint32_t root, uint32_t in
     KCCL_ASSERT(a.rect.contains(hal.core_x(), hal.core_y()),
                 "mcast_broadcast: this core is not in the group's rectangle");
     KCCL_ASSERT(root < a.ranks(), "mcast_broadcast: root is not a rank of the group (0 .. ranks-1)");
-    KCCL_ASSERT(a.slots > 0 && a.chunk_bytes > 0 && a.chunk_bytes % 16 == 0,
-                "mcast_broadcast: needs at least one slot and a chunk size that is a positive multiple of 16");
+    KCCL_ASSERT(a.chunk_bytes > 0 && a.chunk_bytes % 16 == 0,
+                "mcast_broadcast: needs a chunk size that is a positive multiple of 16");
     using namespace detail;
     const uint32_t chunks = bytes / a.chunk_bytes + (bytes % a.chunk_bytes != 0);
     if (chunks == 0) return;
     const uint32_t rx = a.rank_x(root), ry = a.rank_y(root), p = a.ranks();
     const uint32_t seq = mb_load(hal, a.word(mb_seq)), end = seq + chunks;
     mb_store(hal, a.word(mb_seq), end);
+    const uint32_t my_rank = (hal.core_y() - a.rect.y0) * a.width() + (hal.core_x() - a.rect.x0);
+    if (a.slots == 0) return detail::mb_direct<Policy>(hal, a, rx, ry, my_rank, input_l1, output_l1, bytes, end);
     if (hal.core_x() == rx && hal.core_y() == ry) {
         if (p == 1) return mb_copy(hal, output_l1, input_l1, bytes);
         const uint32_t me = (ry - a.rect.y0) * a.width() + (rx - a.rect.x0);
@@ -171,7 +207,6 @@ void mcast_broadcast(H& hal, const McastBcastArgs& a, uint32_t root, uint32_t in
         hal.noc_write_barrier();
         return;
     }
-    const uint32_t my_rank = (hal.core_y() - a.rect.y0) * a.width() + (hal.core_x() - a.rect.x0);
     const auto credits = hal.noc_addr(rx, ry, a.credit(my_rank));
     uint32_t slot = 0;
     for (uint32_t c = 0; c < chunks; ++c) {

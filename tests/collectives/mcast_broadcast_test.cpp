@@ -148,6 +148,9 @@ TEST_CASE("mcast broadcast: bit-exact on rectangles of several shapes, roots, un
         {3, 0, 3, 4, 512, 3},  // a column of 5
         {1, 1, 4, 3, 256, 2},  // 4 x 3
         {0, 0, 5, 4, 1024, 1}, // the whole 6 x 5 grid, one slot
+        {0, 0, 5, 4, 512, 0},  // direct mode (no slots): the whole grid
+        {1, 1, 4, 3, 256, 0},  // direct mode: 4 x 3
+        {2, 2, 2, 2, 256, 0},  // direct mode: one rank
     };
     for (const Case& cs : cases)
         for (const RunOptions& o : modes(model.get())) {
@@ -261,7 +264,6 @@ TEST_CASE("mcast broadcast: groups that cannot use it get a PlanError naming why
     CHECK(has(why(Transport::ipcq, {{0, 0, 0}, {0, 0, 1}, {0, 1, 0}, {0, 1, 1}}), "rank 1 is at chip 0 (0,1), not at (1,0)"));
     CHECK(has(why(Transport::ipcq, {{0, 0, 0}, {0, 0, 0}}), "do not form a rectangle"));
     CHECK(has(why(Transport::ipcq, rect_workers(0, 0, 1, 0), 100), "chunk_bytes is 100; it must be a positive multiple of 16"));
-    CHECK(has(why(Transport::ipcq, rect_workers(0, 0, 1, 0), 256, 0), "slots is 0"));
     CHECK(has(why(Transport::ipcq, rect_workers(0, 0, 1, 0), 0x4000, 2), "needs 32816 bytes of L1"));
     CHECK(why(Transport::ipcq, rect_workers(1, 2, 3, 4)).empty());
     CHECK(ch::mcast_unavailable(Transport::ipcq, rect_workers(0, 0, 5, 4)).empty());

@@ -35,6 +35,8 @@ struct McastBcastSpec {
     std::vector<Core> workers;  ///< one core per rank
     L1Range l1{0, 0, 0};        ///< where the staging slots and counters go (every rank)
     uint32_t chunk_bytes = 4096;  ///< multiple of 16
+    /// Staging slots of chunk_bytes on every rank; 0: direct mode (the chunks go straight into the
+    /// outputs, which must be at the same L1 address on every rank; no copies).
     uint32_t slots = 2;
     /// Test hook: the first value of every counter (2^32 - k crosses the wrap after k chunks).
     uint32_t initial_counter = 0;
@@ -93,7 +95,6 @@ inline McastBcastPlan plan_mcast_broadcast(const McastBcastSpec& s) {
     if (s.chunk_bytes == 0 || s.chunk_bytes % 16 != 0)
         throw PlanError("multicast broadcast: chunk_bytes is " + std::to_string(s.chunk_bytes) +
                         "; it must be a positive multiple of 16");
-    if (s.slots == 0) throw PlanError("multicast broadcast: slots is 0; at least 1 staging slot is needed");
     if (s.l1.base % 16 != 0) throw PlanError("multicast broadcast: l1.base must be 16-byte aligned");
     const uint64_t need = uint64_t(s.slots) * s.chunk_bytes + mcast_bcast_counter_bytes(uint32_t(s.workers.size()));
     if (s.l1.base + need > s.l1.end)
@@ -113,6 +114,9 @@ inline McastBcastPlan plan_mcast_broadcast(const McastBcastSpec& s) {
     for (const Core& c : s.workers)
         for (McastBcastWord w : {mb_seq, mb_arrived, mb_released})
             p.init_words.push_back({c, p.device.word(w), s.initial_counter});
+    if (s.slots == 0)  // direct mode: the ready words a receiver writes on a root
+        for (const Core& c : s.workers)
+            for (uint32_t r = 0; r < s.workers.size(); ++r) p.init_words.push_back({c, p.device.credit(r), s.initial_counter});
     p.l1_end = uint32_t(s.l1.base + need);
     return p;
 }
