@@ -1,5 +1,6 @@
 // Broadcast on a Tensix grid of one chip, modelled time on the Wormhole timing model: the NoC
-// multicast broadcast (collectives/mcast_broadcast.hpp, the root injects each chunk once) against
+// multicast broadcast (collectives/mcast_broadcast.hpp, the root injects each chunk once; staged:
+// 4 slots of 4 KiB, each receiver copies out; direct: straight into the outputs) against
 // the method table's broadcasts over IPCQ queues: the chain (ring_meet_middle on the IPCQ ring
 // group) and the binomial tree (all_pairs group: at most 9 ranks, so only at 8). Ranks sit on an
 // 8-wide grid, rank r at (r % 8, r / 8): 8 ranks are a row, 16 a 8 x 2 and 64 a 8 x 8 rectangle.
@@ -36,7 +37,7 @@ void bcast_method(benchmark::State& state, GroupShape shape, Method m) {
 }
 
 /// The multicast broadcast: every rank runs `warmup` + `iters` broadcasts from rank 0.
-void bcast_mcast(benchmark::State& state) {
+void bcast_mcast(benchmark::State& state, uint32_t slots) {
     const uint32_t p = uint32_t(state.range(0)), bytes = uint32_t(state.range(1));
     const uint32_t w = 8, h = (p + w - 1) / w;
     kccl::emu::ChipSpec cs;
@@ -50,7 +51,7 @@ void bcast_mcast(benchmark::State& state) {
     s.workers = workers;
     s.l1 = {plan_l1, cs.worker_l1_bytes, 0};
     s.chunk_bytes = kMsg;
-    s.slots = kSlots;
+    s.slots = slots;
     const ch::McastBcastPlan plan = ch::plan_mcast_broadcast(s);
     auto run = [&](uint32_t iters, kccl::emu::RunOptions ro) {
         kccl::emu::Cluster c(kccl::emu::topology::single_chip(cs));
@@ -93,8 +94,10 @@ void grid_args(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
-BENCHMARK(bcast_mcast)->Name("coll/bcast_grid/multicast")->Apply(grid_args)->UseManualTime()
-    ->Iterations(kccl::bench::kEmulatedRuns)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(bcast_mcast, staged, kSlots)->Name("coll/bcast_grid/multicast_staged")->Apply(grid_args)
+    ->UseManualTime()->Iterations(kccl::bench::kEmulatedRuns)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(bcast_mcast, direct, 0)->Name("coll/bcast_grid/multicast_direct")->Apply(grid_args)
+    ->UseManualTime()->Iterations(kccl::bench::kEmulatedRuns)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(bcast_method, chain, GroupShape::ring, Method::ring_meet_middle)->Name("coll/bcast_grid/chain")
     ->Apply(grid_args)->UseManualTime()->Iterations(kccl::bench::kEmulatedRuns)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(bcast_method, tree, GroupShape::all_pairs, Method::binomial_tree)->Name("coll/bcast_grid/tree")
