@@ -268,3 +268,22 @@ TEST_CASE("mcast broadcast: groups that cannot use it get a PlanError naming why
     CHECK(why(Transport::ipcq, rect_workers(1, 2, 3, 4)).empty());
     CHECK(ch::mcast_unavailable(Transport::ipcq, rect_workers(0, 0, 5, 4)).empty());
 }
+
+TEST_CASE("mcast broadcast: the auto choice takes it where available, else the method table's choice with the reason",
+          "[collectives][mcast_broadcast]") {
+    using kccl::coll::Method;
+    using kccl::coll::Topology;
+    const auto grid = ch::choose_broadcast(Transport::ipcq, rect_workers(0, 0, 7, 7), Topology::ring, 65536, false);
+    CHECK(grid.multicast);
+    CHECK(grid.why_not.empty());
+    const auto edm = ch::choose_broadcast(Transport::edm, rect_workers(0, 0, 3, 0), Topology::ring, 65536, false);
+    CHECK_FALSE(edm.multicast);
+    CHECK(edm.method == Method::ring_meet_middle);
+    CHECK(edm.why_not.find("needs the IPCQ transport") != std::string::npos);
+    auto l_shape = rect_workers(0, 0, 3, 0);
+    l_shape.push_back({0, 0, 1});
+    const auto l = ch::choose_broadcast(Transport::ipcq, l_shape, Topology::line, 4096, false);
+    CHECK_FALSE(l.multicast);
+    CHECK(l.method == Method::line);
+    CHECK(l.why_not.find("do not form a rectangle") != std::string::npos);
+}

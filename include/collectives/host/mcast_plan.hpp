@@ -121,4 +121,26 @@ inline McastBcastPlan plan_mcast_broadcast(const McastBcastSpec& s) {
     return p;
 }
 
+/// The "auto" choice for a broadcast of `bytes` per rank on a group: the multicast broadcast in
+/// direct mode when the group can use it (mcast_unavailable is empty), else the method table's
+/// choice (choose_method). Rule, from the Wormhole model (benchmarks/collectives/mcast_bcast_bench.cpp,
+/// docs/collectives-performance.md): direct multicast beat the chain and the binomial tree at
+/// every measured point (8, 16, 64 ranks; 4 KiB and 64 KiB) by 3x to 15x, so it is taken whenever
+/// available; the staged mode is not taken (it copies every chunk out of a slot on every
+/// receiver, which costs as much as the chain's copies), only on request.
+struct BroadcastChoice {
+    bool multicast = false;  ///< use mcast_broadcast (plan with McastBcastSpec::slots = 0)
+    Method method{};         ///< otherwise: this method of the method table
+    std::string why_not;     ///< why the multicast broadcast is not available (empty if taken)
+};
+
+inline BroadcastChoice choose_broadcast(Transport transport, const std::vector<Core>& workers, Topology topo,
+                                        uint64_t bytes, bool routed) {
+    BroadcastChoice c;
+    c.why_not = mcast_unavailable(transport, workers);
+    c.multicast = c.why_not.empty();
+    c.method = choose_method(Op::broadcast, topo, uint32_t(workers.size()), bytes, routed);
+    return c;
+}
+
 }  // namespace kccl::coll::host
