@@ -287,3 +287,23 @@ TEST_CASE("mcast broadcast: the auto choice takes it where available, else the m
     CHECK(l.method == Method::line);
     CHECK(l.why_not.find("do not form a rectangle") != std::string::npos);
 }
+
+TEST_CASE("mcast broadcast: 200 adversarial seeds with the race detector, staged and direct, 4 x 3 and 6 x 5",
+          "[collectives][mcast_broadcast][long]") {
+    for (uint64_t seed = 1; seed <= 200; ++seed)
+        for (uint32_t slots : {0u, 2u}) {
+            const auto w = seed % 2 ? rect_workers(1, 1, 4, 3) : rect_workers(0, 0, 5, 4);
+            const uint32_t p = uint32_t(w.size());
+            const auto plan = plan_for(w, 256, slots, uint32_t(0) - uint32_t(seed % 7));
+            RunOptions o = adversarial(seed);
+            o.race = RunOptions::RaceCheck::on;
+            INFO("seed " << seed << " slots " << slots << " ranks " << p);
+            const std::vector<std::vector<Call>> programs = {
+                {{uint32_t(seed % p), 1300, 0x1000, 0x8000}, {uint32_t((seed * 7) % p), 600, 0x3000, 0x9000}},
+                {{uint32_t((seed * 3) % p), 2100, 0x4000, 0x1000}},
+            };
+            const auto [wrong, first] = run_programs(plan, w, programs, o);
+            INFO("first wrong word " << std::hex << first);
+            REQUIRE(wrong == 0);
+        }
+}
