@@ -70,6 +70,7 @@ std::pair<uint64_t, uint32_t> run_programs(const ch::McastBcastPlan& plan, const
             std::vector<uint32_t> in((calls[k].bytes + 3) / 4);
             for (uint32_t i = 0; i < in.size(); ++i) in[i] = value(call_no + uint32_t(k), i);
             const ch::Core& r = workers[calls[k].root];
+            if (calls[k].bytes == 0) continue;  // nothing to write (and no null source to copy from)
             c.write(c.chip(0).worker(r.x, r.y), calls[k].input, in.data(), calls[k].bytes);
         }
         Launcher L(c);
@@ -86,6 +87,7 @@ std::pair<uint64_t, uint32_t> run_programs(const ch::McastBcastPlan& plan, const
             REQUIRE(rep.ok());
         }
         for (size_t k = 0; k < calls.size(); ++k) {
+            if (calls[k].bytes == 0) continue;
             std::vector<uint32_t> got((calls[k].bytes + 3) / 4);
             for (const auto& w : workers) {
                 c.read(c.chip(0).worker(w.x, w.y), calls[k].output, got.data(), calls[k].bytes);
