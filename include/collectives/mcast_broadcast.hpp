@@ -158,7 +158,7 @@ void mb_direct(H& hal, const McastBcastArgs& a, uint32_t rx, uint32_t ry, uint32
 
 /// This core's part of a broadcast of `bytes` from rank `root`'s input to every rank's output
 /// (module comment). Device errors (KCCL_ASSERT) for a core outside the rectangle, a root out of
-/// range, no slots or a chunk size that is 0 or not a multiple of 16.
+/// range, a chunk size that is 0 or not a multiple of 16, the root's input overlapping its output.
 template <class Policy = McastBcastPolicy, class H>
 void mcast_broadcast(H& hal, const McastBcastArgs& a, uint32_t root, uint32_t input_l1, uint32_t output_l1,
                      uint32_t bytes) {
@@ -174,6 +174,9 @@ void mcast_broadcast(H& hal, const McastBcastArgs& a, uint32_t root, uint32_t in
     const uint32_t rx = a.rank_x(root), ry = a.rank_y(root), p = a.ranks();
     const uint32_t seq = mb_load(hal, a.word(mb_seq)), end = seq + chunks;
     mb_store(hal, a.word(mb_seq), end);
+    KCCL_ASSERT(!(hal.core_x() == rx && hal.core_y() == ry) || input_l1 + bytes <= output_l1 ||
+                    output_l1 + bytes <= input_l1,
+                "mcast_broadcast: the root's input and output overlap; they must be disjoint (no in-place broadcast)");
     const uint32_t my_rank = (hal.core_y() - a.rect.y0) * a.width() + (hal.core_x() - a.rect.x0);
     if (a.slots == 0) return detail::mb_direct<Policy>(hal, a, rx, ry, my_rank, input_l1, output_l1, bytes, end);
     if (hal.core_x() == rx && hal.core_y() == ry) {

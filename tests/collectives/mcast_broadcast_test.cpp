@@ -271,6 +271,29 @@ TEST_CASE("mcast broadcast: groups that cannot use it get a PlanError naming why
     CHECK(ch::mcast_unavailable(Transport::ipcq, rect_workers(0, 0, 5, 4)).empty());
 }
 
+TEST_CASE("mcast broadcast: device errors name a root out of range and overlapping root buffers",
+          "[collectives][mcast_broadcast]") {
+    const auto w = rect_workers(0, 0, 1, 1);
+    for (uint32_t slots : {0u, 2u}) {
+        const auto plan = plan_for(w, 256, slots);
+        auto run = [&](uint32_t root, uint32_t in, uint32_t out) {
+            Cluster c(topo::single_chip(grid_chip()));
+            Launcher L(c);
+            for (const auto& iw : plan.init_words) L.init_word(c.chip(0).worker(iw.core.x, iw.core.y), iw.addr, iw.value);
+            for (const auto& r : w)
+                L.add(c.chip(0).worker(r.x, r.y), [=](auto& h) {
+                    kccl::coll::mcast_broadcast(h, kccl::coll::load_mcast_bcast_args(h, 0), root, in, out, 512);
+                }, plan.args);
+            RunOptions o = normal();
+            return failures(L.run(o));
+        };
+        INFO("slots " << slots);
+        CHECK(run(4, 0x1000, 0x8000).find("mcast_broadcast: root is not a rank of the group (0 .. ranks-1)") !=
+              std::string::npos);
+        CHECK(run(1, 0x1000, 0x1100).find("mcast_broadcast: the root's input and output overlap") != std::string::npos);
+    }
+}
+
 TEST_CASE("mcast broadcast: the auto choice takes it where available, else the method table's choice with the reason",
           "[collectives][mcast_broadcast]") {
     using kccl::coll::Method;
