@@ -332,3 +332,29 @@ TEST_CASE("mcast broadcast: 200 adversarial seeds with the race detector, staged
             REQUIRE(wrong == 0);
         }
 }
+
+TEST_CASE("mcast broadcast: a collective group's spec carries its transport and cores", "[collectives][mcast_broadcast]") {
+    ch::GroupSpec g;
+    g.transport = Transport::ipcq;
+    for (uint32_t r = 0; r < 16; ++r) g.workers.push_back({0, r % 8, r / 8});  // 8 x 2, row-major
+    g.initial_counter = 7;
+    ch::McastBcastSpec s = ch::mcast_spec_of(g);
+    s.l1 = {kPlanL1, 0x1C000, 0};
+    s.slots = 0;
+    const auto plan = ch::plan_mcast_broadcast(s);
+    CHECK(plan.device.rect.x0 == 0);
+    CHECK(plan.device.rect.x1 == 7);
+    CHECK(plan.device.rect.y1 == 1);
+    CHECK(plan.init_words.front().value == 7);
+    g.workers.pop_back();  // 15 ranks: not a rectangle
+    CHECK(ch::mcast_unavailable(Transport::ipcq, ch::mcast_spec_of(g).workers).find("do not form a rectangle") !=
+          std::string::npos);
+    g.transport = Transport::edm;
+    std::string err;
+    try {
+        ch::plan_mcast_broadcast(ch::mcast_spec_of(g));
+    } catch (const ch::PlanError& e) {
+        err = e.what();
+    }
+    CHECK(err.find("needs the IPCQ transport") != std::string::npos);
+}

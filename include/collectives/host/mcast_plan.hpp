@@ -10,6 +10,7 @@
 //   plan.args                      -> the kernel's arguments (load_mcast_bcast_args), every rank
 //   plan.init_words                -> (core, L1 address, value) the host writes before the first
 //                                     program (the counters, contract P2)
+//   mcast_spec_of(group_spec)      -> a spec with a collective group's transport and cores
 //
 // AVAILABLE WHERE: the ranks are Tensix cores of ONE chip (the IPCQ transport; NoC multicast stays
 // on one chip, contract M3) that form a full rectangle x0..x1 by y0..y1, rank r at row-major
@@ -56,6 +57,16 @@ struct McastBcastPlan {
 
 inline std::string core_text(const Core& c) {
     return "chip " + std::to_string(c.chip) + " (" + std::to_string(c.x) + "," + std::to_string(c.y) + ")";
+}
+
+/// The multicast broadcast's spec for the ranks of a collective group (its transport, its worker
+/// cores in rank order and its counter test hook); the caller adds l1, chunk_bytes and slots.
+inline McastBcastSpec mcast_spec_of(const GroupSpec& g) {
+    McastBcastSpec s;
+    s.transport = g.transport;
+    s.workers = g.workers;
+    s.initial_counter = g.initial_counter;
+    return s;
 }
 
 /// Why a group of ranks cannot use the multicast broadcast; empty if it can.
