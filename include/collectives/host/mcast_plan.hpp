@@ -5,7 +5,7 @@
 //
 //   kccl::coll::host::McastBcastSpec s;
 //   s.transport = Transport::ipcq;  s.workers = {...};        // one Tensix core per rank
-//   s.l1 = {0x80000, 0x90000, 0};  s.chunk_bytes = 4096;  s.slots = 2;
+//   s.l1 = {0x80000, 0x90000, 0};  s.chunk_bytes = 4096;  s.slots = 0;   // 0: direct mode
 //   auto plan = kccl::coll::host::plan_mcast_broadcast(s);    // PlanError naming what is wrong
 //   plan.args                      -> the kernel's arguments (load_mcast_bcast_args), every rank
 //   plan.init_words                -> (core, L1 address, value) the host writes before the first
@@ -15,9 +15,10 @@
 // AVAILABLE WHERE: the ranks are Tensix cores of ONE chip (the IPCQ transport; NoC multicast stays
 // on one chip, contract M3) that form a full rectangle x0..x1 by y0..y1, rank r at row-major
 // position r of it (rank = (y - y0) * width + (x - x0)). mcast_unavailable() returns the reason
-// a group does not qualify (nullptr-like empty string if it does); plan_mcast_broadcast throws it
-// as a PlanError. L1: slots x chunk_bytes of staging, then the counters (mcast_bcast_counter_bytes(p): 32 bytes + 4 per rank), from l1.base,
-// the same on every rank.
+// a group does not qualify (an empty string if it does); plan_mcast_broadcast throws it as a
+// PlanError. L1, the same on every rank from l1.base: slots x chunk_bytes of staging (none in
+// direct mode, slots = 0), then the counters (mcast_bcast_counter_bytes(p): 32 bytes + 4 per rank).
+// choose_broadcast() is the "auto" rule: multicast (direct) where available, else choose_method.
 #pragma once
 
 #include "plan.hpp"
