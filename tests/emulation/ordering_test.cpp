@@ -27,7 +27,7 @@ using kccl::emu::Policy;
 
 namespace {
 
-constexpr uint32_t kFlag = 0x100, kWord = 0x200, kData = 0x1000, kSrc = 0x4000, kBytes = 256;
+constexpr uint32_t kFlag = 0x100, kAck = 0x104, kWord = 0x200, kData = 0x1000, kSrc = 0x4000, kBytes = 256;
 /// The store hazard's word: what the host left in it, and what the kernel stores before sending.
 constexpr uint32_t kOld = 0x5EED5EEDu, kNew = 0xF2E5F2E5u;
 
@@ -55,7 +55,8 @@ enum class Signal { inc, inline_write };
 
 /// Writer (0,0) writes kBytes of a known pattern into reader (1,0)'s kData, then signals the
 /// reader's kFlag (increment or inline write), with noc_writes_flushed() between them when
-/// `flush`. The reader waits for the flag and counts the words that are not the pattern.
+/// `flush`, then waits for the reader's acknowledgement. The reader waits for the flag, counts the
+/// words that are not the pattern and acknowledges.
 /// Caught: the reader saw the flag before the data (some word wrong; race reports aside).
 Obs write_then_signal(bool flush, Signal sig, const RunOptions& o, RunReport* out = nullptr) {
     Cluster c(topo::n300(small_chip()));
@@ -72,6 +73,7 @@ Obs write_then_signal(bool flush, Signal sig, const RunOptions& o, RunReport* ou
         if (flush) h.noc_writes_flushed();
         if (sig == Signal::inc) h.sem_inc(h.noc_addr(r.x, r.y, kFlag), 1);
         else h.noc_inline_write32(h.noc_addr(r.x, r.y, kFlag), 1);
+        h.sem_wait(kAck, 1);  // the reader's answer (a request / response pair)
         h.noc_write_barrier();
     });
     L.add(r, [&](auto& h) {
@@ -79,6 +81,8 @@ Obs write_then_signal(bool flush, Signal sig, const RunOptions& o, RunReport* ou
         kccl::hal::note_read(h, kData, kBytes);
         for (uint32_t i = 0; i < kBytes; i += 4)
             if (get<uint32_t>(h, kData + i) != 0xA0000000u + i) ++wrong;
+        h.sem_inc(h.noc_addr(w.x, w.y, kAck), 1);
+        h.noc_write_barrier();
     });
     RunReport rep = L.run(o);
     Obs ob;

@@ -277,6 +277,53 @@ TEST_CASE("race detector: an Ethernet receiver polling the first word of a packe
     }
 }
 
+// ---- every fixed version over many seeds, every mode ------------------------------------------------
+/// Seeds 1..n of each fixed kernel pair run clean (race detector on) under PCT, the seeded random
+/// policy and the adversary. The kernels are written to the contract's observed ordering profile
+/// (the default): under the strict profile the data-then-signal pairs to one core need a flush,
+/// which tests/emulation/ordering_test.cpp covers.
+void fixed_versions_pass(uint32_t n) {
+    using Fixed = RunReport (*)(const RunOptions&);
+    const std::pair<const char*, Fixed> fixed[] = {
+        {"dram, barrier, signal", [](const RunOptions& o) { return dram_then_signal(true, o); }},
+        {"data, then signal", [](const RunOptions& o) { return signal_then_data(true, o); }},
+        {"noc_read, barrier, use", [](const RunOptions& o) { return read_without_barrier(true, o); }},
+        {"noc_write, flush, store", [](const RunOptions& o) { return overwrite_source(true, o); }},
+        {"whole header", [](const RunOptions& o) { return partial_header(true, o); }},
+        {"Ethernet flag last", [](const RunOptions& o) { return eth_flag_first(true, o); }},
+    };
+    RunOptions pct = with_race(normal(3000ms));
+    pct.schedule.policy = kccl::emu::Policy::pct;
+    pct.schedule.pct_depth = 3;
+    pct.schedule.pct_steps = 50;
+    RunOptions rnd = with_race(normal(3000ms));
+    rnd.schedule.policy = kccl::emu::Policy::random;
+    const std::pair<const char*, RunOptions> modes[] = {
+        {"pct", pct}, {"random", rnd}, {"adversarial", with_race(adversarial(1, 3000ms))}};
+    for (const auto& [fname, f] : fixed)
+        for (auto [mname, base] : modes) {
+            base.ordering = kccl::emu::OrderingProfile::observed;
+            std::string bad;
+            auto res = kccl::emu::explore(n, base, [&](const RunOptions& o) {
+                const RunReport r = f(o);
+                if (!r.ok()) bad = r.summary();
+                return r;
+            });
+            INFO(fname << " (" << mname << "): " << bad);
+            REQUIRE(res.ok);
+            REQUIRE(res.runs == (kccl::emu::replay_env().empty() ? n : 1u));
+        }
+}
+
+TEST_CASE("race detector: every fixed version passes 50 seeds in every mode", "[emulation][race]") { fixed_versions_pass(50); }
+
+TEST_CASE("race detector: every fixed version passes 1,000 seeds in every mode", "[emulation][race][long]") {
+    const auto t0 = std::chrono::steady_clock::now();
+    fixed_versions_pass(1000);
+    WARN("race_test fixed versions, 1,000 seeds x 3 modes x 6 pairs: "
+         << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s");
+}
+
 // ---- the hang dump: who could have signalled a waiting core ----------------------------------------
 /// Three workers run one kernel: each increments the collector's done-count once its work is
 /// done. The zero-work worker returns early with its increment never sent; the collector waits.

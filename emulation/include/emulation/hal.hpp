@@ -510,7 +510,6 @@ public:
     /// adversary may otherwise send their pre-store values; the race detector reports the read.
     void l1_store_fence(uint32_t l1, uint32_t bytes, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
         check_local(l1, bytes, "l1_store_fence");
-        step();
         if (race_) race_->store_fence(me_, l1, bytes);
         if (adv_ && strict_) fence_stores(l1, bytes);
         (void)file_, (void)line_;
