@@ -43,7 +43,9 @@
 //   N1  NoC writes, inline writes and semaphore increments issued by one core to the SAME
 //       destination core land there in issue order: each lands completely before any part of
 //       the next one. So `noc_write(d); sem_inc(d)` needs no barrier: a peer that observes the
-//       increment observes all the data. (tt-metal: same NoC, same VC, same path.) Across
+//       increment observes all the data. (tt-metal: same NoC, same VC, same path. Observed, not
+//       documented, for a write followed by an increment or inline write: kccl's protocols put
+//       `noc_writes_flushed()` between them — see PROFILES below.) Across
 //       DIFFERENT destination cores there is no ordering — not between writes, nor inline
 //       writes, nor increments: `sem_inc(A); sem_inc(B)` may land on B first, and writing data
 //       to core A then incrementing a semaphore on core B does not make the data visible to
