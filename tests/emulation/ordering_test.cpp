@@ -346,11 +346,11 @@ TEST_CASE("ordering: the fixed versions pass 50 seeds in every mode under both p
     fixed_passes("store, fence, noc_write", 50, kStoreFixed);
 }
 
-TEST_CASE("ordering: the fixed versions pass 1,000 seeds in every mode under both profiles", "[emulation][ordering][long]") {
+TEST_CASE("ordering: the fixed versions pass 1000 seeds in every mode under both profiles", "[emulation][ordering][long]") {
     const auto t0 = std::chrono::steady_clock::now();
     fixed_passes("write, flush, sem_inc", 1000, kWriteIncFixed);
     fixed_passes("write, flush, inline write", 1000, kWriteInlineFixed);
     fixed_passes("store, fence, noc_write", 1000, kStoreFixed);
-    WARN("ordering fixed versions, 1,000 seeds x 3 modes x 2 profiles x 3 pairs: "
+    WARN("ordering fixed versions, 1000 seeds x 3 modes x 2 profiles x 3 pairs: "
          << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s");
 }
