@@ -645,7 +645,10 @@ private:
             }
         } else {
             s.l1 = q.rx_base + slot * q.slot_bytes;
-            if (dst_l1 && n) memcpy(hal_.l1_ptr(dst_l1, n), hal_.l1_ptr(s.l1, n), n);
+            if (dst_l1 && n) {
+                memcpy(hal_.l1_ptr(dst_l1, n), hal_.l1_ptr(s.l1, n), n);
+                kccl::hal::l1_store_fence(hal_, dst_l1, n);  // dst may be sent from next (contract N7)
+            }
             if (dst_l1) s.l1 = dst_l1;
         }
         const uint32_t taken = seq + 1;

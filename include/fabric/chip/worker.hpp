@@ -279,7 +279,10 @@ public:
                 .u(capacity).s(" (allowed: bytes <= capacity)");
             die(m);
         }
-        if (v.bytes) memcpy(hal_.l1_ptr(dst_l1, v.bytes), hal_.l1_ptr(v.l1, v.bytes), v.bytes);
+        if (v.bytes) {
+            memcpy(hal_.l1_ptr(dst_l1, v.bytes), hal_.l1_ptr(v.l1, v.bytes), v.bytes);
+            kccl::hal::l1_store_fence(hal_, dst_l1, v.bytes);  // dst may be sent from next (contract N7)
+        }
         release(v);
         return v.bytes;
     }
