@@ -291,6 +291,11 @@ inline Result run(const Options& o) {
         ro.watchdog = std::chrono::milliseconds(20000);
     }
     ro.dirty_l1 = emu::RunOptions::DirtyL1::on;  // nothing may rely on L1 it did not write
+    // tt-metal's all-gather kernels write a page and then increment the EDM's semaphore on the same
+    // core with no flush between them: they rely on N1 as observed, not on what tt-metal's NoC
+    // documentation promises (docs/contract.md, "Ordering profiles"). This reproduction keeps
+    // their code, so it runs under the observed profile whatever KCCL_EMU_ORDERING says.
+    ro.ordering = emu::OrderingProfile::observed;
     Result res;
     res.packet = chunk;
     res.report = launch.run(ro);

@@ -27,9 +27,10 @@ void forward_pages(H& hal) {
     for (uint32_t i = 1; i <= n; ++i) {
         hal.sem_wait_min(/*credit*/ 0x104, i - 1);  // the consumer freed the buffer
         fill_page(hal, bytes, i);                   // your data
+        kccl::hal::l1_store_fence(hal, 0x2000, bytes);  // the stores reach L1 before the NoC reads them
         hal.noc_write(0x2000, dst_buf, bytes);
-        hal.sem_inc(dst_sem, 1);                    // same destination: lands after the data
-        hal.noc_writes_flushed();                   // 0x2000 may be rewritten
+        hal.noc_writes_flushed();                   // the page has left; 0x2000 may be rewritten
+        hal.sem_inc(dst_sem, 1);                    // same destination, after a flush: lands after the data
     }
 }
 

@@ -15,8 +15,9 @@
 //   handshake   S_i sends a 16-byte word to R_{i+1}'s kHandshake; R_{i+1} answers into S_i's
 //               kHandshakeAck (the side with the sender channel is the master, as in tt-metal's
 //               CCL guide).
-//   NoC hop     R_i: noc_write(buffer -> S_i buffer) then sem_inc(S_i kForwardSem) — same
-//               destination, so the increment lands after the data (contract N1).
+//   NoC hop     R_i: noc_write(buffer -> S_i buffer), noc_writes_flushed, then sem_inc(S_i
+//               kForwardSem) — same destination, after a flush, so the increment lands after the
+//               data (contract N1, also under the strict profile).
 //   eth hop     S_i: write the sync word {bytes, 0, lap, 0} right after the payload and send
 //               payload + sync word in ONE eth_send (sync word last: contract E3). R_{i+1} waits
 //               for the sync word's lap field.
@@ -119,14 +120,15 @@ uint64_t receiver(H& hal, Now now) {
         if (master) {
             if (lap == 2) t0 = now();  // lap 1 flushed the ring; time the rest
             hal.noc_write(kBuffer, to_sender_buffer, page);
+            hal.noc_writes_flushed();  // the data has left before the increment (N1, strict profile)
             hal.sem_inc(to_sender_sem, 1);
-            hal.noc_writes_flushed();
             hal.sem_wait_min(kBuffer + page + kSyncLap, lap);  // the packet is back
         } else {
             hal.sem_wait_min(kBuffer + page + kSyncLap, lap);
             hal.noc_write(kBuffer, to_sender_buffer, page);
+            hal.noc_writes_flushed();  // kBuffer has been read: the upstream may overwrite it, and the
+                                       // increment lands after the data (N1, strict profile)
             hal.sem_inc(to_sender_sem, 1);
-            hal.noc_writes_flushed();  // kBuffer has been read: the upstream may overwrite it
         }
         detail::send_word(hal, kDone, lap);
     }

@@ -17,9 +17,10 @@ void send_pages(H& hal) {
         hal.sem_wait_min(0x104, i - 1);  // the receiver freed its buffer
         uint32_t* w = reinterpret_cast<uint32_t*>(hal.l1_ptr(0x2000, bytes));
         for (uint32_t k = 0; k < bytes / 4; ++k) w[k] = i * 1000 + k;
+        kccl::hal::l1_store_fence(hal, 0x2000, bytes);  // the stores reach L1 before the NoC reads them
         hal.noc_write(0x2000, dst_buf, bytes);
-        hal.sem_inc(dst_sem, 1);         // same destination as the data: lands after it
-        hal.noc_writes_flushed();        // the staging page may be rewritten
+        hal.noc_writes_flushed();        // the page has left; the staging page may be rewritten
+        hal.sem_inc(dst_sem, 1);         // same destination as the data, after a flush: lands after it
     }
 }
 

@@ -338,6 +338,7 @@ public:
             const uint32_t n = grid(p_.shape, Buf::input) * p_.chunk_elems;
             if (op_reduces(p_.shape.op) && n) {
                 Red::prepare(ptr(p_.buf.prepared, n), ptr(p_.buf.input, n), n);
+                kccl::hal::l1_store_fence(link_.hal(), p_.buf.prepared, n * eb);  // sent from later (N7)
                 in_base_ = p_.buf.prepared;
             }
         }
@@ -361,11 +362,17 @@ public:
                 if (n && addr(s.src) != addr(s.dst)) {
                     const uint32_t d = addr(s.dst), sr = addr(s.src), nb = n * eb;
                     if (d + nb <= sr || sr + nb <= d) detail::copy_l1(link_.hal(), d, sr, nb);  // NoC DMA, like tt-metal
-                    else memmove(ptr(d, n), ptr(sr, n), nb);
+                    else {
+                        memmove(ptr(d, n), ptr(sr, n), nb);
+                        kccl::hal::l1_store_fence(link_.hal(), d, nb);  // may be sent from later (N7)
+                    }
                 }
                 break;
             case Verb::reduce_local:
-                if (n) Red::combine(ptr(addr(s.dst), n), ptr(addr(s.dst), n), ptr(addr(s.src), n), n);
+                if (n) {
+                    Red::combine(ptr(addr(s.dst), n), ptr(addr(s.dst), n), ptr(addr(s.src), n), n);
+                    kccl::hal::l1_store_fence(link_.hal(), addr(s.dst), n * eb);  // may be sent from later (N7)
+                }
                 break;
         }
     }

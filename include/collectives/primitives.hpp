@@ -127,6 +127,7 @@ void combine_l1(H& hal, uint32_t out, uint32_t local, uint32_t received, uint32_
     const uint32_t b = n * uint32_t(sizeof(T));
     Red::combine(reinterpret_cast<T*>(hal.l1_ptr(out, b)), reinterpret_cast<const T*>(hal.l1_ptr(local, b)),
                  reinterpret_cast<const T*>(hal.l1_ptr(received, b)), n);
+    kccl::hal::l1_store_fence(hal, out, b);  // out may be the source of the next send (contract N7)
 }
 
 /// A local copy moves the bytes with the core's NoC DMA (a write to its own L1), as tt-metal's

@@ -106,7 +106,10 @@ void execute_slice(Link& link, const SliceParams& sp, DirOf&& dir_of) {
     // wants source and destination at the same 16-byte offset, so those go by the core itself.
     auto copy = [&hal](uint32_t dst, uint32_t src, uint32_t bytes) {
         if (((dst | src | bytes) & 15u) == 0) detail::copy_l1(hal, dst, src, bytes);
-        else memcpy(hal.l1_ptr(dst, bytes), hal.l1_ptr(src, bytes), bytes);
+        else {
+            memcpy(hal.l1_ptr(dst, bytes), hal.l1_ptr(src, bytes), bytes);
+            kccl::hal::l1_store_fence(hal, dst, bytes);  // may be sent from later (contract N7)
+        }
     };
     // gather the slice of the input into the compact grid (on the ranks that read an input)
     const bool rooted_input = op == Op::broadcast || op == Op::scatter || op == Op::send_recv;

@@ -163,9 +163,12 @@ private:
         const uint32_t end = bytes ? offset + bytes : 0;
         const bool note = signal != Signal::next || end != ch_.packet_bytes ||
                           (ch_.sharing == Sharing::not_shared && ch_.num_workers > 1);
+        // The payload has left this core before the note and the increment (contract N1, strict
+        // profile: a write is ordered before a later inline write / increment to the same core only
+        // across a flush); src_l1 may be reused when send returns (N3).
+        hal.noc_writes_flushed();
         if (note) hal.noc_inline_write32(hal.noc_addr(ch_.edm_x, ch_.edm_y, ch_.signal_addr), make_note(signal, end));
         hal.sem_inc(hal.noc_addr(ch_.edm_x, ch_.edm_y, ch_.edm_sem), note ? 1 + note_written : 1);
-        hal.noc_writes_flushed();  // src_l1 may be reused when send returns (contract N3)
         cur_.advance();
         ++sent_;
         if (signal == Signal::last || signal == Signal::terminate) ended_ = true;

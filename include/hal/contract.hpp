@@ -43,7 +43,9 @@
 //   N1  NoC writes, inline writes and semaphore increments issued by one core to the SAME
 //       destination core land there in issue order: each lands completely before any part of
 //       the next one. So `noc_write(d); sem_inc(d)` needs no barrier: a peer that observes the
-//       increment observes all the data. (tt-metal: same NoC, same VC, same path.) Across
+//       increment observes all the data. (tt-metal: same NoC, same VC, same path. Observed, not
+//       documented, for a write followed by an increment or inline write: kccl's protocols put
+//       `noc_writes_flushed()` between them — see PROFILES below.) Across
 //       DIFFERENT destination cores there is no ordering — not between writes, nor inline
 //       writes, nor increments: `sem_inc(A); sem_inc(B)` may land on B first, and writing data
 //       to core A then incrementing a semaphore on core B does not make the data visible to
@@ -64,6 +66,16 @@
 //       A `sem_wait*` that returns, or a `sem_read` that observes a value, makes visible every
 //       write ordered (by N1/N2/E3) before the operation that produced that value.
 //   N6  There is no ordering between NoC traffic issued by different cores.
+//   N7  A store to L1 (through l1_ptr) followed by a NoC write whose source includes the stored
+//       bytes: the NoC may read the value from before the store (the RISC-V core's store can
+//       retire before it reaches L1; the core and the NoC meet only at the L1 bank). Call
+//       `hal::l1_store_fence(h, l1, bytes)` on the stored range between the store and the write.
+//   PROFILES  tt-metal's NoC documentation does not promise the write-then-increment half of N1
+//       (a write, then an increment or inline write to the same core): N1 as stated is what
+//       tt-metal's own kernels rely on and hardware has shown (profile "observed"). Code that
+//       must hold on the documented rules alone puts `noc_writes_flushed()` between the data
+//       write and the increment (profile "strict"). docs/contract.md has the table of which rule
+//       is documented and which observed, and which protocol relies on which.
 //   E1  `eth_send` requires src_l1, dst_l1 and bytes to be multiples of 16 (one Ethernet word)
 //       and bytes > 0. It is asynchronous: the command is queued and executes later; the sender
 //       gets NO completion signal (acknowledgements are software's job) and must not modify the
@@ -110,6 +122,15 @@
 // RACE-DETECTOR ANNOTATIONS (optional; free functions, no-ops on a backend without them)
 //   hal::note_read(h, l1, bytes)    this core uses bytes of its L1 it reads through l1_ptr
 //   hal::note_write(h, l1, bytes)   this core stores to bytes of its L1 through l1_ptr
+//
+// STORE FENCE (N7; a free function, so that scripted test backends need not provide it)
+//   hal::l1_store_fence(h, l1, bytes)  this core's stores to [l1, l1 + bytes) have reached L1
+//                                      before any later NoC operation reads them. tt-metal: a
+//                                      load-back of each stored word whose value is consumed
+//                                      (what tt-metal's own fix uses; `fence` does not order the
+//                                      core's stores against the NoC). Member `l1_store_fence(l1,
+//                                      bytes)` of the backend; a backend without it gets a
+//                                      compiler barrier.
 //   Plain loads and stores through l1_ptr are invisible to a backend; the emulation's race
 //   detector (docs/race-detector.md) checks an annotated read against the last write of those
 //   bytes and an annotated write against the reads since. On hardware they compile to nothing.
@@ -321,6 +342,26 @@ inline void note_write(H& h, uint32_t l1, uint32_t bytes, const char* file = __b
                        uint32_t line = __builtin_LINE()) {
     if constexpr (detail::has_race_notes<H>::value) h.note_write(l1, bytes, file, line);
     else (void)h, (void)l1, (void)bytes, (void)file, (void)line;
+}
+
+namespace detail {
+template <class H, class = void>
+struct has_l1_store_fence : std::false_type {};
+template <class H>
+struct has_l1_store_fence<H, void_t<decltype(std::declval<H&>().l1_store_fence(uint32_t{}, uint32_t{}))>>
+    : std::true_type {};
+}  // namespace detail
+
+/// N7: this core's stores to [l1, l1 + bytes) (through l1_ptr) reach L1 before any later NoC
+/// operation reads them. Call it between filling a buffer and a noc_write sourced from it.
+template <class H>
+inline void l1_store_fence(H& h, uint32_t l1, uint32_t bytes) {
+    if constexpr (detail::has_l1_store_fence<H>::value) {
+        h.l1_store_fence(l1, bytes);
+    } else {
+        (void)h, (void)l1, (void)bytes;
+        __asm__ __volatile__("" ::: "memory");
+    }
 }
 
 #if KCCL_HAS_CONCEPTS

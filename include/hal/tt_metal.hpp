@@ -39,6 +39,11 @@
 //   N2  noc_write_barrier -> noc_async_write_barrier (acks received) and noc_async_atomic_barrier,
 //       so semaphore increments count as landed writes; noc_writes_flushed ->
 //       noc_async_writes_flushed.
+//   N7  l1_store_fence(l1, bytes) loads back every 32-bit word of the range and consumes the value
+//       (an instruction that depends on the load), as tt-metal's own fix of this hazard does: the
+//       load cannot complete before the store to the same address has been processed into L1, so
+//       a NoC write issued after it reads the stored value. (RISC-V `fence` does not help: it
+//       orders the core's own accesses, not the NoC's reads of L1.)
 //   N5  Every read of a word another agent writes is preceded by invalidate_l1_cache(), exactly
 //       where tt-metal's own polls call it (once per poll iteration): a `fence` on Blackhole,
 //       whose RISC-V L1 data cache can otherwise serve a stale line forever; a no-op on Wormhole.
@@ -164,6 +169,18 @@ KCCL_FORCEINLINE void tt_metal_invalidate_l1() {
 /// Compiler barrier after observing a semaphore: later loads of the data it guards stay after it.
 /// The RISC-V cores issue loads in order, so no fence instruction is needed on top.
 KCCL_FORCEINLINE void tt_metal_acquire_barrier() { __asm__ __volatile__("" ::: "memory"); }
+/// N7: a load of the word at `l1` whose result a later instruction uses, so the core waits for
+/// the load, which completes only after an earlier store to the same word reached L1.
+KCCL_FORCEINLINE void tt_metal_load_back(uint32_t l1) {
+    volatile uint32_t* p = reinterpret_cast<volatile uint32_t*>(static_cast<uintptr_t>(l1));
+#if defined(__riscv)
+    uint32_t v;
+    __asm__ __volatile__("lw %0, 0(%1)\n\tand zero, zero, %0" : "=r"(v) : "r"(p) : "memory");
+#else
+    const uint32_t v = *p;
+    __asm__ __volatile__("" : : "r"(v) : "memory");
+#endif
+}
 }  // namespace detail
 
 struct TtMetal {
@@ -191,6 +208,10 @@ struct TtMetal {
     }
     KCCL_FORCEINLINE void noc_read_barrier() { noc_async_read_barrier(); }
     KCCL_FORCEINLINE void noc_writes_flushed() { noc_async_writes_flushed(); }
+    /// N7: every stored word of [l1, l1 + bytes) is in L1 before the next NoC operation.
+    KCCL_FORCEINLINE void l1_store_fence(uint32_t l1, uint32_t bytes) const {
+        for (uint32_t a = l1 & ~3u; a < l1 + bytes; a += 4) detail::tt_metal_load_back(a);
+    }
     KCCL_FORCEINLINE void noc_inline_write32(noc_addr_t dst, uint32_t value) {
         noc_inline_dw_write(dst, value);
     }

@@ -283,6 +283,7 @@ private:
         uint8_t* sh = q.shadow + slot * layout::kDescBytes;
         if (!same_desc(sh, info)) {
             memcpy(sh, &info, layout::kDescBytes);
+            kccl::hal::l1_store_fence(hal, q.shadow_l1 + slot * layout::kDescBytes, layout::kDescBytes);  // N7
             hal.noc_write(q.shadow_l1 + slot * layout::kDescBytes, q.peer_desc + slot * layout::kDescBytes,
                           layout::kDescBytes);
         }
@@ -291,14 +292,16 @@ private:
         // (4) a DRAM payload and the head go to different destinations: order them explicitly.
         if constexpr (!Policy::skip_dram_barrier)
             if (q.dram) hal.noc_write_barrier();
-        // (5) the head, after the data on the same ordered path.
+        // (5) flush: the writes have left this core, so the head's inline write is ordered after
+        // them by the documented rules too (contract N1, strict profile), and src may be reused
+        // once send returns (N3).
+        hal.noc_writes_flushed();
+        // (6) the head, after the data on the same ordered path.
         if constexpr (!Policy::head_before_data) hal.noc_inline_write32(head_mb, next);
         q.my_head = next;
         q.head_slot = next_slot;
         hal.sem_set(rec + layout::kMyHead, next);
         hal.sem_set(rec + layout::kHeadSlot, next_slot);
-        // (6) src may be reused once send returns.
-        hal.noc_writes_flushed();
         trace(TraceOp::send, d, nbytes, next - 1);
     }
 
@@ -642,7 +645,10 @@ private:
             }
         } else {
             s.l1 = q.rx_base + slot * q.slot_bytes;
-            if (dst_l1 && n) memcpy(hal_.l1_ptr(dst_l1, n), hal_.l1_ptr(s.l1, n), n);
+            if (dst_l1 && n) {
+                memcpy(hal_.l1_ptr(dst_l1, n), hal_.l1_ptr(s.l1, n), n);
+                kccl::hal::l1_store_fence(hal_, dst_l1, n);  // dst may be sent from next (contract N7)
+            }
             if (dst_l1) s.l1 = dst_l1;
         }
         const uint32_t taken = seq + 1;

@@ -78,9 +78,12 @@ HandshakeResult handshake(bool clear_first, uint32_t n, const RunOptions& opt) {
             h.sem_wait(kCreditSem, 1);
             if (clear_first) h.sem_set(kCreditSem, 0);
             put(h, kMsg, m);
+            kccl::hal::l1_store_fence(h, kMsg, 4);  // the store before the NoC reads it (N7)
             h.noc_write(kMsg, h.noc_addr(1, 0, kRecv), 4);
-            h.sem_inc(h.noc_addr(1, 0, kDataSem), 1);
+            // The data has left this core before the increment: ordered by tt-metal's documented
+            // rules too (contract N1, strict profile), and kMsg may be rewritten (N3).
             h.noc_writes_flushed();
+            h.sem_inc(h.noc_addr(1, 0, kDataSem), 1);
             if (!clear_first) h.sem_set(kCreditSem, 0);
         }
     });

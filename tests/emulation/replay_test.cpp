@@ -175,7 +175,7 @@ TEST_CASE("replay: a timed run names its model and replays from the string alone
     o.honour_replay_env = false;
     o.timing = &model;
     const Outcome a = notify_before_clear(o);
-    CHECK(a.report.replay == "policy=timed,seed=1,adversary=0,dirty=0,timing=wormhole");
+    CHECK(a.report.replay == "policy=timed,seed=1,adversary=0,dirty=0,timing=wormhole,ordering=observed");
     const Outcome b = from_string(a.report.replay);
     same_run(a, b);
     CHECK(a.report.makespan == b.report.makespan);
@@ -185,7 +185,7 @@ TEST_CASE("replay: a timed run names its model and replays from the string alone
     kccl::emu::WormholeModel custom(wo);
     o.timing = &custom;
     const std::string s = kccl::emu::replay_string(o);
-    CHECK(s == "policy=timed,seed=1,adversary=0,dirty=0,timing=wormhole:custom");
+    CHECK(s == "policy=timed,seed=1,adversary=0,dirty=0,timing=wormhole:custom,ordering=observed");
     RunOptions r;
     REQUIRE_THROWS_WITH(kccl::emu::apply_replay(r, s), Catch::Contains("model with options other than its defaults"));
 }
@@ -210,9 +210,11 @@ TEST_CASE("replay: every key round-trips through apply_replay, and bad values ar
     o.skew_seed = 10;
     o.wait.spin_polls = 12;
     o.wait.yield_polls = 13;
+    o.ordering = kccl::emu::OrderingProfile::strict;
     const std::string s = kccl::emu::replay_string(o);
     CHECK(s == "policy=pct,seed=9,engine=threads,depth=4,steps=123,adversary=1,adversary_seed=11,deliver=1,words=2,"
-               "delay=3,hold=4,max_hold_us=5,dirty=1,dirty_seed=6,skew=7:0:8,skew_max=9,skew_seed=10,spin=12,yield=13");
+               "delay=3,hold=4,max_hold_us=5,dirty=1,dirty_seed=6,skew=7:0:8,skew_max=9,skew_seed=10,spin=12,yield=13,"
+               "ordering=strict");
     RunOptions r;
     kccl::emu::apply_replay(r, s);
     CHECK(kccl::emu::replay_string(r) == s);

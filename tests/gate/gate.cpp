@@ -47,13 +47,15 @@ void noc_part(H& hal) {
     payload[0] = static_cast<uint8_t>(hal.core_x());
     payload[1] = static_cast<uint8_t>(hal.core_y());
 
-    // N1: data then semaphore to the same core need no barrier in between.
+    kccl::hal::l1_store_fence(hal, buf, 2);  // N7: the stores above reach L1 before the NoC reads them
+
+    // N1: data, then a flush (the order tt-metal documents), then the semaphore on the same core.
     const noc_addr_t peer_buf = hal.noc_addr(x, y, buf);
     const noc_addr_t peer_sem = hal.noc_addr(x, y, sem);
     const noc_addr_t peer_flag = hal.noc_addr(x, y, flag);
     hal.noc_write(buf, peer_buf, size);
+    hal.noc_writes_flushed();  // N1 (strict) and N3: payload may be reused from here
     hal.sem_inc(peer_sem, 1);
-    hal.noc_writes_flushed();  // N3: payload may be reused from here
     hal.noc_inline_write32(peer_flag, 1);
     hal.noc_write_barrier();
 

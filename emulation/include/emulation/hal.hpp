@@ -24,6 +24,7 @@
 #include "timing.hpp"
 #include "trace.hpp"
 #include "hal/ordering.hpp"
+#include "hal/ordering_strict.hpp"
 #include "race.hpp"
 
 #include <hal/contract.hpp>
@@ -94,6 +95,8 @@ struct RunContext {
     Trace* trace = nullptr;
     /// The data-race detector of this run (nullptr: off).
     RaceDetector* race = nullptr;
+    /// The ordering profile of this run (resolved: observed or strict).
+    OrderingProfile ordering = OrderingProfile::observed;
 };
 
 inline uint64_t splitmix64(uint64_t x) {
@@ -152,6 +155,7 @@ public:
         timed_ = sched_ && sched_->timed();
         if (timed_) model_ = sched_->model();
         race_ = run.race;
+        strict_ = run.ordering == OrderingProfile::strict;
         plain_ = sched_ && !adv_ && !timed_ && !race_ && sched_->fifo();
         trace_ = sched_ ? run.trace : nullptr;
         if (trace_) {
@@ -193,6 +197,7 @@ public:
     uint8_t* l1_ptr(uint32_t l1, uint32_t bytes) {
         check_local(l1, bytes, "l1_ptr");
         if (timed_) sched_->charge(Op::l1_access, bytes);
+        if (adv_ && strict_) [[unlikely]] remember_pre_store(l1, bytes);
         return mem_ + l1;
     }
 
@@ -261,7 +266,7 @@ public:
         // N2: everything lands before the barrier returns, destinations interleaved at random
         // and writes in pieces (other cores may observe any in-between state meanwhile).
         while (!noc_.empty()) deliver_noc_step();
-        ++flush_epoch_;
+        ++flushes_;
         if (race_) race_->write_barrier(me_);
     }
     [[gnu::always_inline]] void noc_read_barrier() {
@@ -290,7 +295,7 @@ public:
     [[gnu::noinline]] void noc_writes_flushed_slow() {
         step();
         snapshot_sources();
-        ++flush_epoch_;
+        ++flushes_;
         if (race_) race_->writes_flushed(me_);
     }
     [[gnu::always_inline]] void noc_inline_write32(noc_addr_t dst, uint32_t value, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
@@ -506,6 +511,16 @@ public:
     void note_write(uint32_t l1, uint32_t bytes, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
         check_local(l1, bytes, "note_write");
         if (race_) race_->local_write(me_, l1, bytes, RaceOp::local_store, {file_, line_});
+        if (adv_ && strict_) note_store(l1, bytes);
+    }
+    /// N7 (include/hal/contract.hpp: hal::l1_store_fence): this core's stores to [l1, l1 + bytes)
+    /// have reached L1 before any later NoC operation reads them. Under the strict profile the
+    /// adversary may otherwise send their pre-store values; the race detector reports the read.
+    void l1_store_fence(uint32_t l1, uint32_t bytes, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
+        check_local(l1, bytes, "l1_store_fence");
+        if (race_) race_->store_fence(me_, l1, bytes);
+        if (adv_ && strict_) fence_stores(l1, bytes);
+        (void)file_, (void)line_;
     }
     /// True if this run checks for data races (RunOptions::race).
     bool race_detection() const { return race_ != nullptr; }
@@ -617,7 +632,6 @@ private:
     void timed_mcast(NocOp kind, uint32_t src_l1, uint32_t dst_l1, uint32_t bytes, uint32_t value);
     std::vector<detail::CoreState*> mcast_dsts_;  ///< the destinations of the multicast being issued
     /// noc_writes_flushed() + noc_write_barrier() calls so far (adversary: M1 orders across them).
-    uint32_t flush_epoch_ = 0;
 
     // ---- immediate delivery (hal/delivery_immediate.hpp) ---------------------------------------------
     void immediate_write(detail::CoreState* d, uint32_t off, uint32_t src_l1, uint32_t bytes);
@@ -658,6 +672,23 @@ private:
     void deliver_eth_step(uint32_t q);
     void adversarial_eth_send(uint32_t queue, uint32_t src_l1, uint32_t dst_l1, uint32_t bytes, detail::CoreState* peer);
     void snapshot_sources();
+    // ---- N7, the store hazard (strict profile; hal/delivery_adversarial.hpp) ---------------------
+    void remember_pre_store(uint32_t l1, uint32_t bytes);
+    void note_store(uint32_t l1, uint32_t bytes);
+    void fence_stores(uint32_t l1, uint32_t bytes);
+    void stale_source(PendingNoc& op);
+    /// Strict adversary: small l1_ptr ranges are remembered as they were when the pointer was
+    /// taken (the values a store not yet in L1 leaves visible to the NoC), at most this many.
+    static constexpr uint32_t kPreStoreMaxBytes = 256;
+    static constexpr size_t kPreStoreSlots = 8, kUnfencedMax = 32;
+    struct StoreRange {
+        uint32_t l1;
+        std::vector<uint8_t> old;  ///< the bytes before the stores
+    };
+    std::deque<StoreRange> pre_store_;  ///< l1_ptr ranges as taken (most recent last)
+    std::vector<StoreRange> unfenced_;  ///< stores declared by note_write, not yet fenced
+    /// Chance that a NoC write whose source overlaps an unfenced store sends the pre-store bytes.
+    static constexpr uint32_t kStaleSourcePercent = 50;
 
     detail::RunContext* run_;
     detail::CoreState* me_;
@@ -667,6 +698,11 @@ private:
     const Cluster* cluster_;
     std::span<const uint32_t> args_;
     bool adv_;
+    /// The run's ordering profile is strict (hal/ordering_strict.hpp).
+    bool strict_ = false;
+    /// noc_writes_flushed() and noc_write_barrier() calls so far (strict profile: a write is
+    /// ordered before a later increment to the same core only across one).
+    uint32_t flushes_ = 0;
     detail::Scheduler* sched_ = nullptr;
     /// The run's race detector (nullptr: off).
     detail::RaceDetector* race_ = nullptr;

@@ -114,7 +114,26 @@ struct RunOptions {
     enum class RaceCheck { with_adversary, on, off };
     RaceCheck race = RaceCheck::with_adversary;
     static constexpr uint32_t kRaceCoresMax = 1024;
+    /// Which NoC ordering rules the adversary exploits and the race detector checks
+    /// (docs/contract.md, "Ordering profiles"): `observed` (N1 as tt-metal's kernels rely on it),
+    /// `strict` (only what tt-metal's NoC documentation promises: a write is ordered before a
+    /// later increment or inline write to the same core only across noc_writes_flushed(); a store
+    /// must be fenced before a NoC write reads it, N7). `from_env`: the environment variable
+    /// KCCL_EMU_ORDERING=observed|strict, else observed.
+    OrderingProfile ordering = OrderingProfile::from_env;
 };
+
+/// The ordering profile a run of `o` uses (RunOptions::ordering, KCCL_EMU_ORDERING). Throws
+/// EmulationError on a value of KCCL_EMU_ORDERING that names no profile.
+inline OrderingProfile resolved_ordering(const RunOptions& o) {
+    if (o.ordering != OrderingProfile::from_env) return o.ordering;
+    const char* e = std::getenv("KCCL_EMU_ORDERING");
+    if (!e || !*e) return OrderingProfile::observed;
+    const std::string v = e;
+    if (v == "observed") return OrderingProfile::observed;
+    if (v == "strict") return OrderingProfile::strict;
+    throw EmulationError("KCCL_EMU_ORDERING='" + v + "' names no ordering profile (allowed: observed, strict)");
+}
 
 /// Whether a run of `o` with `cores` cores checks for data races (RunOptions::race, KCCL_EMU_RACE).
 inline bool race_detection_on(const RunOptions& o, size_t cores) {
@@ -154,7 +173,8 @@ inline bool resolved_dirty_l1(const RunOptions& o) {
 /// seed and knobs that differ from their defaults (adversary_seed, deliver, words, delay, hold,
 /// max_hold_us), dirty_seed, the start skew (skew=us:us:... per chip, skew_max, skew_seed), the
 /// wait policy's poll counts (spin, yield) when not the defaults, and the timing model (timing=
-/// wormhole|wafer; policy is then "timed"). apply_replay on default RunOptions reproduces the
+/// wormhole|wafer; policy is then "timed"), and always last the ordering profile (ordering=observed|
+/// strict, resolved). apply_replay on default RunOptions reproduces the
 /// run (same RunReport::run_hash) from this string alone. Not carried: a timing model with
 /// non-default options ("timing=<name>:custom"; apply_replay rejects it: pass the same model).
 inline std::string replay_string(const RunOptions& o) {
@@ -194,6 +214,7 @@ inline std::string replay_string(const RunOptions& o) {
     if (o.wait.spin_polls != dw.spin_polls) s += ",spin=" + n(o.wait.spin_polls);
     if (o.wait.yield_polls != dw.yield_polls) s += ",yield=" + n(o.wait.yield_polls);
     if (o.timing) s += std::string(",timing=") + o.timing->name() + (o.timing->default_options() ? "" : ":custom");
+    s += std::string(",ordering=") + to_string(resolved_ordering(o));
     return s;
 }
 
@@ -298,11 +319,15 @@ inline void apply_replay(RunOptions& o, const std::string& spec) {
             else throw EmulationError("KCCL_EMU_REPLAY: timing model '" + v + "' is unknown (allowed: wormhole, wafer)");
             o.timing = o.replay_timing.get();
             o.schedule.policy = Policy::timed;
+        } else if (k == "ordering") {
+            if (v == "observed") o.ordering = OrderingProfile::observed;
+            else if (v == "strict") o.ordering = OrderingProfile::strict;
+            else throw EmulationError("KCCL_EMU_REPLAY: ordering profile '" + v + "' is unknown (allowed: observed, strict)");
         } else {
             throw EmulationError("KCCL_EMU_REPLAY: key '" + k +
                                  "' is unknown (allowed: policy, seed, depth, steps, preempt, handoff, engine, adversary, "
                                  "adversary_seed, deliver, words, delay, hold, max_hold_us, dirty, dirty_seed, skew, "
-                                 "skew_max, skew_seed, spin, yield, timing)");
+                                 "skew_max, skew_seed, spin, yield, timing, ordering)");
         }
     }
 }
@@ -562,6 +587,8 @@ public:
         detail::RunContext ctx;
         ctx.wait = opt.wait;
         ctx.adversary = opt.adversary;
+        opt.ordering = resolved_ordering(opt);
+        ctx.ordering = opt.ordering;
 
         // One thread (or fiber) per core that runs a kernel in any program; its kernels, program by program.
         struct Slot {
@@ -625,7 +652,7 @@ public:
         if (race_detection_on(opt, cluster_->cores().size())) {
             std::vector<detail::CoreState*> all;
             for (const auto& c : cluster_->cores()) all.push_back(c.get());
-            race = std::make_unique<detail::RaceDetector>(std::move(all), !fib);
+            race = std::make_unique<detail::RaceDetector>(std::move(all), !fib, ctx.ordering == OrderingProfile::strict);
             ctx.race = race.get();
         }
         if (dirty) {

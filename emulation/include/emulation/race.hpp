@@ -35,6 +35,12 @@
 //     barrier  noc_write_barrier joins the core's NoC write lanes into the core (N2);
 //              noc_read_barrier its read lane (N4).
 //     programs a core entering program p+1 joins every core of its chip that finished program p.
+//   Strict ordering profile (hal/ordering_strict.hpp): increments and inline writes to a core run
+//   on a lane of their own beside the NoC write lane to that core; a write is ordered after the
+//   earlier increments (the write lane joins theirs), an increment after the earlier writes only
+//   once noc_writes_flushed() or noc_write_barrier() joined the write lane into it. Also N7: a
+//   NoC write reading as its source bytes the core stored (note_write) without an
+//   l1_store_fence() since is reported.
 //   Shadow memory: per core, an interval map from byte ranges to the last write (lane or core,
 //   clock, operation, source location) and the reads since it.
 #pragma once
@@ -165,7 +171,8 @@ public:
 
     /// `cores`: every core of the run (index = detector id). `garbage`: for each core, the byte
     /// ranges that hold dirty-L1 garbage at the start of the run.
-    RaceDetector(std::vector<CoreState*> cores, bool threads) : cores_(std::move(cores)), threads_(threads) {
+    RaceDetector(std::vector<CoreState*> cores, bool threads, bool strict = false)
+        : cores_(std::move(cores)), threads_(threads), strict_(strict) {
         core_.resize(cores_.size());
         for (uint32_t i = 0; i < cores_.size(); ++i) {
             index_[cores_[i]] = i;
@@ -195,6 +202,16 @@ public:
         const uint32_t i = id(me);
         check_source_overwrite(i, off, bytes, op, loc);
         write(i, i, off, bytes, core_[i].vc, i, op, loc, nullptr);
+        if (strict_ && op == RaceOp::local_store) {
+            auto& u = core_[i].unfenced;
+            if (u.size() == kMaxSources) u.erase(u.begin());
+            u.push_back({off, off + bytes, 0, 0, loc.file_name(), loc.line()});
+        }
+    }
+    /// l1_store_fence (N7): the core's stores to [off, off + bytes) are in L1.
+    void store_fence(const CoreState* me, uint32_t off, uint32_t bytes) {
+        Lock l(*this);
+        std::erase_if(core_[id(me)].unfenced, [&](const Source& s) { return s.b < off + bytes && off < s.e; });
     }
     void local_read(const CoreState* me, uint32_t off, uint32_t bytes, RaceOp op, const Loc& loc, bool use) {
         Lock l(*this);
@@ -205,17 +222,22 @@ public:
         Lock l(*this);
         const uint32_t i = id(me), d = id(dst);
         read(i, i, src, bytes, core_[i].vc, i, RaceOp::noc_write_source, loc, false);
+        if (strict_) check_unfenced_store(i, src, bytes, loc);
         auto& srcs = core_[i].sources;
         if (srcs.size() == kMaxSources) srcs.erase(srcs.begin());  // a core that never flushes: keep the latest
         srcs.push_back({src, src + bytes, d, off, loc.file_name(), loc.line()});
         const uint32_t ln = lane(i, 0, d);
         VClock& lv = issue(i, ln);
+        if (strict_) {  // ordered after the earlier increments / inline writes to d
+            auto it = lane_id_.find(lane_key(i, kAtomicLane, d));
+            if (it != lane_id_.end()) lv.join(lanes_[it->second - base()].vc);
+        }
         write(d, ln, off, bytes, lv, i, RaceOp::noc_write, loc, nullptr);
     }
     void noc_word(const CoreState* me, const CoreState* dst, uint32_t off, bool inc, const Loc& loc) {
         Lock l(*this);
         const uint32_t i = id(me), d = id(dst);
-        const uint32_t ln = lane(i, 0, d);
+        const uint32_t ln = lane(i, strict_ ? kAtomicLane : 0, d);
         VClock& lv = issue(i, ln);
         const RaceOp op = inc ? RaceOp::sem_inc : RaceOp::inline_write;
         write(d, ln, off, 4, lv, i, op, loc, nullptr, /*war=*/false);
@@ -310,6 +332,16 @@ public:
         const uint32_t i = id(me);
         core_[i].sources.clear();
         join_lanes_per_destination(i);
+        if (!strict_) return;
+        // Strict: the writes issued so far are ordered before the later increments / inline
+        // writes to the same core.
+        const std::vector<uint32_t> lanes = core_[i].write_lanes;  // lane() may add to it
+        for (uint32_t ln : lanes) {
+            const Lane w = lanes_[ln - base()];
+            if (w.kind != 0) continue;
+            const uint32_t a = lane(i, kAtomicLane, w.dst);
+            lanes_[a - base()].vc.join(w.vc);
+        }
     }
     void read_barrier(const CoreState* me) {
         Lock l(*this);
@@ -366,12 +398,15 @@ private:
         std::map<uint32_t, Seg> shadow;  ///< begin -> segment; the segments tile [0, mem_size)
         std::vector<uint32_t> write_lanes;
         std::vector<Source> sources;
-        bool has_mcast = false;  ///< the core has multicast lanes (writes_flushed joins them)
+        std::vector<Source> unfenced;  ///< strict, N7: stores (note_write) not yet fenced (l1_store_fence)
+        bool has_mcast = false;        ///< the core has multicast lanes (writes_flushed joins them)
     };
     struct Lane {
         VClock vc;
-        uint32_t dst = 0;  ///< the destination core (write and multicast lanes)
+        uint32_t kind = 0, dst = 0;  ///< the lane's kind (lane()) and destination core
     };
+    /// Strict profile: the lane kind of increments and inline writes to one core.
+    static constexpr uint32_t kAtomicLane = 0xff;
     /// Thread engine: a mutex. Fiber engine: one host thread, and the detector is engine
     /// bookkeeping every fiber touches (a fiber switch is not a happens-before edge for
     /// ThreadSanitizer): an ignore region, as the scheduler's own state. Never spans a switch.
@@ -399,8 +434,9 @@ private:
     uint32_t lane(uint32_t core, uint32_t kind, uint32_t dst) {
         auto [it, fresh] = lane_id_.try_emplace(lane_key(core, kind, dst), base() + uint32_t(lanes_.size()));
         if (fresh) {
-            lanes_.push_back({{}, dst});
-            if (kind == 0 || kind == kMcastData || kind == kMcastWord) core_[core].write_lanes.push_back(it->second);
+            lanes_.push_back({VClock{}, kind, dst});
+            if (kind == 0 || kind == kAtomicLane || kind == kMcastData || kind == kMcastWord)
+                core_[core].write_lanes.push_back(it->second);
             if (kind == kMcastData || kind == kMcastWord) core_[core].has_mcast = true;
         }
         return it->second;
@@ -519,11 +555,25 @@ private:
             return;
         }
     }
-    static std::string hint(const Access& w) {
+    /// N7 (strict): a NoC write of core i reads as its source bytes the core stored without a fence.
+    void check_unfenced_store(uint32_t i, uint32_t src, uint32_t bytes, const Loc& loc) {
+        for (const Source& s : core_[i].unfenced) {
+            if (src >= s.e || src + bytes <= s.b) continue;
+            report("store not fenced: " + name(i) + " noc_write at " + where(loc.file_name(), loc.line()) + " reads as its source " +
+                   range(i, std::max(src, s.b), std::min(src + bytes, s.e)) + ", which it stored (note_write at " +
+                   where(s.file, s.line) + ") with no l1_store_fence() since: the NoC may read the value from before "
+                   "the store (N7, strict profile)");
+            return;
+        }
+    }
+    std::string hint(const Access& w) const {
         switch (w.op) {
             case RaceOp::noc_write:
-                return " (a NoC write is ordered only before later operations of its core to the same destination "
-                       "(N1), or after a noc_write_barrier() (N2))";
+                return strict_ ? " (a NoC write is ordered only before later writes of its core to the same destination, "
+                                 "before later increments and inline writes to it only across a noc_writes_flushed() "
+                                 "(N1, strict profile), or after a noc_write_barrier() (N2))"
+                               : " (a NoC write is ordered only before later operations of its core to the same destination "
+                                 "(N1), or after a noc_write_barrier() (N2))";
             case RaceOp::noc_read: return " (a noc_read's data is valid only after noc_read_barrier(), N4)";
             case RaceOp::noc_write_mcast:
             case RaceOp::sem_set_mcast:
@@ -564,6 +614,7 @@ private:
 
     std::vector<CoreState*> cores_;
     bool threads_;
+    bool strict_;
     mutable std::mutex mu_;
     std::unordered_map<const CoreState*, uint32_t> index_;
     std::vector<Core> core_;

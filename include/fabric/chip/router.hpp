@@ -357,7 +357,9 @@ private:
             seal_header(h);
             const uint32_t tx = target & 0xFFFFu, ty = target >> 16;
             const uint32_t c = 1 + dir_;
+            kccl::hal::l1_store_fence(hal, slot, L_.header_bytes);  // the header stores above (N7)
             hal.noc_write(slot, hal.noc_addr(tx, ty, L_.tx_slot(c, fwd_idx_[to])), bytes);
+            hal.noc_writes_flushed();  // the packet before its announcement (contract N1, strict profile)
             hal.sem_inc(hal.noc_addr(tx, ty, L_.fill_sem(c)), 1);
             ++fwd_sent_[to];
             fwd_idx_[to] = fwd_idx_[to] + 1 == L_.tx_slots ? 0 : fwd_idx_[to] + 1;
@@ -392,6 +394,7 @@ private:
             case NocCmd::fused_write_inc:
                 if (n) hal.noc_write(payload_l1, hal.noc_addr(dx, dy, h[hw::dst_l1]), n);
                 if (h[hw::sem_xy] != h[hw::dst_xy]) hal.noc_write_barrier();  // N1 orders only one destination core
+                else hal.noc_writes_flushed();  // same core: ordered across a flush (N1, strict profile)
                 hal.sem_inc(hal.noc_addr(sx, sy, h[hw::sem_l1]), h[hw::value]);
                 break;
             case NocCmd::scatter_write: {

@@ -112,8 +112,10 @@ struct Connection {
     void write(H& hal, uint32_t header_l1, uint32_t header_bytes, uint32_t payload_l1, uint32_t n) {
         const uint32_t x = router_xy & 0xFFFFu, y = router_xy >> 16;
         const uint32_t slot = slot_base + idx * slot_bytes;
+        kccl::hal::l1_store_fence(hal, header_l1, header_bytes);  // the header was just stored (N7)
         hal.noc_write(header_l1, hal.noc_addr(x, y, slot), header_bytes);
         if (n) hal.noc_write(payload_l1, hal.noc_addr(x, y, slot + header_bytes), n);
+        hal.noc_writes_flushed();  // the packet before its announcement (contract N1, strict profile)
         hal.sem_inc(hal.noc_addr(x, y, fill_sem), 1);
         idx = idx + 1 == slots ? 0 : idx + 1;
         ++sent;
@@ -277,7 +279,10 @@ public:
                 .u(capacity).s(" (allowed: bytes <= capacity)");
             die(m);
         }
-        if (v.bytes) memcpy(hal_.l1_ptr(dst_l1, v.bytes), hal_.l1_ptr(v.l1, v.bytes), v.bytes);
+        if (v.bytes) {
+            memcpy(hal_.l1_ptr(dst_l1, v.bytes), hal_.l1_ptr(v.l1, v.bytes), v.bytes);
+            kccl::hal::l1_store_fence(hal_, dst_l1, v.bytes);  // dst may be sent from next (contract N7)
+        }
         release(v);
         return v.bytes;
     }

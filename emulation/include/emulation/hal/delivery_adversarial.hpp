@@ -6,7 +6,9 @@
 //   * NoC writes, inline writes and semaphore increments are queued in issue order and land in
 //     any order the ordering profile allows (ordering.hpp; by default N1: one FIFO per
 //     destination core — the next operation to a destination starts landing only after the
-//     previous one has landed completely; across destinations in random order, N6). They land
+//     previous one has landed completely; across destinations in random order, N6. The strict
+//     profile, ordering_strict.hpp, also lands an increment or inline write before a write to
+//     the same core issued before it unless a flush separates them). They land
 //     at `noc_write_barrier()` (N2), at random delivery steps of the issuing core, and when its
 //     kernel returns. A write lands in up to 8 pieces (4-byte multiples) in random order,
 //     possibly over several delivery steps, each piece reading its source when it lands: until a
@@ -14,6 +16,9 @@
 //     the sources but does not land the writes. At most kAdvNocDepth operations are in flight
 //     per core; issuing one more first performs a delivery step (NoC backpressure).
 //   * NoC reads are queued and land at `noc_read_barrier()` (N4) or at random moments.
+//   * Strict profile only (N7): a NoC write whose source overlaps stores the core declared with
+//     note_write and has not fenced (l1_store_fence) sends, at random, the bytes as they were
+//     before those stores (taken when the core got the l1_ptr pointer it stored through).
 //   * Ethernet sends are queued per tx queue and delivered 16-byte word by word in address order,
 //     each word one 16-byte release store (E3), interleaving the two queues at random (E2),
 //     reading the source at delivery time (E1);
@@ -105,8 +110,57 @@ inline void Hal::deliver_one() {
 
 inline void Hal::enqueue(PendingNoc op) {
     while (noc_.size() >= kAdvNocDepth) deliver_noc_step();
-    op.epoch = flush_epoch_;
+    op.flushes = flushes_;
+    if (op.kind == NocOp::write && !unfenced_.empty()) stale_source(op);
     noc_.push_back(std::move(op));
+}
+
+/// l1_ptr (strict adversary): remember a small range as it is now, before the caller stores.
+inline void Hal::remember_pre_store(uint32_t l1, uint32_t bytes) {
+    if (bytes == 0 || bytes > kPreStoreMaxBytes) return;
+    for (auto it = pre_store_.begin(); it != pre_store_.end(); ++it)
+        if (it->l1 == l1 && it->old.size() == bytes) {
+            pre_store_.erase(it);  // taken again: the older copy is at least as stale; keep the newest slot order
+            break;
+        }
+    if (pre_store_.size() == kPreStoreSlots) pre_store_.pop_front();
+    pre_store_.push_back({l1, std::vector<uint8_t>(mem_ + l1, mem_ + l1 + bytes)});
+}
+
+/// note_write (strict adversary): the bytes of [l1, l1 + bytes) that differ from a remembered
+/// pre-store copy were stored and are not fenced: a NoC write may still read the old values.
+inline void Hal::note_store(uint32_t l1, uint32_t bytes) {
+    for (const StoreRange& p : pre_store_) {
+        const uint32_t b = std::max(l1, p.l1), e = std::min<uint32_t>(l1 + bytes, p.l1 + uint32_t(p.old.size()));
+        if (b >= e || std::memcmp(mem_ + b, p.old.data() + (b - p.l1), e - b) == 0) continue;
+        if (unfenced_.size() == kUnfencedMax) unfenced_.erase(unfenced_.begin());
+        unfenced_.push_back({b, std::vector<uint8_t>(p.old.begin() + (b - p.l1), p.old.begin() + (e - p.l1))});
+    }
+}
+
+/// l1_store_fence (strict adversary): stores to [l1, l1 + bytes) are in L1; remembered copies of
+/// those bytes take their current values (a later store's pre-store value is the fenced one).
+inline void Hal::fence_stores(uint32_t l1, uint32_t bytes) {
+    const uint32_t end = l1 + bytes;
+    std::erase_if(unfenced_, [&](const StoreRange& u) { return u.l1 < end && l1 < u.l1 + uint32_t(u.old.size()); });
+    for (StoreRange& p : pre_store_) {
+        const uint32_t b = std::max(l1, p.l1), e = std::min<uint32_t>(end, p.l1 + uint32_t(p.old.size()));
+        if (b < e) std::memcpy(p.old.data() + (b - p.l1), mem_ + b, e - b);
+    }
+}
+
+/// A NoC write issued while its source overlaps unfenced stores (strict, N7): at random it reads
+/// its source now, with the pre-store bytes in place of the stored ones.
+inline void Hal::stale_source(PendingNoc& op) {
+    bool overlaps = false;
+    for (const StoreRange& u : unfenced_)
+        overlaps = overlaps || (u.l1 < op.src + op.bytes && op.src < u.l1 + uint32_t(u.old.size()));
+    if (!overlaps || !coin(kStaleSourcePercent)) return;
+    op.snapshot.assign(mem_ + op.src, mem_ + op.src + op.bytes);
+    for (const StoreRange& u : unfenced_) {
+        const uint32_t b = std::max(op.src, u.l1), e = std::min<uint32_t>(op.src + op.bytes, u.l1 + uint32_t(u.old.size()));
+        if (b < e) std::memcpy(op.snapshot.data() + (b - op.src), u.old.data() + (b - u.l1), e - b);
+    }
 }
 
 inline void Hal::piece_range(uint32_t bytes, uint32_t k, uint32_t& begin, uint32_t& end) {
@@ -121,7 +175,9 @@ inline void Hal::piece_range(uint32_t bytes, uint32_t k, uint32_t& begin, uint32
 /// operation to the same destination). A write lands a random number of its remaining pieces,
 /// in random order; the operation leaves the queue once it has landed completely.
 inline void Hal::deliver_noc_step() {
-    const size_t i = detail::next_to_land<detail::MulticastAware<detail::NocOrdering>>(noc_, pick(uint32_t(noc_.size())));
+    const size_t p = pick(uint32_t(noc_.size()));
+    const size_t i = strict_ ? detail::next_to_land<detail::MulticastAware<detail::StrictOrdering>>(noc_, p)
+                             : detail::next_to_land<detail::MulticastAware<detail::NocOrdering>>(noc_, p);
     PendingNoc& op = noc_[i];
     detail::CoreState* d = op.dst;
     bool done = true;

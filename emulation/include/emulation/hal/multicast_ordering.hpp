@@ -4,7 +4,7 @@
 // destination both reach, and only if a noc_writes_flushed() or noc_write_barrier() was called
 // between them — in every ordering profile. The adversary lands operations through
 // MulticastAware<Profile>: for a pair that involves a multicast it applies M1 (PendingNoc::mcast,
-// PendingNoc::epoch = the issuing core's flush count at issue); for any other pair the profile.
+// PendingNoc::flushes = the issuing core's flush count at issue); for any other pair the profile.
 #pragma once
 
 #include "ordering.hpp"
@@ -12,12 +12,12 @@
 namespace kccl::emu::detail {
 
 /// M1 on top of any ordering profile: a multicast operation is ordered with another operation of
-/// the same core only at the same destination and across a flush or barrier (different epochs).
+/// the same core only at the same destination and across a flush or barrier (different flush counts).
 template <class Ordering>
 struct MulticastAware {
     static constexpr const char* name = Ordering::name;
     static bool ordered(const PendingNoc& earlier, const PendingNoc& later) {
-        if (earlier.mcast || later.mcast) return earlier.dst == later.dst && earlier.epoch != later.epoch;
+        if (earlier.mcast || later.mcast) return earlier.dst == later.dst && earlier.flushes != later.flushes;
         return Ordering::ordered(earlier, later);
     }
 };
