@@ -64,6 +64,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -725,6 +726,7 @@ private:
             f.src = it.src;
             f.sid = it.sid;
             f.t = --copies ? it.t : std::move(it.t);
+            share(c, Dir(k), f.t);  // one wavelet per cycle on the link direction (or off-ramp), all colors
             if (Dir(k) == Dir::ramp) {
                 f.t.shift(t_r);
                 deliver(c, color, *f.words, f.t, f.sid);
@@ -734,6 +736,47 @@ private:
                 work.push_back({g_.neighbour(c, Dir(k)), std::move(f)});
             }
         }
+    }
+
+    /// A link direction (or the off-ramp) carries one wavelet per cycle whatever its color: the
+    /// times `t` (leaving router c towards d) move to the first free cycles at or after them, in
+    /// order, and take those cycles. Streams are served in the order they are walked (the earliest
+    /// PE first).
+    void share(Coord c, Dir d, Times& t) {
+        auto& busy = links_[uint64_t(idx(c)) * kccl::fabric::host::dir_count + uint32_t(d)];  // [start, end) -> end
+        Times out;
+        vtime_t cur = 0;
+        for (const TimeRun& q : t.r) {
+            cur = std::max(cur, q.t0);
+            uint32_t left = q.n;
+            while (left) {
+                auto it = busy.upper_bound(cur);  // the first busy interval starting after cur
+                if (it != busy.begin()) {
+                    auto pv = std::prev(it);
+                    if (pv->second > cur) cur = pv->second;  // cur is busy: after that interval
+                }
+                it = busy.upper_bound(cur);
+                const vtime_t room = it == busy.end() ? left : std::min<vtime_t>(left, it->first - cur);
+                const uint32_t m = uint32_t(room);
+                out.push(cur, m);
+                // Mark [cur, cur + m) busy, merged with its neighbours.
+                vtime_t a = cur, b = cur + m;
+                auto lo = busy.upper_bound(a);
+                if (lo != busy.begin() && std::prev(lo)->second == a) {
+                    --lo;
+                    a = lo->first;
+                    lo = busy.erase(lo);
+                }
+                if (lo != busy.end() && lo->first == b) {
+                    b = lo->second;
+                    busy.erase(lo);
+                }
+                busy[a] = b;
+                cur += m;
+                left -= m;
+            }
+        }
+        t.r.swap(out.r);
     }
 
     void deliver(Coord c, uint32_t color, const std::vector<uint32_t>& w, const Times& t, uint32_t sid) {
@@ -959,6 +1002,7 @@ private:
     std::string error_;
     uint64_t streams_ = 0;
     std::vector<Acct> acct_;
+    std::unordered_map<uint64_t, std::map<vtime_t, vtime_t>> links_;  ///< busy cycles per (router, output), all colors
     uint64_t blocked_ = 0;   ///< every data stream's wavelets in the fabric (bounded buffering)
 };
 
