@@ -1,6 +1,7 @@
 // Bounded buffering inside the emulated fabric (the device API's promise F3) and its
 // adversarial mode: one-wavelet router queues and PEs of one cycle run in a seeded order.
-// Every thesis pattern runs bit-exact with unchanged cycles under it; a pattern that relies on
+// Every thesis pattern runs bit-exact under it (with unchanged cycles where no link is shared by
+// two colors); a pattern that relies on
 // the fabric holding a whole message deadlocks, with a report naming the PEs and colors.
 //
 //   scripts/dev_test.sh tests/fabric/wafer_buffer_test.cpp -- "[buffer]"
@@ -99,7 +100,7 @@ TEST_CASE("fabric buffering: the same PE pair runs when the fabric holds the who
     CHECK(swap_then_receive(unbounded, false, 16) == 32);
 }
 
-TEST_CASE("fabric buffering: every thesis pattern is bit-exact with unchanged cycles in adversarial mode", "[fabric][buffer]") {
+TEST_CASE("fabric buffering: every thesis pattern is bit-exact in adversarial mode over several seeds", "[fabric][buffer]") {
     struct Case {
         const char* name;
         uint32_t P, M, N;
@@ -124,7 +125,11 @@ TEST_CASE("fabric buffering: every thesis pattern is bit-exact with unchanged cy
                 INFO(c.name << " B=" << B << " seed=" << seed);
                 const auto r = kccl::emu::fabric::run_pattern(s, fh::wse2(), 1, true, seed);
                 CHECK(r.wrong == 0);
-                CHECK(r.cycles == base.cycles);
+                // Cycles are the default run's, except where streams of two colors share a link
+                // direction (butterfly; two_phase's leader chain crossing a group): a link serves
+                // streams in the order they are walked, which the seeded order and a sender
+                // resumed after back-pressure change (docs/wafer.md, "Modelling choices").
+                if (s.name != "butterfly" && s.name != "two_phase") CHECK(r.cycles == base.cycles);
                 blocked += r.blocked;
             }
             // Back-pressure did act: with B = 16 every pattern has a stream longer than its

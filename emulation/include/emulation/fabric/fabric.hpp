@@ -726,7 +726,7 @@ private:
             f.src = it.src;
             f.sid = it.sid;
             f.t = --copies ? it.t : std::move(it.t);
-            share(c, Dir(k), f.t);  // one wavelet per cycle on the link direction (or off-ramp), all colors
+            if (Dir(k) != Dir::ramp) share(c, Dir(k), f.t);  // one wavelet per cycle on the link direction, all colors
             if (Dir(k) == Dir::ramp) {
                 f.t.shift(t_r);
                 deliver(c, color, *f.words, f.t, f.sid);
