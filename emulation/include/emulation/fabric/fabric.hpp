@@ -5,13 +5,19 @@
 //   * A PE issues one wavelet per cycle (T_send = 1) and stores one per cycle (T_store = 1); its
 //     operations are sequential (send, recv and relay block).
 //   * The on-ramp and the off-ramp take T_R cycles; router to neighbouring router takes 1 cycle.
-//   * A color crosses a router at most one wavelet per cycle (so a link direction carries one
-//     wavelet per cycle per color, and a ramp one per cycle since the processor is sequential).
-//     Two colors sharing a link direction are not arbitrated against each other: the thesis's
-//     model does not charge for it (in its patterns the second color is stalled behind a full
-//     queue while the first streams, so it does not compete for the link).
-//   * A received wavelet waits at the processor (its input queue) until the PE consumes it;
-//     buffering is unbounded (the thesis's model). A sender never blocks.
+//   * A color crosses a router at most one wavelet per cycle, and a link direction carries one
+//     wavelet per cycle whatever its color: a stream meeting cycles taken by another color's
+//     stream on a link moves to the next free ones (streams are served in the order they are
+//     walked; the reference simulator serves the stream first emitted). The on-ramp carries one
+//     per cycle since the processor is sequential; off-ramp deliveries of different colors are
+//     not arbitrated (the thesis's model does not charge for it).
+//   * A received wavelet waits at the processor (its input queue) until the PE consumes it.
+//     Bounded buffering (program mode): a stream may have at most router_queue_wavelets (the
+//     profile's; 1 in adversarial mode) per router it has reached in the fabric, unconsumed;
+//     beyond that its sender blocks (after issuing it) until receives drain it. Blocking costs
+//     no cycle (the model has no stalls): it orders the sender's next step after that receive,
+//     so a pattern relying on more buffering deadlocks. Fibers (launch with a body) keep
+//     unbounded buffers.
 //   * `advance` costs nothing on the issuing PE and no link slot (the thesis's model charges none):
 //     it acts at each router right after the route's last earlier wavelet has passed it, so a
 //     stream waiting there passes one cycle after that wavelet.
@@ -39,7 +45,8 @@
 //   * two inputs overlapping on one color at one router (rx sets of several directions): the
 //     PE, the color, the cycle and both directions;
 //   * a deadlock (no PE can run and no stream can move): every blocked PE with the color it
-//     waits on and how many wavelets it has, every parked stream with its router, color,
+//     waits on and how many wavelets it has (a sender blocked by back-pressure: its color, how
+//     much of its stream is in the fabric against what it holds, and where it waits), every parked stream with its router, color,
 //     direction and the position that would accept it;
 //   * at the end: wavelets delivered but never received, streams still parked;
 //   * a kernel's own exception (bad memory offset, bad color), named with its PE.
