@@ -139,3 +139,13 @@ TEST_CASE("fabric buffering: every thesis pattern is bit-exact in adversarial mo
             if (B == 16) CHECK((blocked > 0) == (s.name != "allreduce_ring"));
         }
 }
+
+TEST_CASE("fabric buffering: adversarial mode refuses kernels run as fibers, naming why", "[fabric][buffer]") {
+    fh::Grid g(fh::wse2(), 2, 1);
+    g.path(0, {0, 0}, {1, 0});
+    FabricOptions o;
+    o.adversarial = true;
+    Fabric f(g, o);
+    f.launch({0, 0}, {}, [](kccl::emu::fabric::Pe&) {}, 16);
+    CHECK_THROWS_WITH(f.run(), Catch::Contains("adversarial mode (one-wavelet router queues, seeded order) runs in program mode only"));
+}
