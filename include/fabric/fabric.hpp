@@ -41,11 +41,11 @@
 //       order sent. There is no order across routes, nor between two sources on one route.
 //   F2  `send` returns when `src` may be reused; it says nothing about arrival. `recv` returns
 //       when all n elements have been combined into dst; `relay` when all n have left.
-//   F3  Buffering inside the fabric is bounded on hardware (a few wavelets per router and
-//       queue): a sender may block until a receiver consumes. A pattern must never rely on the
-//       fabric holding a whole message. (The emulation does not model the bound yet: its
-//       buffers are unbounded, as in the thesis's performance model, so it cannot catch a
-//       pattern that relies on them.)
+//   F3  Buffering inside the fabric is bounded (a few wavelets per router queue and color: the
+//       profile's router_queue_wavelets): a sender may block until a receiver consumes. A
+//       pattern must never rely on the fabric holding a whole message. (The emulation enforces
+//       the bound in program mode, and with one-wavelet queues in its adversarial mode, where a
+//       pattern relying on more deadlocks with a report.)
 //   F4  `advance(r)` acts at each router after every earlier element sent on r has passed it.
 //       A stream arriving at a router whose position does not accept it waits there, in order,
 //       and continues once an advance makes it accepted; it is never dropped.

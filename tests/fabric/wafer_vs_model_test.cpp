@@ -96,7 +96,48 @@ TEST_CASE("fabric vs the reference simulator: naive allreduce, ring allreduce, 2
         }
 }
 
-// Not compared: butterfly. Its interleaved groups share links; the reference simulator makes
-// streams on different routes take turns on a shared link, while the fabric emulation gives each
-// color its own wavelet per cycle (docs/wafer.md, "Modelling choices"), so the emulated
-// butterfly is faster from P = 9 (G = 3) on.
+// Butterfly: its interleaved groups put streams of several colors on one link direction, which
+// carries one wavelet per cycle whatever the color; both serve the stream that started first.
+namespace {
+uint64_t butterfly_emulated(uint32_t G, uint32_t P, uint32_t B) {
+    fh::PatternSpec s;
+    s.name = "butterfly";
+    s.P = P;
+    s.B = B;
+    s.G = G;
+    const auto r = kccl::emu::fabric::run_pattern(s);
+    CHECK(r.wrong == 0);
+    return r.cycles;
+}
+uint64_t butterfly_simulated(uint32_t G, uint32_t P, uint32_t B) {
+    PatternArgs a;
+    a.pattern = Pattern::butterfly;
+    a.g = G;
+    return fh::simulate(a, 1, P, B, 2);
+}
+}  // namespace
+
+TEST_CASE("fabric vs the reference simulator: butterfly allreduce with shared links", "[fabric][model]") {
+    struct C {
+        uint32_t G, P, B;
+    };
+    for (C c : {C{2, 2, 1}, C{2, 2, 64}, C{2, 4, 1}, C{2, 4, 6}, C{2, 4, 12}, C{2, 4, 36}, C{2, 4, 64}, C{2, 8, 1}, C{2, 8, 36}, C{2, 8, 64},
+                C{3, 3, 6}, C{3, 3, 12}, C{3, 3, 36}, C{3, 9, 6}, C{3, 9, 12}, C{3, 9, 36}, C{4, 4, 1}, C{4, 4, 6}, C{4, 4, 64}, C{4, 16, 1}}) {
+        INFO("G=" << c.G << " P=" << c.P << " B=" << c.B);
+        CHECK(butterfly_emulated(c.G, c.P, c.B) == butterfly_simulated(c.G, c.P, c.B));
+    }
+}
+
+// Not equal yet (each within 6% of the simulator): the emulation reserves a link's cycles when a
+// stream is walked, at its sender's clock, so a stream walked later cannot take cycles before
+// an earlier-walked one even when it started first; the simulator arbitrates cycle by cycle. And
+// with B not a multiple of G the two split a group's chunks differently (G = 3, B = 1 or 64).
+TEST_CASE("fabric vs the reference simulator: butterfly cases that still differ", "[fabric][model][!shouldfail]") {
+    struct C {
+        uint32_t G, P, B;
+    };
+    for (C c : {C{2, 8, 6}, C{2, 8, 12}, C{3, 3, 1}, C{3, 9, 64}, C{4, 16, 6}, C{4, 16, 12}}) {
+        INFO("G=" << c.G << " P=" << c.P << " B=" << c.B);
+        CHECK(butterfly_emulated(c.G, c.P, c.B) == butterfly_simulated(c.G, c.P, c.B));
+    }
+}

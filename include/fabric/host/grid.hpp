@@ -92,6 +92,10 @@ struct Profile {
     uint32_t t_r = 2;                 ///< router <-> processor (ramp) latency, cycles
     uint32_t hop_cycles = 1;          ///< router to neighbouring router
     uint32_t switch_colors = ~0u;     ///< bit c set: color c may have more than one switch position
+    /// Wavelets a router's input queue holds per color (back-pressure beyond it: the sender
+    /// blocks). Neither the thesis nor the Cerebras SDK documentation gives a figure; 4 is a
+    /// chosen default ("a few wavelets"). The emulation's adversarial mode uses 1.
+    uint32_t router_queue_wavelets = 4;
 };
 
 /// The WSE-2 as the thesis describes it: 24 routable colors, 4 switch positions per color with

@@ -25,8 +25,10 @@
 //     (a path, or a multicast tree). Each output (a link direction or an off-ramp) serves the
 //     streams that use it in the order of their `key`: a stream may use the output only after
 //     every stream with a smaller key has passed it completely (the router's switch position
-//     moves on behind the last wavelet, as control wavelets do). Streams with equal keys share
-//     the output, one wavelet per cycle, round robin. Wavelets that wait are buffered in their
+//     moves on behind the last wavelet, as control wavelets do). Streams with equal keys (on
+//     other colors) share the output, one wavelet per cycle: the stream whose first wavelet was
+//     emitted first takes it (ties: the stream made first), the others use the cycles it leaves
+//     free. (The thesis fixes one wavelet per cycle per link direction, not the arbitration.) Wavelets that wait are buffered in their
 //     router (per stream, unbounded): the thesis's "all other wavelets will stall".
 //   * Programs. Each PE runs a list of phases; a phase is a set of operations (send n, store n,
 //     relay n) that run concurrently (earlier operations get the ramp first); the next phase
@@ -221,7 +223,6 @@ private:
     struct Output {
         std::vector<Use> uses;  ///< sorted by key
         size_t first = 0;       ///< uses before this one have passed completely
-        uint32_t rr = 0;        ///< round-robin pointer among equal keys
         uint64_t busy_at = 0;   ///< last time a wavelet went through (one per cycle)
     };
 
@@ -293,7 +294,7 @@ private:
                     reqs.push_back(Req{s, i});
             }
         }
-        // Grant: an output takes, among admitted requesters, the next one after its round-robin pointer.
+        // Grant: an output takes, among admitted requesters, the stream first emitted (ties: the lower id).
         if (winner_.size() != outputs_.size()) winner_.assign(outputs_.size(), -1);
         std::vector<int64_t>& winner = winner_;
         std::vector<size_t> touched;
@@ -306,9 +307,8 @@ private:
                 return;
             }
             const uint32_t a = uint32_t(winner[oid]);
-            const uint32_t da = (a - o.rr + uint32_t(streams_.size())) % uint32_t(streams_.size());
-            const uint32_t ds = (s - o.rr + uint32_t(streams_.size())) % uint32_t(streams_.size());
-            if (ds < da) winner[oid] = s;
+            const uint64_t ea = streams_[a].emitted.front(), es = streams_[s].emitted.front();
+            if (es < ea || (es == ea && s < a)) winner[oid] = s;
         };
         for (const Req& q : reqs) {
             const Node& nd = streams_[q.s].nodes[q.node];
@@ -326,7 +326,6 @@ private:
             for (const auto& c : nd.children) {
                 Output& o = outputs_[out_id(nd.pe, uint32_t(c.dir))];
                 o.busy_at = t;
-                o.rr = q.s + 1;
                 passed(o, q.s);
                 st.nodes[c.node].arrivals.push_back(t + 1);
                 ++r.wavelet_hops;
@@ -334,7 +333,6 @@ private:
             if (nd.deliver) {
                 Output& o = outputs_[out_id(nd.pe, 4)];
                 o.busy_at = t;
-                o.rr = q.s + 1;
                 passed(o, q.s);
                 nd.delivered.push_back(t + t_r_);
             }

@@ -5,13 +5,19 @@
 //   * A PE issues one wavelet per cycle (T_send = 1) and stores one per cycle (T_store = 1); its
 //     operations are sequential (send, recv and relay block).
 //   * The on-ramp and the off-ramp take T_R cycles; router to neighbouring router takes 1 cycle.
-//   * A color crosses a router at most one wavelet per cycle (so a link direction carries one
-//     wavelet per cycle per color, and a ramp one per cycle since the processor is sequential).
-//     Two colors sharing a link direction are not arbitrated against each other: the thesis's
-//     model does not charge for it (in its patterns the second color is stalled behind a full
-//     queue while the first streams, so it does not compete for the link).
-//   * A received wavelet waits at the processor (its input queue) until the PE consumes it;
-//     buffering is unbounded (the thesis's model). A sender never blocks.
+//   * A color crosses a router at most one wavelet per cycle, and a link direction carries one
+//     wavelet per cycle whatever its color: a stream meeting cycles taken by another color's
+//     stream on a link moves to the next free ones (streams are served in the order they are
+//     walked; the reference simulator serves the stream first emitted). The on-ramp carries one
+//     per cycle since the processor is sequential; off-ramp deliveries of different colors are
+//     not arbitrated (the thesis's model does not charge for it).
+//   * A received wavelet waits at the processor (its input queue) until the PE consumes it.
+//     Bounded buffering (program mode): a stream may have at most router_queue_wavelets (the
+//     profile's; 1 in adversarial mode) per router it has reached in the fabric, unconsumed;
+//     beyond that its sender blocks (after issuing it) until receives drain it. Blocking costs
+//     no cycle (the model has no stalls): it orders the sender's next step after that receive,
+//     so a pattern relying on more buffering deadlocks. Fibers (launch with a body) keep
+//     unbounded buffers.
 //   * `advance` costs nothing on the issuing PE and no link slot (the thesis's model charges none):
 //     it acts at each router right after the route's last earlier wavelet has passed it, so a
 //     stream waiting there passes one cycle after that wavelet.
@@ -39,7 +45,8 @@
 //   * two inputs overlapping on one color at one router (rx sets of several directions): the
 //     PE, the color, the cycle and both directions;
 //   * a deadlock (no PE can run and no stream can move): every blocked PE with the color it
-//     waits on and how many wavelets it has, every parked stream with its router, color,
+//     waits on and how many wavelets it has (a sender blocked by back-pressure: its color, how
+//     much of its stream is in the fabric against what it holds, and where it waits), every parked stream with its router, color,
 //     direction and the position that would accept it;
 //   * at the end: wavelets delivered but never received, streams still parked;
 //   * a kernel's own exception (bad memory offset, bad color), named with its PE.
@@ -64,6 +71,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -86,12 +94,19 @@ struct RunResult {
     vtime_t cycles = 0;        ///< when the last PE finished its kernel
     double wall_seconds = 0;   ///< host time of the run
     uint64_t streams = 0;      ///< streams walked (sends, relay outputs, advances)
+    uint64_t blocked = 0;      ///< sends, relays and exchanges that blocked on a full fabric (back-pressure)
 };
 
 struct FabricOptions {
     uint64_t seed = 1;            ///< garbage in PE memory (hardware never zeroes it)
     size_t stack_size = 64 * 1024;
     size_t guarded_pes_max = 16384;  ///< up to this many PEs, every stack has a guard region (as RunOptions)
+    /// Adversarial mode (program mode only): router queues of one wavelet (instead of the
+    /// profile's router_queue_wavelets) and PEs ready in the same cycle run in an order drawn
+    /// from order_seed, so a pattern relying on more buffering or on an order the promises do
+    /// not give deadlocks or computes a wrong result.
+    bool adversarial = false;
+    uint64_t order_seed = 1;
 };
 
 class Fabric;
@@ -203,6 +218,8 @@ private:
     // the state of a step that waits (its start cycle; an exchange's send already issued).
     bool program_ = false;
     bool retry_ = false, exch_sent_ = false;
+    int64_t blocked_sid_ = -1;
+    int64_t exch_sid_ = -1;  ///< program mode: blocked (back-pressure) until this stream drains
     uint32_t pc_ = 0;
     vtime_t clock_ = 0, step_c_ = 0;
 };
@@ -271,6 +288,9 @@ public:
             run_programs();
             return finish_run(t0);
         }
+        if (o_.adversarial)
+            throw FabricError("fabric: adversarial mode (one-wavelet router queues, seeded order) runs in program mode only: launch every PE with "
+                              "launch_program; kernels run as fibers have unbounded buffering");
         WaferModel model;  // the scheduler's timed policy needs a model; the fabric keeps its own times
         // Guarded stacks take two kernel mappings each (vm.max_map_count is 65530 by default):
         // beyond FabricOptions::guarded_pes_max PEs the stacks are carved from shared mappings.
@@ -297,6 +317,7 @@ private:
         RunResult r;
         for (auto& p : pes_) r.cycles = std::max(r.cycles, p->finish);
         r.streams = streams_;
+        r.blocked = blocked_;
         r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (!error_.empty()) throw FabricError(error_);
         check_leftovers();
@@ -315,7 +336,14 @@ private:
     };
     static bool later(const Ready& a, const Ready& b) { return a.clock != b.clock ? a.clock > b.clock : a.seq > b.seq; }
     void make_ready(Pe& p) {
-        ready_.push_back(Ready{p.clock_, ready_seq_++, p.index_});
+        uint64_t seq = ready_seq_++;
+        if (o_.adversarial) {  // same-cycle PEs in a seeded order (the promises give none)
+            uint64_t z = seq + o_.order_seed * 0x9E3779B97F4A7C15ull;
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+            seq = z ^ (z >> 31);
+        }
+        ready_.push_back(Ready{p.clock_, seq, p.index_});
         std::push_heap(ready_.begin(), ready_.end(), later);
     }
     void run_programs() {
@@ -394,16 +422,18 @@ private:
             if (!p.exch_sent_) {
                 Times t;
                 t.push(c + 1 + t_r, n_out);
-                if (n_out) launch_stream(p, st.color_a, std::make_shared<const std::vector<uint32_t>>(src, src + n_out), std::move(t));
+                p.exch_sid_ = n_out ? int64_t(launch_stream(p, st.color_a, std::make_shared<const std::vector<uint32_t>>(src, src + n_out), std::move(t))) : -1;
                 p.exch_sent_ = true;
             }
             Queue* q = wait(st.color_b, n_in, "exchange");
             if (!q) return false;
-            const vtime_t x = stored_until(c, q->take(n_in));
+            const vtime_t x = stored_until(c, take(*q, n_in));
             combine_span(cb, dst, dst, q->w.data() + q->head, n_in);
             q->head += n_in;
             compact(*q);
-            return done(std::max<vtime_t>(x, c + n_out));
+            const int64_t sid = p.exch_sid_;
+            done(std::max<vtime_t>(x, c + n_out));
+            return !(sid >= 0 && block_on(p, uint32_t(sid)));
         }
         uint32_t* data = p.ptr<uint32_t>(st.offset, st.n);
         switch (st.kind) {
@@ -411,14 +441,15 @@ private:
                 check_route(p, Route{st.color_a}, "send");
                 Times t;
                 t.push(c + 1 + t_r, st.n);
-                launch_stream(p, st.color_a, std::make_shared<const std::vector<uint32_t>>(data, data + st.n), std::move(t));
-                return done(c + st.n);
+                const uint32_t sid = launch_stream(p, st.color_a, std::make_shared<const std::vector<uint32_t>>(data, data + st.n), std::move(t));
+                done(c + st.n);
+                return !block_on(p, sid);
             }
             case StepKind::recv: {
                 check_route(p, Route{st.color_a}, "recv");
                 Queue* q = wait(st.color_a, st.n, "recv");
                 if (!q) return false;
-                const vtime_t x = stored_until(c, q->take(st.n));
+                const vtime_t x = stored_until(c, take(*q, st.n));
                 combine_span(cb, data, data, q->w.data() + q->head, st.n);
                 q->head += st.n;
                 compact(*q);
@@ -429,7 +460,7 @@ private:
                 check_route(p, Route{st.color_b}, "relay");
                 Queue* q = wait(st.color_a, st.n, "relay");
                 if (!q) return false;
-                Times t = q->take(st.n);
+                Times t = take(*q, st.n);
                 t.not_before(c);
                 const vtime_t x = st.n ? t.last() + 1 : c;
                 t.shift(1 + t_r);
@@ -437,8 +468,9 @@ private:
                 combine_span(cb, words->data(), data, q->w.data() + q->head, st.n);
                 q->head += st.n;
                 compact(*q);
-                launch_stream(p, st.color_b, std::move(words), std::move(t));
-                return done(x);
+                const uint32_t sid = launch_stream(p, st.color_b, std::move(words), std::move(t));
+                done(x);
+                return !block_on(p, sid);
             }
             case StepKind::advance: {
                 check_route(p, Route{st.color_a}, "advance");
@@ -462,6 +494,15 @@ private:
         Times t;                                             ///< per wavelet (marker: one time)
         Dir from = Dir::ramp;
         Coord src;                                           ///< the PE that sent it
+        uint32_t sid = 0;                                    ///< the stream (Acct index; data only)
+    };
+    /// A data stream's wavelets still in the fabric (parked, queued at a router, or delivered
+    /// and not yet received; a multicast counts each copy) and the routers it has reached.
+    struct Acct {
+        uint64_t pending = 0;
+        uint64_t routers = 0;
+        int64_t blocked = -1;  ///< the sending PE, blocked until pending fits
+        uint32_t color = 0;
     };
     struct Interval {
         vtime_t first = 0, last = 0;
@@ -480,6 +521,8 @@ private:
         std::vector<TimeRun> t;  ///< the times of w[head..] from t[th] on (t[th] partly consumed)
         size_t th = 0;
         size_t head = 0;
+        std::vector<std::pair<uint32_t, uint32_t>> s;  ///< the streams of w[head..]: runs of (stream, count) from s[sh] on
+        size_t sh = 0;
         size_t avail() const { return w.size() - head; }
         /// The times of the next n wavelets, removed from the queue's times (w is consumed by
         /// the caller, which advances head).
@@ -524,7 +567,13 @@ private:
         if (error_.empty()) {
             std::string s = "fabric: deadlock: no PE can run and no stream can move.";
             for (auto& p : pes_)
-                if (!p->done)
+                if (!p->done && p->blocked_sid_ >= 0) {
+                    const Acct& a = acct_[size_t(p->blocked_sid_)];
+                    s += "\n  PE " + to_string(p->at_) + " blocked sending on color " + std::to_string(a.color) + " at cycle " + std::to_string(clock_of(*p)) +
+                         ": " + std::to_string(a.pending) + " wavelets of its stream are in the fabric, which holds " + std::to_string(holds(a)) + " (" +
+                         std::to_string(queue_bound()) + " per router queue, " + std::to_string(a.routers) + " routers); it waits for a receive of them" +
+                         holders(uint32_t(p->blocked_sid_));
+                } else if (!p->done)
                     s += "\n  PE " + to_string(p->at_) + " blocked in " + p->wait_what + " on color " + std::to_string(p->wait_color) + " at cycle " +
                          std::to_string(clock_of(*p)) + ": needs " + std::to_string(p->wait_need) + " wavelets, has " +
                          std::to_string(queue_avail(p->at_, uint32_t(p->wait_color)));
@@ -533,6 +582,19 @@ private:
         }
         if (sched_) sched_->wake_all();
         return true;
+    }
+    /// Where stream sid's delivered wavelets wait to be received (for the deadlock report).
+    std::string holders(uint32_t sid) {
+        std::string s;
+        for (auto& [k, q] : queues_) {
+            uint64_t n = 0;
+            for (size_t i = q.sh; i < q.s.size(); ++i) n += q.s[i].first == sid ? q.s[i].second : 0;
+            if (!n) continue;
+            const uint32_t color = uint32_t(k % g_.profile().colors);
+            const Coord c{uint32_t(k / g_.profile().colors % g_.width()), uint32_t(k / g_.profile().colors / g_.width())};
+            s += (s.empty() ? " (" : ", ") + std::to_string(n) + " at PE " + to_string(c) + " on color " + std::to_string(color);
+        }
+        return s.empty() ? s : s + ")";
     }
     size_t queue_avail(Coord c, uint32_t color) {
         auto it = queues_.find(rkey(c, color));
@@ -609,6 +671,7 @@ private:
                 continue;
             }
             Item& it = wk.it;
+            if (it.words) ++acct_[it.sid].routers;
             bool behind = false;
             for (auto& p : r.parked) behind = behind || p.from == it.from;
             if (behind || !accepts(cc, r, it.from)) {
@@ -662,15 +725,18 @@ private:
         }
         uint32_t copies = 0;
         for (uint32_t k = 0; k < kccl::fabric::host::dir_count; ++k) copies += tx.has(Dir(k));
+        if (copies > 1) acct_[it.sid].pending += uint64_t(it.words->size()) * (copies - 1);
         for (uint32_t k = 0; k < kccl::fabric::host::dir_count; ++k) {
             if (!tx.has(Dir(k))) continue;
             Item f;
             f.words = it.words;
             f.src = it.src;
+            f.sid = it.sid;
             f.t = --copies ? it.t : std::move(it.t);
+            if (Dir(k) != Dir::ramp) share(c, Dir(k), f.t);  // one wavelet per cycle on the link direction, all colors
             if (Dir(k) == Dir::ramp) {
                 f.t.shift(t_r);
-                deliver(c, color, *f.words, f.t);
+                deliver(c, color, *f.words, f.t, f.sid);
             } else {
                 f.t.shift(hop);
                 f.from = kccl::fabric::host::opposite(Dir(k));
@@ -679,9 +745,54 @@ private:
         }
     }
 
-    void deliver(Coord c, uint32_t color, const std::vector<uint32_t>& w, const Times& t) {
+    /// A link direction (or the off-ramp) carries one wavelet per cycle whatever its color: the
+    /// times `t` (leaving router c towards d) move to the first free cycles at or after them, in
+    /// order, and take those cycles. Streams are served in the order they are walked (the earliest
+    /// PE first).
+    void share(Coord c, Dir d, Times& t) {
+        auto& busy = links_[uint64_t(idx(c)) * kccl::fabric::host::dir_count + uint32_t(d)];  // [start, end) -> end
+        Times out;
+        vtime_t cur = 0;
+        for (const TimeRun& q : t.r) {
+            cur = std::max(cur, q.t0);
+            uint32_t left = q.n;
+            while (left) {
+                auto it = busy.upper_bound(cur);  // the first busy interval starting after cur
+                if (it != busy.begin()) {
+                    auto pv = std::prev(it);
+                    if (pv->second > cur) cur = pv->second;  // cur is busy: after that interval
+                }
+                it = busy.upper_bound(cur);
+                const vtime_t room = it == busy.end() ? left : std::min<vtime_t>(left, it->first - cur);
+                const uint32_t m = uint32_t(room);
+                out.push(cur, m);
+                // Mark [cur, cur + m) busy, merged with its neighbours.
+                vtime_t a = cur, b = cur + m;
+                auto lo = busy.upper_bound(a);
+                if (lo != busy.begin() && std::prev(lo)->second == a) {
+                    --lo;
+                    a = lo->first;
+                    lo = busy.erase(lo);
+                }
+                if (lo != busy.end() && lo->first == b) {
+                    b = lo->second;
+                    busy.erase(lo);
+                }
+                busy[a] = b;
+                cur += m;
+                left -= m;
+            }
+        }
+        t.r.swap(out.r);
+    }
+
+    void deliver(Coord c, uint32_t color, const std::vector<uint32_t>& w, const Times& t, uint32_t sid) {
         Queue& q = queues_[rkey(c, color)];
         q.w.insert(q.w.end(), w.begin(), w.end());
+        if (!w.empty()) {
+            if (q.s.size() > q.sh && q.s.back().first == sid) q.s.back().second += uint32_t(w.size());
+            else q.s.emplace_back(sid, uint32_t(w.size()));
+        }
         for (const TimeRun& x : t.r) {
             if (q.t.size() > q.th && q.t.back().t0 + q.t.back().n == x.t0) q.t.back().n += x.n;
             else q.t.push_back(x);
@@ -738,15 +849,55 @@ private:
             if (failed()) throw Abort{};
         }
     }
-    void launch_stream(Pe& p, uint32_t color, std::shared_ptr<const std::vector<uint32_t>> words, Times t) {
+    uint32_t launch_stream(Pe& p, uint32_t color, std::shared_ptr<const std::vector<uint32_t>> words, Times t) {
         [[maybe_unused]] detail::TsanIgnore ig;
         ++streams_;
         Item it;
+        it.sid = uint32_t(acct_.size());
+        acct_.push_back(Acct{words->size(), 0, -1, color});
         it.words = std::move(words);
         it.t = std::move(t);
         it.from = Dir::ramp;
         it.src = p.at_;
+        const uint32_t sid = it.sid;
         walk(p.at_, color, std::move(it));
+        return sid;
+    }
+    /// The wavelets a router's input queue holds per color (0: unbounded).
+    uint32_t queue_bound() const { return o_.adversarial ? 1u : g_.profile().router_queue_wavelets; }
+    /// What the fabric holds of stream a: a queue's worth at every router it has reached.
+    uint64_t holds(const Acct& a) const { return uint64_t(queue_bound()) * std::max<uint64_t>(1, a.routers); }
+    /// Program mode, after p issued stream sid: with bounded buffering, p blocks (back-pressure)
+    /// while more of the stream is in the fabric than the fabric holds; a receive that takes
+    /// enough of it readies p. Blocking costs no cycle (the thesis's model has no stalls); it
+    /// only orders p's next step after that receive.
+    bool block_on(Pe& p, uint32_t sid) {
+        Acct& a = acct_[sid];
+        if (!queue_bound() || a.pending <= holds(a)) return false;
+        a.blocked = int64_t(p.index_);
+        p.blocked_sid_ = int64_t(sid);
+        ++blocked_;
+        return true;
+    }
+    /// Takes the next n wavelets' times from q and accounts them received.
+    Times take(Queue& q, uint32_t n) {
+        uint32_t k = n;
+        while (k && q.sh < q.s.size()) {
+            auto& run = q.s[q.sh];
+            const uint32_t m = std::min(k, run.second);
+            Acct& a = acct_[run.first];
+            a.pending -= m;
+            if (a.blocked >= 0 && a.pending <= holds(a)) {
+                Pe& b = *pes_[size_t(a.blocked)];
+                a.blocked = -1;
+                b.blocked_sid_ = -1;
+                make_ready(b);
+            }
+            run.second -= m;
+            k -= m;
+            if (!run.second) ++q.sh;
+        }
+        return q.take(n);
     }
     void send(Pe& p, Route r, const uint32_t* src, uint32_t n) {
         enter(p);
@@ -766,7 +917,7 @@ private:
         vtime_t x = c;
         {
             [[maybe_unused]] detail::TsanIgnore ig;  // the queue was filled by the senders' fibers
-            x = stored_until(x, q.take(n));
+            x = stored_until(x, take(q, n));
             combine_span(cb, dst, dst, q.w.data() + q.head, n);
             q.head += n;
             compact(q);
@@ -786,7 +937,7 @@ private:
         {
             [[maybe_unused]] detail::TsanIgnore ig;
             // Element k is combined and sent in cycle s_k = max(c + k, arrival_k).
-            t = q.take(n);
+            t = take(q, n);
             t.not_before(c);
             if (n) x = t.last() + 1;
             t.shift(1 + t_r);
@@ -812,7 +963,7 @@ private:
         vtime_t x = c;
         {
             [[maybe_unused]] detail::TsanIgnore ig;
-            x = stored_until(x, q.take(n_in));
+            x = stored_until(x, take(q, n_in));
             combine_span(cb, dst, dst, q.w.data() + q.head, n_in);
             q.head += n_in;
             compact(q);
@@ -834,7 +985,8 @@ private:
         if (q.head == q.w.size()) {  // release the memory (a PE's queue is often used once)
             std::vector<uint32_t>().swap(q.w);
             std::vector<TimeRun>().swap(q.t);
-            q.head = q.th = 0;
+            std::vector<std::pair<uint32_t, uint32_t>>().swap(q.s);
+            q.head = q.th = q.sh = 0;
         }
     }
     /// A processor storing wavelets that arrive at `t`, one per cycle from cycle x on: the cycle
@@ -856,6 +1008,9 @@ private:
     uint64_t ready_seq_ = 0;
     std::string error_;
     uint64_t streams_ = 0;
+    std::vector<Acct> acct_;
+    std::unordered_map<uint64_t, std::map<vtime_t, vtime_t>> links_;  ///< busy cycles per (router, output), all colors
+    uint64_t blocked_ = 0;   ///< every data stream's wavelets in the fabric (bounded buffering)
 };
 
 inline uint32_t Pe::arg(uint32_t i) const {

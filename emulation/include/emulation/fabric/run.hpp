@@ -43,6 +43,7 @@ struct PatternRun {
     uint64_t wrong = 0;
     uint32_t colors = 0;   ///< colors the layout used
     uint64_t streams = 0;  ///< streams the run walked
+    uint64_t blocked = 0;  ///< sends that blocked on a full fabric (bounded buffering)
 };
 
 inline uint32_t input_word(kccl::fabric::DType t, uint64_t seed, size_t pe, uint32_t k) {
@@ -141,12 +142,14 @@ inline kccl::fabric::host::PatternSpec spec_of(const kccl::fabric::PatternArgs& 
 }
 
 inline PatternRun run_pattern(const kccl::fabric::host::PatternSpec& spec, const kccl::fabric::host::Profile& profile = kccl::fabric::host::wse2(),
-                              uint64_t seed = 1) {
+                              uint64_t seed = 1, bool adversarial = false, uint64_t order_seed = 1) {
     namespace fh = kccl::fabric::host;
     fh::Built b = fh::build(spec, profile.t_r);
     fh::Layout::Result lr = b.layout.finalize(profile, spec.type);
     FabricOptions fo;
     fo.seed = seed;
+    fo.adversarial = adversarial;
+    fo.order_seed = order_seed;
     Fabric f(std::move(lr.grid), fo);
     for (auto& p : lr.programs) f.launch_program(p.pe, std::move(p.args), 4 * spec.B);
     const auto& e = b.expect;
@@ -170,6 +173,7 @@ inline PatternRun run_pattern(const kccl::fabric::host::PatternSpec& spec, const
     out.wall_seconds = r.wall_seconds;
     out.colors = lr.colors_used;
     out.streams = r.streams;
+    out.blocked = r.blocked;
     auto check = [&](fh::Coord c) {
         const uint32_t* v = f.pe(c)->ptr<uint32_t>(0, B);
         for (uint32_t k = 0; k < B; ++k) out.wrong += v[k] != ref[k];
