@@ -34,6 +34,9 @@
 // 32-bit addresses and host memory); a bad one is an error line naming it and what is allowed,
 // exit code 2. A failed run is an error row, exit code 1; the tool catches every exception.
 #include "tools/coll_perf.hpp"
+#if !KCCL_COLL_PERF_DEMO
+#include "tools/coll_perf_fabric.hpp"  // --transport fabric
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -295,7 +298,7 @@ Options parse(int argc, char** argv, bool& help) {
         } else if (a == "--transport") {
             if (v == "edm") o.transport = Transport::edm;
             else if (v == "ipcq") o.transport = Transport::ipcq;
-            else usage_error("--transport '" + v + "' is not known (allowed: edm, ipcq)");
+            else usage_error("--transport '" + v + "' is not known (allowed: edm, ipcq, fabric)");
         } else if (a == "--lanes") {
             if (v != "serial" && v != "interleaved") usage_error("--lanes '" + v + "' is not known (allowed: serial, interleaved)");
             o.interleave = v == "interleaved";
@@ -528,6 +531,9 @@ int run(const Options& o, const std::vector<Row>& rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#if !KCCL_COLL_PERF_DEMO
+    if (kccl::coll_perf::wants_fabric(argc, argv)) return kccl::coll_perf::fabric_main(argc, argv, kProg);
+#endif
     try {
         bool help = false;
         const Options o = parse(argc, argv, help);
