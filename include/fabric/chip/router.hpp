@@ -78,6 +78,8 @@ inline constexpr uint32_t magic = 0, chip = 1, dir = 2, layout_base = 3, header_
                           out_last = 12, channels = 13, router_xy = 14 /* 4 words */, worker_xy = 18,
                           worker_credit = 19, peer_chip = 20, count = 21;
 }
+/// Flag in the `channels` argument (above the channel mask): the 1D layout, RouterLayout::sender_positions = 2.
+inline constexpr uint32_t channels_packed_1d = 1u << 16;
 inline constexpr uint32_t router_args_magic = 0x46524F55u;  // "FROU"
 inline constexpr uint32_t no_router = 0xFFFFFFFFu;
 
@@ -158,6 +160,16 @@ private:
             die(m);
         }
         for (uint32_t c = 0; c < max_sender_channels; ++c) ch_[c].present = (mask >> c) & 1u;
+        if (mask & channels_packed_1d) {  // 1D: one pass-through channel, slots at position 1
+            L_.sender_positions = 2;
+            uint32_t through = 0;
+            for (uint32_t c = 1; c < max_sender_channels; ++c) through += ch_[c].present ? 1u : 0u;
+            if (through > 1) {
+                ::kccl::detail::Msg m;
+                where(m, hal).s("a 1D layout (2 sender channels) with more than one pass-through channel; use host::build_fabric");
+                die(m);
+            }
+        }
     }
 
     template <class H>
