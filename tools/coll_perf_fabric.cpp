@@ -248,7 +248,9 @@ struct Row {
 
 uint64_t count_for(Op op, uint64_t size_bytes, uint32_t eb, uint32_t p) {
     const uint64_t elems = size_bytes / eb;
-    return (op == Op::all_gather || op == Op::gather || op == Op::all_to_all) ? elems / p : elems;
+    // all_to_all: the count is a rank's whole input (p blocks, one per destination), the size in
+    // nccl-tests' convention too
+    return (op == Op::all_gather || op == Op::gather) ? elems / p : elems;
 }
 
 double busbw_factor(Op op, uint32_t n) {
@@ -332,7 +334,7 @@ std::vector<Row> plan_rows(FOptions& o) {
             r.count = count_for(op, size, eb, o.ranks);
             r.automatic = !o.method_given;
             r.method = o.method_given ? o.method : choose_method(op, Topology::ring, o.ranks, r.count * eb, routed);
-            r.bytes = (op == Op::all_gather || op == Op::gather || op == Op::all_to_all) ? r.count * o.ranks * eb : r.count * eb;
+            r.bytes = (op == Op::all_gather || op == Op::gather) ? r.count * o.ranks * eb : r.count * eb;
             const std::string where = std::string(op_name(op)) + " / " + method_name(r.method) + " at size " + std::to_string(size);
             if (r.count > 0x7FFFFFFFull) bad(where + ": count too large (lower -e)");
             r.shape = shape_of(o, op, r.method, r.parent);
@@ -426,6 +428,11 @@ Result run_row(const FOptions& o, const Row& row) {
     std::unique_ptr<emu::TimingModel> model = o.timing == "wormhole" ? emu::wormhole_model() : nullptr;
     const Once r = once(o.iters, o.warmup, model.get(), o.check);
     if (!r.report.ok()) { res.error = "run failed: " + r.report.summary(); return res; }
+    if (std::getenv("KCCL_FABRIC_LINKS"))
+        for (const auto& l : r.report.links)
+            std::printf("#   link chip %u (%u,%u) q%u: %llu bytes, %llu packets, busy %.1f us of makespan %.1f us\n", l.eth.chip, l.eth.x,
+                        l.eth.y, l.queue, (unsigned long long)l.bytes, (unsigned long long)l.packets, double(l.busy) / 1e6,
+                        double(r.report.makespan) / 1e6);
     res.host_us = r.host_us;
     res.wrong = r.wrong;
     res.first_wrong = r.first_wrong;
