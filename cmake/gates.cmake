@@ -10,8 +10,10 @@
 #   gate.shim_stub_rejects_mismatch  scripts/shim_gate.sh --stub-self-test: the stub rejects what
 #                                the real tt-metal API rejects (tests/gate/reject/, by the compiler's
 #                                error text) and accepts its real spellings (tests/gate/accept/)
-#   gate.headers_alone           scripts/check_headers.sh with this build's C++ compiler
-#   consumer.find_package        scripts/consumer_test.sh find_package (install + find_package)
+#   gate.headers_alone           scripts/check_headers.sh with this build's C++ compiler: include/,
+#                                emulation/include/ and the installed testing/include/ (kccl::testing)
+#   consumer.find_package        scripts/consumer_test.sh find_package (install + find_package; the
+#                                docs' code blocks compiled against the install: scripts/doc_snippets.py)
 #   consumer.add_subdirectory    scripts/consumer_test.sh add_subdirectory
 #
 # Run just these:  ctest -L gate    (consumer tests also carry the label `consumer`)

@@ -15,6 +15,9 @@
 #   include/**/host/*.{hpp,h}       host-side builders (may allocate and throw): -std=c++17,
 #                                   -pedantic, exceptions on; not part of the rv32 shim gate
 #   emulation/include/**/*.{hpp,h}  -std=c++20, -I include -I emulation/include
+#   testing/include/**/*.{hpp,h}    kccl::testing (installed): -std=c++20, -I include
+#                                   -I emulation/include -I testing/include (and Catch2 v2's
+#                                   <catch2/catch.hpp> from the system, as its users have it)
 # all with -fsyntax-only -Wall -Wextra -Werror, plus -pedantic for include/ (portable device code;
 # the emulation is a GCC/Clang-on-Linux backend and may use extensions such as __int128 and
 # __atomic builtins, which GCC's -pedantic rejects). Jobs run in parallel (-j, default: the
@@ -42,6 +45,9 @@ if [ "${1:-}" = --one ]; then
         emulation)
             rel=${header#emulation/include/}
             flags=(-std="$std" "${COMMON[@]}" -I include -I emulation/include) ;;
+        testing)
+            rel=${header#testing/include/}
+            flags=(-std="$std" "${COMMON[@]}" -I include -I emulation/include -I testing/include) ;;
         *) echo "check_headers: bad job '$3'" >&2; exit 2 ;;
     esac
     if diag=$(printf '#include "%s"\n#include "%s"\n' "$rel" "$rel" |
@@ -73,6 +79,7 @@ n=0
 mapfile -t device < <(list_headers include | grep -v '/host/' || true)
 mapfile -t host < <(list_headers include | grep '/host/' || true)
 mapfile -t emulation < <(list_headers emulation/include)
+mapfile -t testing < <(list_headers testing/include)
 for h in "${device[@]}"; do
     jobs+=("$n device c++17 $h"); n=$((n + 1))
     jobs+=("$n device c++20 $h"); n=$((n + 1))
@@ -84,17 +91,21 @@ done
 for h in "${emulation[@]}"; do
     jobs+=("$n emulation c++20 $h"); n=$((n + 1))
 done
+for h in "${testing[@]}"; do
+    [ -n "$h" ] || continue
+    jobs+=("$n testing c++20 $h"); n=$((n + 1))
+done
 [ "$n" -gt 0 ] || { echo "check_headers: FAIL: no headers found under include/" >&2; exit 1; }
 [ ${#emulation[@]} -gt 0 ] || echo "check_headers: note: no headers under emulation/include (skipped)"
 
-for h in "${device[@]}" "${emulation[@]}"; do
+for h in "${device[@]}" "${emulation[@]}" "${testing[@]}"; do
     case "$h" in *\ *) echo "check_headers: FAIL: header path with a space: '$h'" >&2; exit 1 ;; esac
 done
 
 RESULTS=$(mktemp -d "${TMPDIR:-/tmp}/kccl-check-headers.XXXXXX")
 trap 'rm -rf "$RESULTS"' EXIT
 
-echo "check_headers: ${#device[@]} device headers (c++17, c++20) + ${#emulation[@]} emulation headers (c++20) with ${CXX:-c++}, $JOBS jobs"
+echo "check_headers: ${#device[@]} device headers (c++17, c++20) + ${#emulation[@]} emulation headers (c++20) + ${#testing[@]} testing headers (c++20) with ${CXX:-c++}, $JOBS jobs"
 printf '%s\n' "${jobs[@]}" | xargs -d '\n' -n 1 -P "$JOBS" bash "$0" --one "$RESULTS"
 
 failed=0

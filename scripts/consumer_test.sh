@@ -6,6 +6,8 @@
 #
 # find_package:     configures this source tree with tests/examples/benchmarks OFF and
 #                   KCCL_INSTALL=ON, installs it into DIR/prefix, checks the installed layout,
+#                   compiles every ```cpp block of README.md, docs/host-api.md and docs/tutorial.md
+#                   against the installed headers (scripts/doc_snippets.py; -fsyntax-only),
 #                   then configures tests/consumer/find_package with CMAKE_PREFIX_PATH=DIR/prefix,
 #                   builds it and runs it; then builds examples/tutorial (docs/tutorial.md) the
 #                   same way and runs its tests (ctest).
@@ -72,6 +74,10 @@ case "$MODE" in
             done < <(find "$ROOT/emulation/include" -type f \( -name '*.hpp' -o -name '*.h' \))
         fi
         step "installed $(find "$WORK/prefix" -type f | wc -l) files"
+        step "every \`\`\`cpp block of README.md, docs/host-api.md and docs/tutorial.md against the installed headers"
+        command -v python3 >/dev/null || fail "python3 is needed for scripts/doc_snippets.py (scripts/deps.sh test installs it)"
+        run python3 "$ROOT/scripts/doc_snippets.py" --include "$WORK/prefix/include/kccl" --out "$WORK/doc-snippets" -j 2 ||
+            fail "a code block of the docs does not compile against the installed package (above)"
         step "configure, build and run tests/consumer/find_package"
         run "$CMAKE" -S "$ROOT/tests/consumer/find_package" -B "$WORK/consumer-build" "${COMMON[@]}" \
             -DCMAKE_PREFIX_PATH="$WORK/prefix" -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON ||

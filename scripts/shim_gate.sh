@@ -290,7 +290,9 @@ scan_object() {
 API_ANY_CORE=(get_noc_addr noc_async_write noc_async_read noc_async_write_barrier noc_async_read_barrier
               noc_async_writes_flushed noc_async_atomic_barrier noc_inline_dw_write noc_semaphore_inc
               noc_semaphore_set noc_semaphore_wait noc_semaphore_wait_min get_semaphore get_arg_val
-              get_common_arg_val invalidate_l1_cache)
+              get_common_arg_val invalidate_l1_cache get_noc_multicast_addr noc_async_write_multicast
+              noc_async_write_multicast_loopback_src noc_semaphore_set_multicast
+              noc_semaphore_set_multicast_loopback_src noc_semaphore_inc_multicast)
 API_ERISC=(internal_::eth_send_packet internal_::eth_txq_is_busy run_routing eth_txq_is_busy
            eth_noc_semaphore_wait eth_noc_semaphore_wait_min eth_send_bytes eth_wait_for_bytes
            eth_wait_for_receiver_done eth_receiver_channel_done eth_bytes_are_available_on_channel)

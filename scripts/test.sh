@@ -37,7 +37,7 @@ if (( sanitizers )); then
   for p in asan tsan; do
     step "$p: build and run the emulation tests"
     cmake --preset "$p" -DKCCL_BUILD_BENCHMARKS=OFF >/dev/null
-    cmake --build --preset "$p" -j"$jobs" --target kccl_tests ring_ping coll_perf
+    cmake --build --preset "$p" -j"$jobs" --target kccl_tests ring_ping coll_perf wafer_model
     ctest --preset "$p" -j"$jobs"
   done
 fi

@@ -34,6 +34,7 @@
 // 32-bit addresses and host memory); a bad one is an error line naming it and what is allowed,
 // exit code 2. A failed run is an error row, exit code 1; the tool catches every exception.
 #include "tools/coll_perf.hpp"
+#include "tools/coll_perf_wafer.hpp"
 #if !KCCL_COLL_PERF_DEMO
 #include "tools/coll_perf_fabric.hpp"  // --transport fabric
 #endif
@@ -248,6 +249,7 @@ void print_help() {
         "hardware); model(us) and the m.* columns are the timing model's modelled device time.\n"
         "Exit codes: 0 every row ran and verified; 1 a row failed or had wrong elements; 2 bad options.\n",
         routed_methods().c_str());
+    print_wafer_help();
 }
 
 /// What a row will run, worked out before any run.
@@ -535,6 +537,7 @@ int main(int argc, char** argv) {
 #if !KCCL_COLL_PERF_DEMO
     if (kccl::coll_perf::wants_fabric(argc, argv)) return kccl::coll_perf::fabric_main(argc, argv, kProg);
 #endif
+    if (wafer_requested(argc, argv)) return wafer_main(argc, argv);  // --grid: tools/coll_perf_wafer.cpp
     try {
         bool help = false;
         const Options o = parse(argc, argv, help);

@@ -4,6 +4,7 @@
 //
 //   ./build/bench/benchmarks/kccl_bench --benchmark_filter=fabric/
 #include <emulation/fabric/run.hpp>
+#include <fabric/auto.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -38,12 +39,26 @@ fh::PatternSpec two_d(const char* name, uint32_t M, uint32_t B) {
     return s;
 }
 
+/// The run "auto" chooses for an allreduce on M x M PEs of B elements (the cost model's cheapest).
+fh::PatternSpec auto_allreduce_2d(uint32_t M, uint32_t B) {
+    kccl::fabric::AutoRequest q;
+    q.collective = kccl::fabric::Collective::allreduce;
+    q.rows = q.cols = M;
+    q.B = B;
+    return kccl::emu::fabric::spec_of(kccl::fabric::choose(q).args, M, M, B);
+}
+
 void BM_chain_512_4096(benchmark::State& st) { run(st, one_d("chain", 512, 4096)); }
 void BM_two_phase_512_4096(benchmark::State& st) { run(st, one_d("two_phase", 512, 4096)); }
 void BM_tree_512_64(benchmark::State& st) { run(st, one_d("tree", 512, 64)); }
 void BM_optimal_512_512(benchmark::State& st) { run(st, one_d("optimal", 512, 512)); }
 void BM_reduce_2d_64_1028(benchmark::State& st) { run(st, two_d("reduce_2d", 64, 1028)); }
 void BM_allreduce_2d_64_1028(benchmark::State& st) { run(st, two_d("allreduce_2d", 64, 1028)); }
+// The scale points of docs/wafer.md: auto's 2D allreduce at 64 x 64 and 256 x 256, and the 2D
+// reduce at 256 x 256 (the full WSE-2 wafer, 750 x 994, is scripts/wafer_scale.sh: a minute).
+void BM_auto_allreduce_2d_64_1028(benchmark::State& st) { run(st, auto_allreduce_2d(64, 1028)); }
+void BM_auto_allreduce_2d_256_1028(benchmark::State& st) { run(st, auto_allreduce_2d(256, 1028)); }
+void BM_reduce_2d_256_1024(benchmark::State& st) { run(st, two_d("reduce_2d", 256, 1024)); }
 
 }  // namespace
 
@@ -53,3 +68,10 @@ BENCHMARK(BM_tree_512_64)->Name("fabric/tree/P512/B64")->Unit(benchmark::kMillis
 BENCHMARK(BM_optimal_512_512)->Name("fabric/optimal/P512/B512")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_reduce_2d_64_1028)->Name("fabric/reduce_2d/64x64/B1028")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_allreduce_2d_64_1028)->Name("fabric/allreduce_2d/64x64/B1028")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_auto_allreduce_2d_64_1028)->Name("fabric/auto_allreduce_2d/64x64/B1028")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_auto_allreduce_2d_256_1028)
+    ->Name("fabric/auto_allreduce_2d/256x256/B1028")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
+BENCHMARK(BM_reduce_2d_256_1024)->Name("fabric/reduce_2d/256x256/B1024")->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);

@@ -81,6 +81,32 @@
 //       A backend may back off there (the emulation yields and then sleeps until something is
 //       written into this core's L1); it never makes a loop wrong, only slower or faster.
 //
+// MULTICAST (an optional capability: `kccl::hal::has_multicast_v<H>`; both shipped backends have it)
+//   A rectangle `NocRect{x0, y0, x1, y1}` names every core (x, y) with x0 <= x <= x1 and
+//   y0 <= y <= y1 on the calling core's chip, in the coordinates `noc_addr` takes. Every core in it
+//   must be a Tensix (worker) core; `num_dests` must equal the number of cores in it.
+//                  void noc_write_mcast(src_l1, rect, dst_l1, bytes, num_dests, loopback)
+//                       local [src_l1, +bytes) to [dst_l1, +bytes) of every core in rect
+//                  void sem_set_mcast(src_l1, rect, dst_l1, num_dests, loopback)
+//                       the local 32-bit word at src_l1 to the word dst_l1 of every core in rect
+//                  void sem_inc_mcast(rect, dst_l1, n, num_dests)
+//                       atomic add of n to the word dst_l1 of every core in rect (no loopback)
+//   loopback = false: the caller must NOT be in rect; true: it must be, and is written like the
+//   others (tt-metal's *_loopback_src variants). sem_inc_mcast has no loopback form.
+//   M1  A multicast operation is ordered with NO other NoC operation of the same core — not with
+//       an earlier multicast to the same cores (a data multicast followed by a semaphore
+//       multicast), nor with unicast writes, inline writes or increments to a core in its
+//       rectangle — unless a `noc_writes_flushed()` or `noc_write_barrier()` was called between
+//       the two: then, at each core they both reach, the earlier one lands completely before the
+//       later one starts landing. This holds whatever the other ordering rules. (tt-metal: a data
+//       multicast followed by a semaphore multicast without a flush gave intermittent data
+//       mismatches on Blackhole; tt-metal's kernels flush between them.)
+//   M2  Within one multicast the destination cores receive it in any order, each as a noc_write
+//       (N1's per-byte rule) or, for sem_set_mcast / sem_inc_mcast, as one atomic 32-bit word.
+//       `noc_write_barrier()` returns when every multicast of this core has landed at every core
+//       of its rectangle; N3 (source read before the next flush or barrier) holds as for noc_write.
+//   M3  NoC multicast stays on one chip and reaches only Tensix cores (no DRAM, no Ethernet core).
+//
 // RACE-DETECTOR ANNOTATIONS (optional; free functions, no-ops on a backend without them)
 //   hal::note_read(h, l1, bytes)    this core uses bytes of its L1 it reads through l1_ptr
 //   hal::note_write(h, l1, bytes)   this core stores to bytes of its L1 through l1_ptr
@@ -219,6 +245,57 @@ constexpr bool check_backend() {
     static_assert(detail::has_arg<H>::value, "kccl backend is missing: uint32_t arg(uint32_t index)");
     static_assert(detail::has_idle<H>::value, "kccl backend is missing: void idle()");
     return is_backend_v<H>;
+}
+
+/// An inclusive rectangle of cores on the caller's chip, corners in `noc_addr` coordinates
+/// (x0 <= x1, y0 <= y1). On hardware the shim hands the corners to tt-metal in the order the
+/// kernel's NoC needs (include/hal/tt_metal.hpp).
+struct NocRect {
+    uint32_t x0, y0, x1, y1;
+    /// Number of cores in the rectangle; 0 if it is empty or inverted.
+    constexpr uint32_t cores() const { return x1 < x0 || y1 < y0 ? 0 : (x1 - x0 + 1) * (y1 - y0 + 1); }
+    constexpr bool contains(uint32_t x, uint32_t y) const { return x0 <= x && x <= x1 && y0 <= y && y <= y1; }
+};
+
+namespace detail {
+template <class H, class = void>
+struct has_noc_write_mcast : std::false_type {};
+template <class H>
+struct has_noc_write_mcast<H, void_t<decltype(std::declval<H&>().noc_write_mcast(
+                                  uint32_t{}, NocRect{}, uint32_t{}, uint32_t{}, uint32_t{}, bool{}))>>
+    : std::true_type {};
+template <class H, class = void>
+struct has_sem_set_mcast : std::false_type {};
+template <class H>
+struct has_sem_set_mcast<H, void_t<decltype(std::declval<H&>().sem_set_mcast(uint32_t{}, NocRect{}, uint32_t{},
+                                                                             uint32_t{}, bool{}))>>
+    : std::true_type {};
+template <class H, class = void>
+struct has_sem_inc_mcast : std::false_type {};
+template <class H>
+struct has_sem_inc_mcast<H, void_t<decltype(std::declval<H&>().sem_inc_mcast(NocRect{}, uint32_t{}, uint32_t{},
+                                                                             uint32_t{}))>>
+    : std::true_type {};
+}  // namespace detail
+
+/// True when H provides the multicast capability (MULTICAST above) on top of the contract.
+template <class H>
+inline constexpr bool has_multicast_v = is_backend_v<H> && detail::has_noc_write_mcast<H>::value &&
+                                        detail::has_sem_set_mcast<H>::value && detail::has_sem_inc_mcast<H>::value;
+
+/// Instantiate in device code that multicasts: one readable message per missing operation.
+template <class H>
+constexpr bool check_multicast() {
+    static_assert(detail::has_noc_write_mcast<H>::value,
+                  "kccl backend has no multicast: void noc_write_mcast(uint32_t src_l1, NocRect rect, uint32_t "
+                  "dst_l1, uint32_t bytes, uint32_t num_dests, bool loopback)");
+    static_assert(detail::has_sem_set_mcast<H>::value,
+                  "kccl backend has no multicast: void sem_set_mcast(uint32_t src_l1, NocRect rect, uint32_t dst_l1, "
+                  "uint32_t num_dests, bool loopback)");
+    static_assert(detail::has_sem_inc_mcast<H>::value,
+                  "kccl backend has no multicast: void sem_inc_mcast(NocRect rect, uint32_t dst_l1, uint32_t n, "
+                  "uint32_t num_dests)");
+    return has_multicast_v<H>;
 }
 
 namespace detail {

@@ -59,6 +59,19 @@
 //       bandwidth, 8 -> 4 GB/s).
 //   W1  idle() -> invalidate_l1_cache(): the next poll reads L1, not a stale cache line. It does
 //       not back off: spinning is free on a dedicated RISC-V core.
+//   M1-M3 (multicast) noc_write_mcast -> noc_async_write_multicast (loopback:
+//       noc_async_write_multicast_loopback_src), sem_set_mcast -> noc_semaphore_set_multicast
+//       (loopback: noc_semaphore_set_multicast_loopback_src), sem_inc_mcast ->
+//       noc_semaphore_inc_multicast, each to get_noc_multicast_addr(rectangle, dst_l1) with
+//       tt-metal's defaults (not linked, path reserved, the kernel's NoC). On NoC 0 the rectangle
+//       starts at its (x0, y0) corner; on NoC 1, which routes the other way, tt-metal's kernels
+//       pass (x1, y1) as the start and (x0, y0) as the end, and so does the shim. Of the
+//       emulation's rectangle checks only two are made here, with KCCL_ASSERT (when enabled): a
+//       non-empty rectangle and num_dests == its core count (a wrong num_dests makes
+//       noc_async_write_barrier wait for acknowledgements that never come).
+//       noc_semaphore_inc_multicast is in tt-metal's current API only: with the legacy header
+//       layout (or KCCL_TT_METAL_HAS_SEM_INC_MCAST=0) a call to sem_inc_mcast fails at compile
+//       time with a static_assert that says so.
 //
 // Pointer width: hardware L1 addresses are 32-bit physical addresses, so l1_ptr is a cast.
 #pragma once
@@ -110,6 +123,15 @@
 #endif
 #endif  // KCCL_TT_METAL_NO_INCLUDE
 
+// noc_semaphore_inc_multicast: declared by tt-metal's current API, not by the legacy layout.
+#ifndef KCCL_TT_METAL_HAS_SEM_INC_MCAST
+#if defined(KCCL_TT_METAL_LAYOUT) && KCCL_TT_METAL_LAYOUT == 1
+#define KCCL_TT_METAL_HAS_SEM_INC_MCAST 0
+#else
+#define KCCL_TT_METAL_HAS_SEM_INC_MCAST 1
+#endif
+#endif
+
 // tt-metal marks pointers into local L1 with tt_l1_ptr (an SFPI-GCC attribute macro); use it
 // where it exists so the semaphore pointers have the type the API declares.
 #if defined(tt_l1_ptr)
@@ -127,6 +149,8 @@ template <class T>
 struct tt_metal_deferred_true : std::true_type {};
 template <class T>
 inline constexpr bool tt_metal_erisc_build = KCCL_TT_METAL_ERISC != 0 && tt_metal_deferred_true<T>::value;
+template <class T>
+inline constexpr bool tt_metal_has_sem_inc_mcast = KCCL_TT_METAL_HAS_SEM_INC_MCAST != 0 && tt_metal_deferred_true<T>::value;
 
 /// Re-read L1 rather than a cached line (Blackhole's L1 data cache); what tt-metal's polls do.
 KCCL_FORCEINLINE void tt_metal_invalidate_l1() {
@@ -203,6 +227,38 @@ struct TtMetal {
         return v;
     }
 
+    // --- multicast (any core sends; Tensix cores receive) ----------------------------------------
+    KCCL_FORCEINLINE void noc_write_mcast(uint32_t src_l1, NocRect rect, uint32_t dst_l1, uint32_t bytes,
+                                          uint32_t num_dests, bool loopback) {
+        KCCL_ASSERT(num_dests == rect.cores(), "multicast num_dests must equal the number of cores in the rectangle");
+        const uint64_t dst = mcast_addr(rect, dst_l1);
+        if (loopback) noc_async_write_multicast_loopback_src(src_l1, dst, bytes, num_dests);
+        else noc_async_write_multicast(src_l1, dst, bytes, num_dests);
+    }
+    KCCL_FORCEINLINE void sem_set_mcast(uint32_t src_l1, NocRect rect, uint32_t dst_l1, uint32_t num_dests,
+                                        bool loopback) {
+        KCCL_ASSERT(num_dests == rect.cores(), "multicast num_dests must equal the number of cores in the rectangle");
+        const uint64_t dst = mcast_addr(rect, dst_l1);
+        if (loopback) noc_semaphore_set_multicast_loopback_src(src_l1, dst, num_dests);
+        else noc_semaphore_set_multicast(src_l1, dst, num_dests);
+    }
+    /// A template so that its body, which names noc_semaphore_inc_multicast, is compiled only when
+    /// called. Do not pass template arguments.
+    template <class Deferred = void>
+    KCCL_FORCEINLINE void sem_inc_mcast(NocRect rect, uint32_t dst_l1, uint32_t n, uint32_t num_dests) {
+        KCCL_ASSERT(num_dests == rect.cores(), "multicast num_dests must equal the number of cores in the rectangle");
+        static_assert(detail::tt_metal_has_sem_inc_mcast<Deferred>,
+                      "kccl::hal::TtMetal::sem_inc_mcast needs tt-metal's noc_semaphore_inc_multicast, which "
+                      "the legacy (before late 2025) tt-metal API does not declare; this kernel is built "
+                      "against that layout (or with KCCL_TT_METAL_HAS_SEM_INC_MCAST=0). Use sem_set_mcast, "
+                      "or a sem_inc per destination.");
+#if KCCL_TT_METAL_HAS_SEM_INC_MCAST
+        noc_semaphore_inc_multicast(mcast_addr(rect, dst_l1), n, num_dests);
+#else
+        (void)rect, (void)dst_l1, (void)n, (void)num_dests;
+#endif
+    }
+
     // --- Ethernet (active-Ethernet kernels only) ------------------------------------------------
     // Templates so that the bodies, which name the ERISC-only API, are compiled only when called.
     // Do not pass template arguments; the parameter only defers instantiation.
@@ -270,11 +326,18 @@ struct TtMetal {
     KCCL_FORCEINLINE void idle() { detail::tt_metal_invalidate_l1(); }
 
 private:
+    /// The multicast NoC address of `rect` at `l1`: on NoC 1 the start corner is (x1, y1).
+    static KCCL_FORCEINLINE uint64_t mcast_addr(NocRect r, uint32_t l1) {
+        KCCL_ASSERT(r.cores() != 0, "multicast rectangle is empty or inverted (need x0 <= x1, y0 <= y1)");
+        return noc_index == 0 ? get_noc_multicast_addr(r.x0, r.y0, r.x1, r.y1, l1)
+                              : get_noc_multicast_addr(r.x1, r.y1, r.x0, r.y0, l1);
+    }
     static KCCL_FORCEINLINE volatile KCCL_TT_L1_PTR uint32_t* sem_ptr(uint32_t l1) {
         return reinterpret_cast<volatile KCCL_TT_L1_PTR uint32_t*>(static_cast<uintptr_t>(l1));
     }
 };
 
 static_assert(check_backend<TtMetal>(), "TtMetal must model the kccl device contract.");
+static_assert(check_multicast<TtMetal>(), "TtMetal must provide the contract's multicast operations.");
 
 }  // namespace kccl::hal

@@ -15,6 +15,11 @@
 //   if (!r.ok()) std::puts(r.summary().c_str());   // errors, dump and replay string
 //   r.outputs[rank][i]                              // 4.f
 //
+// Groups — GroupOptions::groups = CommGroup::consecutive(k) or orthogonal(k) (Graphcore GCL's
+// kinds, include/collectives/groups.hpp) splits the ranks into groups of k that all run the
+// collective at once, in one launch, each on its own links; inputs / outputs stay indexed by rank
+// among all, root / peer are ranks inside each group, result.groups lists the groups.
+//
 // Lower level — Group: the group's plan (collective/host/plan.hpp) built on an emulated cluster
 // with L1 sized for the tensor (make_layout, buffer_bytes_for); add(kernel) runs YOUR kernel
 // body `kernel(hal, link, group_args)` on every rank (the transport's link model, the plan's
@@ -37,6 +42,7 @@
 
 #include <collectives/algorithms.hpp>
 #include <collectives/executor.hpp>
+#include <collectives/host/groups.hpp>
 #include <collectives/host/plan.hpp>
 #include <collectives/link_edm.hpp>
 #include <collectives/link_ipcq.hpp>
@@ -185,6 +191,13 @@ struct GroupOptions {
     uint32_t workers_per_link = 1;
     /// Test hook: every link counter starts here (GroupSpec::initial_counter; 2^32 - k crosses the wrap).
     uint32_t initial_counter = 0;
+    /// Communication groups (include/collectives/groups.hpp, Graphcore GCL's kinds): all() — one
+    /// group of every rank; consecutive(k) — ranks/k groups of k adjacent ranks {0..k-1}
+    /// {k..2k-1} ...; orthogonal(k) — ranks/k groups of k ranks with stride m = ranks/k
+    /// {0, m, 2m, ...} {1, m+1, ...} .... `ranks` is then the number of ranks of ALL groups; each
+    /// group runs the collective on its own (its own links, the collective's rank = position in
+    /// the group), every group in the same launch. k must divide ranks (BadGroup otherwise).
+    coll::CommGroup groups = coll::CommGroup::all();
 };
 
 /// Bytes of the largest of a layout's three buffers, rounded to 16.
@@ -218,6 +231,16 @@ inline uint64_t host_l1_bytes(const GroupOptions& o) {
     return cores * worker_l1_need(o);
 }
 
+/// members[s][i] = the rank that is rank i of group s of o.groups over o.ranks; throws
+/// ch::BadGroup naming the field, the kind, k, the ranks and the sizes allowed.
+inline std::vector<std::vector<uint32_t>> group_table_of(const GroupOptions& o, const char* who) {
+    try {
+        return ch::group_table(o.groups, o.ranks);
+    } catch (const ch::BadGroup& e) {
+        throw ch::BadGroup(e.error, std::string(who) + ": GroupOptions::groups: " + e.what());
+    }
+}
+
 /// Which link types a bed's kernel is instantiated for (Group::add<Links>): fewer link types,
 /// less to compile (a tool that only runs EDM passes link_edm).
 enum LinkSet : unsigned { link_ipcq = 1, link_ipcq_all_pairs = 2, link_edm = 4, link_all = 7 };
@@ -229,7 +252,10 @@ class Group {
 public:
     GroupOptions opt;
     std::unique_ptr<emu::Cluster> cluster;
-    ch::GroupPlan plan;
+    ch::GroupPlan plan;                      ///< the plan of group 0 (with groups = all(): of every rank)
+    std::vector<ch::GroupPlan> other_plans;  ///< groups 1 .. : other_plans[s - 1] (GroupOptions::groups)
+    /// members[s][i]: the rank (0 .. ranks-1) that is rank i of group s (one group: the identity).
+    std::vector<std::vector<uint32_t>> members;
     std::unique_ptr<emu::Launcher> launch;
 
     explicit Group(const GroupOptions& o) : opt(o) {
@@ -238,6 +264,12 @@ public:
         if (W > 1 && (o.transport != coll::Transport::edm || o.t3000))
             throw std::invalid_argument("the group puts several workers per link only on the EDM transport "
                                         "(not IPCQ, not the T3000 layout)");
+        members = group_table_of(o, "Group");
+        const bool subgroups = members.size() > 1;
+        if (subgroups && (o.t3000 || o.shape == coll::GroupShape::mesh))
+            throw std::invalid_argument("GroupOptions::groups = " + ch::group_name(o.groups) + " over " + std::to_string(n) +
+                                        " ranks: several groups are built as rings, lines or all-pairs groups only "
+                                        "(not shape mesh, not the T3000 layout); use groups = all() there");
         ch::GroupSpec g;
         g.transport = o.transport;
         g.shape = o.shape;
@@ -255,6 +287,8 @@ public:
         g.worker_l1 = {0x10000, l1, 0};
         emu::ChipSpec chip;
         chip.worker_l1_bytes = l1;
+        std::vector<ch::Core> cores;                    // worker 0 of every rank
+        std::vector<std::vector<ch::Core>> more(W - 1);  // workers 1 .. W-1 of every rank
         if (o.transport == coll::Transport::ipcq) {
             const uint32_t w = n <= 4 ? 4 : 8;
             chip.grid_w = w;
@@ -262,12 +296,13 @@ public:
             chip.eth_cores = 1;
             chip.eth_l1_bytes = 16 * 1024;
             cluster = std::make_unique<emu::Cluster>(emu::topology::single_chip(chip));
-            for (uint32_t r = 0; r < n; ++r) g.workers.push_back({0, r % w, r / w});
+            for (uint32_t r = 0; r < n; ++r) cores.push_back({0, r % w, r / w});
         } else {
+            const uint32_t k = uint32_t(members[0].size());  // ranks per group
             chip.grid_w = W;
             chip.grid_h = 1;
             chip.eth_cores = o.shape == coll::GroupShape::mesh ? 4
-                           : o.shape == coll::GroupShape::all_pairs ? std::max<uint32_t>(1, n - 1) : 2;
+                           : o.shape == coll::GroupShape::all_pairs ? std::max<uint32_t>(1, k - 1) : 2;
             // each worker of a link: 2 channels of o.slots packets on each EDM
             const uint32_t eth = std::max<uint32_t>(
                 64 * 1024, (W * (2 * o.slots + 2) * (o.message_bytes + 64) + 0x1000 + 0xFFF) & ~0xFFFu);
@@ -278,9 +313,27 @@ public:
                 if (n != 8) throw std::invalid_argument("a T3000 has 8 chips: use 8 ranks with --topology t3000");
                 chip.eth_cores = 16;
                 cluster = std::make_unique<emu::Cluster>(emu::topology::t3000(chip));
-                for (uint32_t c : {0u, 1u, 2u, 3u, 7u, 6u, 5u, 4u}) g.workers.push_back({c, 0, 0});
+                for (uint32_t c : {0u, 1u, 2u, 3u, 7u, 6u, 5u, 4u}) cores.push_back({c, 0, 0});
             } else {
                 if (n == 1) cluster = std::make_unique<emu::Cluster>(emu::topology::single_chip(chip));
+                else if (subgroups) {
+                    // Several groups: chip r is rank r; each group's chips are wired as the group's
+                    // shape (a ring, a line or all pairs in group order), as a mesh's rows and
+                    // columns are lines and rings of chips of their own.
+                    emu::ClusterSpec cs = emu::topology::custom(n, chip);
+                    cs.name = ch::group_name(o.groups) + " groups";
+                    for (const auto& m : members) {
+                        const uint32_t size = uint32_t(m.size());
+                        if (o.shape == coll::GroupShape::all_pairs) {
+                            for (uint32_t a = 0; a < size; ++a)
+                                for (uint32_t b = a + 1; b < size; ++b) cs.connect(m[a], m[b]);
+                        } else if (size >= 2) {
+                            const uint32_t edges = o.shape == coll::GroupShape::ring ? size : size - 1;
+                            for (uint32_t i = 0; i < edges; ++i) cs.connect(m[i], m[(i + 1) % size]);
+                        }
+                    }
+                    cluster = std::make_unique<emu::Cluster>(cs);
+                }
                 else if (o.shape == coll::GroupShape::all_pairs) {
                     // An emulated cluster wired all-to-all: one Ethernet link per chip pair (no real
                     // Tenstorrent system is; see docs/collectives-links.md, "All-pairs groups").
@@ -294,64 +347,100 @@ public:
                     cluster = std::make_unique<emu::Cluster>(emu::topology::mesh(n / o.mesh_cols, o.mesh_cols, 1, o.mesh_wrap, chip));
                 else if (o.shape == coll::GroupShape::ring) cluster = std::make_unique<emu::Cluster>(emu::topology::ring(n, 1, chip));
                 else cluster = std::make_unique<emu::Cluster>(emu::topology::line(n, 1, chip));
-                for (uint32_t r = 0; r < n; ++r) g.workers.push_back({r, 0, 0});
-                g.more_workers.resize(W - 1);
+                for (uint32_t r = 0; r < n; ++r) cores.push_back({r, 0, 0});
                 for (uint32_t w = 1; w < W; ++w)
-                    for (uint32_t r = 0; r < n; ++r) g.more_workers[w - 1].push_back({r, w, 0});
+                    for (uint32_t r = 0; r < n; ++r) more[w - 1].push_back({r, w, 0});
             }
-            g.hops = ch::edm_hops_from(*cluster, g);
         }
-        plan = ch::build_group(g);
         launch = std::make_unique<emu::Launcher>(*cluster);
-        ch::install_on(plan, *cluster, *launch);
+        for (uint32_t s = 0; s < members.size(); ++s) {
+            ch::GroupSpec gs = g;
+            for (uint32_t r : members[s]) gs.workers.push_back(cores[r]);
+            if (o.transport == coll::Transport::edm) {
+                gs.more_workers.resize(W - 1);
+                for (uint32_t w = 1; w < W; ++w)
+                    for (uint32_t r : members[s]) gs.more_workers[w - 1].push_back(more[w - 1][r]);
+                gs.hops = ch::edm_hops_from(*cluster, gs);
+            }
+            if (s == 0) plan = ch::build_group(gs);
+            else other_plans.push_back(ch::build_group(gs));
+        }
+        for (uint32_t s = 0; s < members.size(); ++s) ch::install_on(plan_of_group(s), *cluster, *launch);
     }
 
+    /// Number of groups (GroupOptions::groups; 1 for all()).
+    uint32_t num_groups() const { return uint32_t(members.size()); }
+    /// Ranks per group.
+    uint32_t group_size() const { return uint32_t(members[0].size()); }
+    const ch::GroupPlan& plan_of_group(uint32_t s) const { return s == 0 ? plan : other_plans.at(s - 1); }
+    /// Rank r's group and its rank inside it.
+    uint32_t group_of(uint32_t r) const { return coll::group_of(opt.groups, opt.ranks, r); }
+    uint32_t rank_in_group(uint32_t r) const { return coll::rank_in_group(opt.groups, opt.ranks, r); }
+    /// Rank r's layout (worker w) in its group's plan.
+    const ch::RankLayout& layout_of(uint32_t r, uint32_t w = 0) const { return plan_of_group(group_of(r)).at(rank_in_group(r), w); }
+
     /// Adds `kernel(hal, link, group_args)` on every worker (link: the transport's model) and the
-    /// EDM kernels (EDM transport).
+    /// EDM kernels (EDM transport). group_args.rank / ranks are the rank inside its group and the
+    /// group's size (with groups = all(): the rank and the ranks).
     /// `Links` restricts the link types the kernel is compiled for; a group of another type then
     /// fails its run with an error naming the missing type.
     template <unsigned Links = link_all, class K>
     void add(K kernel) {
-        add_each<Links>([kernel](auto& hal, auto& link, const coll::GroupArgs& g, uint32_t) { return kernel(hal, link, g); });
+        add_all<Links>([kernel](auto& hal, auto& link, const coll::GroupArgs& g, uint32_t, uint32_t) { return kernel(hal, link, g); });
     }
     /// The same with the worker's index on its link: `kernel(hal, link, group_args, w)`.
     template <unsigned Links = link_all, class K>
     void add_each(K kernel) {
-        for (uint32_t w = 0; w < plan.workers_per_link(); ++w) add_worker<Links>(w, kernel);
-        ch::add_edm_kernels(plan, *launch, [](auto& hal) {
-            kccl::edm::Edm<coll::EdmLinkConfig> e;
-            const kccl::edm::Status st = e.run(hal);
-            return st == kccl::edm::Status::ok ? uint64_t(0) : uint64_t(1000000 + uint32_t(st));
-        });
+        add_all<Links>([kernel](auto& hal, auto& link, const coll::GroupArgs& g, uint32_t w, uint32_t) { return kernel(hal, link, g, w); });
+    }
+    /// The same with the rank among all groups' ranks (0 .. ranks-1; GroupOptions::groups):
+    /// `kernel(hal, link, group_args, rank)`, group_args.rank being the rank inside its group.
+    template <unsigned Links = link_all, class K>
+    void add_ranked(K kernel) {
+        add_all<Links>([kernel](auto& hal, auto& link, const coll::GroupArgs& g, uint32_t, uint32_t r) { return kernel(hal, link, g, r); });
     }
 
 private:
     template <unsigned Links, class K>
-    void add_worker(uint32_t w, K kernel) {
+    void add_all(K kernel) {
+        for (uint32_t s = 0; s < num_groups(); ++s) {
+            const ch::GroupPlan& p = plan_of_group(s);
+            for (uint32_t w = 0; w < p.workers_per_link(); ++w) add_worker<Links>(p, members[s], w, kernel);
+            ch::add_edm_kernels(p, *launch, [](auto& hal) {
+                kccl::edm::Edm<coll::EdmLinkConfig> e;
+                const kccl::edm::Status st = e.run(hal);
+                return st == kccl::edm::Status::ok ? uint64_t(0) : uint64_t(1000000 + uint32_t(st));
+            });
+        }
+    }
+
+    template <unsigned Links, class K>
+    void add_worker(const ch::GroupPlan& p, const std::vector<uint32_t>& ranks_of, uint32_t w, K kernel) {
         ch::add_worker_kernels(
-            plan, *launch, w,
-            [kernel, w](auto& hal) -> uint64_t {
+            p, *launch, w,
+            [kernel, w, ranks_of](auto& hal) -> uint64_t {
                 using H = std::remove_reference_t<decltype(hal)>;
                 const coll::GroupArgs g = coll::load_group_args(hal, 0);
+                const uint32_t r = ranks_of.at(g.rank);
                 if (g.transport == coll::Transport::ipcq) {
                     if (g.shape == coll::GroupShape::all_pairs) {  // its queue block has PeerDirSet's 8 directions
                         if constexpr ((Links & link_ipcq_all_pairs) != 0) {
                             coll::IpcqLink<H, coll::PeerDirSet> link(hal, g.link_args);
-                            return kernel(hal, link, g, w);
+                            return kernel(hal, link, g, w, r);
                         } else {
                             throw emu::EmulationError("this kernel was not compiled for IPCQ all-pairs groups");
                         }
                     }
                     if constexpr ((Links & link_ipcq) != 0) {
                         coll::IpcqLink<H> link(hal, g.link_args);
-                        return kernel(hal, link, g, w);
+                        return kernel(hal, link, g, w, r);
                     } else {
                         throw emu::EmulationError("this kernel was not compiled for IPCQ groups");
                     }
                 }
                 if constexpr ((Links & link_edm) != 0) {
                     coll::EdmLink<H> link(hal, g.link_args);
-                    return kernel(hal, link, g, w);
+                    return kernel(hal, link, g, w, r);
                 } else {
                     throw emu::EmulationError("this kernel was not compiled for EDM groups");
                 }
@@ -365,17 +454,18 @@ public:
     /// relaunches the workers and the EDMs (handshake, traffic, teardown), as a tt-metal op does.
     void next_program() {
         launch->next_program();
-        ch::install_on(plan, *cluster, *launch);
+        for (uint32_t s = 0; s < num_groups(); ++s) ch::install_on(plan_of_group(s), *cluster, *launch);
     }
+    /// Rank r's worker w (r: 0 .. ranks-1, over all groups).
     emu::CoreCoord worker(uint32_t r, uint32_t w = 0) const {
-        const auto& c = plan.at(r, w).worker;
+        const auto& c = layout_of(r, w).worker;
         return {c.chip, c.x, c.y};
     }
     /// rank r's (worker w's) output buffer (host view after the run).
-    const uint8_t* output(uint32_t r, uint32_t w = 0) const { return cluster->l1(worker(r, w)).data() + plan.at(r, w).output; }
-    const uint8_t* input(uint32_t r, uint32_t w = 0) const { return cluster->l1(worker(r, w)).data() + plan.at(r, w).input; }
+    const uint8_t* output(uint32_t r, uint32_t w = 0) const { return cluster->l1(worker(r, w)).data() + layout_of(r, w).output; }
+    const uint8_t* input(uint32_t r, uint32_t w = 0) const { return cluster->l1(worker(r, w)).data() + layout_of(r, w).input; }
     /// L1 address of rank r's extra area (extra_bytes long, 16-byte aligned; the same on every worker).
-    uint32_t extra(uint32_t r) const { return (plan.ranks[r].l1_end + 15u) & ~15u; }
+    uint32_t extra(uint32_t r) const { return (layout_of(r).l1_end + 15u) & ~15u; }
     emu::RunReport run(const emu::RunOptions& o) { return launch->run(o); }
 };
 
@@ -640,6 +730,8 @@ struct Collective {
 template <class T>
 struct CollectiveResult {
     RunReport report;                       ///< errors, the watchdog's dump, makespan (timed runs)
+    /// groups[s][i]: the rank that is rank i of group s (GroupOptions::groups; all(): one group, the identity).
+    std::vector<std::vector<uint32_t>> groups;
     RunOptions options;                     ///< the options the run used (replay() is derived from them)
     Layout layout;                          ///< the shape that ran (method, chunks) and the buffers' element counts
     std::vector<std::vector<T>> outputs;    ///< every rank's output buffer (layout.out_elems), after the run
@@ -675,23 +767,28 @@ inline coll::Topology topology_of(const GroupOptions& g) {
 
 /// The shape `c` runs on group `g` (the method chosen if automatic); throws std::invalid_argument
 /// naming the problem if the executor does not support it.
+/// With GroupOptions::groups other than all(), the shape of one group (every group has the same):
+/// its ranks are the group size k, and root / peer are ranks inside each group (0 .. k-1).
 inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32_t elem_bytes) {
     if (g.ranks == 0) throw std::invalid_argument("run_collective: the group needs at least one rank");
+    group_table_of(g, "run_collective");
+    const uint32_t k = coll::group_size(g.groups, g.ranks);  // ranks of each group
     coll::Shape sh;
     sh.op = c.op;
     sh.topo = topology_of(g);
-    sh.ranks = g.ranks;
+    sh.ranks = k;
     if (sh.topo == coll::Topology::mesh) {
         sh.cols = g.mesh_cols;
-        sh.rows = g.mesh_cols ? g.ranks / g.mesh_cols : 0;
+        sh.rows = g.mesh_cols ? k / g.mesh_cols : 0;
     }
     sh.root = c.root;
-    sh.peer = c.peer ? *c.peer : g.ranks - 1;
+    sh.peer = c.peer ? *c.peer : k - 1;
     const bool routed = g.shape == coll::GroupShape::all_pairs;
-    sh.method = c.method ? *c.method : coll::choose_method(c.op, sh.topo, g.ranks, uint64_t(c.count) * elem_bytes, routed);
-    if (c.root >= g.ranks || sh.peer >= g.ranks)
+    sh.method = c.method ? *c.method : coll::choose_method(c.op, sh.topo, k, uint64_t(c.count) * elem_bytes, routed);
+    if (c.root >= k || sh.peer >= k)
         throw std::invalid_argument("run_collective: root " + std::to_string(c.root) + " / peer " + std::to_string(sh.peer) +
-                                    " is not a rank of a group of " + std::to_string(g.ranks));
+                                    " is not a rank of a group of " + std::to_string(k) +
+                                    (k != g.ranks ? " (root and peer are ranks inside each group: 0.." + std::to_string(k - 1) + ")" : ""));
     bool known = false;
     coll::dispatch(sh, [&](auto) { known = true; });
     if (!known)
@@ -710,7 +807,9 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
 
 /// Runs collective `c` with reducer `Red` (element type and operator; for operations that do not
 /// reduce any valid operator of the type) on a fresh group made from `g` (its buffer_bytes is
-/// set here from the layout), `inputs[r]` (c.count elements) as rank r's input. `Links` limits the
+/// set here from the layout), `inputs[r]` (c.count elements) as rank r's input. With
+/// GroupOptions::groups other than all(), every group runs `c` on its own ranks, all in one
+/// launch; inputs and outputs are indexed by rank (0 .. g.ranks-1), result.groups lists the groups. `Links` limits the
 /// link types the kernel is compiled for (link_edm, link_ipcq, link_ipcq_all_pairs: less to
 /// compile). Throws std::invalid_argument for an unsupported collective or bad inputs; a failed
 /// run is in the result's report, not an exception.
@@ -735,18 +834,20 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
     const bool prep = Red::has_prepare && coll::op_reduces(c.op);
     g.extra_bytes = prep ? g.buffer_bytes : 0;
     Group group(g);
+    res.groups = group.members;
     std::vector<uint32_t> extra(g.ranks);
     for (uint32_t r = 0; r < g.ranks; ++r) extra[r] = group.extra(r);
     std::vector<std::chrono::steady_clock::time_point> start(g.ranks), end(g.ranks);
     const bool in_place = c.in_place;
-    group.template add<Links>([&, L, prep, in_place](auto& hal, auto& link, const coll::GroupArgs& ga) -> uint64_t {
+    // r: the rank among all groups' ranks (inputs, outputs); ga.rank: the rank inside its group
+    group.template add_ranked<Links>([&, L, prep, in_place](auto& hal, auto& link, const coll::GroupArgs& ga, uint32_t r) -> uint64_t {
         T* in = reinterpret_cast<T*>(hal.l1_ptr(ga.input_l1, std::max(L.in_elems, 1u) * eb));
-        if (L.count) std::memcpy(static_cast<void*>(in), inputs[ga.rank].data(), size_t(L.count) * eb);
-        coll::ExecParams ep = exec_params(L, ga, prep ? extra[ga.rank] : 0);
+        if (L.count) std::memcpy(static_cast<void*>(in), inputs[r].data(), size_t(L.count) * eb);
+        coll::ExecParams ep = exec_params(L, ga, prep ? extra[r] : 0);
         if (in_place) ep.buf.output = ep.buf.input;
-        start[ga.rank] = std::chrono::steady_clock::now();
+        start[r] = std::chrono::steady_clock::now();
         coll::execute_any<Red>(link, ep, group_dirs_of(ga));
-        end[ga.rank] = std::chrono::steady_clock::now();
+        end[r] = std::chrono::steady_clock::now();
         link.quiesce();
         return 0;
     });

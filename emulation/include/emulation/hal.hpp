@@ -261,6 +261,7 @@ public:
         // N2: everything lands before the barrier returns, destinations interleaved at random
         // and writes in pieces (other cores may observe any in-between state meanwhile).
         while (!noc_.empty()) deliver_noc_step();
+        ++flush_epoch_;
         if (race_) race_->write_barrier(me_);
     }
     [[gnu::always_inline]] void noc_read_barrier() {
@@ -289,6 +290,7 @@ public:
     [[gnu::noinline]] void noc_writes_flushed_slow() {
         step();
         snapshot_sources();
+        ++flush_epoch_;
         if (race_) race_->writes_flushed(me_);
     }
     [[gnu::always_inline]] void noc_inline_write32(noc_addr_t dst, uint32_t value, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
@@ -438,6 +440,14 @@ public:
                     [&] { return w.load(std::memory_order_acquire) >= value; });
         if (race_) race_->acquire(me_, local_l1, /*satisfied=*/true, loc);
     }
+
+    // ---- multicast (contract MULTICAST, M1-M3; hal/multicast.hpp) -------------------------------
+    void noc_write_mcast(uint32_t src_l1, hal::NocRect rect, uint32_t dst_l1, uint32_t bytes, uint32_t num_dests,
+                         bool loopback, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE());
+    void sem_set_mcast(uint32_t src_l1, hal::NocRect rect, uint32_t dst_l1, uint32_t num_dests, bool loopback,
+                       const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE());
+    void sem_inc_mcast(hal::NocRect rect, uint32_t dst_l1, uint32_t n, uint32_t num_dests,
+                       const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE());
 
     // ---- Ethernet ------------------------------------------------------------------------------
     void eth_send(uint32_t queue, uint32_t src_l1, uint32_t dst_l1, uint32_t bytes, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
@@ -599,6 +609,16 @@ private:
     void timed_read(detail::CoreState* s, uint32_t off, uint32_t dst_l1, uint32_t bytes);
     bool timed_txq_busy(uint32_t queue);
 
+    // ---- multicast (hal/multicast.hpp) ---------------------------------------------------------------
+    void mcast_targets(const char* op, hal::NocRect rect, uint32_t dst_l1, uint32_t bytes, uint32_t num_dests,
+                       bool loopback);
+    void mcast(NocOp kind, const char* op, uint32_t src_l1, hal::NocRect rect, uint32_t dst_l1, uint32_t bytes,
+               uint32_t value, uint32_t num_dests, bool loopback, Loc loc);
+    void timed_mcast(NocOp kind, uint32_t src_l1, uint32_t dst_l1, uint32_t bytes, uint32_t value);
+    std::vector<detail::CoreState*> mcast_dsts_;  ///< the destinations of the multicast being issued
+    /// noc_writes_flushed() + noc_write_barrier() calls so far (adversary: M1 orders across them).
+    uint32_t flush_epoch_ = 0;
+
     // ---- immediate delivery (hal/delivery_immediate.hpp) ---------------------------------------------
     void immediate_write(detail::CoreState* d, uint32_t off, uint32_t src_l1, uint32_t bytes);
     void immediate_read(detail::CoreState* s, uint32_t off, uint32_t dst_l1, uint32_t bytes);
@@ -673,6 +693,7 @@ private:
 };
 
 static_assert(hal::is_backend_v<Hal>, "kccl::emu::Hal must model the device contract.");
+static_assert(hal::has_multicast_v<Hal>, "kccl::emu::Hal must provide the contract's multicast operations.");
 
 }  // namespace kccl::emu
 
@@ -681,4 +702,5 @@ static_assert(hal::is_backend_v<Hal>, "kccl::emu::Hal must model the device cont
 #include "hal/delivery_immediate.hpp"
 #include "hal/delivery_timed.hpp"
 #include "hal/waiting.hpp"
+#include "hal/multicast.hpp"
 

@@ -57,7 +57,8 @@ namespace kccl::emu {
 /// What a detected race names about one access.
 enum class RaceOp : uint8_t {
     host, garbage, local_store, local_load, noc_write, noc_write_source, noc_read, noc_read_source, inline_write,
-    sem_inc, sem_set, sem_read, sem_wait, eth_send, eth_send_source
+    sem_inc, sem_set, sem_read, sem_wait, eth_send, eth_send_source, noc_write_mcast, noc_write_mcast_source,
+    sem_set_mcast, sem_inc_mcast
 };
 inline const char* to_string(RaceOp o) {
     switch (o) {
@@ -76,6 +77,10 @@ inline const char* to_string(RaceOp o) {
         case RaceOp::sem_wait: return "sem_wait";
         case RaceOp::eth_send: return "eth_send";
         case RaceOp::eth_send_source: return "eth_send reading its source";
+        case RaceOp::noc_write_mcast: return "noc_write_mcast";
+        case RaceOp::noc_write_mcast_source: return "noc_write_mcast reading its source";
+        case RaceOp::sem_set_mcast: return "sem_set_mcast";
+        case RaceOp::sem_inc_mcast: return "sem_inc_mcast";
     }
     return "?";
 }
@@ -254,6 +259,46 @@ public:
         write(p, ln, dst, bytes, lv, i, RaceOp::eth_send, loc, nullptr);
         for (uint32_t w = dst + bytes - 16; w < dst + bytes; w += 4) sync_[key(p, w)] = lv;
     }
+    /// A multicast write (contract M1-M2): the source read once, a write at every destination on
+    /// the multicast data lane of (me, destination), unordered with the core's other lanes to it
+    /// until a flush or barrier joins them (writes_flushed).
+    void mcast_write(const CoreState* me, uint32_t src, const std::vector<CoreState*>& dsts, uint32_t off,
+                     uint32_t bytes, const Loc& loc) {
+        Lock l(*this);
+        const uint32_t i = id(me);
+        read(i, i, src, bytes, core_[i].vc, i, RaceOp::noc_write_mcast_source, loc, false);
+        auto& srcs = core_[i].sources;
+        for (const CoreState* dc : dsts) {
+            const uint32_t d = id(dc);
+            if (srcs.size() == kMaxSources) srcs.erase(srcs.begin());
+            srcs.push_back({src, src + bytes, d, off, loc.file_name(), loc.line(), RaceOp::noc_write_mcast});
+            const uint32_t ln = lane(i, kMcastData, d);
+            VClock& lv = issue(i, ln);
+            write(d, ln, off, bytes, lv, i, RaceOp::noc_write_mcast, loc, nullptr);
+        }
+    }
+    /// A semaphore multicast (set or increment) at every destination, on the multicast word lane.
+    /// A set sends the local word at `src`, which the NoC may read until the next flush (N3).
+    void mcast_word(const CoreState* me, uint32_t src, const std::vector<CoreState*>& dsts, uint32_t off, bool inc,
+                    const Loc& loc) {
+        Lock l(*this);
+        const uint32_t i = id(me);
+        const RaceOp op = inc ? RaceOp::sem_inc_mcast : RaceOp::sem_set_mcast;
+        for (const CoreState* dc : dsts) {
+            const uint32_t d = id(dc);
+            if (!inc) {
+                auto& srcs = core_[i].sources;
+                if (srcs.size() == kMaxSources) srcs.erase(srcs.begin());
+                srcs.push_back({src, src + 4, d, off, loc.file_name(), loc.line(), RaceOp::sem_set_mcast});
+            }
+            const uint32_t ln = lane(i, kMcastWord, d);
+            VClock& lv = issue(i, ln);
+            write(d, ln, off, 4, lv, i, op, loc, nullptr, /*war=*/false);
+            VClock& sv = sync_[key(d, off)];
+            if (inc) sv.join(lv);
+            else sv = lv;
+        }
+    }
     void write_barrier(const CoreState* me) {
         Lock l(*this);
         const uint32_t i = id(me);
@@ -262,7 +307,9 @@ public:
     }
     void writes_flushed(const CoreState* me) {
         Lock l(*this);
-        core_[id(me)].sources.clear();
+        const uint32_t i = id(me);
+        core_[i].sources.clear();
+        join_lanes_per_destination(i);
     }
     void read_barrier(const CoreState* me) {
         Lock l(*this);
@@ -312,15 +359,18 @@ private:
         uint32_t b, e, dst, dst_off;
         const char* file;
         uint32_t line;
+        RaceOp op = RaceOp::noc_write;  ///< the operation reading it
     };
     struct Core {
         VClock vc;
         std::map<uint32_t, Seg> shadow;  ///< begin -> segment; the segments tile [0, mem_size)
         std::vector<uint32_t> write_lanes;
         std::vector<Source> sources;
+        bool has_mcast = false;  ///< the core has multicast lanes (writes_flushed joins them)
     };
     struct Lane {
         VClock vc;
+        uint32_t dst = 0;  ///< the destination core (write and multicast lanes)
     };
     /// Thread engine: a mutex. Fiber engine: one host thread, and the detector is engine
     /// bookkeeping every fiber touches (a fiber switch is not a happens-before edge for
@@ -342,14 +392,35 @@ private:
     static uint64_t lane_key(uint32_t core, uint32_t kind, uint32_t dst) {
         return (uint64_t(core) << 40) | (uint64_t(kind) << 32) | dst;
     }
-    /// The lane of (core, kind, dst): kind 0 NoC writes to dst, 1 NoC reads, 2 + q tx queue q.
+    /// Lane kinds of multicast operations to one destination: data writes, semaphore words.
+    static constexpr uint32_t kMcastData = 4, kMcastWord = 5;
+    /// The lane of (core, kind, dst): kind 0 NoC writes to dst, 1 NoC reads, 2 + q tx queue q,
+    /// kMcastData / kMcastWord multicasts to dst.
     uint32_t lane(uint32_t core, uint32_t kind, uint32_t dst) {
         auto [it, fresh] = lane_id_.try_emplace(lane_key(core, kind, dst), base() + uint32_t(lanes_.size()));
         if (fresh) {
-            lanes_.push_back({});
-            if (kind == 0) core_[core].write_lanes.push_back(it->second);
+            lanes_.push_back({{}, dst});
+            if (kind == 0 || kind == kMcastData || kind == kMcastWord) core_[core].write_lanes.push_back(it->second);
+            if (kind == kMcastData || kind == kMcastWord) core_[core].has_mcast = true;
         }
         return it->second;
+    }
+    /// A flush (or barrier) orders every earlier write-like operation of core i before every later
+    /// one to the same destination (M1): join the core's write lanes per destination. Nothing to
+    /// do for a core that never multicast (its lane 0 per destination already orders them, N1).
+    void join_lanes_per_destination(uint32_t i) {
+        if (!core_[i].has_mcast) return;
+        // Every destination gets all three lanes, so that an operation issued after the flush on
+        // a lane that did not exist yet is ordered after what went before it too.
+        std::vector<uint32_t> dsts;
+        for (uint32_t ln : core_[i].write_lanes) dsts.push_back(lanes_[ln - base()].dst);
+        std::sort(dsts.begin(), dsts.end());
+        dsts.erase(std::unique(dsts.begin(), dsts.end()), dsts.end());
+        for (uint32_t d : dsts)
+            for (uint32_t kind : {0u, kMcastData, kMcastWord}) lane(i, kind, d);
+        std::unordered_map<uint32_t, VClock> per_dst;
+        for (uint32_t ln : core_[i].write_lanes) per_dst[lanes_[ln - base()].dst].join(lanes_[ln - base()].vc);
+        for (uint32_t ln : core_[i].write_lanes) lanes_[ln - base()].vc = per_dst[lanes_[ln - base()].dst];
     }
     /// An asynchronous operation of core i on lane ln: ordered after everything before it in the
     /// core and on the lane.
@@ -442,7 +513,7 @@ private:
         for (const Source& s : core_[i].sources) {
             if (off >= s.e || off + bytes <= s.b) continue;
             report("source overwritten in flight: " + name(i) + " " + to_string(op) + " at " + where(loc.file_name(), loc.line()) +
-                   " writes " + range(i, std::max(off, s.b), std::min(off + bytes, s.e)) + ", the source of its noc_write at " +
+                   " writes " + range(i, std::max(off, s.b), std::min(off + bytes, s.e)) + ", the source of its " + to_string(s.op) + " at " +
                    where(s.file, s.line) + " to " + name(s.dst) + " " + hexs(s.dst_off) +
                    ", which may still be reading it (N3: call noc_writes_flushed() or noc_write_barrier() first)");
             return;
@@ -454,6 +525,12 @@ private:
                 return " (a NoC write is ordered only before later operations of its core to the same destination "
                        "(N1), or after a noc_write_barrier() (N2))";
             case RaceOp::noc_read: return " (a noc_read's data is valid only after noc_read_barrier(), N4)";
+            case RaceOp::noc_write_mcast:
+            case RaceOp::sem_set_mcast:
+            case RaceOp::sem_inc_mcast:
+                return " (a multicast is ordered with nothing else its core issues, not even with a semaphore "
+                       "multicast to the same cores, unless a noc_writes_flushed() or noc_write_barrier() separates "
+                       "them (M1))";
             case RaceOp::eth_send:
                 return " (an eth_send's bytes are ordered before a reader that polled the last 16-byte word of that "
                        "send, E3)";

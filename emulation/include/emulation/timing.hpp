@@ -143,6 +143,13 @@ public:
     virtual vtime_t noc_arrival(CoreCoord src, CoreCoord dst, uint32_t bytes, vtime_t t) = 0;
     /// When a NoC read of `bytes` issued at `t` by `reader` from `src` has landed in reader's L1.
     virtual vtime_t noc_read_done(CoreCoord reader, CoreCoord src, uint32_t bytes, vtime_t t) = 0;
+    /// A NoC multicast of `bytes` from src issued at t: out[k] = when it is visible at dsts[k].
+    /// This default sends one unicast per destination, in order; a model that knows its NoC's
+    /// multicast (WormholeModel) overrides it.
+    virtual void noc_mcast_arrivals(CoreCoord src, const CoreCoord* dsts, size_t n, uint32_t bytes, vtime_t t,
+                                    vtime_t* out) {
+        for (size_t k = 0; k < n; ++k) out[k] = noc_arrival(src, dsts[k], bytes, t);
+    }
     /// An Ethernet packet of `bytes` sent at `t` by Ethernet core `eth` on tx queue `q`: its
     /// arrival time at the peer's L1. Back-to-back packets on one link direction serialise.
     virtual vtime_t eth_arrival(CoreCoord eth, uint32_t q, uint32_t bytes, vtime_t t) = 0;
@@ -331,6 +338,32 @@ public:
     vtime_t noc_arrival(CoreCoord src, CoreCoord dst, uint32_t bytes, vtime_t t) override {
         [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
         return transfer(src, dst, bytes, t, "noc_arrival");
+    }
+
+    /// Multicast: the packet is injected ONCE (the source port is busy for one serialisation of
+    /// `bytes`, not one per destination); the NoC routers replicate it, so each destination sees
+    /// the head after its own hop distance from the source (Manhattan, noc_latency) and takes the
+    /// packet through its own ejection port. Ejection ports are shared with unicast traffic.
+    void noc_mcast_arrivals(CoreCoord src, const CoreCoord* dsts, size_t n, uint32_t bytes, vtime_t t,
+                            vtime_t* out) override {
+        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        check_noc(src, "noc_mcast_arrivals");
+        const vtime_t ser = noc_serialise(bytes);
+        vtime_t& in = inject_free_[index(src)];
+        const vtime_t start = std::max(t, in);
+        in = start + ser;
+        for (size_t k = 0; k < n; ++k) {
+            const CoreCoord dst = dsts[k];
+            check_noc(dst, "noc_mcast_arrivals");
+            if (dst.chip != src.chip || is_dram(dst))
+                throw EmulationError("wormhole_model: noc_mcast_arrivals from " + to_string(src) + " to " + to_string(dst) +
+                                     ": a multicast reaches Tensix cores of the sender's chip only");
+            vtime_t& out_port = eject_free_[index(dst)];
+            const vtime_t head_at_dst = start + noc_latency(src, dst);
+            const vtime_t eject_end = std::max(head_at_dst, out_port) + ser;
+            out_port = eject_end;
+            out[k] = eject_end;
+        }
     }
 
     vtime_t noc_read_done(CoreCoord reader, CoreCoord src, uint32_t bytes, vtime_t t) override {

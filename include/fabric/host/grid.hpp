@@ -22,6 +22,7 @@
 
 #include <fabric/fabric.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -139,6 +140,7 @@ public:
 
     /// Appends a switch position (rx -> tx) to `pe`'s router for `color`; returns its index.
     uint32_t add_position(Coord pe, uint32_t color, DirSet rx, DirSet tx) {
+        validated_ = false;
         check_pe(pe, "add_position");
         check_color(color, pe);
         if (rx.size() > 1 && !merge_[color])
@@ -162,6 +164,7 @@ public:
     /// Ring mode for `pe`'s router on `color`: an advance at the last position wraps to position 0
     /// (without it, the last position stays).
     void set_ring(Coord pe, uint32_t color) {
+        validated_ = false;
         check_pe(pe, "set_ring");
         check_color(color, pe);
         if (!p_.ring_mode) throw std::invalid_argument("fabric grid: PE " + to_string(pe) + " color " + std::to_string(color) + ": " + p_.name + " has no ring mode");
@@ -170,11 +173,13 @@ public:
     /// Lets `color` have several rx directions in one position (a pattern that time-multiplexes
     /// sources on it, as the thesis's scalar reduce does). Overlap is still an error at run time.
     void allow_merge(uint32_t color) {
+        validated_ = false;
         check_color(color, Coord{});
         merge_[color] = 1;
     }
     /// Declares `bytes` of `pe`'s local memory in use (checked by validate()).
     void use_memory(Coord pe, uint32_t bytes) {
+        validated_ = false;
         check_pe(pe, "use_memory");
         mem_[pe.y * size_t(w_) + pe.x] += bytes;
     }
@@ -214,11 +219,16 @@ public:
     /// Whole-grid checks: PE memory within the profile, and no route that loops (with every
     /// router at position k, or its last if it has fewer, for each k).
     void validate() const {
+        if (validated_) return;  // unchanged since the last validate() that passed
         for (const auto& kv : mem_)
             if (kv.second > p_.pe_mem_bytes)
                 throw std::invalid_argument("fabric grid: PE " + to_string(Coord{uint32_t(kv.first % w_), uint32_t(kv.first / w_)}) + " uses " +
                                             std::to_string(kv.second) + " bytes of memory; " + p_.name + " has " + std::to_string(p_.pe_mem_bytes) + " per PE");
-        for (uint32_t k = 0; k < p_.positions; ++k) check_loops(k);
+        // With every router at its last position from k = max count - 1 on, further k repeat it.
+        uint32_t most = 1;
+        for (const auto& kv : cfg_) most = std::max<uint32_t>(most, kv.second.count);
+        for (uint32_t k = 0; k < most && k < p_.positions; ++k) check_loops(k);
+        validated_ = true;
     }
 
     std::string switch_color_list() const {
@@ -254,17 +264,18 @@ private:
     void check_loops(uint32_t k) const {
         // Each (PE, color) at position min(k, count-1) is a node; an edge leads to the neighbour a
         // tx direction reaches, if that neighbour's position accepts from there. Iterative DFS.
-        std::unordered_map<uint64_t, uint8_t> state;  // 1 on the stack, 2 done
+        std::vector<uint8_t> state(size_t(w_) * h_ * p_.colors, 0);  // 1 on the stack, 2 done (dense: one byte per (PE, color))
+        std::vector<std::pair<uint64_t, uint32_t>> stack;
         for (const auto& kv : cfg_) {
             if (state[kv.first]) continue;
-            std::vector<std::pair<uint64_t, uint32_t>> stack{{kv.first, 0}};
+            stack.assign(1, {kv.first, 0});
             state[kv.first] = 1;
             while (!stack.empty()) {
                 auto& [node, dir] = stack.back();
                 const Coord c{uint32_t(node / p_.colors % w_), uint32_t(node / p_.colors / w_)};
                 const uint32_t color = uint32_t(node % p_.colors);
                 const ColorConfig& cc = cfg_.at(node);
-                const Position& pos = cc.pos[k < cc.count ? k : cc.count - 1];
+                const Position pos = cc.pos[k < cc.count ? k : cc.count - 1];
                 bool pushed = false;
                 while (!pushed && dir < 4) {
                     const Dir d = Dir(dir++);
@@ -297,6 +308,7 @@ private:
     Profile p_;
     uint32_t w_, h_;
     std::unordered_map<uint64_t, ColorConfig> cfg_;
+    mutable bool validated_ = false;  ///< validate() passed and nothing changed since
     std::unordered_map<size_t, uint32_t> mem_;
     std::vector<uint8_t> merge_;
 };

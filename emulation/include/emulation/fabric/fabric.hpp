@@ -27,7 +27,13 @@
 //   (multicast), and the RAMP delivers them into the PE's input queue for the color. A stream
 //   arriving at a router whose current switch position does not accept its direction parks
 //   there (in order) and resumes when an advance on the color reaches that router. Intermediate
-//   routers run no code.
+//   routers run no code. Times are runs of consecutive cycles (TimeRun): a stream's times strictly
+//   increase, so the work per router crossed is per run, not per wavelet.
+//   Program mode: when every PE was launched with launch_program (a step program of
+//   fabric/program.hpp), run() executes the programs without fibers, in the timed engine's order
+//   (earliest ready PE first, ties by readiness; a running PE goes on unless a ready one is
+//   strictly earlier; a waiting PE is readied by the delivery it needs, at the deliverer's clock):
+//   the same cycles, streams, results and reports, at a PE's memory and a few words of state.
 //
 // ERRORS (FabricError; the run stops, every other PE is released)
 //   * two inputs overlapping on one color at one router (rx sets of several directions): the
@@ -50,6 +56,9 @@
 
 #include <fabric/fabric.hpp>
 #include <fabric/host/grid.hpp>
+#include <fabric/program.hpp>
+
+#include <algorithm>
 
 #include <chrono>
 #include <cstring>
@@ -82,9 +91,79 @@ struct RunResult {
 struct FabricOptions {
     uint64_t seed = 1;            ///< garbage in PE memory (hardware never zeroes it)
     size_t stack_size = 64 * 1024;
+    size_t guarded_pes_max = 16384;  ///< up to this many PEs, every stack has a guard region (as RunOptions)
 };
 
 class Fabric;
+
+/// Times of consecutive wavelets as runs of consecutive cycles: {t0, n} is t0, t0 + 1, ...,
+/// t0 + n - 1. Every stream's times strictly increase (one wavelet per cycle at most), so a
+/// stream sent or relayed without stalls is one run whatever its length, and the fabric's work
+/// per router crossed is per run, not per wavelet.
+struct TimeRun {
+    vtime_t t0 = 0;
+    uint32_t n = 0;
+};
+struct Times {
+    std::vector<TimeRun> r;
+    size_t count() const {
+        size_t c = 0;
+        for (const auto& x : r) c += x.n;
+        return c;
+    }
+    bool empty() const { return r.empty(); }
+    vtime_t first() const { return r.front().t0; }
+    vtime_t last() const { return r.back().t0 + r.back().n - 1; }
+    void push(vtime_t t0, uint32_t n) {
+        if (n == 0) return;
+        if (!r.empty() && r.back().t0 + r.back().n == t0) r.back().n += n;
+        else r.push_back(TimeRun{t0, n});
+    }
+    void shift(vtime_t d) {
+        for (auto& x : r) x.t0 += d;
+    }
+    /// The times of a sequence that keeps one element per cycle and may not start before `lo`:
+    /// s_k = max(t_k, s_{k-1} + 1), s_{-1} = lo - 1. Exact for any times (a queue may hold
+    /// streams out of time order); per run, since within a run max(x, t0 + j) = max(x, t0) + j.
+    void not_before(vtime_t lo) {
+        if (!r.empty() && r.front().t0 >= lo) {  // the common case: nothing waits
+            bool ordered = true;
+            for (size_t i = 1; i < r.size() && ordered; ++i) ordered = r[i].t0 >= r[i - 1].t0 + r[i - 1].n;
+            if (ordered) return;
+        }
+        Times out;
+        vtime_t x = lo;
+        for (const TimeRun& q : r) {
+            const vtime_t s = std::max(x, q.t0);
+            out.push(s, q.n);
+            x = s + q.n;
+        }
+        r.swap(out.r);
+    }
+};
+
+/// out[k] = combine(a[k], b[k]) for k < n, the operator's switch outside the loop; the element
+/// loops are the collectives' (Reducer::combine: 16 bytes at a time where the host has SIMD, the
+/// same result per element as fabric::combine_word). out may equal a or b, never overlap partly.
+template <class T>
+inline void combine_span_as(kccl::fabric::Op op, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t n) {
+    T* o = reinterpret_cast<T*>(out);
+    const T* x = reinterpret_cast<const T*>(a);
+    const T* y = reinterpret_cast<const T*>(b);
+    switch (op) {
+        case kccl::fabric::Op::copy: std::memmove(out, b, size_t(n) * 4); return;
+        case kccl::fabric::Op::add: kccl::coll::Reducer<T, kccl::coll::RedOp::sum>::combine(o, x, y, n); return;
+        case kccl::fabric::Op::max: kccl::coll::Reducer<T, kccl::coll::RedOp::max>::combine(o, x, y, n); return;
+        case kccl::fabric::Op::min: kccl::coll::Reducer<T, kccl::coll::RedOp::min>::combine(o, x, y, n); return;
+    }
+}
+inline void combine_span(Combine c, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t n) {
+    switch (c.type) {
+        case kccl::fabric::DType::f32: combine_span_as<float>(c.op, out, a, b, n); return;
+        case kccl::fabric::DType::i32: combine_span_as<int32_t>(c.op, out, a, b, n); return;
+        case kccl::fabric::DType::u32: combine_span_as<uint32_t>(c.op, out, a, b, n); return;
+    }
+}
 
 /// The device API's backend on one PE (kccl::fabric's F).
 class Pe {
@@ -110,7 +189,8 @@ private:
     Coord at_;
     uint32_t index_ = 0;
     std::vector<uint32_t> args_;
-    std::vector<uint8_t> mem_;
+    std::unique_ptr<uint8_t[]> mem_;  ///< not zeroed: launch fills it with garbage
+    uint32_t mem_size_ = 0;
     std::function<void(Pe&)> body_;
     std::unique_ptr<detail::CoreState> st_;
     // Waiting state (for the deadlock report).
@@ -119,11 +199,18 @@ private:
     const char* wait_what = "";
     bool done = false;
     vtime_t finish = 0;
+    // Program mode (launch_program, run without fibers): the step to run, the PE's clock, and
+    // the state of a step that waits (its start cycle; an exchange's send already issued).
+    bool program_ = false;
+    bool retry_ = false, exch_sent_ = false;
+    uint32_t pc_ = 0;
+    vtime_t clock_ = 0, step_c_ = 0;
 };
 
 class Fabric {
 public:
     explicit Fabric(const Grid& g, FabricOptions o = {}) : g_(g), o_(o) { g_.validate(); }
+    explicit Fabric(Grid&& g, FabricOptions o = {}) : g_(std::move(g)), o_(o) { g_.validate(); }
     Fabric(const Fabric&) = delete;
     Fabric& operator=(const Fabric&) = delete;
 
@@ -145,15 +232,31 @@ public:
         if (bytes > g_.profile().pe_mem_bytes)
             throw FabricError("fabric: PE " + to_string(pe) + " needs " + std::to_string(bytes) + " bytes of memory; " + g_.profile().name + " has " +
                               std::to_string(g_.profile().pe_mem_bytes) + " per PE");
-        p->mem_.resize(bytes);
+        p->mem_.reset(new uint8_t[bytes]);
+        p->mem_size_ = bytes;
         uint64_t s = o_.seed ^ (uint64_t(pe.x) << 32) ^ (uint64_t(pe.y) << 8) ^ 0x9E3779B97F4A7C15ull;
-        for (size_t i = 0; i < bytes; i += 8) {  // garbage: hardware never zeroes PE memory
-            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-            std::memcpy(p->mem_.data() + i, &s, std::min<size_t>(8, bytes - i));
+        // Garbage (hardware never zeroes PE memory): word k is a mix of the PE's seed and k, with
+        // no dependency between words, so the fill runs at memory speed.
+        uint8_t* const m = p->mem_.get();  // (a local: stores through uint8_t* could alias p's members)
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        size_t i = 0;
+        for (; i + 8 <= bytes; i += 8) {
+            uint64_t w = s + i * 0x9E3779B97F4A7C15ull;
+            w ^= w >> 29;
+            std::memcpy(m + i, &w, 8);
         }
+        if (i < bytes) std::memcpy(m + i, &s, bytes - i);
         pe_of_[key] = uint32_t(pes_.size());
         pes_.push_back(std::move(p));
         return *pes_.back();
+    }
+    /// Runs the step program in `args` (include/fabric/program.hpp) on `pe`. When every PE runs
+    /// a program, run() executes them without fibers (a PE then costs its memory and its state,
+    /// not a stack), in the order the timed fiber engine would; otherwise as run_steps kernels.
+    Pe& launch_program(Coord pe, std::vector<uint32_t> args, uint32_t min_mem = 0) {
+        Pe& p = launch(pe, std::move(args), [](Pe& q) { kccl::fabric::run_steps(q); }, min_mem);
+        p.program_ = true;
+        return p;
     }
     Pe* pe(Coord c) {
         auto it = pe_of_.find(idx(c));
@@ -162,19 +265,35 @@ public:
 
     RunResult run() {
         const auto t0 = std::chrono::steady_clock::now();
+        bool programs = !pes_.empty();
+        for (auto& p : pes_) programs = programs && p->program_;
+        if (programs) {
+            run_programs();
+            return finish_run(t0);
+        }
         WaferModel model;  // the scheduler's timed policy needs a model; the fabric keeps its own times
-        detail::Scheduler sched(ScheduleOptions{}, o_.stack_size, &model);
+        // Guarded stacks take two kernel mappings each (vm.max_map_count is 65530 by default):
+        // beyond FabricOptions::guarded_pes_max PEs the stacks are carved from shared mappings.
+        detail::Scheduler sched(ScheduleOptions{}, o_.stack_size, &model, pes_.size() <= o_.guarded_pes_max);
         sched_ = &sched;
         for (auto& p : pes_) {
             p->st_ = std::make_unique<detail::CoreState>();
             p->st_->coord = CoreCoord{0, p->at_.x, p->at_.y};
-            p->st_->mem = p->mem_.data();
-            p->st_->mem_size = uint32_t(p->mem_.size());
+            p->st_->mem = p->mem_.get();
+            p->st_->mem_size = p->mem_size_;
             Pe* pp = p.get();
             sched.add(p->st_.get(), [this, pp] { body(*pp); });
         }
         sched.run([&] { return on_idle(); });
         sched_ = nullptr;
+        return finish_run(t0);
+    }
+
+private:
+    friend class Pe;
+    struct Abort {};
+
+    RunResult finish_run(std::chrono::steady_clock::time_point t0) {
         RunResult r;
         for (auto& p : pes_) r.cycles = std::max(r.cycles, p->finish);
         r.streams = streams_;
@@ -184,14 +303,163 @@ public:
         return r;
     }
 
-private:
-    friend class Pe;
-    struct Abort {};
+    // ---- program mode: every PE a step program, no fibers ---------------------------------
+    // The timed fiber engine's order, reproduced: the ready PE with the earliest clock runs
+    // (ties: the one readied first); a running PE goes on with its next step unless a ready PE
+    // is strictly earlier; a PE that must wait is readied by the delivery that satisfies it,
+    // its clock raised to the deliverer's.
+    struct Ready {
+        vtime_t clock;
+        uint64_t seq;
+        uint32_t index;
+    };
+    static bool later(const Ready& a, const Ready& b) { return a.clock != b.clock ? a.clock > b.clock : a.seq > b.seq; }
+    void make_ready(Pe& p) {
+        ready_.push_back(Ready{p.clock_, ready_seq_++, p.index_});
+        std::push_heap(ready_.begin(), ready_.end(), later);
+    }
+    void run_programs() {
+        ready_.clear();
+        for (auto& p : pes_) make_ready(*p);
+        size_t live = pes_.size();
+        while (live && error_.empty()) {
+            if (ready_.empty()) {
+                on_idle();
+                break;
+            }
+            std::pop_heap(ready_.begin(), ready_.end(), later);
+            Pe& p = *pes_[ready_.back().index];
+            ready_.pop_back();
+            cur_ = &p;
+            for (;;) {
+                bool ran = false;
+                try {
+                    if (p.pc_ == p.arg(1)) {
+                        p.done = true;
+                        p.finish = p.clock_;
+                        --live;
+                        break;
+                    }
+                    ran = program_step(p);
+                } catch (std::exception& e) {
+                    std::string what = e.what();
+                    if (what.rfind("fabric: ", 0) == 0) what = what.substr(8);
+                    fail("fabric: PE " + to_string(p.at_) + ": " + what);
+                    break;
+                }
+                if (!ran) break;  // waits: readied by a delivery
+                if (!ready_.empty() && ready_.front().clock < p.clock_) {
+                    make_ready(p);
+                    break;
+                }
+            }
+            cur_ = nullptr;
+        }
+    }
+    /// Runs p's current step; false if it must wait for wavelets (it is then readied by the
+    /// delivery that brings them and runs the step again from the cycle it started).
+    bool program_step(Pe& p) {
+        using kccl::fabric::StepKind;
+        const uint32_t i = p.pc_;
+        const kccl::fabric::Step st = kccl::fabric::decode_step(p.arg(2 + i * kccl::fabric::step_words), p.arg(3 + i * kccl::fabric::step_words),
+                                                                p.arg(4 + i * kccl::fabric::step_words));
+        const Combine cb{st.op, kccl::fabric::DType(p.arg(0))};
+        const uint32_t t_r = g_.profile().t_r;
+        const vtime_t c = p.retry_ ? p.step_c_ : p.clock_;
+        auto wait = [&](uint32_t color, uint32_t n, const char* what) {
+            Queue& q = queues_[rkey(p.at_, color)];
+            if (q.avail() >= n) {
+                p.wait_color = -1;
+                return &q;
+            }
+            p.wait_color = int32_t(color);
+            p.wait_need = n;
+            p.wait_what = what;
+            p.retry_ = true;
+            p.step_c_ = c;
+            return static_cast<Queue*>(nullptr);
+        };
+        auto done = [&](vtime_t x) {
+            p.clock_ = std::max(p.clock_, x);
+            p.retry_ = p.exch_sent_ = false;
+            ++p.pc_;
+            return true;
+        };
+        if (st.kind == StepKind::exchange) {
+            const uint32_t n_out = st.n & 0xFFFFu, n_in = st.n >> 16;
+            const uint32_t* src = p.ptr<uint32_t>(st.offset & 0xFFFFu, n_out);
+            uint32_t* dst = p.ptr<uint32_t>(st.offset >> 16, n_in);
+            check_route(p, Route{st.color_a}, "exchange");
+            check_route(p, Route{st.color_b}, "exchange");
+            if (!p.exch_sent_) {
+                Times t;
+                t.push(c + 1 + t_r, n_out);
+                if (n_out) launch_stream(p, st.color_a, std::make_shared<const std::vector<uint32_t>>(src, src + n_out), std::move(t));
+                p.exch_sent_ = true;
+            }
+            Queue* q = wait(st.color_b, n_in, "exchange");
+            if (!q) return false;
+            const vtime_t x = stored_until(c, q->take(n_in));
+            combine_span(cb, dst, dst, q->w.data() + q->head, n_in);
+            q->head += n_in;
+            compact(*q);
+            return done(std::max<vtime_t>(x, c + n_out));
+        }
+        uint32_t* data = p.ptr<uint32_t>(st.offset, st.n);
+        switch (st.kind) {
+            case StepKind::send: {
+                check_route(p, Route{st.color_a}, "send");
+                Times t;
+                t.push(c + 1 + t_r, st.n);
+                launch_stream(p, st.color_a, std::make_shared<const std::vector<uint32_t>>(data, data + st.n), std::move(t));
+                return done(c + st.n);
+            }
+            case StepKind::recv: {
+                check_route(p, Route{st.color_a}, "recv");
+                Queue* q = wait(st.color_a, st.n, "recv");
+                if (!q) return false;
+                const vtime_t x = stored_until(c, q->take(st.n));
+                combine_span(cb, data, data, q->w.data() + q->head, st.n);
+                q->head += st.n;
+                compact(*q);
+                return done(x);
+            }
+            case StepKind::relay: {
+                check_route(p, Route{st.color_a}, "relay");
+                check_route(p, Route{st.color_b}, "relay");
+                Queue* q = wait(st.color_a, st.n, "relay");
+                if (!q) return false;
+                Times t = q->take(st.n);
+                t.not_before(c);
+                const vtime_t x = st.n ? t.last() + 1 : c;
+                t.shift(1 + t_r);
+                auto words = std::make_shared<std::vector<uint32_t>>(st.n);
+                combine_span(cb, words->data(), data, q->w.data() + q->head, st.n);
+                q->head += st.n;
+                compact(*q);
+                launch_stream(p, st.color_b, std::move(words), std::move(t));
+                return done(x);
+            }
+            case StepKind::advance: {
+                check_route(p, Route{st.color_a}, "advance");
+                ++streams_;
+                Item it;
+                it.t.push(c + t_r, 1);
+                it.from = Dir::ramp;
+                it.src = p.at_;
+                walk(p.at_, st.color_a, std::move(it));
+                return done(c);
+            }
+            case StepKind::exchange: break;
+        }
+        return done(c);
+    }
+    vtime_t clock_of(const Pe& p) const { return sched_ ? sched_->clock_of(p.st_.get()) : p.clock_; }
 
     // A stream at a router: shared words, its own per-wavelet times (arrival at this router).
     struct Item {
         std::shared_ptr<const std::vector<uint32_t>> words;  ///< null: an advance marker
-        std::vector<vtime_t> t;                              ///< marker: one time
+        Times t;                                             ///< per wavelet (marker: one time)
         Dir from = Dir::ramp;
         Coord src;                                           ///< the PE that sent it
     };
@@ -205,13 +473,29 @@ private:
         vtime_t last_pass[kccl::fabric::host::dir_count] = {};
         bool passed[kccl::fabric::host::dir_count] = {};
         Interval last[kccl::fabric::host::dir_count];
-        std::deque<Item> parked;
+        std::vector<Item> parked;  ///< (a vector: most routers never park anything, and an empty one allocates nothing)
     };
     struct Queue {  // a PE's input queue for one color
         std::vector<uint32_t> w;
-        std::vector<vtime_t> t;
+        std::vector<TimeRun> t;  ///< the times of w[head..] from t[th] on (t[th] partly consumed)
+        size_t th = 0;
         size_t head = 0;
         size_t avail() const { return w.size() - head; }
+        /// The times of the next n wavelets, removed from the queue's times (w is consumed by
+        /// the caller, which advances head).
+        Times take(uint32_t n) {
+            Times out;
+            while (n) {
+                TimeRun& f = t[th];
+                const uint32_t m = std::min(n, f.n);
+                out.push(f.t0, m);
+                f.t0 += m;
+                f.n -= m;
+                n -= m;
+                if (f.n == 0) ++th;
+            }
+            return out;
+        }
     };
 
     size_t idx(Coord c) const { return size_t(c.y) * g_.width() + c.x; }
@@ -228,12 +512,12 @@ private:
         }
         [[maybe_unused]] detail::TsanIgnore ig;
         p.done = true;
-        p.finish = sched_->clock_of(p.st_.get());
+        p.finish = clock_of(p);
     }
     void fail(const std::string& msg) {
         [[maybe_unused]] detail::TsanIgnore ig;
         if (error_.empty()) error_ = msg;
-        sched_->wake_all();
+        if (sched_) sched_->wake_all();
     }
     bool on_idle() {
         [[maybe_unused]] detail::TsanIgnore ig;
@@ -242,12 +526,12 @@ private:
             for (auto& p : pes_)
                 if (!p->done)
                     s += "\n  PE " + to_string(p->at_) + " blocked in " + p->wait_what + " on color " + std::to_string(p->wait_color) + " at cycle " +
-                         std::to_string(sched_->clock_of(p->st_.get())) + ": needs " + std::to_string(p->wait_need) + " wavelets, has " +
+                         std::to_string(clock_of(*p)) + ": needs " + std::to_string(p->wait_need) + " wavelets, has " +
                          std::to_string(queue_avail(p->at_, uint32_t(p->wait_color)));
             describe_parked(s);
             error_ = s;
         }
-        sched_->wake_all();
+        if (sched_) sched_->wake_all();
         return true;
     }
     size_t queue_avail(Coord c, uint32_t color) {
@@ -260,7 +544,7 @@ private:
             const Coord c{uint32_t(k / g_.profile().colors % g_.width()), uint32_t(k / g_.profile().colors / g_.width())};
             for (auto& it : r.parked) {
                 const auto* cc = g_.config(c, color);
-                s += "\n  stream from PE " + to_string(it.src) + (it.words ? " (" + std::to_string(it.t.size()) + " wavelets)" : " (an advance)") +
+                s += "\n  stream from PE " + to_string(it.src) + (it.words ? " (" + std::to_string(it.t.count()) + " wavelets)" : " (an advance)") +
                      " parked at router " + to_string(c) + " color " + std::to_string(color) + ": it arrives from " + dir_name(it.from) + ", position " +
                      std::to_string(r.pos) + " accepts " + (cc ? cc->pos[r.pos].rx.str() : std::string("nothing (no configuration)"));
             }
@@ -343,7 +627,7 @@ private:
         const uint32_t d = uint32_t(it.from);
         const DirSet tx = cc->pos[r.pos].tx;
         if (!it.words) {  // an advance: after the last earlier wavelet from its direction
-            vtime_t m = it.t[0];
+            vtime_t m = it.t.first();
             if (r.passed[d]) m = std::max(m, r.last_pass[d]);
             if (cc->count > 1) {
                 const uint32_t np = r.pos + 1;
@@ -353,35 +637,28 @@ private:
             for (uint32_t k = 0; k < 4; ++k)
                 if (tx.has(Dir(k))) {
                     Item f;
-                    f.t = {m + hop};
+                    f.t.push(m + hop, 1);
                     f.from = kccl::fabric::host::opposite(Dir(k));
                     f.src = it.src;
                     work.push_back({g_.neighbour(c, Dir(k)), std::move(f)});
                 }
             return;
         }
-        const size_t n = it.t.size();
-        vtime_t prev = r.passed[d] ? r.last_pass[d] : 0;
-        bool first = !r.passed[d];
-        for (size_t k = 0; k < n; ++k) {
-            vtime_t s = std::max(it.t[k], r.min_pass);
-            if (!first && s < prev + 1) s = prev + 1;
-            it.t[k] = s;
-            prev = s;
-            first = false;
-        }
-        if (n) {
+        // Not before the position accepts, one wavelet per cycle behind the direction's last.
+        it.t.not_before(r.passed[d] ? std::max(r.min_pass, r.last_pass[d] + 1) : r.min_pass);
+        if (!it.t.empty()) {
+            const vtime_t t_first = it.t.first(), t_last = it.t.last();
             r.passed[d] = true;
-            r.last_pass[d] = it.t[n - 1];
+            r.last_pass[d] = t_last;
             // Two inputs on one color overlapping in time: undefined on hardware.
             for (uint32_t o = 0; o < kccl::fabric::host::dir_count; ++o)
-                if (o != d && r.last[o].used && r.last[o].last >= it.t[0] && r.last[o].first <= it.t[n - 1]) {
-                    const vtime_t at = std::max(it.t[0], r.last[o].first);
+                if (o != d && r.last[o].used && r.last[o].last >= t_first && r.last[o].first <= t_last) {
+                    const vtime_t at = std::max(t_first, r.last[o].first);
                     throw FabricError("fabric: two inputs overlap on color " + std::to_string(color) + " at PE " + to_string(c) + " at cycle " +
                                       std::to_string(at) + ": a stream from " + dir_name(Dir(d)) + " (sent by PE " + to_string(it.src) +
                                       ") and one from " + dir_name(Dir(o)) + " (undefined behaviour on hardware; the pattern must keep them apart in time)");
                 }
-            r.last[d] = Interval{it.t[0], it.t[n - 1], true};
+            r.last[d] = Interval{t_first, t_last, true};
         }
         uint32_t copies = 0;
         for (uint32_t k = 0; k < kccl::fabric::host::dir_count; ++k) copies += tx.has(Dir(k));
@@ -392,24 +669,34 @@ private:
             f.src = it.src;
             f.t = --copies ? it.t : std::move(it.t);
             if (Dir(k) == Dir::ramp) {
-                for (auto& t : f.t) t += t_r;
+                f.t.shift(t_r);
                 deliver(c, color, *f.words, f.t);
             } else {
-                for (auto& t : f.t) t += hop;
+                f.t.shift(hop);
                 f.from = kccl::fabric::host::opposite(Dir(k));
                 work.push_back({g_.neighbour(c, Dir(k)), std::move(f)});
             }
         }
     }
 
-    void deliver(Coord c, uint32_t color, const std::vector<uint32_t>& w, const std::vector<vtime_t>& t) {
+    void deliver(Coord c, uint32_t color, const std::vector<uint32_t>& w, const Times& t) {
         Queue& q = queues_[rkey(c, color)];
         q.w.insert(q.w.end(), w.begin(), w.end());
-        q.t.insert(q.t.end(), t.begin(), t.end());
+        for (const TimeRun& x : t.r) {
+            if (q.t.size() > q.th && q.t.back().t0 + q.t.back().n == x.t0) q.t.back().n += x.n;
+            else q.t.push_back(x);
+        }
         auto it = pe_of_.find(idx(c));
         if (it != pe_of_.end()) {
             Pe& p = *pes_[it->second];
-            if (!p.done && p.wait_color == int32_t(color) && q.avail() >= p.wait_need) sched_->wake(p.st_.get());
+            if (!p.done && p.wait_color == int32_t(color) && q.avail() >= p.wait_need) {
+                if (sched_) sched_->wake(p.st_.get());
+                else if (p.retry_) {  // program mode: readied at the deliverer's clock
+                    if (cur_ && p.clock_ < cur_->clock_) p.clock_ = cur_->clock_;
+                    p.wait_color = -1;
+                    make_ready(p);
+                }
+            }
         }
     }
 
@@ -451,7 +738,7 @@ private:
             if (failed()) throw Abort{};
         }
     }
-    void launch_stream(Pe& p, uint32_t color, std::shared_ptr<const std::vector<uint32_t>> words, std::vector<vtime_t> t) {
+    void launch_stream(Pe& p, uint32_t color, std::shared_ptr<const std::vector<uint32_t>> words, Times t) {
         [[maybe_unused]] detail::TsanIgnore ig;
         ++streams_;
         Item it;
@@ -466,8 +753,8 @@ private:
         check_route(p, r, "send");
         const vtime_t c = sched_->now();
         const uint32_t t_r = g_.profile().t_r;
-        std::vector<vtime_t> t(n);
-        for (uint32_t k = 0; k < n; ++k) t[k] = c + k + 1 + t_r;  // issued in cycle c+k, at the router T_R later
+        Times t;
+        t.push(c + 1 + t_r, n);  // element k issued in cycle c+k, at the router T_R later
         launch_stream(p, r.color, std::make_shared<const std::vector<uint32_t>>(src, src + n), std::move(t));
         sched_->advance_to(c + n);
     }
@@ -479,10 +766,8 @@ private:
         vtime_t x = c;
         {
             [[maybe_unused]] detail::TsanIgnore ig;  // the queue was filled by the senders' fibers
-            for (uint32_t k = 0; k < n; ++k) {
-                x = std::max(x, q.t[q.head + k]) + 1;  // stored in the cycle it is there
-                dst[k] = kccl::fabric::combine_word(cb, dst[k], q.w[q.head + k]);
-            }
+            x = stored_until(x, q.take(n));
+            combine_span(cb, dst, dst, q.w.data() + q.head, n);
             q.head += n;
             compact(q);
         }
@@ -496,16 +781,16 @@ private:
         Queue& q = wait_for(p, in.color, n, "relay");
         const uint32_t t_r = g_.profile().t_r;
         auto words = std::make_shared<std::vector<uint32_t>>(n);
-        std::vector<vtime_t> t(n);
+        Times t;
         vtime_t x = c;
         {
             [[maybe_unused]] detail::TsanIgnore ig;
-            for (uint32_t k = 0; k < n; ++k) {
-                const vtime_t s = std::max(x, q.t[q.head + k]);  // the cycle it is combined and sent
-                (*words)[k] = kccl::fabric::combine_word(cb, local[k], q.w[q.head + k]);
-                t[k] = s + 1 + t_r;
-                x = s + 1;
-            }
+            // Element k is combined and sent in cycle s_k = max(c + k, arrival_k).
+            t = q.take(n);
+            t.not_before(c);
+            if (n) x = t.last() + 1;
+            t.shift(1 + t_r);
+            combine_span(cb, words->data(), local, q.w.data() + q.head, n);
             q.head += n;
             compact(q);
         }
@@ -520,17 +805,15 @@ private:
         check_route(p, in, "exchange");
         const vtime_t c = sched_->now();
         const uint32_t t_r = g_.profile().t_r;
-        std::vector<vtime_t> t(n_out);
-        for (uint32_t k = 0; k < n_out; ++k) t[k] = c + k + 1 + t_r;
+        Times t;
+        t.push(c + 1 + t_r, n_out);
         if (n_out) launch_stream(p, out.color, std::make_shared<const std::vector<uint32_t>>(src, src + n_out), std::move(t));
         Queue& q = wait_for(p, in.color, n_in, "exchange");
         vtime_t x = c;
         {
             [[maybe_unused]] detail::TsanIgnore ig;
-            for (uint32_t k = 0; k < n_in; ++k) {
-                x = std::max(x, q.t[q.head + k]) + 1;
-                dst[k] = kccl::fabric::combine_word(cb, dst[k], q.w[q.head + k]);
-            }
+            x = stored_until(x, q.take(n_in));
+            combine_span(cb, dst, dst, q.w.data() + q.head, n_in);
             q.head += n_in;
             compact(q);
         }
@@ -542,7 +825,7 @@ private:
         [[maybe_unused]] detail::TsanIgnore ig;
         ++streams_;
         Item it;
-        it.t = {sched_->now() + g_.profile().t_r};  // behind the last wavelet this PE sent before now
+        it.t.push(sched_->now() + g_.profile().t_r, 1);  // behind the last wavelet this PE sent before now
         it.from = Dir::ramp;
         it.src = p.at_;
         walk(p.at_, r.color, std::move(it));
@@ -550,9 +833,15 @@ private:
     static void compact(Queue& q) {
         if (q.head == q.w.size()) {  // release the memory (a PE's queue is often used once)
             std::vector<uint32_t>().swap(q.w);
-            std::vector<vtime_t>().swap(q.t);
-            q.head = 0;
+            std::vector<TimeRun>().swap(q.t);
+            q.head = q.th = 0;
         }
+    }
+    /// A processor storing wavelets that arrive at `t`, one per cycle from cycle x on: the cycle
+    /// after the last is stored (x_{k+1} = max(x_k, t_k) + 1).
+    static vtime_t stored_until(vtime_t x, const Times& t) {
+        for (const TimeRun& r : t.r) x = std::max(x, r.t0) + r.n;  // within a run: max(x, t0 + j) + 1, j < n
+        return x;
     }
 
     Grid g_;
@@ -562,6 +851,9 @@ private:
     std::unordered_map<uint64_t, Router> routers_;
     std::unordered_map<uint64_t, Queue> queues_;
     detail::Scheduler* sched_ = nullptr;
+    Pe* cur_ = nullptr;           ///< program mode: the PE running
+    std::vector<Ready> ready_;    ///< program mode: ready PEs, earliest first
+    uint64_t ready_seq_ = 0;
     std::string error_;
     uint64_t streams_ = 0;
 };
@@ -572,10 +864,10 @@ inline uint32_t Pe::arg(uint32_t i) const {
     return args_[i];
 }
 inline uint8_t* Pe::mem(uint32_t offset, uint32_t bytes) {
-    if (uint64_t(offset) + bytes > mem_.size())
+    if (uint64_t(offset) + bytes > mem_size_)
         throw FabricError("memory [" + std::to_string(offset) + ", " + std::to_string(uint64_t(offset) + bytes) + ") is outside this PE's " +
-                          std::to_string(mem_.size()) + " bytes");
-    return mem_.data() + offset;
+                          std::to_string(mem_size_) + " bytes");
+    return mem_.get() + offset;
 }
 inline void Pe::fabric_send(Route r, const uint32_t* src, uint32_t n) { f_->send(*this, r, src, n); }
 inline void Pe::fabric_recv(Route r, uint32_t* dst, uint32_t n, Combine c) { f_->recv(*this, r, dst, n, c); }

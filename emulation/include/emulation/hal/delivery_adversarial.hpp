@@ -26,6 +26,7 @@
 #pragma once
 
 #include "../hal.hpp"
+#include "multicast_ordering.hpp"
 
 namespace kccl::emu {
 
@@ -104,6 +105,7 @@ inline void Hal::deliver_one() {
 
 inline void Hal::enqueue(PendingNoc op) {
     while (noc_.size() >= kAdvNocDepth) deliver_noc_step();
+    op.epoch = flush_epoch_;
     noc_.push_back(std::move(op));
 }
 
@@ -119,7 +121,7 @@ inline void Hal::piece_range(uint32_t bytes, uint32_t k, uint32_t& begin, uint32
 /// operation to the same destination). A write lands a random number of its remaining pieces,
 /// in random order; the operation leaves the queue once it has landed completely.
 inline void Hal::deliver_noc_step() {
-    const size_t i = detail::next_to_land<detail::NocOrdering>(noc_, pick(uint32_t(noc_.size())));
+    const size_t i = detail::next_to_land<detail::MulticastAware<detail::NocOrdering>>(noc_, pick(uint32_t(noc_.size())));
     PendingNoc& op = noc_[i];
     detail::CoreState* d = op.dst;
     bool done = true;

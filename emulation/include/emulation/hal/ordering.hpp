@@ -37,6 +37,8 @@ struct PendingNoc {
     uint32_t value;   // inline32: the value; inc: the increment
     uint32_t landed = 0;            // write: bit k set = piece k has landed
     std::vector<uint8_t> snapshot;  // write: source bytes, set by noc_writes_flushed
+    bool mcast = false;             // one destination of a multicast (multicast_ordering.hpp)
+    uint32_t epoch = 0;             // the issuing core's flush/barrier count at issue (M1)
 };
 
 /// One NoC read in flight (adversarial mode): reads land in issue order at noc_read_barrier()

@@ -30,6 +30,7 @@ extern uint8_t my_y[];
 // --- constants the templates and defaults use (values are placeholders) ------------------------
 constexpr uint32_t NOC_MAX_BURST_SIZE = 8192;
 constexpr uint32_t NOC_UNICAST_WRITE_VC = 1;
+constexpr uint32_t NOC_MULTICAST_WRITE_VC = 4;
 constexpr uint32_t NOC_DEFAULT_READ_VC = 0;  // kccl's name for the read default; value only
 
 enum class ProgrammableCoreType : uint8_t { TENSIX = 0, ACTIVE_ETH = 1, IDLE_ETH = 2 };
@@ -43,6 +44,9 @@ void invalidate_l1_cache();
 // --- addresses -----------------------------------------------------------------------------------
 uint64_t get_noc_addr(uint32_t noc_x, uint32_t noc_y, uint32_t addr, uint8_t noc = noc_index);
 uint64_t get_noc_addr(uint32_t addr, uint8_t noc = noc_index);
+// A rectangle of cores (start and end corners, inclusive) and one L1 address on each of them.
+uint64_t get_noc_multicast_addr(uint32_t noc_x_start, uint32_t noc_y_start, uint32_t noc_x_end, uint32_t noc_y_end,
+                                uint32_t addr, uint8_t noc = noc_index);
 
 // --- NoC data movement ---------------------------------------------------------------------------
 template <uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1, bool enable_noc_tracing = true, bool posted = false>
@@ -52,6 +56,16 @@ void noc_async_write(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t
 template <uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1, bool enable_noc_tracing = true>
 void noc_async_read(uint64_t src_noc_addr, uint32_t dst_local_l1_addr, uint32_t size,
                     uint8_t noc = noc_index, uint32_t vc = NOC_DEFAULT_READ_VC);
+
+// Multicast: num_dests is the number of cores in the rectangle (the sender included for the
+// loopback_src variants). linked: this and the next command form one packet sequence.
+template <uint32_t max_page_size = NOC_MAX_BURST_SIZE + 1>
+void noc_async_write_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast, uint32_t size,
+                               uint32_t num_dests, bool linked = false, bool multicast_path_reserve = true,
+                               uint8_t noc = noc_index);
+void noc_async_write_multicast_loopback_src(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast,
+                                            uint32_t size, uint32_t num_dests, bool linked = false,
+                                            bool multicast_path_reserve = true, uint8_t noc = noc_index);
 
 void noc_async_write_barrier(uint8_t noc = noc_index);
 void noc_async_read_barrier(uint8_t noc = noc_index);
@@ -67,6 +81,11 @@ template <bool posted = false>
 void noc_semaphore_inc(uint64_t addr, uint32_t incr, uint8_t noc_id = noc_index,
                        uint8_t vc = NOC_UNICAST_WRITE_VC);
 void noc_semaphore_set(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val);
+void noc_semaphore_set_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast, uint32_t num_dests,
+                                 bool linked = false, bool multicast_path_reserve = true, uint8_t noc = noc_index);
+void noc_semaphore_set_multicast_loopback_src(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast,
+                                              uint32_t num_dests, bool linked = false,
+                                              bool multicast_path_reserve = true, uint8_t noc = noc_index);
 // Both spin with invalidate_l1_cache() on every iteration.
 void noc_semaphore_wait(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val);
 void noc_semaphore_wait_min(volatile tt_l1_ptr uint32_t* sem_addr, uint32_t val);

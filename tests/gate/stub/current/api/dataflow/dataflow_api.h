@@ -3,3 +3,9 @@
 #pragma once
 
 #include "../../../shared/kccl_stub_dataflow.h"
+
+// Only in the current API: an atomic increment of one semaphore word on every core of a rectangle
+// (no loopback form).
+template <bool posted = false>
+void noc_semaphore_inc_multicast(uint64_t addr, uint32_t incr, uint32_t num_dests, uint8_t noc_id = noc_index,
+                                 uint8_t vc = NOC_MULTICAST_WRITE_VC);

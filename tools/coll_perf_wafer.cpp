@@ -1,0 +1,362 @@
+// coll_perf --grid: the patterns of the Cerebras WSE reduce/allreduce thesis on the emulated
+// wafer-scale PE fabric, one row per vector size, nccl-tests style.
+//
+//   coll_perf --grid RxC [--timing wafer] [--method PATTERN|auto] [--coll reduce|all_reduce|broadcast]
+//             [--base P[,P[,P]]] [--root X[,Y]] [--S N] [--G N] [-b MIN] [-e MAX] [-f FACTOR]
+//             [-d float|int32|uint32] [-o sum|max|min] [-n ITERS] [--profile wse2|wse3]
+//
+// R rows by C columns of PEs (1xC: a row of C PEs, the 1D patterns; R > 1: the 2D patterns).
+// Sizes are bytes per PE (nccl-tests' size), a multiple of 4: B = size / 4 elements of 32 bits.
+// Columns: size, count (B), type, redop, cycles (the emulation's modelled cycles: when the last PE
+// finished, cycle-exact on the thesis's performance model), model (the cost model's prediction,
+// include/fabric/cost.hpp; "-" where it cannot evaluate the run), run(s) (host wall time of the
+// emulated run, the median over -n runs), total(s) (layout, set-up, run and check of one run),
+// #wrong (result elements that differ bit for bit from a host fold of every PE's input, computed
+// apart from the fabric), and the pattern as run ("(auto)": chosen by fabric/auto.hpp for this
+// size, with its parameters).
+//
+// Every option and combination is checked before the first run; a bad one is an error line naming
+// it and what is allowed, exit code 2. A failed run is an error row, exit code 1.
+#include "tools/coll_perf_wafer.hpp"
+
+#include <emulation/fabric/run.hpp>
+#include <fabric/auto.hpp>
+#include <fabric/cost.hpp>
+#include <fabric/patterns.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kccl::coll_perf {
+namespace {
+
+namespace kf = kccl::fabric;
+namespace fh = kccl::fabric::host;
+namespace ef = kccl::emu::fabric;
+
+constexpr const char* kProg = "coll_perf";
+constexpr uint32_t kMaxSide = 1024;  // the cost model's and auto's limit per axis (cost::kMaxCostPes)
+
+struct Usage : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+[[noreturn]] void bad(const std::string& m) { throw Usage(m); }
+
+struct WaferOptions {
+    uint32_t rows = 0, cols = 0;
+    bool automatic = true;
+    kf::PatternArgs args;
+    bool coll_given = false;
+    kf::Collective coll = kf::Collective::allreduce;
+    bool base_given = false, root_given = false;
+    uint64_t min_bytes = 4, max_bytes = 4096, factor = 4;
+    kf::DType type = kf::DType::f32;
+    kf::Op op = kf::Op::add;
+    const char* type_name = "float";
+    const char* op_name = "sum";
+    uint32_t iters = 1;
+    fh::Profile profile = fh::wse2();
+};
+
+uint64_t parse_num(const std::string& opt, const std::string& v, uint64_t lo, uint64_t hi) {
+    const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
+    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
+        bad(opt + " '" + v + "' is not a non-negative decimal integer (allowed: " + range + ")");
+    errno = 0;
+    const unsigned long long x = std::strtoull(v.c_str(), nullptr, 10);
+    if (errno == ERANGE || x < lo || x > hi) bad(opt + " '" + v + "' is out of range (allowed: " + range + ")");
+    return x;
+}
+
+uint64_t parse_bytes(const std::string& opt, const std::string& v, uint32_t pe_mem) {
+    const char* forms = "N, NK or NM bytes per PE (K = 1024), a multiple of 4";
+    size_t k = 0;
+    while (k < v.size() && v[k] >= '0' && v[k] <= '9') ++k;
+    const std::string num = v.substr(0, k), suf = v.substr(k);
+    if (num.empty() || num.size() > 12 || (suf != "" && suf != "K" && suf != "M")) bad(opt + " '" + v + "' is not a size (allowed: " + forms + ")");
+    const uint64_t x = std::strtoull(num.c_str(), nullptr, 10) << (suf == "K" ? 10 : suf == "M" ? 20 : 0);
+    if (x == 0 || x % 4 != 0) bad(opt + " '" + v + "' is not a positive multiple of 4 bytes (a PE's vector is 32-bit elements; allowed: " + forms + ")");
+    if (x > pe_mem)
+        bad(opt + " '" + v + "' does not fit in a PE: a PE holds " + std::to_string(pe_mem) + " bytes (" + std::to_string(pe_mem / 4) +
+            " elements), and the vector stays in place in its memory");
+    return x;
+}
+
+kf::Pattern parse_pattern(const std::string& opt, const std::string& v) {
+    kf::Pattern p = kf::Pattern::chain;
+    if (!kf::pattern_from_name(v.c_str(), p)) {
+        char list[512];
+        kf::pattern_list(list, sizeof list, ' ');
+        bad(opt + " '" + v + "' is not a fabric pattern (allowed: " + list + (opt == "--method" ? ", auto" : "") + ")");
+    }
+    return p;
+}
+
+std::vector<std::string> split(const std::string& v) {
+    std::vector<std::string> out;
+    size_t s = 0;
+    for (;;) {
+        const size_t c = v.find(',', s);
+        out.push_back(v.substr(s, c == std::string::npos ? std::string::npos : c - s));
+        if (c == std::string::npos) break;
+        s = c + 1;
+    }
+    return out;
+}
+
+const char* coll_option_name(kf::Collective c) {
+    return c == kf::Collective::reduce ? "reduce" : c == kf::Collective::allreduce ? "all_reduce" : "broadcast";
+}
+
+WaferOptions parse(int argc, char** argv, bool& help) {
+    WaferOptions o;
+    std::string sizes[2];
+    bool size_given[2] = {false, false};
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            help = true;
+            return o;
+        }
+        if (i + 1 >= argc) bad(a + " needs a value");
+        const std::string v = argv[++i];
+        if (a == "--grid") {
+            const size_t x = v.find('x');
+            if (x == std::string::npos) bad("--grid '" + v + "' is not RxC (R rows by C columns of PEs, each 1.." + std::to_string(kMaxSide) + "; 1xC is a row)");
+            o.rows = uint32_t(parse_num("--grid rows", v.substr(0, x), 1, kMaxSide));
+            o.cols = uint32_t(parse_num("--grid columns", v.substr(x + 1), 1, kMaxSide));
+            if (uint64_t(o.rows) * o.cols < 2) bad("--grid '" + v + "' has one PE; a collective needs at least 2");
+        } else if (a == "--timing") {
+            if (v != "wafer") bad("--timing '" + v + "' with --grid: the fabric patterns run on the wafer model only (allowed: wafer)");
+        } else if (a == "--method") {
+            if (v == "auto") o.automatic = true;
+            else {
+                o.automatic = false;
+                o.args.pattern = parse_pattern(a, v);
+            }
+        } else if (a == "--coll") {
+            o.coll_given = true;
+            if (v == "reduce") o.coll = kf::Collective::reduce;
+            else if (v == "all_reduce") o.coll = kf::Collective::allreduce;
+            else if (v == "broadcast") o.coll = kf::Collective::broadcast;
+            else bad("--coll '" + v + "' with --grid is not a fabric collective (allowed: reduce, all_reduce, broadcast)");
+        } else if (a == "--base") {
+            const auto names = split(v);
+            if (names.size() > kf::kMaxBaseDepth)
+                bad("--base '" + v + "' lists " + std::to_string(names.size()) + " patterns; a chain of bases is at most " +
+                    std::to_string(kf::kMaxBaseDepth) + " deep (allreduce_2d over allreduce_naive over jump over two_phase)");
+            for (size_t k = 0; k < names.size(); ++k) o.args.base[k] = parse_pattern(a, names[k]);
+            o.base_given = true;
+        } else if (a == "--root") {
+            const auto xy = split(v);
+            if (xy.size() > 2) bad("--root '" + v + "' is not X or X,Y (X the column, Y the row)");
+            o.args.root = uint32_t(parse_num("--root", xy[0], 0, kMaxSide - 1));
+            if (xy.size() == 2) o.args.root_y = uint32_t(parse_num("--root", xy[1], 0, kMaxSide - 1));
+            o.root_given = true;
+        } else if (a == "--S") o.args.s = uint32_t(parse_num(a, v, 1, kMaxSide));
+        else if (a == "--G") o.args.g = uint32_t(parse_num(a, v, 2, kMaxSide));
+        else if (a == "-b" || a == "-e") {
+            sizes[a == "-e"] = v;
+            size_given[a == "-e"] = true;
+        } else if (a == "-f") o.factor = parse_num(a, v, 2, 1024);
+        else if (a == "-n") o.iters = uint32_t(parse_num(a, v, 1, 100));
+        else if (a == "-d") {
+            if (v == "float") o.type = kf::DType::f32;
+            else if (v == "int32") o.type = kf::DType::i32;
+            else if (v == "uint32") o.type = kf::DType::u32;
+            else bad("-d '" + v + "' with --grid is not a fabric element type (allowed: float, int32, uint32: one 32-bit wavelet each)");
+            o.type_name = argv[i];
+        } else if (a == "-o") {
+            if (v == "sum") o.op = kf::Op::add;
+            else if (v == "max") o.op = kf::Op::max;
+            else if (v == "min") o.op = kf::Op::min;
+            else bad("-o '" + v + "' with --grid is not a fabric reduction (allowed: sum, max, min)");
+            o.op_name = argv[i];
+        } else if (a == "--profile") {
+            if (v == "wse2") o.profile = fh::wse2();
+            else if (v == "wse3") o.profile = fh::wse3();
+            else bad("--profile '" + v + "' is not known (allowed: wse2, wse3)");
+        } else
+            bad("option '" + a + "' is not used with --grid (the wafer fabric patterns take: --grid --timing --method --coll --base --root --S --G "
+                "-b -e -f -d -o -n --profile)");
+    }
+    if (o.rows == 0) bad("--grid RxC is required in the fabric mode");
+    for (int k = 0; k < 2; ++k)
+        if (size_given[k]) (k ? o.max_bytes : o.min_bytes) = parse_bytes(k ? "-e" : "-b", sizes[k], o.profile.pe_mem_bytes);
+    if (size_given[0] && !size_given[1]) o.max_bytes = std::max(o.max_bytes, o.min_bytes);
+    if (size_given[1] && !size_given[0]) o.min_bytes = std::min(o.min_bytes, o.max_bytes);
+    if (o.min_bytes > o.max_bytes) bad("-b " + std::to_string(o.min_bytes) + " is larger than -e " + std::to_string(o.max_bytes));
+    return o;
+}
+
+/// Every combination checked before any run; returns the sizes (elements per PE).
+std::vector<uint32_t> plan(WaferOptions& o) {
+    const bool one_row = o.rows == 1;
+    if (o.automatic) {
+        if (o.base_given || o.args.s != 0 || o.args.g != 0)
+            bad("--method auto chooses the base, S and G itself; --base, --S and --G need a named pattern (--method PATTERN)");
+        if (o.root_given && o.coll == kf::Collective::allreduce)
+            bad("--root with --method auto and --coll all_reduce: auto chooses an allreduce's root itself; drop --root or name a pattern");
+        if (o.args.root >= o.cols || o.args.root_y >= o.rows)
+            bad("--root " + std::to_string(o.args.root) + "," + std::to_string(o.args.root_y) + " is outside the " + std::to_string(o.rows) + "x" +
+                std::to_string(o.cols) + " grid (X < " + std::to_string(o.cols) + ", Y < " + std::to_string(o.rows) + ")");
+    } else {
+        const kf::PatternInfo& pi = kf::pattern_info(o.args.pattern);
+        if (o.coll_given && pi.collective != o.coll)
+            bad(std::string("--method ") + pi.name + " is a " + kf::collective_name(pi.collective) + " pattern, not " + coll_option_name(o.coll));
+        o.coll = pi.collective;
+        if (pi.dim == kf::Dim::one_d && !one_row)
+            bad(std::string("--method ") + pi.name + " is a 1D pattern: use --grid 1x" + std::to_string(o.rows * o.cols) +
+                " (a row), or a 2D pattern (reduce_2d, bcast_2d, allreduce_2d) on a grid");
+        if (o.base_given && !pi.takes(kf::param_base)) bad(std::string("--base: ") + pi.name + " takes no base pattern");
+        if (!o.base_given && o.args.pattern == kf::Pattern::allreduce_2d) {  // the thesis's 2D allreduce: naive (chain) per line
+            o.args.base[0] = kf::Pattern::allreduce_naive;
+            o.args.base[1] = kf::Pattern::chain;
+        }
+        // What the builder refuses is refused here, before any run (spec_of at the largest size).
+        try {
+            (void)ef::spec_of(o.args, o.rows, o.cols, uint32_t(o.max_bytes / 4), o.type, o.op);
+        } catch (const std::invalid_argument& e) {
+            bad(std::string("--method ") + pi.name + ": " + e.what());
+        }
+        if (o.args.pattern == kf::Pattern::butterfly && kf::cost::log_of(o.cols, o.args.g ? o.args.g : 3) == 0)
+            bad("--method butterfly: P = " + std::to_string(o.cols) + " is not a power of G = " + std::to_string(o.args.g ? o.args.g : 3) +
+                " (set --G or the grid)");
+    }
+    std::vector<uint32_t> sizes;
+    for (uint64_t b = o.min_bytes; b <= o.max_bytes; b *= o.factor) {
+        sizes.push_back(uint32_t(b / 4));
+        if (b * o.factor <= b) break;
+    }
+    return sizes;
+}
+
+std::string describe(const kf::PatternArgs& a) {
+    char buf[256];
+    kf::describe(a, buf, sizeof buf);
+    return buf;
+}
+
+int run(const WaferOptions& o, const std::vector<uint32_t>& sizes) {
+    std::printf("# coll_perf: %s on the emulated wafer-scale PE fabric, %u x %u PEs (%s, T_R = %u, %u colors, %u bytes per PE)\n",
+                o.automatic ? (std::string("auto ") + coll_option_name(o.coll)).c_str() : kf::pattern_name(o.args.pattern), o.rows, o.cols,
+                o.profile.name, o.profile.t_r, o.profile.colors, o.profile.pe_mem_bytes);
+    std::printf("# cycles: modelled by the emulation (Cerebras WSE reduce/allreduce thesis, chapter 3 model); model: the cost model's\n"
+                "# prediction; run(s): host wall time of the emulated run (median of %u); total(s): layout + set-up + run + check;\n"
+                "# #wrong: elements differing bit for bit from a host fold of every PE's input\n",
+                o.iters);
+    std::printf("#%11s %9s %7s %5s %10s %10s %9s %9s %7s  %s\n", "size", "count", "type", "redop", "cycles", "model", "run(s)", "total(s)", "#wrong",
+                "pattern");
+    int status = 0;
+    for (const uint32_t B : sizes) {
+        kf::PatternArgs a = o.args;
+        if (o.automatic) {
+            kf::AutoRequest q;
+            q.collective = o.coll;
+            q.rows = o.rows;
+            q.cols = o.cols;
+            q.B = B;
+            q.root = o.args.root;
+            q.root_y = o.args.root_y;
+            q.tr = o.profile.t_r;
+            const kf::AutoChoice c = kf::choose(q);
+            if (c.cycles == kf::cost::kCostInvalid) {
+                std::printf("# error at B = %u: auto found no pattern it can cost for %s on %u x %u\n", B, coll_option_name(o.coll), o.rows, o.cols);
+                status = 1;
+                continue;
+            }
+            a = c.args;
+        }
+        const uint64_t model = kf::cost::t_pattern(a, o.rows, o.cols, B, o.profile.t_r);
+        const std::string name = describe(a) + (o.automatic ? " (auto)" : "");
+        try {
+            const fh::PatternSpec spec = ef::spec_of(a, o.rows, o.cols, B, o.type, o.op);
+            std::vector<double> walls;
+            ef::PatternRun r;
+            double total = 0;
+            for (uint32_t k = 0; k < o.iters; ++k) {
+                const auto t0 = std::chrono::steady_clock::now();
+                r = ef::run_pattern(spec, o.profile, 1 + k);
+                const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                if (k == 0) total = t;
+                walls.push_back(r.wall_seconds);
+                if (r.wrong) break;
+            }
+            std::sort(walls.begin(), walls.end());
+            char model_s[24] = "-";
+            if (model != kf::cost::kCostInvalid) std::snprintf(model_s, sizeof model_s, "%llu", (unsigned long long)model);
+            std::printf("%12llu %9u %7s %5s %10llu %10s %9.3f %9.3f %7llu  %s\n", (unsigned long long)B * 4, B, o.type_name, o.op_name,
+                        (unsigned long long)r.cycles, model_s, walls[walls.size() / 2], total, (unsigned long long)r.wrong, name.c_str());
+            if (r.wrong) status = 1;
+        } catch (const std::exception& e) {
+            std::printf("%12llu %9u %7s %5s %10s %10s %9s %9s %7s  %s\n# error: %s\n", (unsigned long long)B * 4, B, o.type_name, o.op_name, "-", "-", "-",
+                        "-", "-", name.c_str(), e.what());
+            status = 1;
+        }
+        std::fflush(stdout);
+    }
+    return status;
+}
+
+}  // namespace
+
+bool wafer_requested(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "--grid") == 0) return true;
+    return false;
+}
+
+void print_wafer_help() {
+    char list[512];
+    kccl::fabric::pattern_list(list, sizeof list, ' ');
+    std::printf(
+        "Wafer-scale fabric mode (--grid): the reduce, allreduce and broadcast patterns of the Cerebras WSE\n"
+        "reduce/allreduce thesis on the emulated PE fabric, cycle-exact on the thesis's model (docs/wafer.md):\n"
+        "  --grid RxC      R rows by C columns of PEs, each 1..%u (1xC: a row, the 1D patterns). Selects this mode;\n"
+        "                  --timing wafer may be given and is implied\n"
+        "  --method P      auto (default: the cost model's cheapest pattern and parameters for each size, named in\n"
+        "                  the last column) or a pattern: %s\n"
+        "  --coll C        reduce, all_reduce (default) or broadcast: what auto chooses for (a named pattern implies it)\n"
+        "  --base LIST     the pattern's chain of bases, outermost first, e.g. allreduce_naive,jump,two_phase for\n"
+        "                  allreduce_2d (default: chain; allreduce_2d: allreduce_naive,chain)\n"
+        "  --root X[,Y]    root column X (the PE in a row) and row Y; --S N two_phase's group size; --G N butterfly's\n"
+        "                  (the pattern column shows S and G as chosen; no S: ceil(sqrt(n)) on each line of n PEs)\n"
+        "  -b MIN -e MAX   bytes per PE (N, NK, NM; a multiple of 4, at most a PE's memory), default 4..4K; -f FACTOR (default 4)\n"
+        "  -d TYPE         float (default), int32, uint32     -o OP  sum (default), max, min\n"
+        "  -n ITERS        emulated runs per size (run(s) is their median), 1..100, default 1\n"
+        "  --profile P     wse2 (default) or wse3\n"
+        "  Columns: cycles (emulated, the thesis's model), model (cost model, include/fabric/cost.hpp), run(s) (host wall\n"
+        "  time of the emulated run), total(s) (with layout, set-up and check), #wrong (against a host fold of the inputs)\n",
+        kMaxSide, list);
+}
+
+int wafer_main(int argc, char** argv) {
+    try {
+        bool help = false;
+        WaferOptions o = parse(argc, argv, help);
+        if (help) {
+            print_wafer_help();
+            return 0;
+        }
+        const std::vector<uint32_t> sizes = plan(o);
+        return run(o, sizes);
+    } catch (const Usage& e) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "%s: %s (see --help)\n", kProg, e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "%s: error: %s\n", kProg, e.what());
+        return 1;
+    }
+}
+
+}  // namespace kccl::coll_perf
