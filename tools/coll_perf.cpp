@@ -35,6 +35,9 @@
 // exit code 2. A failed run is an error row, exit code 1; the tool catches every exception.
 #include "tools/coll_perf.hpp"
 #include "tools/coll_perf_wafer.hpp"
+#if !KCCL_COLL_PERF_DEMO
+#include "tools/coll_perf_fabric.hpp"  // --transport fabric
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -222,7 +225,8 @@ void print_help() {
         "                  reduce_broadcast_chain (mesh_2d needs a mesh, which this tool does not build), or, needing\n"
         "                  a routed link (--topology all_pairs): %s.\n"
         "                  Each op takes some of them; a method an op does not take is an error listing the op's methods\n"
-        "  --transport T   edm (chips in a ring) or ipcq (PEs of one chip), default edm\n"
+        "  --transport T   edm (chips in a ring) or ipcq (PEs of one chip), default edm; or fabric: the chip\n"
+        "                  fabric on line/ring/mesh/t3000/galaxy, every method (options: --transport fabric --help)\n"
         "  --lanes L       serial (default: a method's lanes one after the other) or interleaved\n"
         "                  (piece by piece, execute_any_interleaved; ring_bidir has 2 lanes)\n"
         "  --topology T    ring, line, all_pairs (every rank linked to every other: IPCQ queue pair / EDM\n"
@@ -297,7 +301,7 @@ Options parse(int argc, char** argv, bool& help) {
         } else if (a == "--transport") {
             if (v == "edm") o.transport = Transport::edm;
             else if (v == "ipcq") o.transport = Transport::ipcq;
-            else usage_error("--transport '" + v + "' is not known (allowed: edm, ipcq)");
+            else usage_error("--transport '" + v + "' is not known (allowed: edm, ipcq, fabric)");
         } else if (a == "--lanes") {
             if (v != "serial" && v != "interleaved") usage_error("--lanes '" + v + "' is not known (allowed: serial, interleaved)");
             o.interleave = v == "interleaved";
@@ -530,6 +534,9 @@ int run(const Options& o, const std::vector<Row>& rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#if !KCCL_COLL_PERF_DEMO
+    if (kccl::coll_perf::wants_fabric(argc, argv)) return kccl::coll_perf::fabric_main(argc, argv, kProg);
+#endif
     if (wafer_requested(argc, argv)) return wafer_main(argc, argv);  // --grid: tools/coll_perf_wafer.cpp
     try {
         bool help = false;

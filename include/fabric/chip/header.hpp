@@ -202,6 +202,11 @@ constexpr const char* phase_name(uint32_t p) {
 
 struct RouterLayout {
     uint32_t base = 0, header_bytes = header_base_bytes, max_payload = 0, rx_slots = 16, tx_slots = 8;
+    /// Sender channels given slots in L1: max_sender_channels (2D: the local channel and one per
+    /// upstream direction), or 2 on a 1D fabric, where a router has the local channel and exactly
+    /// one pass-through channel (tt-metal's 1D router: "2 sender channels"), which then takes
+    /// position 1 whatever its direction.
+    uint32_t sender_positions = max_sender_channels;
 
     constexpr uint32_t slot_bytes() const { return header_bytes + ((max_payload + 15u) & ~15u) + 16u; }
     constexpr uint32_t status() const { return base; }
@@ -214,9 +219,10 @@ struct RouterLayout {
     constexpr uint32_t ack_src() const { return credit_src() + 16u; }
     constexpr uint32_t rx_slot(uint32_t i) const { return ack_src() + 16u + i * slot_bytes(); }
     constexpr uint32_t tx_slot(uint32_t c, uint32_t i) const {
-        return rx_slot(rx_slots) + (c * tx_slots + i) * slot_bytes();
+        const uint32_t pos = sender_positions < max_sender_channels ? (c ? 1u : 0u) : c;
+        return rx_slot(rx_slots) + (pos * tx_slots + i) * slot_bytes();
     }
-    constexpr uint32_t end() const { return tx_slot(max_sender_channels, 0); }
+    constexpr uint32_t end() const { return rx_slot(rx_slots) + sender_positions * tx_slots * slot_bytes(); }
 };
 
 /// The sync word of the n-th packet (n >= 1) on a link: every field derived from n, so stale or

@@ -78,6 +78,8 @@ inline constexpr uint32_t magic = 0, chip = 1, dir = 2, layout_base = 3, header_
                           out_last = 12, channels = 13, router_xy = 14 /* 4 words */, worker_xy = 18,
                           worker_credit = 19, peer_chip = 20, count = 21;
 }
+/// Flag in the `channels` argument (above the channel mask): the 1D layout, RouterLayout::sender_positions = 2.
+inline constexpr uint32_t channels_packed_1d = 1u << 16;
 inline constexpr uint32_t router_args_magic = 0x46524F55u;  // "FROU"
 inline constexpr uint32_t no_router = 0xFFFFFFFFu;
 
@@ -108,6 +110,7 @@ public:
             bool progress = tx_step(hal);
             progress = ack_step(hal) || progress;
             progress = rx_step(hal) || progress;
+            progress = ack_send(hal) || progress;  // after rx_step: the ack's Ethernet send is off the forwarding path
             progress = free_step(hal) || progress;
             if (progress) idle_ = 0;
             else idle_once(hal);
@@ -158,6 +161,16 @@ private:
             die(m);
         }
         for (uint32_t c = 0; c < max_sender_channels; ++c) ch_[c].present = (mask >> c) & 1u;
+        if (mask & channels_packed_1d) {  // 1D: one pass-through channel, slots at position 1
+            L_.sender_positions = 2;
+            uint32_t through = 0;
+            for (uint32_t c = 1; c < max_sender_channels; ++c) through += ch_[c].present ? 1u : 0u;
+            if (through > 1) {
+                ::kccl::detail::Msg m;
+                where(m, hal).s("a 1D layout (2 sender channels) with more than one pass-through channel; use host::build_fabric");
+                die(m);
+            }
+        }
     }
 
     template <class H>
@@ -273,8 +286,10 @@ private:
     }
 
     // ---- receiver side: link -> this chip or the next router ---------------------------------------
-    /// Acknowledges every packet that has landed in the receiver channel (the first-level ack:
-    /// tt-metal's rings pay it as doubled credit traffic), so the peer can reuse its sender slots.
+    /// Finds every packet that has landed in the receiver channel; ack_send acknowledges them (the
+    /// first-level ack: tt-metal's rings pay it as doubled credit traffic), so the peer can reuse
+    /// its sender slots. The loop sends the ack after rx_step, so a packet that can be forwarded
+    /// or delivered at once is, before the ack's Ethernet send (one fewer send on every hop's path).
     template <class H>
     bool ack_step(H& hal) {
         uint32_t acked = rx_acked_;
@@ -289,8 +304,14 @@ private:
         }
         if (acked == rx_acked_) return false;
         rx_acked_ = acked;
+        return true;
+    }
+    template <class H>
+    bool ack_send(H& hal) {
+        if (ack_sent_ == rx_acked_) return false;
+        ack_sent_ = rx_acked_;
         if (!Config::mutation_leak_link_credit) {
-            put4(hal, L_.ack_src(), acked, sync_magic, ~acked, 0);
+            put4(hal, L_.ack_src(), ack_sent_, sync_magic, ~ack_sent_, 0);
             hal.eth_send(1, L_.ack_src(), L_.ack_inbox(), 16);
         }
         return true;
@@ -483,7 +504,7 @@ private:
     uint32_t router_xy_[num_dirs] = {};
     Channel ch_[max_sender_channels];
     uint32_t rr_ = 0, tx_sent_ = 0, tx_rx_idx_ = 0, tx_last_ = 0;
-    uint32_t rx_idx_ = 0, rx_processed_ = 0, rx_last_ = 0, rx_acked_ = 0, ack_idx_ = 0;
+    uint32_t rx_idx_ = 0, rx_processed_ = 0, rx_last_ = 0, rx_acked_ = 0, ack_sent_ = 0, ack_idx_ = 0;
     uint32_t fwd_sent_[num_dirs] = {}, fwd_idx_[num_dirs] = {};
     uint32_t idle_ = 0;
 };

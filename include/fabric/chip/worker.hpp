@@ -279,9 +279,10 @@ public:
                 .u(capacity).s(" (allowed: bytes <= capacity)");
             die(m);
         }
-        if (v.bytes) {
-            memcpy(hal_.l1_ptr(dst_l1, v.bytes), hal_.l1_ptr(v.l1, v.bytes), v.bytes);
-            kccl::hal::l1_store_fence(hal_, dst_l1, v.bytes);  // dst may be sent from next (contract N7)
+        if (v.bytes && dst_l1 != v.l1) {  // the core's NoC DMA, as EDM and IPCQ links copy (32 B a cycle, not RISC-V loads and stores;
+                                          // no store, so no N7 fence: the barrier lands it)
+            hal_.noc_write(v.l1, hal_.noc_addr(hal_.core_x(), hal_.core_y(), dst_l1), v.bytes);
+            hal_.noc_write_barrier();
         }
         release(v);
         return v.bytes;

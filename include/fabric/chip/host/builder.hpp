@@ -285,6 +285,7 @@ inline FabricPlan build_fabric(const FabricSpec& s) {
     FabricPlan plan;
     plan.spec = s;
     plan.router = RouterLayout{s.router_base, s.header_bytes, 16 + ((s.message_bytes + 15u) & ~15u), s.rx_slots, s.tx_slots};
+    if (s.kind != FabricKind::mesh_2d) plan.router.sender_positions = 2;  // 1D: local + one pass-through channel
     plan.worker = WorkerLayout{s.worker_base, n, s.peer_slots, s.message_bytes, s.header_bytes};
     if (s.reserved_addr % 16 || s.reserved_addr + 96 > s.router_base)
         throw FabricError(pfx + "the Ethernet reserved area must be 16-byte aligned and end before router_base");
@@ -343,7 +344,7 @@ inline FabricPlan build_fabric(const FabricSpec& s) {
             a[rargs::router_xy + d] = o ? xy(o->eth.x, o->eth.y) : no_router;
             if (o && d != l.dir) mask |= 1u << (1 + d);
         }
-        a[rargs::channels] = mask;
+        a[rargs::channels] = mask | (s.kind != FabricKind::mesh_2d ? channels_packed_1d : 0u);
         a[rargs::worker_xy] = xy(s.workers[l.pos].x, s.workers[l.pos].y);
         a[rargs::worker_credit] = plan.worker.router_credit(l.dir);
         a[rargs::peer_chip] = s.chips[q];
