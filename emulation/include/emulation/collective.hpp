@@ -43,6 +43,7 @@
 #include <collectives/algorithms.hpp>
 #include <collectives/executor.hpp>
 #include <collectives/host/groups.hpp>
+#include <collectives/host/mcast_plan.hpp>
 #include <collectives/host/plan.hpp>
 #include <collectives/link_edm.hpp>
 #include <collectives/link_ipcq.hpp>
@@ -724,6 +725,12 @@ struct Collective {
     /// The output buffer is the input buffer (input == output). Only some collectives allow it
     /// (docs/host-api.md, "In place"); the others give wrong outputs, which the tests show.
     bool in_place = false;
+    /// broadcast only: run the NoC-multicast broadcast (method name "multicast";
+    /// collectives/mcast_broadcast.hpp, direct mode) instead of a method of the method table. It
+    /// needs an IPCQ group whose ranks are a rectangle of cores of one chip, not in place; where
+    /// it is not available run_collective throws std::invalid_argument naming why. Automatic
+    /// broadcasts (no method, multicast false) take it where available (ch::choose_broadcast).
+    bool multicast = false;
 };
 
 /// What run_collective returns.
@@ -738,8 +745,14 @@ struct CollectiveResult {
     double host_us = 0;      ///< host wall time from the first rank starting the collective to the last finishing it
     double modelled_us = 0;  ///< timed runs (RunOptions::timing): the whole run's modelled time (set-up included)
 
+    /// The NoC-multicast broadcast ran (Collective::multicast, or chosen automatically); the
+    /// layout's method is then the method table's choice, which did not run.
+    bool multicast = false;
+
     bool ok() const { return report.ok(); }
     coll::Method method() const { return layout.shape.method; }
+    /// The name of what ran: "multicast" or the method's name (ring_cw, binomial_tree, ...).
+    std::string method_name() const { return multicast ? "multicast" : coll::method_name(method()); }
     /// The setting that replays this run exactly (fiber engine; KCCL_EMU_REPLAY).
     std::string replay() const { return report.replay.empty() ? replay_string(options) : report.replay; }
     /// The report's summary (errors and the watchdog's dump) and the replay string.
@@ -794,6 +807,11 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
     if (!known)
         throw std::invalid_argument(std::string("run_collective: ") + coll::op_name(c.op) + " does not take method " +
                                     coll::method_name(sh.method) + " (it takes: " + coll::allowed_methods(c.op) + ")");
+    if (c.multicast && (c.op != coll::Op::broadcast || c.method))
+        throw std::invalid_argument(std::string("run_collective: Collective::multicast is the broadcast method \"multicast\"; ") +
+                                    (c.op != coll::Op::broadcast ? std::string("op ") + coll::op_name(c.op) + " does not take it (only broadcast does)"
+                                                                 : std::string("it replaces Collective::method, which is set too (") +
+                                                                       coll::method_name(*c.method) + "): set one of them"));
     if (!routed && coll::multi_hop(sh))
         throw std::invalid_argument(std::string("run_collective: method ") + coll::method_name(sh.method) +
                                     " sends to ranks that are not neighbours: it needs a routed link "
@@ -803,6 +821,29 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
         throw std::invalid_argument(std::string("run_collective: ") + coll::op_name(c.op) + " / " +
                                     coll::method_name(sh.method) + ": " + err);
     return L;
+}
+
+/// Chunk size of the NoC-multicast broadcast run_collective plans (direct mode: the chunks go
+/// straight into the outputs, so it only sets how many data multicasts there are).
+inline constexpr uint32_t kMulticastChunkBytes = 4096;
+
+/// Why the group cannot run broadcast `c` by NoC multicast (empty if it can): the reason of
+/// ch::mcast_unavailable for the first group that does not qualify, or an in-place broadcast.
+inline std::string multicast_unavailable(const Group& group, const Collective& c) {
+    const std::string pre = "multicast broadcast is not available for this group: ";
+    if (c.in_place)
+        return pre + "it is in place (Collective::in_place), and the multicast broadcast needs the root's input and "
+                     "output disjoint; use in_place = false or a method of the method table";
+    for (uint32_t s = 0; s < group.num_groups(); ++s) {
+        std::vector<ch::Core> w;
+        for (uint32_t r : group.members[s]) w.push_back(group.layout_of(r).worker);
+        std::string why = ch::mcast_unavailable(group.opt.transport, w);
+        if (!why.empty()) return group.num_groups() > 1 ? "group " + std::to_string(s) + ": " + why : why;
+        for (uint32_t r : group.members[s])  // direct mode: one output address on every rank
+            if (group.layout_of(r).output != group.layout_of(group.members[s][0]).output)
+                return pre + "its ranks' output buffers are at different L1 addresses";
+    }
+    return {};
 }
 
 /// Runs collective `c` with reducer `Red` (element type and operator; for operations that do not
@@ -833,8 +874,40 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
     g.buffer_bytes = buffer_bytes_for(L, eb);
     const bool prep = Red::has_prepare && coll::op_reduces(c.op);
     g.extra_bytes = prep ? g.buffer_bytes : 0;
+    // broadcast: room for the multicast broadcast's counters in the extra area (unused by broadcast)
+    const uint32_t k = coll::group_size(g.groups, g.ranks);
+    if (c.op == coll::Op::broadcast) g.extra_bytes = coll::mcast_bcast_counter_bytes(k);
     Group group(g);
     res.groups = group.members;
+    // The NoC-multicast broadcast: asked for (Collective::multicast), or automatic by ch::choose_broadcast.
+    std::vector<ch::McastBcastPlan> mplans;
+    if (c.op == coll::Op::broadcast && (c.multicast || !c.method)) {
+        const std::string why = multicast_unavailable(group, c);
+        if (c.multicast && !why.empty())
+            throw std::invalid_argument("run_collective: method multicast: " + why + " (broadcast takes multicast on an IPCQ group "
+                                        "whose ranks are a rectangle of cores of one chip, not in place; everywhere: " +
+                                        coll::allowed_methods(coll::Op::broadcast) + ")");
+        const bool routed = g.shape == coll::GroupShape::all_pairs;
+        res.multicast = why.empty();
+        for (uint32_t s = 0; res.multicast && s < group.num_groups(); ++s) {
+            std::vector<ch::Core> w;
+            for (uint32_t r : group.members[s]) w.push_back(group.layout_of(r).worker);
+            const ch::BroadcastChoice choice = ch::choose_broadcast(g.transport, w, topology_of(g), uint64_t(c.count) * eb, routed);
+            res.multicast = c.multicast || choice.multicast;
+            if (!res.multicast) break;
+            ch::McastBcastSpec ms = ch::mcast_spec_of(group.plan_of_group(s).spec);
+            ms.workers = w;
+            const uint32_t at = group.extra(group.members[s][0]);
+            ms.l1 = {at, at + coll::mcast_bcast_counter_bytes(k), 0};
+            ms.chunk_bytes = kMulticastChunkBytes;
+            ms.slots = 0;
+            mplans.push_back(ch::plan_mcast_broadcast(ms));
+        }
+        if (res.multicast)
+            for (const auto& p : mplans)
+                for (const auto& w : p.init_words) group.launch->init_word({w.core.chip, w.core.x, w.core.y}, w.addr, w.value);
+        else mplans.clear();
+    }
     std::vector<uint32_t> extra(g.ranks);
     for (uint32_t r = 0; r < g.ranks; ++r) extra[r] = group.extra(r);
     std::vector<std::chrono::steady_clock::time_point> start(g.ranks), end(g.ranks);
@@ -843,6 +916,18 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
     group.template add_ranked<Links>([&, L, prep, in_place](auto& hal, auto& link, const coll::GroupArgs& ga, uint32_t r) -> uint64_t {
         T* in = reinterpret_cast<T*>(hal.l1_ptr(ga.input_l1, std::max(L.in_elems, 1u) * eb));
         if (L.count) std::memcpy(static_cast<void*>(in), inputs[r].data(), size_t(L.count) * eb);
+        if (!mplans.empty()) {
+            const coll::McastBcastArgs& a = mplans[group.group_of(r)].device;
+            if (L.count) {  // the input above is this core's stores: say so (race detector), and
+                            // have them reach L1 before the NoC reads them (contract N7)
+                kccl::hal::note_write(hal, ga.input_l1, L.count * eb);
+                kccl::hal::l1_store_fence(hal, ga.input_l1, L.count * eb);
+            }
+            start[r] = std::chrono::steady_clock::now();
+            coll::mcast_broadcast(hal, a, L.shape.root, ga.input_l1, ga.output_l1, L.count * eb);
+            end[r] = std::chrono::steady_clock::now();
+            return 0;
+        }
         coll::ExecParams ep = exec_params(L, ga, prep ? extra[r] : 0);
         if (in_place) ep.buf.output = ep.buf.input;
         start[r] = std::chrono::steady_clock::now();
