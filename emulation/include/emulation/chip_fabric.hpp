@@ -148,6 +148,7 @@ struct BedOptions {
     uint32_t header_bytes = 0;       ///< 0: 48 for 1D, 64 for 2D
     uint32_t buffer_bytes = 4096;    ///< each of input / output / scratch
     bool bubble_flow_control = true;
+    uint32_t initial_counter = 0;    ///< FabricSpec::initial_counter (tests that cross the 2^32 wrap)
 };
 
 /// An emulated cluster with the fabric installed and one worker per chip.
@@ -213,6 +214,7 @@ struct Bed {
         s.rx_slots = o.rx_slots;
         s.tx_slots = o.tx_slots;
         s.bubble_flow_control = o.bubble_flow_control;
+        s.initial_counter = o.initial_counter;
         s.worker_base = 0x1000;
         plan = fh::build_fabric(s);
         buffers_l1 = (plan.worker.end() + 15u) & ~15u;

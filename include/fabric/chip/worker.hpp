@@ -56,7 +56,8 @@ namespace kccl::fabric::chip {
 namespace wargs {
 inline constexpr uint32_t magic = 0, rank = 1, ranks = 2, chip = 3, header_bytes = 4, max_message = 5, slots = 6,
                           worker_base = 7, router_base = 8, router_rx_slots = 9, router_tx_slots = 10,
-                          router_xy = 11 /* 4 words */, router_max_payload = 15, peer_stride = 16, first_peer = 17;
+                          router_xy = 11 /* 4 words */, router_max_payload = 15, peer_stride = 16, initial_counter = 17,
+                          first_peer = 18;
 // per peer, from first_peer + q * peer_stride:
 inline constexpr uint32_t p_xy = 0, p_dir = 1, p_routing = 2, p_route = 3, p_cmds = 4;
 }
@@ -189,6 +190,9 @@ public:
             c.credit_sem = W_.router_credit(d);
             c.status = W_.status();
         }
+        const uint32_t c0 = hal.arg(b + wargs::initial_counter);  // every counter starts here (router.hpp, WRAP)
+        c0_ = c0;
+        for (uint32_t d = 0; d < num_dirs; ++d) conn_[d].sent = c0;
         const uint32_t stride = hal.arg(b + wargs::peer_stride);
         for (uint32_t q = 0; q < ranks_; ++q) {
             const uint32_t a = b + wargs::first_peer + q * stride;
@@ -198,6 +202,7 @@ public:
             p.routing = hal.arg(a + wargs::p_routing);
             p.route = hal.arg(a + wargs::p_route);
             p.cmd_arg = a + wargs::p_cmds;
+            p.sent = p.viewed = p.consumed = c0;
         }
         volatile uint32_t* s = status();
         s[wstatus::magic] = worker_status_magic;
@@ -296,9 +301,9 @@ public:
         }
         for (uint32_t q = 0; q < ranks_; ++q)
             if (q != rank_) control(q, NocCmd::atomic_inc, W_.done(), true);  // each route's last packet
-        if (hal_.sem_read(W_.done()) != ranks_ - 1) {
+        if (hal_.sem_read(W_.done()) - c0_ != ranks_ - 1) {
             note(wstatus::last_packets, ranks_ - 1, 0, 0);
-            while (hal_.sem_read(W_.done()) != ranks_ - 1) hal_.idle();
+            while (hal_.sem_read(W_.done()) - c0_ != ranks_ - 1) hal_.idle();
         }
         for (uint32_t d = 0; d < num_dirs; ++d)
             if (conn_[d].present()) conn_[d].close(hal_);
@@ -428,7 +433,7 @@ private:
     [[noreturn]] static void die(const ::kccl::detail::Msg& m) { ::kccl::detail::assert_fail("fabric", m.buf, __FILE__, __LINE__); }
 
     H& hal_;
-    uint32_t rank_ = 0, ranks_ = 0, chip_ = 0;
+    uint32_t rank_ = 0, ranks_ = 0, chip_ = 0, c0_ = 0;
     WorkerLayout W_{};
     Connection conn_[num_dirs];
     P peer_[Config::max_ranks];

@@ -67,6 +67,11 @@ struct FabricSpec {
     uint32_t rx_slots = 16;          ///< router receiver channel slots (tt-metal: 16)
     uint32_t tx_slots = 8;           ///< router sender channel slots (tt-metal: 8)
     bool bubble_flow_control = true; ///< required on rings
+    /// The first value of every counter of the fabric (workers' sent / credit / arrival / done,
+    /// routers' channel fill / taken / released, link sent / freed / acked / processed, forwarded /
+    /// given back). 0 unless a test starts just below 2^32 to run its traffic across the wrap
+    /// (router.hpp, WRAP); any value is allowed.
+    uint32_t initial_counter = 0;
     uint32_t router_base = 0x1000, router_l1_end = 256 * 1024, reserved_addr = 0x800;
     uint32_t worker_base = 0x8000, worker_l1_end = 1464 * 1024;
 };
@@ -107,17 +112,19 @@ struct FabricPlan {
     std::vector<InitWord> init_words() const {
         std::vector<InitWord> v;
         for (const auto& r : routers) {
+            const uint32_t c0 = spec.initial_counter;
             for (uint32_t w = 0; w < status_words; ++w) v.push_back({r.core, router.status() + 4 * w, 0});
-            for (uint32_t c = 0; c < max_sender_channels; ++c) v.push_back({r.core, router.fill_sem(c), 0});
-            for (uint32_t d = 0; d < num_dirs; ++d) v.push_back({r.core, router.fwd_credit_sem(d), 0});
+            for (uint32_t c = 0; c < max_sender_channels; ++c) v.push_back({r.core, router.fill_sem(c), c0});
+            for (uint32_t d = 0; d < num_dirs; ++d) v.push_back({r.core, router.fwd_credit_sem(d), c0});
         }
         for (const Core& w : spec.workers) {
             for (uint32_t i = 0; i < status_words; ++i) v.push_back({w, worker.status() + 4 * i, 0});
-            for (uint32_t d = 0; d < num_dirs; ++d) v.push_back({w, worker.router_credit(d), 0});
-            v.push_back({w, worker.done(), 0});
+            const uint32_t c0 = spec.initial_counter;
+            for (uint32_t d = 0; d < num_dirs; ++d) v.push_back({w, worker.router_credit(d), c0});
+            v.push_back({w, worker.done(), c0});
             for (uint32_t q = 0; q < ranks(); ++q) {
-                v.push_back({w, worker.arrival(q), 0});
-                v.push_back({w, worker.credit(q), 0});
+                v.push_back({w, worker.arrival(q), c0});
+                v.push_back({w, worker.credit(q), c0});
             }
         }
         return v;
@@ -347,6 +354,7 @@ inline FabricPlan build_fabric(const FabricSpec& s) {
         a[rargs::worker_xy] = xy(s.workers[l.pos].x, s.workers[l.pos].y);
         a[rargs::worker_credit] = plan.worker.router_credit(l.dir);
         a[rargs::peer_chip] = s.chips[q];
+        a[rargs::initial_counter] = s.initial_counter;
         plan.routers.push_back(std::move(r));
     }
     const uint32_t cmd_words = (s.header_bytes - header_base_bytes + 3) / 4;
@@ -370,6 +378,7 @@ inline FabricPlan build_fabric(const FabricSpec& s) {
         }
         v[wargs::router_max_payload] = plan.router.max_payload;
         v[wargs::peer_stride] = stride;
+        v[wargs::initial_counter] = s.initial_counter;
         for (uint32_t b = 0; b < n; ++b) {
             const uint32_t base = wargs::first_peer + b * stride;
             v[base + wargs::p_xy] = xy(s.workers[b].x, s.workers[b].y);
