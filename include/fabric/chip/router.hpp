@@ -25,7 +25,11 @@
 // ORDERING: one virtual channel per direction. A route's packets enter one sender channel, leave
 //   it in order, cross the link on one Ethernet queue in order, are processed by the receiver in
 //   order and forwarded or delivered by one core to one core (contract N1): per source and route,
-//   packets arrive in the order they were sent.
+//   packets arrive in the order they were sent. A NoC multicast write is the exception the
+//   contract makes (M1: a multicast is ordered with no other NoC operation of its core), so the
+//   delivering router waits for it (noc_write_barrier) before it executes anything else: a
+//   multicast has landed at every core of its rectangle before any later command of any route
+//   this router delivers (a later increment on the same route is a "data is there" signal).
 //
 // CREDITS (every word that another core writes was initialised by the host, contract P2, or is
 //   cleared by this router before its link handshake, P1)
@@ -64,7 +68,7 @@
 //
 // FAULTS: a header without magic or with a wrong check (an uninitialised slot) is a device error
 //   naming the router, the channel and the slot; so is a route that leaves the mesh and a NoC
-//   multicast (not in the device contract yet). The router keeps a status block (header.hpp, st::)
+//   multicast to an empty rectangle (or on a backend without NoC multicast). The router keeps a status block (header.hpp, st::)
 //   in its L1: the host's dump hooks read it to say what a stalled router waits for.
 //
 // C++17, freestanding, no heap.
@@ -423,8 +427,16 @@ private:
                 }
                 break;
             }
-            case NocCmd::multicast_write:
-                route_error(hal, h, "NoC multicast write: not available (the device contract has no NoC multicast yet)");
+            case NocCmd::multicast_write: {
+                const hal::NocRect r = mcast_rect_of(h);  // validate_header: not empty
+                if constexpr (hal::has_multicast_v<H>) {
+                    if (n) hal.noc_write_mcast(payload_l1, r, h[hw::dst_l1], n, r.cores(), false);
+                    hal.noc_write_barrier();  // landed everywhere before the route's next command (M1)
+                } else {
+                    route_error(hal, h, "a NoC multicast write on a backend without NoC multicast (hal::has_multicast_v)");
+                }
+                break;
+            }
         }
     }
 

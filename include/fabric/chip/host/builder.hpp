@@ -72,6 +72,10 @@ struct FabricSpec {
     /// given back). 0 unless a test starts just below 2^32 to run its traffic across the wrap
     /// (router.hpp, WRAP); any value is allowed.
     uint32_t initial_counter = 0;
+    /// NoC coordinates of every chip: the Tensix cores (the only cores a NoC multicast reaches,
+    /// contract M3) and the extent of the chip's grid (x < noc_cols, y < noc_rows).
+    hal::NocRect tensix{0, 0, 7, 7};
+    uint32_t noc_cols = 10, noc_rows = 12;
     uint32_t router_base = 0x1000, router_l1_end = 256 * 1024, reserved_addr = 0x800;
     uint32_t worker_base = 0x8000, worker_l1_end = 1464 * 1024;
 };
@@ -379,6 +383,8 @@ inline FabricPlan build_fabric(const FabricSpec& s) {
         v[wargs::router_max_payload] = plan.router.max_payload;
         v[wargs::peer_stride] = stride;
         v[wargs::initial_counter] = s.initial_counter;
+        v[wargs::tensix_lo] = xy(s.tensix.x0, s.tensix.y0);
+        v[wargs::tensix_hi] = xy(s.tensix.x1, s.tensix.y1);
         for (uint32_t b = 0; b < n; ++b) {
             const uint32_t base = wargs::first_peer + b * stride;
             v[base + wargs::p_xy] = xy(s.workers[b].x, s.workers[b].y);
@@ -395,6 +401,24 @@ inline FabricPlan build_fabric(const FabricSpec& s) {
         plan.worker_arg_blocks.push_back(std::move(v));
     }
     return plan;
+}
+
+/// Checks a NoC multicast rectangle for the chip of `rank` (FabricLink::multicast_write checks the
+/// same on the device); throws a FabricError naming what is wrong: an empty or inverted rectangle,
+/// one outside the chip, one that holds non-Tensix cores.
+inline void check_mcast_rect(const FabricPlan& p, uint32_t rank, hal::NocRect r) {
+    const FabricSpec& s = p.spec;
+    const std::string at = "chip fabric: NoC multicast rectangle (" + std::to_string(r.x0) + "," + std::to_string(r.y0) + ")..(" +
+                           std::to_string(r.x1) + "," + std::to_string(r.y1) + ") on rank " + std::to_string(rank);
+    if (rank >= p.ranks()) throw FabricError(at + ": no such rank (ranks: " + std::to_string(p.ranks()) + ")");
+    const std::string tx = "(" + std::to_string(s.tensix.x0) + "," + std::to_string(s.tensix.y0) + ")..(" +
+                           std::to_string(s.tensix.x1) + "," + std::to_string(s.tensix.y1) + ")";
+    if (r.cores() == 0) throw FabricError(at + ": empty or inverted (allowed: x0 <= x1 and y0 <= y1)");
+    if (r.x1 >= s.noc_cols || r.y1 >= s.noc_rows)
+        throw FabricError(at + ": rectangle outside the chip (its NoC grid is x < " + std::to_string(s.noc_cols) + ", y < " +
+                          std::to_string(s.noc_rows) + ")");
+    if (!s.tensix.contains(r.x0, r.y0) || !s.tensix.contains(r.x1, r.y1))
+        throw FabricError(at + ": holds non-Tensix cores (NoC multicast reaches only Tensix cores, " + tx + ")");
 }
 
 /// What a router's status block says (words read from its L1 by the caller), in a sentence.
