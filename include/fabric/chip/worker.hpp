@@ -28,6 +28,8 @@
 //   recv(d)          waits until the arrival counter passes what was viewed; the view is the slot
 //                    itself (zero copy). Up to `slots` views of one direction may be held.
 //   release(v)       frees the slot and returns a credit to q: one atomic-increment packet.
+//   multicast_write(d, src, n, rect, dst)  one NoC multicast write packet to q's chip: n bytes to
+//                    dst of every Tensix core of rect there (in order with the messages to q).
 //   quiesce()        waits for every credit (all sent messages were released), sends a route's
 //                    LAST packet (an increment of q's done counter) to every peer, waits for the
 //                    last packets of every peer (so nothing more will land in this core), then for
