@@ -429,11 +429,12 @@ inline std::string describe_router(const FabricPlan& p, const RouterPlan& r, con
                     std::to_string(r.args[rargs::peer_chip]) + "): ";
     if (status[st::magic] != status_magic) return s + "has not started (its status block is still the host's)";
     s += phase_name(status[st::phase]);
-    s += "; received " + std::to_string(status[st::rx_processed]) + " packets (" + std::to_string(status[st::rx_last]) +
-         " of " + std::to_string(r.args[rargs::in_last]) + " last packets), sent " + std::to_string(status[st::tx_sent]) +
+    const uint32_t c0 = r.args[rargs::initial_counter];  // counters are shown from the start of the run
+    s += "; received " + std::to_string(status[st::rx_processed] - c0) + " packets (" + std::to_string(status[st::rx_last]) +
+         " of " + std::to_string(r.args[rargs::in_last]) + " last packets), sent " + std::to_string(status[st::tx_sent] - c0) +
          " (" + std::to_string(status[st::tx_last]) + " of " + std::to_string(r.args[rargs::out_last]) +
-         " last), the peer freed " + std::to_string(credit_inbox) + "; local worker filled sender channel 0 with " +
-         std::to_string(fill0) + " packets";
+         " last), the peer freed " + std::to_string(credit_inbox - c0) + "; local worker filled sender channel 0 with " +
+         std::to_string(fill0 - c0) + " packets";
     const uint32_t k = status[st::wait_kind];
     if (k == 1)
         s += "; WAITS for link credits: sender channel " + std::to_string(status[st::wait_channel]) + " has a packet, the peer's receiver has " +
@@ -441,15 +442,15 @@ inline std::string describe_router(const FabricPlan& p, const RouterPlan& r, con
              std::to_string(status[st::wait_b]) + (status[st::wait_b] == 2 ? " (bubble flow control)" : "");
     else if (k == 2)
         s += "; WAITS for the router facing " + std::string(dir_name(status[st::wait_channel])) +
-             " to give back a slot of its pass-through channel (" + std::to_string(status[st::wait_a]) + " forwarded, " +
+             " to give back a slot of its pass-through channel (" + std::to_string(status[st::wait_a] - c0) + " forwarded, " +
              std::to_string(status[st::wait_b]) + " slots)";
     else if (k == 4)
         s += "; WAITS for the peer to free packets: every slot of sender channel " + std::to_string(status[st::wait_channel]) +
-             " holds a packet sent but not freed (freed " + std::to_string(status[st::wait_a]) + " of " +
-             std::to_string(status[st::wait_b]) + " sent; a link credit never returned?)";
+             " holds a packet sent but not freed (freed " + std::to_string(status[st::wait_a] - c0) + " of " +
+             std::to_string(status[st::wait_b] - c0) + " sent; a link credit never returned?)";
     else if (k == 3)
-        s += "; WAITS for the peer to free the packets it was sent (freed " + std::to_string(status[st::wait_a]) + " of " +
-             std::to_string(status[st::wait_b]) + "; a link credit never returned?)";
+        s += "; WAITS for the peer to free the packets it was sent (freed " + std::to_string(status[st::wait_a] - c0) + " of " +
+             std::to_string(status[st::wait_b] - c0) + "; a link credit never returned?)";
     return s;
 }
 
@@ -459,7 +460,8 @@ inline std::string describe_worker(const FabricPlan& p, uint32_t rank, const uin
     const Core& w = p.spec.workers[rank];
     std::string s = "fabric worker rank " + std::to_string(rank) + " chip " + std::to_string(w.chip) + ": ";
     if (status[wstatus::magic] != worker_status_magic) return s + "has not started its fabric link";
-    const uint32_t a = status[wstatus::a], b = status[wstatus::b], c = status[wstatus::c];
+    const uint32_t a = status[wstatus::a], c = status[wstatus::c];
+    const uint32_t b = status[wstatus::b] - p.spec.initial_counter;  // a counter: shown from the start of the run
     for (size_t i = 0; i < p.routers.size() && i < router_states.size(); ++i)  // a dead router of this chip
         if (p.routers[i].pos == rank && router_states[i].find("has not started") != std::string::npos)
             s += "[" + router_states[i] + "] ";
