@@ -35,11 +35,14 @@ struct Case {
     uint32_t count = 100;
     uint64_t seed = 1;
     bool adversarial = true;
+    uint32_t initial_counter = 0;  // FabricSpec::initial_counter (runs across the 2^32 wrap)
+    uint32_t slots = 4;            // peer_slots
+    uint32_t tx_slots = 8;         // router sender channel slots
     std::string describe() const {
         std::ostringstream s;
         s << op_name(op) << " " << method_name(method) << " on " << topology << " (" << fh::kind_name(kind) << ", "
           << ranks << ") " << dtype_name(dtype) << " " << redop_name(redop) << " count " << count
-          << (adversarial ? " adversarial" : "");
+          << (adversarial ? " adversarial" : "") << " slots " << slots << "/" << tx_slots << " counters from " << initial_counter;
         return s.str();
     }
 };
@@ -60,7 +63,9 @@ std::string run_case(const Case& c, Shape sh) {
     o.kind = c.kind;
     o.ranks = c.ranks;
     o.message_bytes = 256;
-    o.peer_slots = 4;
+    o.peer_slots = c.slots;
+    o.tx_slots = c.tx_slots;
+    o.initial_counter = c.initial_counter;
     const cb::Layout L = cb::make_layout(sh, c.count, cb::ChunkLimit{o.message_bytes / eb, o.peer_slots});
     if (const char* err = validate(L.shape)) return std::string("not supported: ") + err;
     o.buffer_bytes = cb::buffer_bytes_for(L, eb);
@@ -148,6 +153,20 @@ TEST_CASE("fabric collectives: multi-hop methods on a 1D ring and line of chips"
         {Op::all_to_all, Method::pairwise, "line", fh::FabricKind::line_1d, 4, DataType::i32},
         {Op::send_recv, Method::direct, "ring", fh::FabricKind::ring_1d, 7},
         {Op::reduce, Method::tree, "line", fh::FabricKind::line_1d, 6, DataType::f32, RedOp::max},
+    };
+    for (const Case& c : cases) {
+        INFO(c.describe());
+        CHECK(run(c) == "");
+    }
+}
+
+TEST_CASE("fabric collectives across the 2^32 counter wrap (every fabric counter starts at 2^32 - 6)", "[fabric][coll][wrap]") {
+    constexpr uint32_t w = 0xFFFFFFFFu - 5;
+    const Case cases[] = {
+        {Op::all_reduce, Method::recursive_doubling, "ring", fh::FabricKind::ring_1d, 6, DataType::f32, RedOp::sum, 300, 11, true, w, 3, 3},
+        {Op::all_to_all, Method::pairwise, "line", fh::FabricKind::line_1d, 5, DataType::i32, RedOp::sum, 100, 12, true, w, 5, 5},
+        {Op::all_reduce, Method::rabenseifner, "t3000", fh::FabricKind::mesh_2d, 8, DataType::f32, RedOp::sum, 200, 13, true, w, 3, 3},
+        {Op::broadcast, Method::binomial_tree, "t3000", fh::FabricKind::mesh_2d, 8, DataType::u32, RedOp::sum, 500, 14, true, w, 16, 16},
     };
     for (const Case& c : cases) {
         INFO(c.describe());

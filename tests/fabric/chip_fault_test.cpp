@@ -119,7 +119,7 @@ TEST_CASE("chip fabric builder: named errors", "[fabric][builder]") {
     }
 }
 
-TEST_CASE("chip fabric raw API: inline write, atomic increment, scatter write, 1D multicast, 2D write-and-forward",
+TEST_CASE("chip fabric raw API: inline write, atomic increment, scatter write, NoC multicast, 1D multicast, 2D write-and-forward",
           "[fabric][chip]") {
     kccl::set_assert_handler(&throw_handler);
     for (fh::FabricKind kind : {fh::FabricKind::line_1d, fh::FabricKind::mesh_2d}) {
@@ -133,7 +133,7 @@ TEST_CASE("chip fabric raw API: inline write, atomic increment, scatter write, 1
         o.message_bytes = 256;
         cf::Bed bed(o);
         // Rank 0 sends to the others; each receiver's scratch: [0] counter (host-initialised), [16] inline word,
-        // [32..] the multicast payload (64 B), [128..] scatter chunks.
+        // [32..] the multicast payload (64 B), [128..] scatter chunks, [176..] the NoC multicast payload (64 B).
         for (uint32_t r = 0; r < 4; ++r) bed.launch->init_word(bed.worker(r), bed.buffers(r).scratch_l1, 0);
         fh::Route mc = kind == fh::FabricKind::line_1d ? fh::multicast_route_1d(bed.plan.spec, 0, uint32_t(fc::Dir::E), 1, 3)
                                                        : fh::path_route_2d(bed.plan.spec, 0, {2, 2, 2}, 1);
@@ -161,6 +161,11 @@ TEST_CASE("chip fabric raw API: inline write, atomic increment, scatter write, 1
                 m.payload = 64;
                 m.dst_xy = link.peer_xy(1);
                 m.dst_l1 = ctr + 32;
+                send(mc.first_dir, m, mc.cmds);
+                // the same chip-level multicast carrying a NoC multicast write (a 1-core rectangle: the worker)
+                m.cmd = fc::NocCmd::multicast_write;
+                m.dst_xy = m.sem_xy = fc::xy(0, 0);
+                m.dst_l1 = ctr + 176;
                 send(mc.first_dir, m, mc.cmds);
                 for (uint32_t q = 1; q < 4; ++q) {
                     fc::HeaderFields f;
@@ -212,6 +217,7 @@ TEST_CASE("chip fabric raw API: inline write, atomic increment, scatter write, 1
             CHECK(inl == 0xC0DE0000u + q);
             bool mc_ok = true, sc_ok = true;
             for (uint32_t i = 0; i < 64; ++i) mc_ok = mc_ok && s[32 + i] == uint8_t(i * 7 + 1);
+            for (uint32_t i = 0; i < 64; ++i) mc_ok = mc_ok && s[176 + i] == uint8_t(i * 7 + 1);
             for (uint32_t i = 0; i < 40; ++i) sc_ok = sc_ok && s[128 + i] == uint8_t(i * 7 + 1);
             for (uint32_t i = 0; i < 20; ++i) sc_ok = sc_ok && s[256 + i] == uint8_t((40 + i) * 7 + 1);
             for (uint32_t i = 0; i < 40; ++i) sc_ok = sc_ok && s[384 + i] == uint8_t((60 + i) * 7 + 1);

@@ -18,6 +18,7 @@
 #include <fabric/chip/router.hpp>
 #include <fabric/chip/worker.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <string>
@@ -62,6 +63,9 @@ inline fh::FabricSpec spec_for(const Cluster& cluster, FabricKind kind, const st
         if (kind == FabricKind::ring_1d) connect(n - 1, E, 0);
     }
     const ChipSpec& cs = cluster.spec().chip;
+    s.tensix = ::kccl::hal::NocRect{0, 0, cs.grid_w - 1, cs.grid_h - 1};
+    s.noc_cols = std::max(cs.grid_w, cs.eth_cores);
+    s.noc_rows = cs.grid_h + (cs.dram_bytes ? 2 : 1);
     s.router_l1_end = cs.eth_l1_bytes;
     s.worker_l1_end = cs.worker_l1_bytes;
     return s;
@@ -148,6 +152,8 @@ struct BedOptions {
     uint32_t header_bytes = 0;       ///< 0: 48 for 1D, 64 for 2D
     uint32_t buffer_bytes = 4096;    ///< each of input / output / scratch
     bool bubble_flow_control = true;
+    uint32_t initial_counter = 0;    ///< FabricSpec::initial_counter (tests that cross the 2^32 wrap)
+    uint32_t grid_w = 1, grid_h = 1; ///< Tensix cores per chip (the worker is (0, 0); NoC multicast tests use more)
 };
 
 /// An emulated cluster with the fabric installed and one worker per chip.
@@ -161,8 +167,8 @@ struct Bed {
 
     explicit Bed(const BedOptions& o) : opt(o) {
         ChipSpec chip;
-        chip.grid_w = 1;
-        chip.grid_h = 1;
+        chip.grid_w = o.grid_w;
+        chip.grid_h = o.grid_h;
         chip.eth_l1_bytes = 256 * 1024;
         std::vector<uint32_t> order;
         uint32_t cols = 0;
@@ -213,6 +219,7 @@ struct Bed {
         s.rx_slots = o.rx_slots;
         s.tx_slots = o.tx_slots;
         s.bubble_flow_control = o.bubble_flow_control;
+        s.initial_counter = o.initial_counter;
         s.worker_base = 0x1000;
         plan = fh::build_fabric(s);
         buffers_l1 = (plan.worker.end() + 15u) & ~15u;

@@ -20,6 +20,8 @@
 //   w3  target core x | y << 16       (on the destination chip; NoC addresses are made there)
 //   w4  target L1 address
 //   w5  semaphore core x | y << 16    (atomic increment, fused write + increment)  scatter: chunk 1 L1
+//                                                            NoC multicast: rectangle corner x1 | y1 << 16
+//       (NoC multicast: w3 is the rectangle's corner x0 | y0 << 16, w4 the L1 address in every core)
 //   w6  semaphore L1 address                                                       scatter: chunk 2 L1
 //   w7  value: increment, or the inline-written word                              scatter: chunk 3 L1
 //   w8  scatter: chunk 0 bytes | chunk 1 bytes << 16
@@ -44,6 +46,7 @@
 #pragma once
 
 #include <hal/config.hpp>
+#include <hal/contract.hpp>
 
 #include <stdint.h>
 
@@ -65,10 +68,11 @@ enum class NocCmd : uint8_t {
     atomic_inc = 3,       ///< semaphore += value (no payload)
     fused_write_inc = 4,  ///< payload -> target, then semaphore += value (ordered: lands after the data)
     scatter_write = 5,    ///< payload cut in up to 4 chunks, each to its own L1 address of the target core
-    /// GAP: a NoC multicast (one write to a rectangle of cores) needs a multicast operation in the
-    /// device contract (include/hal/contract.hpp), which it does not have yet. The builder rejects
-    /// it and a router reports it as a named error. Chip-level multicast (one packet delivered on
-    /// several chips) works with every other command: Routing::multicast_1d / write-and-forward.
+    /// payload -> the same L1 address of every Tensix core of a rectangle on the destination chip
+    /// (w3: x0 | y0 << 16, w5: x1 | y1 << 16, w4: the L1 address): one noc_write_mcast by the
+    /// delivering router, which then waits until it has landed everywhere (noc_write_barrier)
+    /// before it executes anything else. Combines with chip-level multicast (multicast_1d,
+    /// write-and-forward): the same rectangle on every chip that delivers.
     multicast_write = 6,
 };
 constexpr bool valid_cmd(uint32_t c) { return c >= 1 && c <= 6; }
@@ -119,8 +123,13 @@ inline uint32_t header_cmd_count(const volatile uint32_t* w) {
     return kind_routing(w[hw::kind]) == uint32_t(Routing::path_2d) ? (w[hw::route] >> 16) : 0u;
 }
 
+/// The destination rectangle of a multicast_write header (w3: corner 0, w5: corner 1).
+inline hal::NocRect mcast_rect_of(const volatile uint32_t* w) {
+    return hal::NocRect{w[hw::dst_xy] & 0xFFFFu, w[hw::dst_xy] >> 16, w[hw::sem_xy] & 0xFFFFu, w[hw::sem_xy] >> 16};
+}
+
 /// Why a header is not valid (0: valid), checked against the router's header size.
-enum class HeaderFault : uint32_t { none = 0, magic, check, command, routing, too_many_cmds, payload };
+enum class HeaderFault : uint32_t { none = 0, magic, check, command, routing, too_many_cmds, payload, mcast_rect };
 constexpr const char* fault_text(HeaderFault f) {
     return f == HeaderFault::magic     ? "no header magic (the slot was never written by a worker: uninitialised header)"
          : f == HeaderFault::check     ? "the check word does not match (a torn, stale or uninitialised header)"
@@ -128,6 +137,7 @@ constexpr const char* fault_text(HeaderFault f) {
          : f == HeaderFault::routing   ? "an unknown routing kind"
          : f == HeaderFault::too_many_cmds ? "more route commands than the header holds"
          : f == HeaderFault::payload   ? "a payload larger than the channel's packets"
+         : f == HeaderFault::mcast_rect ? "a NoC multicast to an empty or inverted rectangle (allowed: x0 <= x1, y0 <= y1)"
                                        : "valid";
 }
 
@@ -141,6 +151,8 @@ inline HeaderFault validate_header(const volatile uint32_t* w, uint32_t header_b
     if (!valid_cmd(kind_cmd(w[hw::kind]))) return HeaderFault::command;
     if (!valid_routing(kind_routing(w[hw::kind]))) return HeaderFault::routing;
     if (w[hw::payload] > max_payload) return HeaderFault::payload;
+    if (kind_cmd(w[hw::kind]) == uint32_t(NocCmd::multicast_write) && mcast_rect_of(w).cores() == 0)
+        return HeaderFault::mcast_rect;
     return HeaderFault::none;
 }
 

@@ -25,7 +25,11 @@
 // ORDERING: one virtual channel per direction. A route's packets enter one sender channel, leave
 //   it in order, cross the link on one Ethernet queue in order, are processed by the receiver in
 //   order and forwarded or delivered by one core to one core (contract N1): per source and route,
-//   packets arrive in the order they were sent.
+//   packets arrive in the order they were sent. A NoC multicast write is the exception the
+//   contract makes (M1: a multicast is ordered with no other NoC operation of its core), so the
+//   delivering router waits for it (noc_write_barrier) before it executes anything else: a
+//   multicast has landed at every core of its rectangle before any later command of any route
+//   this router delivers (a later increment on the same route is a "data is there" signal).
 //
 // CREDITS (every word that another core writes was initialised by the host, contract P2, or is
 //   cleared by this router before its link handshake, P1)
@@ -55,9 +59,16 @@
 //   forwarded was given back by the next router. After a route's last packet nothing more comes
 //   on that route, so nothing more comes through this router.
 //
+// WRAP: every counter (sender channels' taken / released and fill, link sent / freed / acked /
+//   processed, forwarded / given back, the workers' sent / credit / arrival) starts at the host's
+//   FabricSpec::initial_counter (0 unless a test starts just below 2^32) and runs mod 2^32: every
+//   test is a difference (`a - b < slots`, `int32_t(a - b) >= 0`) or an equality, never `a < b`,
+//   and every slot index is kept on its own (wraps at the slot count), never `counter % slots`.
+//   The sync word of packet n carries n, ~n and a hash of n, so n = 0 after the wrap is no weaker.
+//
 // FAULTS: a header without magic or with a wrong check (an uninitialised slot) is a device error
 //   naming the router, the channel and the slot; so is a route that leaves the mesh and a NoC
-//   multicast (not in the device contract yet). The router keeps a status block (header.hpp, st::)
+//   multicast to an empty rectangle (or on a backend without NoC multicast). The router keeps a status block (header.hpp, st::)
 //   in its L1: the host's dump hooks read it to say what a stalled router waits for.
 //
 // C++17, freestanding, no heap.
@@ -76,7 +87,7 @@ namespace rargs {
 inline constexpr uint32_t magic = 0, chip = 1, dir = 2, layout_base = 3, header_bytes = 4, max_payload = 5,
                           rx_slots = 6, tx_slots = 7, master = 8, reserved = 9, bubble = 10, in_last = 11,
                           out_last = 12, channels = 13, router_xy = 14 /* 4 words */, worker_xy = 18,
-                          worker_credit = 19, peer_chip = 20, count = 21;
+                          worker_credit = 19, peer_chip = 20, initial_counter = 21, count = 22;
 }
 /// Flag in the `channels` argument (above the channel mask): the 1D layout, RouterLayout::sender_positions = 2.
 inline constexpr uint32_t channels_packed_1d = 1u << 16;
@@ -95,6 +106,9 @@ struct RouterConfig {
     static constexpr uint32_t idle_iterations_per_context_switch = 4096;
     static constexpr bool mutation_leak_link_credit = false;  ///< the receiver never returns slots to the peer
     static constexpr bool mutation_no_bubble = false;         ///< injections need only 1 free slot on rings
+    /// The receiver asks "has the head packet been acknowledged?" with a plain unsigned compare
+    /// (acked > processed) instead of the wrap-safe signed difference: stalls at the 2^32 wrap.
+    static constexpr bool mutation_unsafe_compare = false;
 };
 
 template <class Config = RouterConfig>
@@ -153,6 +167,10 @@ private:
         worker_xy_ = hal.arg(b + rargs::worker_xy);
         worker_credit_ = hal.arg(b + rargs::worker_credit);
         peer_chip_ = hal.arg(b + rargs::peer_chip);
+        const uint32_t c0 = hal.arg(b + rargs::initial_counter);  // every counter starts here (WRAP)
+        tx_sent_ = rx_processed_ = rx_acked_ = c0;
+        for (uint32_t d = 0; d < num_dirs; ++d) fwd_sent_[d] = c0;
+        for (uint32_t c = 0; c < max_sender_channels; ++c) ch_[c].taken = ch_[c].released = c0;
         if (L_.tx_slots == 0 || L_.tx_slots > Config::max_tx_slots || L_.rx_slots < 2 ||
             L_.rx_slots > Config::max_rx_slots || L_.header_bytes % 16 || L_.header_bytes < header_base_bytes ||
             L_.header_bytes > header_max_bytes || L_.base % 16 || dir_ >= num_dirs) {
@@ -179,8 +197,8 @@ private:
         set_status(hal, st::phase, uint32_t(Phase::init));
         for (uint32_t w = st::rx_processed; w < status_words; ++w) set_status(hal, w, 0);
         for (uint32_t i = 0; i < L_.rx_slots; ++i) put4(hal, L_.rx_slot(i) + L_.slot_bytes() - 16, 0, 0, 0, 0);
-        put4(hal, L_.credit_inbox(), 0, 0, 0, 0);
-        put4(hal, L_.ack_inbox(), 0, 0, 0, 0);
+        put4(hal, L_.credit_inbox(), tx_sent_, 0, 0, 0);  // nothing sent, nothing freed
+        put4(hal, L_.ack_inbox(), tx_sent_, 0, 0, 0);
         put4(hal, L_.credit_src(), 0, 0, 0, 0);
         put4(hal, L_.ack_src(), 0, 0, 0, 0);
     }
@@ -322,7 +340,8 @@ private:
         const uint32_t n = rx_processed_ + 1;
         const uint32_t slot = L_.rx_slot(rx_idx_);
         const uint32_t sync = slot + L_.slot_bytes() - 16;
-        if (int32_t(rx_acked_ - rx_processed_) <= 0) return false;  // not acknowledged yet: not here
+        if (Config::mutation_unsafe_compare ? !(rx_acked_ > rx_processed_) : int32_t(rx_acked_ - rx_processed_) <= 0)
+            return false;  // not acknowledged yet: not here
         volatile uint32_t* h = words(hal, slot, L_.header_bytes);
         if (!rx_checked_) {
             const HeaderFault f = validate_header(h, L_.header_bytes, L_.max_payload);
@@ -432,8 +451,16 @@ private:
                 }
                 break;
             }
-            case NocCmd::multicast_write:
-                route_error(hal, h, "NoC multicast write: not available (the device contract has no NoC multicast yet)");
+            case NocCmd::multicast_write: {
+                const hal::NocRect r = mcast_rect_of(h);  // validate_header: not empty
+                if constexpr (hal::has_multicast_v<H>) {
+                    if (n) hal.noc_write_mcast(payload_l1, r, h[hw::dst_l1], n, r.cores(), false);
+                    hal.noc_write_barrier();  // landed everywhere before the route's next command (M1)
+                } else {
+                    route_error(hal, h, "a NoC multicast write on a backend without NoC multicast (hal::has_multicast_v)");
+                }
+                break;
+            }
         }
     }
 

@@ -28,6 +28,8 @@
 //   recv(d)          waits until the arrival counter passes what was viewed; the view is the slot
 //                    itself (zero copy). Up to `slots` views of one direction may be held.
 //   release(v)       frees the slot and returns a credit to q: one atomic-increment packet.
+//   multicast_write(d, src, n, rect, dst)  one NoC multicast write packet to q's chip: n bytes to
+//                    dst of every Tensix core of rect there (in order with the messages to q).
 //   quiesce()        waits for every credit (all sent messages were released), sends a route's
 //                    LAST packet (an increment of q's done counter) to every peer, waits for the
 //                    last packets of every peer (so nothing more will land in this core), then for
@@ -56,7 +58,8 @@ namespace kccl::fabric::chip {
 namespace wargs {
 inline constexpr uint32_t magic = 0, rank = 1, ranks = 2, chip = 3, header_bytes = 4, max_message = 5, slots = 6,
                           worker_base = 7, router_base = 8, router_rx_slots = 9, router_tx_slots = 10,
-                          router_xy = 11 /* 4 words */, router_max_payload = 15, peer_stride = 16, first_peer = 17;
+                          router_xy = 11 /* 4 words */, router_max_payload = 15, peer_stride = 16, initial_counter = 17,
+                          tensix_lo = 18, tensix_hi = 19 /* the chip's Tensix rectangle: x | y << 16 */, first_peer = 20;
 // per peer, from first_peer + q * peer_stride:
 inline constexpr uint32_t p_xy = 0, p_dir = 1, p_routing = 2, p_route = 3, p_cmds = 4;
 }
@@ -191,6 +194,11 @@ public:
             c.credit_sem = W_.router_credit(d);
             c.status = W_.status();
         }
+        const uint32_t c0 = hal.arg(b + wargs::initial_counter);  // every counter starts here (router.hpp, WRAP)
+        c0_ = c0;
+        const uint32_t lo = hal.arg(b + wargs::tensix_lo), hi = hal.arg(b + wargs::tensix_hi);
+        tensix_ = hal::NocRect{lo & 0xFFFFu, lo >> 16, hi & 0xFFFFu, hi >> 16};
+        for (uint32_t d = 0; d < num_dirs; ++d) conn_[d].sent = c0;
         const uint32_t stride = hal.arg(b + wargs::peer_stride);
         for (uint32_t q = 0; q < ranks_; ++q) {
             const uint32_t a = b + wargs::first_peer + q * stride;
@@ -200,6 +208,7 @@ public:
             p.routing = hal.arg(a + wargs::p_routing);
             p.route = hal.arg(a + wargs::p_route);
             p.cmd_arg = a + wargs::p_cmds;
+            p.sent = p.viewed = p.consumed = c0;
         }
         volatile uint32_t* s = status();
         s[wstatus::magic] = worker_status_magic;
@@ -302,14 +311,45 @@ public:
         }
         for (uint32_t q = 0; q < ranks_; ++q)
             if (q != rank_) control(q, NocCmd::atomic_inc, W_.done(), true);  // each route's last packet
-        if (hal_.sem_read(W_.done()) != ranks_ - 1) {
+        if (hal_.sem_read(W_.done()) - c0_ != ranks_ - 1) {
             note(wstatus::last_packets, ranks_ - 1, 0, 0);
-            while (hal_.sem_read(W_.done()) != ranks_ - 1) hal_.idle();
+            while (hal_.sem_read(W_.done()) - c0_ != ranks_ - 1) hal_.idle();
         }
         for (uint32_t d = 0; d < num_dirs; ++d)
             if (conn_[d].present()) conn_[d].close(hal_);
         hal_.noc_write_barrier();
         note(wstatus::finished, 0, 0, 0);
+    }
+
+    /// NoC multicast write on the chip of the peer of direction d: `n` bytes from src_l1 to dst_l1
+    /// of every core of `rect` (Tensix cores of that chip; at most max_message_bytes). One packet on
+    /// the route to that peer (so in order with the messages sent to it: a later send lands after
+    /// the multicast has landed everywhere, router.hpp ORDERING). src may be reused on return. The
+    /// caller owns dst_l1 on those cores: the fabric takes no credit for it.
+    void multicast_write(uint32_t d, uint32_t src_l1, uint32_t n, hal::NocRect rect, uint32_t dst_l1) {
+        const uint32_t q = check_send(d, n, "multicast_write");
+        if (KCCL_UNLIKELY(rect.cores() == 0 || !tensix_.contains(rect.x0, rect.y0) || !tensix_.contains(rect.x1, rect.y1))) {
+            ::kccl::detail::Msg m;
+            where(m, "multicast_write", d).s(": rectangle (").u(rect.x0).s(",").u(rect.y0).s(")..(").u(rect.x1).s(",")
+                .u(rect.y1).s(") is ").s(rect.cores() == 0 ? "empty or inverted" : "not inside the chip's Tensix cores")
+                .s(" (allowed: x0 <= x1, y0 <= y1, within (").u(tensix_.x0).s(",").u(tensix_.y0).s(")..(").u(tensix_.x1)
+                .s(",").u(tensix_.y1).s("); NoC multicast reaches only Tensix cores)");
+            die(m);
+        }
+        P& p = peer_[q];
+        Connection& c = conn_[p.dir];
+        hal_.noc_writes_flushed();  // the staging area of the previous packet was read out (N3)
+        const uint32_t st = W_.stage(0);
+        header(st, q, NocCmd::multicast_write, n, dst_l1, 0, false);
+        volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal_.l1_ptr(st, W_.header_bytes));
+        if (!Config::mutation_skip_header) {
+            h[hw::dst_xy] = xy(rect.x0, rect.y0);
+            h[hw::sem_xy] = xy(rect.x1, rect.y1);
+            seal_header(h);
+        }
+        c.reserve(hal_);
+        c.write(hal_, st, W_.header_bytes, src_l1, n);
+        hal_.noc_writes_flushed();  // src may be reused on return
     }
 
     /// Messages sent to / received from the peer of direction d (diagnostics, tests).
@@ -434,7 +474,8 @@ private:
     [[noreturn]] static void die(const ::kccl::detail::Msg& m) { ::kccl::detail::assert_fail("fabric", m.buf, __FILE__, __LINE__); }
 
     H& hal_;
-    uint32_t rank_ = 0, ranks_ = 0, chip_ = 0;
+    uint32_t rank_ = 0, ranks_ = 0, chip_ = 0, c0_ = 0;
+    hal::NocRect tensix_{};
     WorkerLayout W_{};
     Connection conn_[num_dirs];
     P peer_[Config::max_ranks];

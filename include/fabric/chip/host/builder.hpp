@@ -67,6 +67,15 @@ struct FabricSpec {
     uint32_t rx_slots = 16;          ///< router receiver channel slots (tt-metal: 16)
     uint32_t tx_slots = 8;           ///< router sender channel slots (tt-metal: 8)
     bool bubble_flow_control = true; ///< required on rings
+    /// The first value of every counter of the fabric (workers' sent / credit / arrival / done,
+    /// routers' channel fill / taken / released, link sent / freed / acked / processed, forwarded /
+    /// given back). 0 unless a test starts just below 2^32 to run its traffic across the wrap
+    /// (router.hpp, WRAP); any value is allowed.
+    uint32_t initial_counter = 0;
+    /// NoC coordinates of every chip: the Tensix cores (the only cores a NoC multicast reaches,
+    /// contract M3) and the extent of the chip's grid (x < noc_cols, y < noc_rows).
+    hal::NocRect tensix{0, 0, 7, 7};
+    uint32_t noc_cols = 10, noc_rows = 12;
     uint32_t router_base = 0x1000, router_l1_end = 256 * 1024, reserved_addr = 0x800;
     uint32_t worker_base = 0x8000, worker_l1_end = 1464 * 1024;
 };
@@ -107,17 +116,19 @@ struct FabricPlan {
     std::vector<InitWord> init_words() const {
         std::vector<InitWord> v;
         for (const auto& r : routers) {
+            const uint32_t c0 = spec.initial_counter;
             for (uint32_t w = 0; w < status_words; ++w) v.push_back({r.core, router.status() + 4 * w, 0});
-            for (uint32_t c = 0; c < max_sender_channels; ++c) v.push_back({r.core, router.fill_sem(c), 0});
-            for (uint32_t d = 0; d < num_dirs; ++d) v.push_back({r.core, router.fwd_credit_sem(d), 0});
+            for (uint32_t c = 0; c < max_sender_channels; ++c) v.push_back({r.core, router.fill_sem(c), c0});
+            for (uint32_t d = 0; d < num_dirs; ++d) v.push_back({r.core, router.fwd_credit_sem(d), c0});
         }
         for (const Core& w : spec.workers) {
             for (uint32_t i = 0; i < status_words; ++i) v.push_back({w, worker.status() + 4 * i, 0});
-            for (uint32_t d = 0; d < num_dirs; ++d) v.push_back({w, worker.router_credit(d), 0});
-            v.push_back({w, worker.done(), 0});
+            const uint32_t c0 = spec.initial_counter;
+            for (uint32_t d = 0; d < num_dirs; ++d) v.push_back({w, worker.router_credit(d), c0});
+            v.push_back({w, worker.done(), c0});
             for (uint32_t q = 0; q < ranks(); ++q) {
-                v.push_back({w, worker.arrival(q), 0});
-                v.push_back({w, worker.credit(q), 0});
+                v.push_back({w, worker.arrival(q), c0});
+                v.push_back({w, worker.credit(q), c0});
             }
         }
         return v;
@@ -348,6 +359,7 @@ inline FabricPlan build_fabric(const FabricSpec& s) {
         a[rargs::worker_xy] = xy(s.workers[l.pos].x, s.workers[l.pos].y);
         a[rargs::worker_credit] = plan.worker.router_credit(l.dir);
         a[rargs::peer_chip] = s.chips[q];
+        a[rargs::initial_counter] = s.initial_counter;
         plan.routers.push_back(std::move(r));
     }
     const uint32_t cmd_words = (s.header_bytes - header_base_bytes + 3) / 4;
@@ -371,6 +383,9 @@ inline FabricPlan build_fabric(const FabricSpec& s) {
         }
         v[wargs::router_max_payload] = plan.router.max_payload;
         v[wargs::peer_stride] = stride;
+        v[wargs::initial_counter] = s.initial_counter;
+        v[wargs::tensix_lo] = xy(s.tensix.x0, s.tensix.y0);
+        v[wargs::tensix_hi] = xy(s.tensix.x1, s.tensix.y1);
         for (uint32_t b = 0; b < n; ++b) {
             const uint32_t base = wargs::first_peer + b * stride;
             v[base + wargs::p_xy] = xy(s.workers[b].x, s.workers[b].y);
@@ -389,6 +404,24 @@ inline FabricPlan build_fabric(const FabricSpec& s) {
     return plan;
 }
 
+/// Checks a NoC multicast rectangle for the chip of `rank` (FabricLink::multicast_write checks the
+/// same on the device); throws a FabricError naming what is wrong: an empty or inverted rectangle,
+/// one outside the chip, one that holds non-Tensix cores.
+inline void check_mcast_rect(const FabricPlan& p, uint32_t rank, hal::NocRect r) {
+    const FabricSpec& s = p.spec;
+    const std::string at = "chip fabric: NoC multicast rectangle (" + std::to_string(r.x0) + "," + std::to_string(r.y0) + ")..(" +
+                           std::to_string(r.x1) + "," + std::to_string(r.y1) + ") on rank " + std::to_string(rank);
+    if (rank >= p.ranks()) throw FabricError(at + ": no such rank (ranks: " + std::to_string(p.ranks()) + ")");
+    const std::string tx = "(" + std::to_string(s.tensix.x0) + "," + std::to_string(s.tensix.y0) + ")..(" +
+                           std::to_string(s.tensix.x1) + "," + std::to_string(s.tensix.y1) + ")";
+    if (r.cores() == 0) throw FabricError(at + ": empty or inverted (allowed: x0 <= x1 and y0 <= y1)");
+    if (r.x1 >= s.noc_cols || r.y1 >= s.noc_rows)
+        throw FabricError(at + ": rectangle outside the chip (its NoC grid is x < " + std::to_string(s.noc_cols) + ", y < " +
+                          std::to_string(s.noc_rows) + ")");
+    if (!s.tensix.contains(r.x0, r.y0) || !s.tensix.contains(r.x1, r.y1))
+        throw FabricError(at + ": holds non-Tensix cores (NoC multicast reaches only Tensix cores, " + tx + ")");
+}
+
 /// What a router's status block says (words read from its L1 by the caller), in a sentence.
 inline std::string describe_router(const FabricPlan& p, const RouterPlan& r, const uint32_t* status, uint32_t fill0,
                                    uint32_t credit_inbox) {
@@ -397,11 +430,12 @@ inline std::string describe_router(const FabricPlan& p, const RouterPlan& r, con
                     std::to_string(r.args[rargs::peer_chip]) + "): ";
     if (status[st::magic] != status_magic) return s + "has not started (its status block is still the host's)";
     s += phase_name(status[st::phase]);
-    s += "; received " + std::to_string(status[st::rx_processed]) + " packets (" + std::to_string(status[st::rx_last]) +
-         " of " + std::to_string(r.args[rargs::in_last]) + " last packets), sent " + std::to_string(status[st::tx_sent]) +
+    const uint32_t c0 = r.args[rargs::initial_counter];  // counters are shown from the start of the run
+    s += "; received " + std::to_string(status[st::rx_processed] - c0) + " packets (" + std::to_string(status[st::rx_last]) +
+         " of " + std::to_string(r.args[rargs::in_last]) + " last packets), sent " + std::to_string(status[st::tx_sent] - c0) +
          " (" + std::to_string(status[st::tx_last]) + " of " + std::to_string(r.args[rargs::out_last]) +
-         " last), the peer freed " + std::to_string(credit_inbox) + "; local worker filled sender channel 0 with " +
-         std::to_string(fill0) + " packets";
+         " last), the peer freed " + std::to_string(credit_inbox - c0) + "; local worker filled sender channel 0 with " +
+         std::to_string(fill0 - c0) + " packets";
     const uint32_t k = status[st::wait_kind];
     if (k == 1)
         s += "; WAITS for link credits: sender channel " + std::to_string(status[st::wait_channel]) + " has a packet, the peer's receiver has " +
@@ -409,15 +443,15 @@ inline std::string describe_router(const FabricPlan& p, const RouterPlan& r, con
              std::to_string(status[st::wait_b]) + (status[st::wait_b] == 2 ? " (bubble flow control)" : "");
     else if (k == 2)
         s += "; WAITS for the router facing " + std::string(dir_name(status[st::wait_channel])) +
-             " to give back a slot of its pass-through channel (" + std::to_string(status[st::wait_a]) + " forwarded, " +
+             " to give back a slot of its pass-through channel (" + std::to_string(status[st::wait_a] - c0) + " forwarded, " +
              std::to_string(status[st::wait_b]) + " slots)";
     else if (k == 4)
         s += "; WAITS for the peer to free packets: every slot of sender channel " + std::to_string(status[st::wait_channel]) +
-             " holds a packet sent but not freed (freed " + std::to_string(status[st::wait_a]) + " of " +
-             std::to_string(status[st::wait_b]) + " sent; a link credit never returned?)";
+             " holds a packet sent but not freed (freed " + std::to_string(status[st::wait_a] - c0) + " of " +
+             std::to_string(status[st::wait_b] - c0) + " sent; a link credit never returned?)";
     else if (k == 3)
-        s += "; WAITS for the peer to free the packets it was sent (freed " + std::to_string(status[st::wait_a]) + " of " +
-             std::to_string(status[st::wait_b]) + "; a link credit never returned?)";
+        s += "; WAITS for the peer to free the packets it was sent (freed " + std::to_string(status[st::wait_a] - c0) + " of " +
+             std::to_string(status[st::wait_b] - c0) + "; a link credit never returned?)";
     return s;
 }
 
@@ -427,7 +461,8 @@ inline std::string describe_worker(const FabricPlan& p, uint32_t rank, const uin
     const Core& w = p.spec.workers[rank];
     std::string s = "fabric worker rank " + std::to_string(rank) + " chip " + std::to_string(w.chip) + ": ";
     if (status[wstatus::magic] != worker_status_magic) return s + "has not started its fabric link";
-    const uint32_t a = status[wstatus::a], b = status[wstatus::b], c = status[wstatus::c];
+    const uint32_t a = status[wstatus::a], c = status[wstatus::c];
+    const uint32_t b = status[wstatus::b] - p.spec.initial_counter;  // a counter: shown from the start of the run
     for (size_t i = 0; i < p.routers.size() && i < router_states.size(); ++i)  // a dead router of this chip
         if (p.routers[i].pos == rank && router_states[i].find("has not started") != std::string::npos)
             s += "[" + router_states[i] + "] ";
