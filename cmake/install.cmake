@@ -47,6 +47,7 @@ install(DIRECTORY "${_kccl_root}/examples/ring_ping" "${_kccl_root}/examples/pip
                   "${_kccl_root}/examples/collectives" "${_kccl_root}/examples/tutorial"
         DESTINATION "${KCCL_INSTALL_EXAMPLESDIR}")
 install(FILES "${_kccl_root}/examples/package/CMakeLists.txt" "${_kccl_root}/examples/package/kernels_compile.cpp"
+              "${_kccl_root}/examples/README.md"
         DESTINATION "${KCCL_INSTALL_EXAMPLESDIR}")
 
 install(TARGETS kccl kccl_emulation kccl_testing EXPORT kcclTargets)

@@ -117,6 +117,6 @@ if [ "$MODE" = find_package ]; then
         fail "configuring the installed examples"
     run "$CMAKE" --build "$WORK/examples-build" -j2 || fail "building the installed examples"
     CTEST=${CTEST:-$(dirname "$(command -v "$CMAKE")")/ctest}
-    (cd "$WORK/examples-build" && run "$CTEST" --output-on-failure) || fail "the installed examples' tests failed"
+    (cd "$WORK/examples-build" && run "$CTEST" --output-on-failure --no-tests=error) || fail "the installed examples' tests failed"
 fi
 step "PASS"
