@@ -10,6 +10,8 @@
 #   share/cmake/kccl/kcclConfig.cmake        find_package(kccl) -> kccl::kccl, kccl::emulation
 #   share/cmake/kccl/kcclConfigVersion.cmake SameMinorVersion, architecture-independent
 #   share/cmake/kccl/kcclTargets.cmake
+#   share/doc/kccl/examples/                 the examples (examples/*/) with a standalone
+#                                            CMakeLists.txt (examples/package/): find_package(kccl)
 # Both targets are INTERFACE (header-only), so the package lives under share/ rather than lib/.
 include(CMakePackageConfigHelpers)
 
@@ -34,6 +36,19 @@ install(FILES "${_kccl_root}/benchmarks/harness.hpp" "${_kccl_root}/benchmarks/c
 install(DIRECTORY "${_kccl_root}/testing/include/"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/kccl"
         FILES_MATCHING PATTERN "*.hpp")
+
+# The examples as a project of their own (CMAKE_INSTALL_DOCDIR/examples, the usual place for a
+# package's examples): examples/package/ is its top level. coll_perf and wafer_model are tools of the
+# source tree, not examples, and stay out.
+set(KCCL_INSTALL_EXAMPLESDIR "${CMAKE_INSTALL_DOCDIR}/examples"
+    CACHE STRING "Where the examples are installed, relative to the prefix")
+install(DIRECTORY "${_kccl_root}/examples/ring_ping" "${_kccl_root}/examples/pipeline"
+                  "${_kccl_root}/examples/ipcq_ring" "${_kccl_root}/examples/mcast_broadcast"
+                  "${_kccl_root}/examples/collectives" "${_kccl_root}/examples/tutorial"
+        DESTINATION "${KCCL_INSTALL_EXAMPLESDIR}")
+install(FILES "${_kccl_root}/examples/package/CMakeLists.txt" "${_kccl_root}/examples/package/kernels_compile.cpp"
+              "${_kccl_root}/examples/README.md"
+        DESTINATION "${KCCL_INSTALL_EXAMPLESDIR}")
 
 install(TARGETS kccl kccl_emulation kccl_testing EXPORT kcclTargets)
 install(EXPORT kcclTargets
