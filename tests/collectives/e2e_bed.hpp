@@ -71,6 +71,20 @@ std::string run_bed(const Shape& sh, cb::GroupOptions bo, const Run& run, Exec e
     return "";
 }
 
+/// How run_standard hands the group to the executor.
+enum class Dirs : uint8_t {
+    ring,               ///< execute_any with dirs_of (ring / line groups)
+    mesh,               ///< execute_any with mesh_dirs_of (2D meshes and tori)
+    group,              ///< execute_any with group_dirs_of (any group shape, all_pairs included)
+    group_interleaved,  ///< execute_any_interleaved with group_dirs_of (bidirectional lanes piece by piece)
+};
+
+/// run_bed with the plain executor for the reducer of (dtype, operator): defined once in
+/// e2e_bed.cpp, so the executor's instantiations for every data type, operator and link are
+/// compiled in one translation unit rather than in every test file that sweeps them.
+std::string run_standard(Op op, DataType dtype, RedOp redop, const Shape& sh, const cb::GroupOptions& bo,
+                         const Run& run, Dirs dirs);
+
 /// Calls f(Reducer{}) with the reducer of (dtype, operator) — any valid operator for an
 /// operation that does not reduce (it does not matter there) — and returns what f returned.
 template <class F>

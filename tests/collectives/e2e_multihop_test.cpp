@@ -89,14 +89,8 @@ std::string run_any(const Case& c) {
     bo.message_bytes = c.message_bytes;
     bo.slots = 4;
     const e2e::Run run{c.count, c.seed, c.redop, c.adversarial};
-    const bool inter = c.interleave;
-    return e2e::with_case_reducer(c.op, c.dtype, c.redop, [&](auto red) {
-        using Red = decltype(red);
-        return e2e::run_bed<Red>(sh, bo, run, [inter](auto& link, const ExecParams& ep, const GroupArgs& g) {
-            if (inter) execute_any_interleaved<Red>(link, ep, cb::group_dirs_of(g));
-            else execute_any<Red>(link, ep, cb::group_dirs_of(g));
-        });
-    });
+    return e2e::run_standard(c.op, c.dtype, c.redop, sh, bo, run,
+                             c.interleave ? e2e::Dirs::group_interleaved : e2e::Dirs::group);
 }
 
 constexpr Op kOps[] = {Op::all_reduce, Op::broadcast, Op::reduce, Op::gather, Op::scatter, Op::all_to_all,

@@ -73,13 +73,7 @@ std::string run_any(const Case& c) {
     bo.message_bytes = 256;
     bo.slots = 4;
     const e2e::Run run{c.count, c.seed, c.redop, c.adversarial};
-    return e2e::with_case_reducer(c.op, c.dtype, c.redop, [&](auto red) {
-        using Red = decltype(red);
-        return e2e::run_bed<Red>(sh, bo, run, [mesh](auto& link, const ExecParams& ep, const GroupArgs& g) {
-            if (mesh) execute_any<Red>(link, ep, cb::mesh_dirs_of(g));
-            else execute_any<Red>(link, ep, cb::dirs_of(g));
-        });
-    });
+    return e2e::run_standard(c.op, c.dtype, c.redop, sh, bo, run, mesh ? e2e::Dirs::mesh : e2e::Dirs::ring);
 }
 
 constexpr Op kOps[] = {Op::all_gather, Op::reduce_scatter, Op::all_reduce, Op::broadcast, Op::reduce,

@@ -31,12 +31,7 @@ std::string run_across_wrap(Op op, Method method, Transport t, uint32_t slots, u
     bo.slots = slots;
     bo.initial_counter = 0u - before;
     const e2e::Run run{300, seed, RedOp::sum, true};
-    return e2e::with_case_reducer(op, DataType::f32, RedOp::sum, [&](auto red) {
-        using Red = decltype(red);
-        return e2e::run_bed<Red>(sh, bo, run, [](auto& link, const ExecParams& ep, const GroupArgs& g) {
-            execute_any<Red>(link, ep, cb::dirs_of(g));
-        });
-    });
+    return e2e::run_standard(op, DataType::f32, RedOp::sum, sh, bo, run, e2e::Dirs::ring);
 }
 }  // namespace
 
