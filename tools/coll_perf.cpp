@@ -34,6 +34,7 @@
 // 32-bit addresses and host memory); a bad one is an error line naming it and what is allowed,
 // exit code 2. A failed run is an error row, exit code 1; the tool catches every exception.
 #include "tools/coll_perf.hpp"
+#include "tools/coll_perf_args.hpp"
 #include "tools/coll_perf_wafer.hpp"
 #if !KCCL_COLL_PERF_DEMO
 #include "tools/coll_perf_fabric.hpp"  // --transport fabric
@@ -67,45 +68,6 @@ const char* const kProg = "coll_demo";
 #else
 const char* const kProg = "coll_perf";
 #endif
-
-/// Bad input: a message naming the option, the value and what is allowed; exit code 2.
-struct UsageError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-[[noreturn]] void usage_error(const std::string& msg) { throw UsageError(msg); }
-
-const char* const kSizeForms = "N, NK, NM or NG (K = 1024), at most 1G";
-
-uint64_t parse_size(const std::string& opt, const std::string& v) {
-    if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])))
-        usage_error(opt + " '" + v + "' is not a size (allowed: " + kSizeForms + ")");
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
-    const std::string suf = end;
-    unsigned shift = 0;
-    if (suf == "K" || suf == "k") shift = 10;
-    else if (suf == "M" || suf == "m") shift = 20;
-    else if (suf == "G" || suf == "g") shift = 30;
-    else if (!suf.empty()) usage_error(opt + " '" + v + "' is not a size (allowed: " + kSizeForms + ")");
-    if (errno == ERANGE || x > (kMaxSize >> shift))
-        usage_error(opt + " '" + v + "' is too large (allowed: " + kSizeForms + "; a rank's buffers are at most 1 GiB)");
-    return uint64_t(x) << shift;
-}
-
-/// A decimal integer in [lo, hi] (no sign, no suffix, no overflow).
-uint64_t parse_uint(const std::string& opt, const std::string& v, uint64_t lo, uint64_t hi) {
-    const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
-    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
-        usage_error(opt + " '" + v + "' is not a non-negative decimal integer (allowed: " + range + ")");
-    errno = 0;
-    const unsigned long long x = std::strtoull(v.c_str(), nullptr, 10);
-    if (errno == ERANGE || x < lo || x > hi) usage_error(opt + " '" + v + "' is out of range (allowed: " + range + ")");
-    return x;
-}
-uint32_t parse_u32(const std::string& opt, const std::string& v, uint32_t lo, uint32_t hi) {
-    return uint32_t(parse_uint(opt, v, lo, hi));
-}
 
 std::vector<std::string> split(const std::string& s) {
     std::vector<std::string> v;
@@ -538,23 +500,11 @@ int main(int argc, char** argv) {
     if (kccl::coll_perf::wants_fabric(argc, argv)) return kccl::coll_perf::fabric_main(argc, argv, kProg);
 #endif
     if (wafer_requested(argc, argv)) return wafer_main(argc, argv);  // --grid: tools/coll_perf_wafer.cpp
-    try {
+    return guarded_main(kProg, "--help", [&] {
         bool help = false;
         const Options o = parse(argc, argv, help);
         if (help) { print_help(); return 0; }
         const std::vector<Row> rows = plan_rows(o);
         return run(o, rows);
-    } catch (const UsageError& e) {
-        std::fflush(stdout);
-        std::fprintf(stderr, "%s: %s (see --help)\n", kProg, e.what());
-        return 2;
-    } catch (const std::exception& e) {
-        std::fflush(stdout);
-        std::fprintf(stderr, "%s: error: %s\n", kProg, e.what());
-        return 1;
-    } catch (...) {
-        std::fflush(stdout);
-        std::fprintf(stderr, "%s: error: unknown exception\n", kProg);
-        return 1;
-    }
+    });
 }

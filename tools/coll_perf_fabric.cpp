@@ -20,6 +20,7 @@
 // the topology, the router and worker L1 against the builder, host memory); a bad one is an error
 // naming it and what is allowed, exit code 2. A failed run is an error row, exit code 1.
 #include "tools/coll_perf_fabric.hpp"
+#include "tools/coll_perf_args.hpp"
 
 #include <emulation/chip_fabric.hpp>
 #include <emulation/collective.hpp>
@@ -47,10 +48,7 @@ namespace cf = kccl::emu::chip_fabric;
 namespace fh = kccl::fabric::chip::host;
 namespace emu = kccl::emu;
 
-struct UsageError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-[[noreturn]] void bad(const std::string& m) { throw UsageError(m); }
+[[noreturn]] void bad(const std::string& m) { usage_error(m); }
 
 struct FOptions {
     uint64_t min_bytes = 1024, max_bytes = 1 << 20, factor = 2;
@@ -69,34 +67,6 @@ struct FOptions {
     std::string timing;
 };
 
-constexpr uint64_t kMax = 1ull << 30;
-const char* const kSizeForms = "N, NK, NM or NG (K = 1024), at most 1G";
-
-uint64_t parse_size(const std::string& opt, const std::string& v) {
-    if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])))
-        bad(opt + " '" + v + "' is not a size (allowed: " + kSizeForms + ")");
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
-    const std::string suf = end;
-    unsigned shift = 0;
-    if (suf == "K" || suf == "k") shift = 10;
-    else if (suf == "M" || suf == "m") shift = 20;
-    else if (suf == "G" || suf == "g") shift = 30;
-    else if (!suf.empty()) bad(opt + " '" + v + "' is not a size (allowed: " + kSizeForms + ")");
-    if (errno == ERANGE || x > (kMax >> shift)) bad(opt + " '" + v + "' is too large (allowed: " + kSizeForms + ")");
-    return uint64_t(x) << shift;
-}
-
-uint32_t parse_u32(const std::string& opt, const std::string& v, uint32_t lo, uint32_t hi) {
-    const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
-    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
-        bad(opt + " '" + v + "' is not a non-negative decimal integer (allowed: " + range + ")");
-    errno = 0;
-    const unsigned long long x = std::strtoull(v.c_str(), nullptr, 10);
-    if (errno == ERANGE || x < lo || x > hi) bad(opt + " '" + v + "' is out of range (allowed: " + range + ")");
-    return uint32_t(x);
-}
 
 std::vector<std::string> split(const std::string& s) {
     std::vector<std::string> v;
@@ -523,7 +493,7 @@ bool wants_fabric(int argc, char** argv) {
 }
 
 int fabric_main(int argc, char** argv, const char* prog) {
-    try {
+    return guarded_main(prog, "--transport fabric --help", [&] {
         bool help = false;
         FOptions o = parse(argc, argv, help);
         if (help) {
@@ -532,15 +502,7 @@ int fabric_main(int argc, char** argv, const char* prog) {
         }
         const std::vector<Row> rows = plan_rows(o);
         return run(o, rows);
-    } catch (const UsageError& e) {
-        std::fflush(stdout);
-        std::fprintf(stderr, "%s: %s (see --transport fabric --help)\n", prog, e.what());
-        return 2;
-    } catch (const std::exception& e) {
-        std::fflush(stdout);
-        std::fprintf(stderr, "%s: error: %s\n", prog, e.what());
-        return 1;
-    }
+    });
 }
 
 }  // namespace kccl::coll_perf

@@ -18,6 +18,7 @@
 // Every option and combination is checked before the first run; a bad one is an error line naming
 // it and what is allowed, exit code 2. A failed run is an error row, exit code 1.
 #include "tools/coll_perf_wafer.hpp"
+#include "tools/coll_perf_args.hpp"
 
 #include <emulation/fabric/run.hpp>
 #include <fabric/auto.hpp>
@@ -45,10 +46,7 @@ namespace ef = kccl::emu::fabric;
 constexpr const char* kProg = "coll_perf";
 constexpr uint32_t kMaxSide = 1024;  // the cost model's and auto's limit per axis (cost::kMaxCostPes)
 
-struct Usage : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-[[noreturn]] void bad(const std::string& m) { throw Usage(m); }
+[[noreturn]] void bad(const std::string& m) { usage_error(m); }
 
 struct WaferOptions {
     uint32_t rows = 0, cols = 0;
@@ -66,15 +64,6 @@ struct WaferOptions {
     fh::Profile profile = fh::wse2();
 };
 
-uint64_t parse_num(const std::string& opt, const std::string& v, uint64_t lo, uint64_t hi) {
-    const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
-    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
-        bad(opt + " '" + v + "' is not a non-negative decimal integer (allowed: " + range + ")");
-    errno = 0;
-    const unsigned long long x = std::strtoull(v.c_str(), nullptr, 10);
-    if (errno == ERANGE || x < lo || x > hi) bad(opt + " '" + v + "' is out of range (allowed: " + range + ")");
-    return x;
-}
 
 uint64_t parse_bytes(const std::string& opt, const std::string& v, uint32_t pe_mem) {
     const char* forms = "N, NK or NM bytes per PE (K = 1024), a multiple of 4";
@@ -131,8 +120,8 @@ WaferOptions parse(int argc, char** argv, bool& help) {
         if (a == "--grid") {
             const size_t x = v.find('x');
             if (x == std::string::npos) bad("--grid '" + v + "' is not RxC (R rows by C columns of PEs, each 1.." + std::to_string(kMaxSide) + "; 1xC is a row)");
-            o.rows = uint32_t(parse_num("--grid rows", v.substr(0, x), 1, kMaxSide));
-            o.cols = uint32_t(parse_num("--grid columns", v.substr(x + 1), 1, kMaxSide));
+            o.rows = uint32_t(parse_uint("--grid rows", v.substr(0, x), 1, kMaxSide));
+            o.cols = uint32_t(parse_uint("--grid columns", v.substr(x + 1), 1, kMaxSide));
             if (uint64_t(o.rows) * o.cols < 2) bad("--grid '" + v + "' has one PE; a collective needs at least 2");
         } else if (a == "--timing") {
             if (v != "wafer") bad("--timing '" + v + "' with --grid: the fabric patterns run on the wafer model only (allowed: wafer)");
@@ -158,16 +147,16 @@ WaferOptions parse(int argc, char** argv, bool& help) {
         } else if (a == "--root") {
             const auto xy = split(v);
             if (xy.size() > 2) bad("--root '" + v + "' is not X or X,Y (X the column, Y the row)");
-            o.args.root = uint32_t(parse_num("--root", xy[0], 0, kMaxSide - 1));
-            if (xy.size() == 2) o.args.root_y = uint32_t(parse_num("--root", xy[1], 0, kMaxSide - 1));
+            o.args.root = uint32_t(parse_uint("--root", xy[0], 0, kMaxSide - 1));
+            if (xy.size() == 2) o.args.root_y = uint32_t(parse_uint("--root", xy[1], 0, kMaxSide - 1));
             o.root_given = true;
-        } else if (a == "--S") o.args.s = uint32_t(parse_num(a, v, 1, kMaxSide));
-        else if (a == "--G") o.args.g = uint32_t(parse_num(a, v, 2, kMaxSide));
+        } else if (a == "--S") o.args.s = uint32_t(parse_uint(a, v, 1, kMaxSide));
+        else if (a == "--G") o.args.g = uint32_t(parse_uint(a, v, 2, kMaxSide));
         else if (a == "-b" || a == "-e") {
             sizes[a == "-e"] = v;
             size_given[a == "-e"] = true;
-        } else if (a == "-f") o.factor = parse_num(a, v, 2, 1024);
-        else if (a == "-n") o.iters = uint32_t(parse_num(a, v, 1, 100));
+        } else if (a == "-f") o.factor = parse_uint(a, v, 2, 1024);
+        else if (a == "-n") o.iters = uint32_t(parse_uint(a, v, 1, 100));
         else if (a == "-d") {
             if (v == "float") o.type = kf::DType::f32;
             else if (v == "int32") o.type = kf::DType::i32;
@@ -339,7 +328,7 @@ void print_wafer_help() {
 }
 
 int wafer_main(int argc, char** argv) {
-    try {
+    return guarded_main(kProg, "--help", [&] {
         bool help = false;
         WaferOptions o = parse(argc, argv, help);
         if (help) {
@@ -348,15 +337,7 @@ int wafer_main(int argc, char** argv) {
         }
         const std::vector<uint32_t> sizes = plan(o);
         return run(o, sizes);
-    } catch (const Usage& e) {
-        std::fflush(stdout);
-        std::fprintf(stderr, "%s: %s (see --help)\n", kProg, e.what());
-        return 2;
-    } catch (const std::exception& e) {
-        std::fflush(stdout);
-        std::fprintf(stderr, "%s: error: %s\n", kProg, e.what());
-        return 1;
-    }
+    });
 }
 
 }  // namespace kccl::coll_perf

@@ -1,0 +1,80 @@
+// tools/coll_perf_args.hpp — what every mode of coll_perf (collectives, --transport fabric, --grid)
+// shares to read its command line and to end: bad input is a UsageError (exit code 2, a message
+// naming the option, the value and what is allowed), anything else an error line (exit code 1);
+// nothing escapes as an abort.
+#pragma once
+
+#include <cctype>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <stdexcept>
+#include <string>
+
+namespace kccl::coll_perf {
+
+/// Bad input: a message naming the option, the value and what is allowed; exit code 2.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+[[noreturn]] inline void usage_error(const std::string& msg) { throw UsageError(msg); }
+
+/// The sizes -b / -e take, and their limit: a rank's buffers are at most 1 GiB.
+inline constexpr uint64_t kMaxSizeArg = 1ull << 30;
+inline constexpr const char* kSizeForms = "N, NK, NM or NG (K = 1024), at most 1G";
+
+inline uint64_t parse_size(const std::string& opt, const std::string& v) {
+    if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])))
+        usage_error(opt + " '" + v + "' is not a size (allowed: " + kSizeForms + ")");
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
+    const std::string suf = end;
+    unsigned shift = 0;
+    if (suf == "K" || suf == "k") shift = 10;
+    else if (suf == "M" || suf == "m") shift = 20;
+    else if (suf == "G" || suf == "g") shift = 30;
+    else if (!suf.empty()) usage_error(opt + " '" + v + "' is not a size (allowed: " + kSizeForms + ")");
+    if (errno == ERANGE || x > (kMaxSizeArg >> shift))
+        usage_error(opt + " '" + v + "' is too large (allowed: " + kSizeForms + "; a rank's buffers are at most 1 GiB)");
+    return uint64_t(x) << shift;
+}
+
+/// A decimal integer in [lo, hi] (no sign, no suffix, no overflow).
+inline uint64_t parse_uint(const std::string& opt, const std::string& v, uint64_t lo, uint64_t hi) {
+    const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
+    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
+        usage_error(opt + " '" + v + "' is not a non-negative decimal integer (allowed: " + range + ")");
+    errno = 0;
+    const unsigned long long x = std::strtoull(v.c_str(), nullptr, 10);
+    if (errno == ERANGE || x < lo || x > hi) usage_error(opt + " '" + v + "' is out of range (allowed: " + range + ")");
+    return x;
+}
+inline uint32_t parse_u32(const std::string& opt, const std::string& v, uint32_t lo, uint32_t hi) {
+    return uint32_t(parse_uint(opt, v, lo, hi));
+}
+
+/// Runs a mode's whole main: its exit code, or 2 with "PROG: message (see SEE)" for bad input, or
+/// 1 with "PROG: error: ..." for anything else thrown.
+template <class Body>
+int guarded_main(const char* prog, const char* see, Body body) {
+    try {
+        return body();
+    } catch (const UsageError& e) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "%s: %s (see %s)\n", prog, e.what(), see);
+        return 2;
+    } catch (const std::exception& e) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "%s: error: %s\n", prog, e.what());
+        return 1;
+    } catch (...) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "%s: error: unknown exception\n", prog);
+        return 1;
+    }
+}
+
+}  // namespace kccl::coll_perf
