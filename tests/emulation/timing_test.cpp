@@ -20,7 +20,7 @@ ClusterSpec row_of_pes(uint32_t p) {  // a 1 x P row; the model does not need a 
     return s;
 }
 
-// Seed 002, Corollary 3.4 and Lemma 5.2.
+// The Cerebras WSE reduce/allreduce thesis, Corollary 3.4 and Lemma 5.2.
 uint64_t t_message(uint64_t p, uint64_t b, uint64_t tr) { return 2 * tr + p + b; }
 uint64_t t_chain(uint64_t p, uint64_t b, uint64_t tr) { return 2 * (p - 1) * (tr + 1) + b; }
 
