@@ -9,6 +9,8 @@
 
 #include <emulation/chip_fabric.hpp>
 
+#include "chip_streams.hpp"
+
 #include <string>
 
 namespace cf = kccl::emu::chip_fabric;
@@ -17,10 +19,6 @@ namespace fh = kccl::fabric::chip::host;
 namespace emu = kccl::emu;
 
 namespace {
-
-void throw_handler(const char*, const char* msg, const char*, int) { throw emu::EmulationError(msg); }
-
-uint32_t word(uint32_t src, uint32_t dst, uint32_t msg, uint32_t i) { return (src * 40503u) ^ (dst << 21) ^ (msg << 11) ^ (i * 2654435761u); }
 
 struct WrapRouter : fc::RouterConfig {
     static constexpr bool mutation_unsafe_compare = true;
@@ -31,59 +29,14 @@ struct WrapRouter : fc::RouterConfig {
 /// counts the routers whose link counters ended past the wrap.
 template <class RConfig = fc::RouterConfig>
 std::string streams(const cf::BedOptions& o, uint32_t msgs, uint64_t seed, uint32_t* wrapped = nullptr) {
-    kccl::set_assert_handler(&throw_handler);
     cf::Bed bed(o);
-    const uint32_t maxb = o.message_bytes;
-    bed.add<fc::FabricLinkConfig, RConfig>([msgs, maxb](auto& hal, auto& link, const cf::RankBuffers& b) -> uint64_t {
-        const uint32_t me = link.rank(), dirs = link.directions();
-        auto len = [&](uint32_t s, uint32_t d, uint32_t m) { return (((s + 3 * d + 7 * m) * 36u) % (maxb + 1)) & ~3u; };
-        uint32_t sent[64] = {}, got[64] = {};
-        uint64_t bad = 0;
-        for (bool busy = true; busy;) {
-            busy = false;
-            bool moved = false;
-            for (uint32_t d = 0; d < dirs; ++d) {
-                const uint32_t q = link.peer(d);
-                if (sent[d] < msgs) {
-                    busy = true;
-                    const uint32_t n = len(me, q, sent[d]);
-                    uint32_t* w = reinterpret_cast<uint32_t*>(hal.l1_ptr(b.input_l1, maxb + 4));
-                    for (uint32_t i = 0; i < n / 4; ++i) w[i] = word(me, q, sent[d], i);
-                    if (link.try_send(d, b.input_l1, n)) {
-                        ++sent[d];
-                        moved = true;
-                    }
-                }
-                if (got[d] < msgs) {
-                    busy = true;
-                    kccl::coll::View v;
-                    if (link.try_recv(d, v)) {
-                        const uint32_t n = len(q, me, got[d]);
-                        bad += v.bytes != n;
-                        const uint32_t* w = reinterpret_cast<const uint32_t*>(hal.l1_ptr(v.l1, v.bytes + 4));
-                        for (uint32_t i = 0; i < v.bytes / 4 && i < n / 4; ++i) bad += w[i] != word(q, me, got[d], i);
-                        link.release(v);
-                        ++got[d];
-                        moved = true;
-                    }
-                }
-            }
-            if (busy && !moved) hal.idle();
-        }
-        link.quiesce();
-        return bad;
-    });
     emu::RunOptions ro;
     ro.watchdog = std::chrono::milliseconds(3000);
     ro.adversary.enabled = true;
     ro.adversary.seed = seed;
     ro.dirty_l1 = emu::RunOptions::DirtyL1::on;
     ro.race = emu::RunOptions::RaceCheck::on;
-    const emu::RunReport rep = bed.run(ro);
-    if (!rep.ok()) return rep.summary();
-    for (uint32_t r = 0; r < bed.ranks(); ++r)
-        if (rep.at(bed.worker(r)).value != 0)
-            return "rank " + std::to_string(r) + ": " + std::to_string(rep.at(bed.worker(r)).value) + " bad words or lengths";
+    if (std::string r = kccl::test::chip::run_streams<RConfig>(bed, msgs, ro); !r.empty()) return r;
     if (wrapped) {
         *wrapped = 0;
         for (const auto& r : bed.plan.routers) {
