@@ -166,7 +166,9 @@ inline void combine_span_as(kccl::fabric::Op op, uint32_t* out, const uint32_t* 
     const T* x = reinterpret_cast<const T*>(a);
     const T* y = reinterpret_cast<const T*>(b);
     switch (op) {
-        case kccl::fabric::Op::copy: std::memmove(out, b, size_t(n) * 4); return;
+        case kccl::fabric::Op::copy:
+            if (n) std::memmove(out, b, size_t(n) * 4);  // n == 0 may come with null spans
+            return;
         case kccl::fabric::Op::add: kccl::coll::Reducer<T, kccl::coll::RedOp::sum>::combine(o, x, y, n); return;
         case kccl::fabric::Op::max: kccl::coll::Reducer<T, kccl::coll::RedOp::max>::combine(o, x, y, n); return;
         case kccl::fabric::Op::min: kccl::coll::Reducer<T, kccl::coll::RedOp::min>::combine(o, x, y, n); return;
