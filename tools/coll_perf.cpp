@@ -69,27 +69,7 @@ const char* const kProg = "coll_demo";
 const char* const kProg = "coll_perf";
 #endif
 
-std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> v;
-    size_t a = 0;
-    while (a <= s.size()) {
-        const size_t b = s.find(',', a);
-        v.push_back(s.substr(a, b == std::string::npos ? std::string::npos : b - a));
-        if (b == std::string::npos) break;
-        a = b + 1;
-    }
-    return v;
-}
 
-template <class E, size_t N>
-E parse_enum(const std::string& opt, const std::string& v, const E (&all)[N], const char* (*name)(E)) {
-    std::string allowed;
-    for (E e : all) {
-        if (v == name(e)) return e;
-        allowed += (allowed.empty() ? "" : ", ") + std::string(name(e));
-    }
-    usage_error(opt + " '" + v + "' is not known (allowed: " + allowed + ")");
-}
 
 constexpr Op kOps[] = {Op::all_gather, Op::reduce_scatter, Op::all_reduce, Op::broadcast, Op::reduce,
                        Op::gather, Op::scatter, Op::all_to_all, Op::send_recv};

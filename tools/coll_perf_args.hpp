@@ -12,6 +12,7 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace kccl::coll_perf {
 
@@ -54,6 +55,30 @@ inline uint64_t parse_uint(const std::string& opt, const std::string& v, uint64_
 }
 inline uint32_t parse_u32(const std::string& opt, const std::string& v, uint32_t lo, uint32_t hi) {
     return uint32_t(parse_uint(opt, v, lo, hi));
+}
+
+/// "a,b,c" -> {"a", "b", "c"} (empty fields kept, so a bad list is named, not skipped).
+inline std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> v;
+    size_t a = 0;
+    while (a <= s.size()) {
+        const size_t b = s.find(',', a);
+        v.push_back(s.substr(a, b == std::string::npos ? std::string::npos : b - a));
+        if (b == std::string::npos) break;
+        a = b + 1;
+    }
+    return v;
+}
+
+/// The value of `all` whose name(e) is v, else a UsageError listing every name.
+template <class E, size_t N, class Name>
+E parse_enum(const std::string& opt, const std::string& v, const E (&all)[N], Name name) {
+    std::string allowed;
+    for (E e : all) {
+        if (v == name(e)) return e;
+        allowed += (allowed.empty() ? "" : ", ") + std::string(name(e));
+    }
+    usage_error(opt + " '" + v + "' is not known (allowed: " + allowed + ")");
 }
 
 /// Runs a mode's whole main: its exit code, or 2 with "PROG: message (see SEE)" for bad input, or

@@ -68,17 +68,6 @@ struct FOptions {
 };
 
 
-std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> v;
-    size_t a = 0;
-    while (true) {
-        const size_t b = s.find(',', a);
-        v.push_back(s.substr(a, b == std::string::npos ? std::string::npos : b - a));
-        if (b == std::string::npos) break;
-        a = b + 1;
-    }
-    return v;
-}
 
 constexpr Op kOps[] = {Op::all_gather, Op::reduce_scatter, Op::all_reduce, Op::broadcast, Op::reduce,
                        Op::gather,     Op::scatter,        Op::all_to_all, Op::send_recv};
@@ -88,15 +77,6 @@ constexpr Method kMethods[] = {Method::ring_cw, Method::ring_ccw, Method::ring_b
                                Method::recursive_doubling, Method::rabenseifner, Method::pairwise, Method::direct,
                                Method::mesh_2d};
 
-template <class E, size_t N, class F>
-E parse_enum(const std::string& opt, const std::string& v, const E (&all)[N], F name) {
-    std::string allowed;
-    for (E e : all) {
-        if (v == name(e)) return e;
-        allowed += (allowed.empty() ? "" : ", ") + std::string(name(e));
-    }
-    bad(opt + " '" + v + "' is not known (allowed: " + allowed + ")");
-}
 
 FOptions parse(int argc, char** argv, bool& help) {
     FOptions o;
