@@ -89,18 +89,6 @@ kf::Pattern parse_pattern(const std::string& opt, const std::string& v) {
     return p;
 }
 
-std::vector<std::string> split(const std::string& v) {
-    std::vector<std::string> out;
-    size_t s = 0;
-    for (;;) {
-        const size_t c = v.find(',', s);
-        out.push_back(v.substr(s, c == std::string::npos ? std::string::npos : c - s));
-        if (c == std::string::npos) break;
-        s = c + 1;
-    }
-    return out;
-}
-
 const char* coll_option_name(kf::Collective c) {
     return c == kf::Collective::reduce ? "reduce" : c == kf::Collective::allreduce ? "all_reduce" : "broadcast";
 }
