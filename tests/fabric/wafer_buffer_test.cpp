@@ -9,6 +9,8 @@
 
 #include <emulation/fabric/run.hpp>
 
+#include "wafer_program_util.hpp"
+
 #include <string>
 #include <vector>
 
@@ -20,23 +22,8 @@ using kccl::emu::fabric::FabricOptions;
 
 namespace {
 
-std::vector<uint32_t> program(std::initializer_list<kf::Step> steps) {
-    std::vector<uint32_t> a{uint32_t(kf::DType::u32), uint32_t(steps.size())};
-    for (const kf::Step& s : steps) {
-        a.push_back(kf::encode_step_word0(s));
-        a.push_back(s.offset);
-        a.push_back(s.n);
-    }
-    return a;
-}
-kf::Step step(kf::StepKind k, uint32_t color, uint32_t n, uint32_t offset = 0) {
-    kf::Step s;
-    s.kind = k;
-    s.color_a = color;
-    s.n = n;
-    s.offset = offset;
-    return s;
-}
+using kccl::test::wafer::program;
+using kccl::test::wafer::step;
 
 /// The mutation: PEs (0,0) and (1,0) each send their whole n-element vector to the other (colors
 /// 0 and 1) before receiving the other's. Only a fabric that holds n wavelets per stream lets

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <emulation/fabric/run.hpp>
+
+#include "wafer_program_util.hpp"
 #include <fabric/auto.hpp>
 
 #include <algorithm>
@@ -70,23 +72,8 @@ fh::PatternSpec spec2(const std::string& name, uint32_t M, uint32_t N, uint32_t 
     return s;
 }
 
-std::vector<uint32_t> program(std::initializer_list<kf::Step> steps) {
-    std::vector<uint32_t> a{uint32_t(kf::DType::u32), uint32_t(steps.size())};
-    for (const kf::Step& s : steps) {
-        a.push_back(kf::encode_step_word0(s));
-        a.push_back(s.offset);
-        a.push_back(s.n);
-    }
-    return a;
-}
-kf::Step step(kf::StepKind k, uint32_t color, uint32_t n, uint32_t offset = 0) {
-    kf::Step s;
-    s.kind = k;
-    s.color_a = color;
-    s.n = n;
-    s.offset = offset;
-    return s;
-}
+using kccl::test::wafer::program;
+using kccl::test::wafer::step;
 
 std::string name_of(const kf::PatternArgs& a) {
     char buf[160] = {};
