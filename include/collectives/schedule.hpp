@@ -617,6 +617,60 @@ constexpr bool tree_two_phase(uint32_t* parent, uint32_t n, uint32_t S) {
     parent[0] = 0;
     return true;
 }
+/// Star (the Cerebras thesis's "scalar" reduce, section 5.1, and a one-multicast broadcast): every
+/// rank's parent is `root`.
+constexpr bool tree_star(uint32_t* parent, uint32_t n, uint32_t root = 0) {
+    if (root >= n) return false;
+    for (uint32_t i = 0; i < n; ++i) parent[i] = root;
+    return true;
+}
+/// The thesis's optimal pre-order reduce (Lemma 5.9) for vectors of B elements and router latency
+/// t_r: T(1) = 0; the root of n nodes takes as its last child node i minimising
+/// max(T(i) + B, T(n-i) + i + 2 t_r + 1) (i < n-1), or max(T(n-1) + B, B + n + 2 t_r) (i = n-1), the
+/// smallest such i; nodes [0, i) form the root's earlier subtree, [i, n) the last child's.
+/// `work` holds 2 (n + 1) entries (the caller owns it). Children ascend = closest first.
+constexpr bool tree_optimal(uint32_t* parent, uint32_t n, uint64_t B, uint64_t t_r, uint64_t* work) {
+    if (n == 0) return false;
+    uint64_t* T = work;              // T[m], m <= n
+    uint64_t* split = work + n + 1;  // split[m]: the root's last child in a group of m
+    T[0] = T[1] = 0;
+    split[0] = split[1] = 0;
+    for (uint32_t m = 2; m <= n; ++m) {
+        uint64_t best = ~uint64_t(0);
+        for (uint32_t i = 1; i < m; ++i) {
+            uint64_t a = 0, b = 0;
+            if (i == m - 1) a = T[m - 1] + B, b = B + m + 2 * t_r;
+            else a = T[i] + B, b = T[m - i] + i + 2 * t_r + 1;
+            const uint64_t c = a > b ? a : b;
+            if (c < best) best = c, split[m] = i;
+        }
+        T[m] = best;
+    }
+    // Group [off, off+m) reduces to off: [off, off+i) to off, [off+i, off+m) to off+i, which is
+    // off's last child. T is no longer needed: it becomes the stack of groups (off << 32 | m).
+    parent[0] = 0;
+    uint32_t top = 0;
+    T[top++] = uint64_t(n);
+    while (top > 0) {
+        const uint64_t g = T[--top];
+        const uint32_t off = uint32_t(g >> 32), m = uint32_t(g);
+        if (m < 2) continue;
+        const uint32_t i = uint32_t(split[m]);
+        parent[off + i] = off;
+        T[top++] = uint64_t(off) << 32 | i;
+        T[top++] = uint64_t(off + i) << 32 | (m - i);
+    }
+    return true;
+}
+/// Two trees joined (the thesis's left-right and jump reduces, sections 6.1 and 6.3): `first` over
+/// ranks [0, a) rooted at 0, `second` over ranks [a, a+b) (its entries relative to a, rooted at its
+/// 0); the second's root becomes rank 0's LAST child. Pre-order stays pre-order.
+constexpr bool tree_join(uint32_t* parent, uint32_t a, const uint32_t* first, uint32_t b, const uint32_t* second) {
+    if (a == 0 || b == 0) return false;
+    for (uint32_t i = 0; i < a; ++i) parent[i] = first[i];
+    for (uint32_t i = 0; i < b; ++i) parent[a + i] = i == 0 ? 0 : a + second[i];
+    return true;
+}
 /// 2D mesh rows x cols (rank = y*cols + x): every row reduces with `row` (a parent array over
 /// cols positions, root position 0) into its column-0 PE, then column 0 reduces with `col` (over
 /// rows positions, root 0). The result's root is rank 0. Edges may be multi-hop (tree edges of a

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <fabric/host/layout.hpp>
+#include <fabric/host/lower.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -371,7 +372,8 @@ inline void allreduce_on_line(Layout& L, const std::vector<Coord>& line, uint32_
     L.send(line[root], bcast_line(L, line, root, spec.B), 0, spec.B);
 }
 
-inline Built build(const PatternSpec& spec, uint32_t t_r = 2) {
+/// Refuses a spec build() cannot build (unknown name, P or M missing or both, B = 0, root outside).
+inline void validate_spec(const PatternSpec& spec) {
     const bool two_d = spec.M != 0;
     const std::string& nm = spec.name;
     static const char* const kBuilt =
@@ -394,6 +396,197 @@ inline Built build(const PatternSpec& spec, uint32_t t_r = 2) {
         throw std::invalid_argument("fabric pattern " + nm + ": root (" + std::to_string(spec.root_x) + "," + std::to_string(spec.root_y) + ") is outside the " +
                                     std::to_string(rows) + " x " + std::to_string(cols) + " grid (x < " + std::to_string(cols) + ", y < " +
                                     std::to_string(rows) + ")");
+}
+
+// ---- the patterns as collective schedules (docs/wafer.md, "Patterns as schedules") -------------
+
+/// The base pattern `name`'s parent array over n ranks (rank 0 the root, ranks in line order from
+/// it: pre-order, children closest first), from the collectives' builders (schedule.hpp).
+inline std::vector<uint32_t> base_parents(const std::string& name, uint32_t n, const PatternSpec& spec, uint32_t t_r) {
+    std::vector<uint32_t> par(n, 0);
+    if (name == "chain") coll::tree_chain(par.data(), n);
+    else if (name == "scalar") coll::tree_star(par.data(), n, 0);
+    else if (name == "tree") coll::tree_binomial(par.data(), n);
+    else if (name == "two_phase") {
+        const uint32_t S = spec.S ? spec.S : detail::ceil_sqrt(n);
+        coll::tree_two_phase(par.data(), n, S);
+    } else if (name == "optimal") {
+        std::vector<uint64_t> work(2 * (size_t(n) + 1));
+        coll::tree_optimal(par.data(), n, spec.B, t_r, work.data());
+    } else
+        throw std::invalid_argument("fabric pattern: base '" + name + "' is not a reduce-to-an-end pattern; allowed: scalar, chain, tree, two_phase, optimal");
+    return par;
+}
+
+/// A reduce on a line of n PEs as a tree: parent[rank] and the line index of each rank.
+struct LineTree {
+    std::vector<uint32_t> parent;
+    std::vector<uint32_t> pos;
+};
+
+/// Any 1D reduce `nm` (over `sub` for left_right / jump) on a line of n PEs to line index `root`,
+/// as reduce_on_line builds it; an end pattern with the root inside runs as left_right over it
+/// when `inside_ok`, else it is an error.
+inline LineTree line_tree(uint32_t n, uint32_t root, const std::string& nm, const std::string& sub, const PatternSpec& spec, uint32_t t_r, bool inside_ok) {
+    LineTree t;
+    auto run = [](uint32_t from, uint32_t to) {  // line indices from `from` to `to` inclusive
+        std::vector<uint32_t> v;
+        for (uint32_t i = from;; i = from <= to ? i + 1 : i - 1) {
+            v.push_back(i);
+            if (i == to) break;
+        }
+        return v;
+    };
+    auto join = [&](const std::vector<uint32_t>& own, const std::string& b1, const std::vector<uint32_t>& other, const std::string& b2) {
+        const auto p1 = base_parents(b1, uint32_t(own.size()), spec, t_r), p2 = base_parents(b2, uint32_t(other.size()), spec, t_r);
+        t.parent.assign(n, 0);
+        coll::tree_join(t.parent.data(), uint32_t(own.size()), p1.data(), uint32_t(other.size()), p2.data());
+        t.pos = own;
+        t.pos.insert(t.pos.end(), other.begin(), other.end());
+    };
+    if (n < 2) {
+        t.parent = {0};
+        t.pos = {root};
+        return t;
+    }
+    const bool end = root == 0 || root + 1 == n;
+    if (is_end_reduce(nm) && (end || !inside_ok)) {
+        if (!end)
+            throw std::invalid_argument("fabric pattern " + nm + " reduces to an end of the row (root 0 or " + std::to_string(n - 1) + ", got " + std::to_string(root) +
+                                        "); for another root use left_right, ring or jump with base " + nm);
+        t.parent = base_parents(nm, n, spec, t_r);
+        t.pos = root == 0 ? run(0, n - 1) : run(n - 1, 0);
+    } else if (is_end_reduce(nm) || nm == "left_right") {
+        // left_right (thesis 6.1): the root's own (smaller) side, root first; then the other side
+        // from the PE next to the root, whose root is the root's last child.
+        const std::string& b = nm == "left_right" ? sub : nm;
+        const bool left_small = root + 1 <= n - root;
+        join(left_small ? run(root, 0) : run(root, n - 1), b, left_small ? run(root + 1, n - 1) : run(root - 1, 0), b);
+    } else if (nm == "jump") {
+        // jump (thesis 6.3): every PE but the root reduces with the base to the end nearer the
+        // root, which is the root's only child.
+        std::vector<uint32_t> at;
+        for (uint32_t i = 0; i < n; ++i)
+            if (i != root) at.push_back(i);
+        const uint32_t first = root == 0 ? 1 : 0, last = root + 1 == n ? n - 2 : n - 1;
+        if ((root > first ? root - first : first - root) > (root > last ? root - last : last - root)) std::reverse(at.begin(), at.end());
+        join({root}, "chain", at, sub);
+    } else if (nm == "ring") {
+        // ring (thesis 6.2): a chain over the ring order, from the root backwards around the cycle.
+        const auto order = ring_sequence(n);
+        size_t k0 = 0;
+        while (order[k0] != root) ++k0;
+        t.parent = base_parents("chain", n, spec, t_r);
+        for (size_t k = 0; k < n; ++k) t.pos.push_back(order[(k0 + n - k) % n]);
+    } else {
+        throw std::invalid_argument("fabric pattern: '" + nm + "' is not a 1D reduce; allowed: scalar, chain, tree, two_phase, optimal, left_right, ring, jump");
+    }
+    return t;
+}
+
+/// A pattern written as a collective schedule: the Shape (its parent arrays owned here) and the PE
+/// of every rank. `shape()` points the Shape at the arrays (take it again after a copy).
+struct PatternSchedule {
+    coll::Shape base;
+    std::vector<uint32_t> tree, bcast;  ///< Method::tree's parent arrays (bcast: empty = none)
+    std::vector<Coord> place;           ///< rank -> PE
+    uint32_t width = 0, height = 0;     ///< the grid
+    Expect expect;
+    coll::Shape shape() const {
+        coll::Shape s = base;
+        s.tree = tree.empty() ? nullptr : tree.data();
+        s.bcast_tree = bcast.empty() ? nullptr : bcast.data();
+        return s;
+    }
+};
+
+/// The patterns written as schedules: the 1D reduces (scalar, chain, tree, two_phase, optimal,
+/// left_right, ring, jump) as Method::tree reduces; reduce_2d as one tree (columns, then the root's
+/// row); allreduce_naive as an all_reduce Method::tree (the reduce's tree, then a star multicast);
+/// bcast_1d and bcast_2d as a broadcast Method::tree down a star (one multicast).
+inline bool has_schedule(const std::string& nm) {
+    return is_reduce_1d(nm) || nm == "reduce_2d" || nm == "allreduce_naive" || nm == "bcast_1d" || nm == "bcast_2d";
+}
+
+inline PatternSchedule pattern_schedule(const PatternSpec& spec, uint32_t t_r = 2) {
+    validate_spec(spec);
+    const std::string& nm = spec.name;
+    if (!has_schedule(nm))
+        throw std::invalid_argument("fabric pattern " + nm +
+                                    " is not written as a schedule; those that are: scalar, chain, tree, two_phase, optimal, left_right, ring, jump, reduce_2d, "
+                                    "allreduce_naive, bcast_1d, bcast_2d");
+    PatternSchedule ps;
+    coll::Shape& sh = ps.base;
+    sh.method = coll::Method::tree;
+    sh.topo = coll::Topology::line;
+    sh.chunks = 1;
+    const bool two_d = spec.M != 0;
+    const uint32_t rows = spec.M, cols = spec.N ? spec.N : spec.M;
+    ps.width = two_d ? cols : spec.P;
+    ps.height = two_d ? rows : 1;
+    for (uint32_t y = 0; y < ps.height; ++y)
+        for (uint32_t x = 0; x < ps.width; ++x) ps.expect.pes.push_back(Coord{x, y});
+    ps.expect.root = two_d ? Coord{spec.root_x, spec.root_y} : Coord{spec.root, 0};
+    sh.ranks = ps.width * ps.height;
+    if (nm == "bcast_1d" || nm == "bcast_2d") {
+        // One multicast from the root to every PE: a star; ranks are PEs in row-major order.
+        ps.expect.kind = Expect::broadcast;
+        sh.op = coll::Op::broadcast;
+        if (two_d) sh.topo = coll::Topology::mesh, sh.rows = rows, sh.cols = cols;
+        sh.root = ps.expect.root.y * ps.width + ps.expect.root.x;
+        ps.tree.resize(sh.ranks);
+        coll::tree_star(ps.tree.data(), sh.ranks, sh.root);
+        ps.place = ps.expect.pes;
+        return ps;
+    }
+    LineTree lt;
+    if (nm == "reduce_2d") {
+        // Thesis 6.4: every column to the root's row, then that row: rank a*M + b is the b-th PE
+        // of the column that is the a-th PE of the row (in the lines' tree orders); each column
+        // tree's root takes its column's children first, then its row children.
+        if (!is_reduce_1d(spec.base)) throw std::invalid_argument("fabric pattern reduce_2d: base '" + spec.base + "' is not a 1D reduce");
+        const LineTree col = line_tree(rows, spec.root_y, spec.base, spec.base2, spec, t_r, true);
+        const LineTree row = line_tree(cols, spec.root_x, spec.base, spec.base2, spec, t_r, true);
+        sh.op = coll::Op::reduce;
+        ps.tree.resize(sh.ranks);
+        coll::tree_rows_then_cols(ps.tree.data(), cols, rows, col.parent.data(), row.parent.data());
+        for (uint32_t a = 0; a < cols; ++a)
+            for (uint32_t b = 0; b < rows; ++b) ps.place.push_back(Coord{row.pos[a], col.pos[b]});
+        return ps;
+    }
+    if (nm == "allreduce_naive") {
+        lt = line_tree(spec.P, spec.root, spec.base, spec.base2, spec, t_r, true);
+        ps.expect.kind = Expect::allreduce;
+        sh.op = coll::Op::all_reduce;
+        ps.bcast.resize(sh.ranks);
+        coll::tree_star(ps.bcast.data(), sh.ranks, 0);
+    } else {
+        lt = line_tree(spec.P, spec.root, nm, spec.base, spec, t_r, false);
+        sh.op = coll::Op::reduce;
+    }
+    ps.tree = lt.parent;
+    for (uint32_t i : lt.pos) ps.place.push_back(Coord{i, 0});
+    return ps;
+}
+
+/// A pattern's layout through its schedule: pattern_schedule, then lower().
+inline Built build_from_schedule(const PatternSpec& spec, uint32_t t_r = 2) {
+    const PatternSchedule ps = pattern_schedule(spec, t_r);
+    return Built{lower(ps.shape(), ps.place, spec.B, spec.op, ps.width, ps.height), ps.expect};
+}
+
+/// The patterns whose layout build() takes from their schedule (pattern_schedule + lower): every
+/// one written as a schedule but reduce_2d, whose single tree relays a column's result straight
+/// into the row at the row's leaves where the thesis's 2D reduce (6.4) first finishes the columns.
+inline bool built_from_schedule(const std::string& nm) { return has_schedule(nm) && nm != "reduce_2d"; }
+
+/// The layouts written here by hand: reduce_2d, allreduce_2d, allreduce_ring, butterfly (and, for
+/// comparison, every other pattern as it was written before it became a schedule).
+inline Built build_by_hand(const PatternSpec& spec, uint32_t t_r = 2) {
+    validate_spec(spec);
+    const bool two_d = spec.M != 0;
+    const std::string& nm = spec.name;
+    const uint32_t rows = spec.M, cols = spec.N ? spec.N : spec.M;
     const uint32_t P = spec.P, B = spec.B;
     Built out{two_d ? Layout(cols, rows) : Layout(P, 1), Expect{}};
     Layout& L = out.layout;
@@ -472,6 +665,13 @@ inline Built build(const PatternSpec& spec, uint32_t t_r = 2) {
             if (c != root) L.recv(c, s, 0, B, Op::copy);
     }
     return out;
+}
+
+/// Pattern `spec.name`'s layout: through its schedule where the pattern is written as one
+/// (built_from_schedule), else by hand.
+inline Built build(const PatternSpec& spec, uint32_t t_r = 2) {
+    validate_spec(spec);
+    return built_from_schedule(spec.name) ? build_from_schedule(spec, t_r) : build_by_hand(spec, t_r);
 }
 
 }  // namespace kccl::fabric::host

@@ -141,10 +141,11 @@ inline kccl::fabric::host::PatternSpec spec_of(const kccl::fabric::PatternArgs& 
     return s;
 }
 
-inline PatternRun run_pattern(const kccl::fabric::host::PatternSpec& spec, const kccl::fabric::host::Profile& profile = kccl::fabric::host::wse2(),
-                              uint64_t seed = 1, bool adversarial = false, uint64_t order_seed = 1) {
+/// Runs layout `b` (spec gives B, the type, the operator and the name) and checks its result.
+inline PatternRun run_built(const kccl::fabric::host::Built& b, const kccl::fabric::host::PatternSpec& spec,
+                            const kccl::fabric::host::Profile& profile = kccl::fabric::host::wse2(), uint64_t seed = 1, bool adversarial = false,
+                            uint64_t order_seed = 1) {
     namespace fh = kccl::fabric::host;
-    fh::Built b = fh::build(spec, profile.t_r);
     fh::Layout::Result lr = b.layout.finalize(profile, spec.type);
     FabricOptions fo;
     fo.seed = seed;
@@ -182,6 +183,11 @@ inline PatternRun run_pattern(const kccl::fabric::host::PatternSpec& spec, const
     else
         for (const auto& c : e.pes) check(c);
     return out;
+}
+
+inline PatternRun run_pattern(const kccl::fabric::host::PatternSpec& spec, const kccl::fabric::host::Profile& profile = kccl::fabric::host::wse2(),
+                              uint64_t seed = 1, bool adversarial = false, uint64_t order_seed = 1) {
+    return run_built(kccl::fabric::host::build(spec, profile.t_r), spec, profile, seed, adversarial, order_seed);
 }
 
 }  // namespace kccl::emu::fabric

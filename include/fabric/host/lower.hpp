@@ -1,0 +1,251 @@
+// kccl/fabric/host/lower.hpp — a collective schedule (collectives/schedule.hpp: a Shape and its
+// algorithm's per-rank step streams) lowered to a fabric Layout: which streams, which colors, which
+// steps every PE takes. What lets a pattern of the Cerebras WSE reduce/allreduce thesis be written
+// once, as a schedule the symbolic checker checks, and run on the PE fabric.
+//
+// Contract
+//   * `lower(shape, place, B, op, width, height)`: rank r runs on PE place[r] (distinct PEs inside
+//     the width x height grid; 0 x 0: the smallest grid holding them). Every buffer of the schedule
+//     is the PE's vector of B elements at offset 0 (the thesis's patterns work in place): chunk c of
+//     a buffer of N chunks (coll::grid) covers elements [B c / N, B (c+1) / N). A step naming
+//     different elements as its local operand and its destination is refused.
+//   * Word streaming: the fabric streams every message word by word, so a schedule that repeats
+//     the same steps for chunk j, j+1, ... (a tree pipelined chunk by chunk) is lowered as those
+//     steps once over the whole run of chunks (the same combines per element, in the same order).
+//   * Streams: one per channel — (sender, receiver) for a unicast, (sender, its broadcast-tree
+//     children) for a Cast::children multicast. A unicast goes X then Y (Layout::path); a multicast
+//     is the union of the X-then-Y routes to its receivers (one stream, copied to every receiver).
+//   * Verbs: send -> send; recv -> recv (copy); recv_reduce_copy -> recv (combine) in place;
+//     recv_reduce_send -> relay (combined with the local vector and forwarded word by word);
+//     recv_copy_send / recv_reduce_copy_send -> recv, then send; copy onto the same elements ->
+//     nothing. reduce_local, a copy elsewhere, or a schedule with more than one lane is refused.
+//   * Colors (Layout groups): the streams arriving at one PE from one direction share a color, in
+//     the order that PE receives them; the sender of each but the last advances the routers after
+//     its last send on it (the thesis's tree figure: a parent's children reach it one after the
+//     other on one color). Every other stream (a multicast) has a color of its own. Layout::finalize
+//     then assigns colors and validates (its errors apply: "too many colors", two inputs, ...).
+//   * Errors: std::invalid_argument naming what was wrong and what is allowed.
+//   * Host-only (allocates, throws); C++17.
+#pragma once
+
+#include <collectives/algorithms.hpp>
+#include <fabric/host/layout.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kccl::fabric::host {
+
+namespace detail_lower {
+
+/// Is b step a shifted by a.count chunks (every chunk the verb uses moved on, the rest equal)?
+inline bool follows(const coll::Step& a, const coll::Step& b) {
+    if (a.verb != b.verb || a.recv_peer != b.recv_peer || a.send_peer != b.send_peer || a.cast != b.cast || a.count != b.count) return false;
+    const bool src = coll::verb_reads_src(a.verb) || a.verb == coll::Verb::recv_copy_send;
+    const bool dst = coll::verb_writes_dst(a.verb);
+    if (src && (a.src.buf != b.src.buf || b.src.chunk != a.src.chunk + a.count)) return false;
+    if (dst && (a.dst.buf != b.dst.buf || b.dst.chunk != a.dst.chunk + a.count)) return false;
+    return true;
+}
+
+/// Word streaming (see the contract): runs of a repeated block of steps over consecutive chunks
+/// become the block once, each step covering the whole run.
+inline std::vector<coll::Step> coalesce(const std::vector<coll::Step>& st) {
+    std::vector<coll::Step> out;
+    const size_t n = st.size();
+    size_t i = 0;
+    while (i < n) {
+        size_t k = 0, reps = 1;
+        for (size_t kk = 1; i + 2 * kk <= n && k == 0; ++kk) {
+            bool ok = true;
+            for (size_t t = 0; t < kk && ok; ++t) ok = follows(st[i + t], st[i + kk + t]);
+            if (ok) k = kk;
+        }
+        if (k == 0) {
+            out.push_back(st[i++]);
+            continue;
+        }
+        while (i + (reps + 1) * k <= n) {
+            bool ok = true;
+            for (size_t t = 0; t < k && ok; ++t) ok = follows(st[i + (reps - 1) * k + t], st[i + reps * k + t]);
+            if (!ok) break;
+            ++reps;
+        }
+        for (size_t t = 0; t < k; ++t) {
+            coll::Step s = st[i + t];
+            s.count = uint32_t(s.count * reps);
+            out.push_back(s);
+        }
+        i += k * reps;
+    }
+    return out;
+}
+
+inline Dir arrival(Coord from, Coord to) {  // the direction an X-then-Y route enters `to` from
+    if (from.y != to.y) return from.y < to.y ? Dir::north : Dir::south;
+    return from.x < to.x ? Dir::west : Dir::east;
+}
+
+}  // namespace detail_lower
+
+inline Layout lower(const coll::Shape& sh, const std::vector<Coord>& place, uint32_t B, Op op, uint32_t width = 0, uint32_t height = 0) {
+    using coll::Verb;
+    const std::string what = std::string("fabric lowering of ") + coll::op_name(sh.op) + " / " + coll::method_name(sh.method);
+    if (const char* e = coll::validate(sh)) throw std::invalid_argument(what + ": the shape is invalid: " + e);
+    const uint32_t p = sh.ranks;
+    if (place.size() != p)
+        throw std::invalid_argument(what + ": the placement names " + std::to_string(place.size()) + " PEs for " + std::to_string(p) + " ranks (one PE per rank)");
+    if (coll::lanes(sh) != 1)
+        throw std::invalid_argument(what + ": the schedule has " + std::to_string(coll::lanes(sh)) + " lanes; the lowering takes one lane per rank");
+    if (B == 0) throw std::invalid_argument(what + ": B (elements per PE) must be >= 1");
+    if (width == 0 || height == 0) {
+        for (const Coord& c : place) width = std::max(width, c.x + 1), height = std::max(height, c.y + 1);
+    }
+    for (uint32_t r = 0; r < p; ++r) {
+        if (place[r].x >= width || place[r].y >= height)
+            throw std::invalid_argument(what + ": rank " + std::to_string(r) + " is placed on PE " + to_string(place[r]) + ", outside the " + std::to_string(width) +
+                                        " x " + std::to_string(height) + " grid");
+        for (uint32_t q = 0; q < r; ++q)
+            if (place[q] == place[r])
+                throw std::invalid_argument(what + ": ranks " + std::to_string(q) + " and " + std::to_string(r) + " are both placed on PE " + to_string(place[r]) +
+                                            " (one rank per PE)");
+    }
+    // Every rank's steps, word-streamed.
+    std::vector<std::vector<coll::Step>> steps(p);
+    for (uint32_t r = 0; r < p; ++r) {
+        std::vector<coll::Step> v;
+        coll::for_each_step(sh, r, 0, [&](const coll::Step& s) { v.push_back(s); });
+        steps[r] = detail_lower::coalesce(v);
+    }
+    // Elements of a chunk range of a buffer.
+    auto range = [&](coll::ChunkRef c, uint32_t count, uint32_t& off, uint32_t& n) {
+        const uint64_t N = coll::grid(sh, c.buf == coll::Buf::scratch ? coll::Buf::output : c.buf);
+        const uint64_t lo = uint64_t(B) * c.chunk / N, hi = uint64_t(B) * (uint64_t(c.chunk) + count) / N;
+        off = uint32_t(4 * lo);
+        n = uint32_t(hi - lo);
+    };
+    // Channels: key (sender, receiver), receiver = kNoPeer for a multicast to the sender's children.
+    using Chan = std::pair<uint32_t, uint32_t>;
+    std::map<Chan, int> stream_of;
+    std::map<Chan, std::pair<uint32_t, size_t>> last_send;  // channel -> (sender, step index of its last send)
+    auto sends_to = [](uint32_t, const coll::Step& s) { return s.cast == coll::Cast::children ? coll::kNoPeer : s.send_peer; };
+    for (uint32_t r = 0; r < p; ++r)
+        for (size_t i = 0; i < steps[r].size(); ++i) {
+            const coll::Step& s = steps[r][i];
+            if (s.verb == Verb::reduce_local)
+                throw std::invalid_argument(what + ": rank " + std::to_string(r) + " step " + std::to_string(i) +
+                                            " is reduce_local; a fabric step combines only what arrives (send, recv, recv_reduce_copy, recv_reduce_send, recv_copy_send, "
+                                            "recv_reduce_copy_send, and copies onto the same elements are lowered)");
+            if (coll::verb_sends(s.verb)) last_send[{r, sends_to(r, s)}] = {r, i};
+        }
+    Layout L(width, height);
+    // Unicast streams into each receiver, grouped by arrival direction, in the receiver's order.
+    for (uint32_t q = 0; q < p; ++q) {
+        std::map<Dir, int> grp;
+        for (const coll::Step& s : steps[q]) {
+            if (!coll::verb_receives(s.verb)) continue;
+            const uint32_t from = s.recv_peer;
+            if (stream_of.count({from, q}) || last_send.count({from, q}) == 0) continue;  // a multicast, or already made
+            const Dir d = detail_lower::arrival(place[from], place[q]);
+            if (!grp.count(d)) grp[d] = int(L.group());
+            stream_of[{from, q}] = int(L.path(place[from], place[q], grp[d]));
+        }
+    }
+    // Multicast streams: the union of the X-then-Y routes from the sender to its children.
+    std::vector<std::vector<uint32_t>> mcast_to(p);
+    for (const auto& kv : last_send) {
+        if (kv.first.second != coll::kNoPeer) continue;
+        const uint32_t r = kv.first.first;
+        std::vector<uint32_t> kids;
+        coll::for_each_send_peer(sh, r, steps[r][kv.second.second], [&](uint32_t c) { kids.push_back(c); });
+        std::sort(kids.begin(), kids.end());
+        std::vector<size_t> order;               // routers in first-visit order
+        std::map<size_t, Hop> hop;               // router index -> its hop
+        auto visit = [&](Coord c, Dir rx, DirSet tx) {
+            const size_t k = size_t(c.y) * width + c.x;
+            auto it = hop.find(k);
+            if (it == hop.end()) {
+                hop[k] = Hop{c, rx, tx};
+                order.push_back(k);
+            } else {
+                if (it->second.rx != rx)
+                    throw std::invalid_argument(what + ": rank " + std::to_string(r) + "'s multicast reaches PE " + to_string(c) + " from two directions");
+                it->second.tx = it->second.tx | tx;
+            }
+        };
+        for (uint32_t kid : kids) {
+            Coord c = place[r];
+            const Coord to = place[kid];
+            Dir rx = Dir::ramp;
+            while (c != to) {
+                const Dir d = c.x < to.x ? Dir::east : c.x > to.x ? Dir::west : c.y < to.y ? Dir::south : Dir::north;
+                visit(c, rx, d);
+                c = d == Dir::east ? Coord{c.x + 1, c.y} : d == Dir::west ? Coord{c.x - 1, c.y} : d == Dir::south ? Coord{c.x, c.y + 1} : Coord{c.x, c.y - 1};
+                rx = opposite(d);
+            }
+            visit(to, rx, Dir::ramp);
+        }
+        const uint32_t s = L.stream();
+        for (size_t k : order) L.add_hop(s, hop[k].at, hop[k].rx, hop[k].tx);
+        stream_of[kv.first] = int(s);
+        for (uint32_t kid : kids) stream_of[{r, kid}] = int(s);  // each receiver takes it from there
+    }
+    // The stream after each unicast stream in its group (its sender advances after its last send).
+    // Groups were made per (receiver, direction) with streams in receive order: walk them again.
+    std::map<int, bool> has_next;
+    for (uint32_t q = 0; q < p; ++q) {
+        std::map<Dir, int> last;
+        for (const coll::Step& s : steps[q]) {
+            if (!coll::verb_receives(s.verb) || last_send.count({s.recv_peer, q}) == 0) continue;
+            const int st = stream_of.at({s.recv_peer, q});
+            const Dir d = detail_lower::arrival(place[s.recv_peer], place[q]);
+            auto it = last.find(d);
+            if (it != last.end() && it->second != st) has_next[it->second] = true;
+            last[d] = st;
+        }
+    }
+    // Steps.
+    for (uint32_t r = 0; r < p; ++r) {
+        const Coord pe = place[r];
+        for (size_t i = 0; i < steps[r].size(); ++i) {
+            const coll::Step& s = steps[r][i];
+            auto at = [&](const char* k) {
+                return what + ": rank " + std::to_string(r) + " step " + std::to_string(i) + " (" + coll::verb_name(s.verb) + ") " + k;
+            };
+            uint32_t so = 0, sn = 0, dof = 0, dn = 0;
+            range(s.src, s.count, so, sn);
+            range(s.dst, s.count, dof, dn);
+            const bool rd = coll::verb_reads_src(s.verb), wr = coll::verb_writes_dst(s.verb);
+            if (rd && wr && (so != dof || sn != dn))
+                throw std::invalid_argument(at("reads and writes different elements; the fabric patterns work in place (every buffer at offset 0)"));
+            const uint32_t off = wr ? dof : so, n = wr ? dn : sn;
+            if (n == 0) continue;  // an empty chunk range: nothing moves (both ends skip it)
+            const int in = coll::verb_receives(s.verb) ? stream_of.at({s.recv_peer, r}) : -1;
+            const int out = coll::verb_sends(s.verb) ? stream_of.at({r, sends_to(r, s)}) : -1;
+            switch (s.verb) {
+                case Verb::send: L.send(pe, uint32_t(out), off, n); break;
+                case Verb::recv: L.recv(pe, uint32_t(in), off, n, Op::copy); break;
+                case Verb::recv_reduce_copy: L.recv(pe, uint32_t(in), off, n, op); break;
+                case Verb::recv_reduce_send: L.relay(pe, uint32_t(in), uint32_t(out), off, n, op); break;
+                case Verb::recv_copy_send:
+                case Verb::recv_reduce_copy_send:
+                    L.recv(pe, uint32_t(in), off, n, s.verb == Verb::recv_copy_send ? Op::copy : op);
+                    L.send(pe, uint32_t(out), off, n);
+                    break;
+                case Verb::copy:
+                    if (so != dof || sn != dn) throw std::invalid_argument(at("copies to other elements; a fabric PE only moves what streams through it"));
+                    break;
+                case Verb::reduce_local: break;  // refused above
+            }
+            if (out >= 0 && s.cast == coll::Cast::unicast && last_send.at({r, s.send_peer}).second == i && has_next.count(out)) L.advance(pe, uint32_t(out));
+        }
+    }
+    return L;
+}
+
+}  // namespace kccl::fabric::host
