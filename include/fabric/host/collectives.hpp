@@ -19,6 +19,13 @@
 //   * 2D (thesis 6.4, 7.4): every column to the root's row, then the root's row to the root,
 //     each line with the 1D pattern spec.base (an end pattern runs as left_right over it when the
 //     root is inside the line); allreduce_2d takes allreduce_ring or a reduce (naive) as base.
+//   * Patterns as schedules (docs/wafer.md): `pattern_schedule(spec)` writes scalar, chain, tree,
+//     two_phase, optimal, left_right, ring, jump, reduce_2d, allreduce_naive, bcast_1d and
+//     bcast_2d as a collective Shape (Method::tree, parent arrays from collectives/schedule.hpp)
+//     and a rank -> PE placement; `build_from_schedule` lowers it (fabric/host/lower.hpp). build()
+//     takes every one of them but reduce_2d that way (built_from_schedule); `build_by_hand` keeps
+//     the layouts written here (reduce_2d, allreduce_ring, butterfly, allreduce_2d, and the others
+//     as they were written before, for comparison).
 //   * Errors (std::invalid_argument) name the bad parameter and what is allowed.
 //   * Host-only; C++17.
 #pragma once
