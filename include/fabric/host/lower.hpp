@@ -193,7 +193,12 @@ inline Layout lower(const coll::Shape& sh, const std::vector<Coord>& place, uint
         const uint32_t s = L.stream();
         for (size_t k : order) L.add_hop(s, hop[k].at, hop[k].rx, hop[k].tx);
         stream_of[kv.first] = int(s);
-        for (uint32_t kid : kids) stream_of[{r, kid}] = int(s);  // each receiver takes it from there
+        for (uint32_t kid : kids) {  // each receiver takes it from there
+            if (stream_of.count({r, kid}))
+                throw std::invalid_argument(what + ": rank " + std::to_string(r) + " sends to rank " + std::to_string(kid) +
+                                            " both by unicast and by multicast; the lowering gives a pair of ranks one stream");
+            stream_of[{r, kid}] = int(s);
+        }
     }
     // The stream after each unicast stream in its group (its sender advances after its last send).
     // Groups were made per (receiver, direction) with streams in receive order: walk them again.
