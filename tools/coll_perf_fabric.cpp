@@ -66,7 +66,8 @@ struct FOptions {
     uint32_t message = 6144, slots = 4;
     uint32_t tx_slots = 0, rx_slots = 0;  ///< router channels; 0: 8 / 16 on 1D, 4 / 8 on 2D
     std::string timing;
-    std::string structure = "generic";  ///< generic: the collectives executor over FabricLink; ttm: tools/ttm_fabric_ops.hpp
+    std::string structure = "generic";
+    uint32_t mux_slots = 1;  ///< --structure ttm: slots per mux channel  ///< generic: the collectives executor over FabricLink; ttm: tools/ttm_fabric_ops.hpp
 };
 
 
@@ -134,9 +135,11 @@ FOptions parse(int argc, char** argv, bool& help) {
             o.rx_slots = parse_u32("--router-slots RX", v.substr(c + 1), 2, 64);
         }
         else if (a == "--structure") {
-            if (v != "generic" && v != "ttm") bad("--structure '" + v + "' is not known (allowed: generic, ttm)");
+            if (v != "generic" && v != "ttm" && v != "ttm_one_core")
+                bad("--structure '" + v + "' is not known (allowed: generic, ttm, ttm_one_core)");
             o.structure = v;
-        } else if (a == "--timing") {
+        } else if (a == "--mux-slots") o.mux_slots = parse_u32(a, v, 1, 8);
+        else if (a == "--timing") {
             if (v != "wormhole") bad("--timing '" + v + "' is not offered with --transport fabric (allowed: wormhole)");
             o.timing = v;
         } else bad("unknown option '" + a + "' with --transport fabric (see --transport fabric --help)");
@@ -167,7 +170,9 @@ void print_help(const char* prog) {
         "  --timing wormhole  the timed fiber engine with the Wormhole model: modelled time per iteration\n"
         "  --structure S   generic (default: the collectives executor over the fabric link) or ttm (tt-metal's op\n"
         "                  structure: DRAM tensors, multicast / unicast packet streams written into the destination\n"
-        "                  tensor; all_gather and all_to_all on a line or ring; include/fabric/chip/ops/ttm.hpp)\n"
+        "                  tensor, a sender core per direction behind a mux; all_gather and all_to_all on a line or\n"
+        "                  ring; include/fabric/chip/ops/ttm.hpp), or ttm_one_core (the fabric worker does everything)\n"
+        "  --mux-slots N   --structure ttm: packet slots per mux channel, 1..8, default 1 (tt-metal's fabric mux default)\n"
         "Exit codes: 0 every row ran and verified; 1 a row failed or had wrong elements; 2 bad options.\n",
         prog);
 }
@@ -260,7 +265,7 @@ std::vector<Row> plan_rows(FOptions& o) {
     if (o.message % 16) bad("--message '" + std::to_string(o.message) + "' must be a multiple of 16");
     if (o.min_bytes > o.max_bytes) bad("-b " + std::to_string(o.min_bytes) + " is larger than -e " + std::to_string(o.max_bytes));
     if (o.colls.empty()) bad("--coll needs at least one op");
-    if (o.structure == "ttm") {
+    if (o.structure != "generic") {
         if (o.topology != "line" && o.topology != "ring")
             bad("--structure ttm runs on --topology line or ring (a 1D fabric); got " + o.topology);
         for (Op op : o.colls)
@@ -428,6 +433,8 @@ Result run_row_ttm(const FOptions& o, const Row& row) {
     t.rx_slots = o.rx_slots ? o.rx_slots : 16;
     t.iters = o.iters;
     t.warmup = o.warmup;
+    t.structure = o.structure == "ttm_one_core" ? "one_core" : "per_direction";
+    t.mux_slots = o.mux_slots;
     Result res;
     tf::Result r;
     const double t0 = now();
@@ -441,6 +448,11 @@ Result run_row_ttm(const FOptions& o, const Row& row) {
     }
     res.host_us = (now() - t0) * 1e6 / std::max(1u, o.iters);
     if (!r.error.empty()) res.error = "run failed: " + r.error;
+    if (std::getenv("KCCL_FABRIC_LINKS"))
+        for (const auto& l : r.report.links)
+            std::printf("#   link chip %u (%u,%u) q%u: %llu bytes, %llu packets, busy %.1f us of makespan %.1f us\n", l.eth.chip, l.eth.x,
+                        l.eth.y, l.queue, (unsigned long long)l.bytes, (unsigned long long)l.packets, double(l.busy) / 1e6,
+                        double(r.report.makespan) / 1e6);
     res.wrong = o.check ? r.wrong : 0;
     res.first_wrong = r.first_wrong;
     return res;
@@ -472,7 +484,7 @@ int run(const FOptions& o, const std::vector<Row>& rows) {
     for (const Row& row : rows) {
         Result r;
         try {
-            r = o.structure == "ttm" ? run_row_ttm(o, row)
+            r = o.structure != "generic" ? run_row_ttm(o, row)
                 : o.dtype == DataType::bf16 ? run_row<bfloat16>(o, row) : run_row<float>(o, row);
         } catch (const std::exception& e) {
             r.error = e.what();
@@ -501,7 +513,7 @@ int run(const FOptions& o, const std::vector<Row>& rows) {
             std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * mbus / 12.5);
             std::printf(" | %12.2f %8.3f %8.3f %8s", r.model_us, malg, mbus, pct);
         }
-        if (o.structure == "ttm") std::printf("  %s / ttm\n", op_name(row.op));
+        if (o.structure != "generic") std::printf("  %s / %s\n", op_name(row.op), o.structure.c_str());
         else std::printf("  %s / %s%s\n", op_name(row.op), method_name(row.method), row.automatic ? " (auto)" : "");
         if (r.wrong) {
             std::printf("#   first wrong:%s\n", r.first_wrong.c_str());

@@ -34,6 +34,10 @@ struct Options {
     uint32_t tx_slots = 8, rx_slots = 16;
     uint32_t iters = 1, warmup = 0;
     uint64_t seed = 1;
+    /// per_direction: a sender core per direction (reader + writer) behind a mux core (the fabric
+    /// worker) as tt-metal's all_gather_async; one_core: the fabric worker does everything.
+    std::string structure = "per_direction";
+    uint32_t mux_slots = 1;  ///< slots per mux channel (tt-metal's fabric mux default: 1 buffer per channel)
 };
 
 struct Result {
@@ -56,6 +60,10 @@ inline uint8_t input_byte(uint64_t seed, uint32_t r, uint64_t i) {
 inline void validate(const Options& o) {
     if (o.op != "all_gather" && o.op != "all_to_all")
         throw std::invalid_argument("ttm structure: op '" + o.op + "' is not built (allowed: all_gather, all_to_all)");
+    if (o.structure != "per_direction" && o.structure != "one_core")
+        throw std::invalid_argument("ttm structure: '" + o.structure + "' (allowed: per_direction, one_core)");
+    if (o.mux_slots < 1 || o.mux_slots > 8)
+        throw std::invalid_argument("ttm structure: " + std::to_string(o.mux_slots) + " mux slots (allowed: 1..8)");
     if (o.ranks < 2 || o.ranks > 32) throw std::invalid_argument("ttm structure: " + std::to_string(o.ranks) + " chips (allowed: 2..32)");
     const uint32_t ppp = o.pages_per_packet ? o.pages_per_packet : ops::ttm_pages_per_packet(o.message, o.page);
     if (o.page == 0 || o.page % 16 || ppp == 0 || ppp > kccl::fabric::chip::max_scatter_chunks || uint64_t(ppp) * o.page > o.message)
@@ -92,7 +100,9 @@ inline Result run(const Options& o, emu::RunOptions ro) {
     b.peer_slots = 2;
     b.tx_slots = o.tx_slots;
     b.rx_slots = o.rx_slots;
-    b.buffer_bytes = ops::Plan::l1_bytes(48, ppp * o.page);
+    b.buffer_bytes = ops::Plan::l1_bytes(48, ppp * o.page, o.mux_slots);
+    const bool split = o.structure == "per_direction";
+    if (split) b.grid_w = 3;  // the senders at (1, 0) (E) and (2, 0) (W)
     b.dram_bytes = uint32_t(dram_bytes(o));
     cf::Bed bed(b);
     const uint32_t in_at = 0, out_at = (in_bytes + 4095u) & ~4095u;
@@ -100,6 +110,7 @@ inline Result run(const Options& o, emu::RunOptions ro) {
     const uint32_t dram_xy = dram0.x | (dram0.y << 16);
     const emu::CoreCoord w0 = bed.worker(0);
     std::vector<std::unique_ptr<ops::Plan>> plans(n);
+    std::vector<ops::MuxWiring> wires(n);
     std::vector<uint8_t> buf(std::max(in_bytes, out_bytes));
     for (uint32_t r = 0; r < n; ++r) {
         const emu::CoreCoord w = bed.worker(r);
@@ -109,6 +120,12 @@ inline Result run(const Options& o, emu::RunOptions ro) {
         if (ag) ops::make_all_gather(*p, o.ring, in_bytes);
         else ops::make_all_to_all(*p, o.ring, out_bytes / n);
         bed.launch->init_word(w, p->sem_l1, p->sem_initial);
+        if (split) {
+            wires[r] = ops::mux_wiring(*p, w.x | (w.y << 16), (w.x + 1) | (w.y << 16), (w.x + 2) | (w.y << 16), o.mux_slots);
+            for (uint32_t k = 0; k < 3; ++k) bed.launch->init_word(w, wires[r].mux_fill_l1 + 16 * k, 0);
+            for (uint32_t d = 0; d < 2; ++d)
+                for (uint32_t k = 0; k < 2; ++k) bed.launch->init_word({w.chip, w.x + 1 + d, w.y}, wires[r].credit_l1 + 16 * k, 0);
+        }
         plans[r] = std::move(p);
         for (uint32_t i = 0; i < in_bytes; ++i) buf[i] = input_byte(o.seed, r, i);
         const emu::CoreCoord d = bed.cluster->chip(bed.plan.spec.workers[r].chip).dram();
@@ -117,11 +134,26 @@ inline Result run(const Options& o, emu::RunOptions ro) {
         bed.cluster->write(d, out_at, buf.data(), out_bytes);
     }
     const uint32_t total = o.warmup + o.iters;
-    bed.add([&plans, total](auto& hal, auto& link, const cf::RankBuffers& rb) -> uint64_t {
-        ops::run(hal, link, *plans[rb.rank], total);
-        link.quiesce();
-        return 0;
-    });
+    if (split) {
+        bed.add([&plans, &wires, total](auto& hal, auto& link, const cf::RankBuffers& rb) -> uint64_t {
+            ops::run_mux(hal, link, *plans[rb.rank], wires[rb.rank], total);
+            link.quiesce();
+            return 0;
+        });
+        for (uint32_t r = 0; r < n; ++r)
+            for (uint32_t d = 0; d < 2; ++d) {
+                const emu::CoreCoord w = bed.worker(r);
+                bed.launch->add({w.chip, w.x + 1 + d, w.y}, [&plans, &wires, total, r, d](auto& hal) -> uint64_t {
+                    return ops::run_sender(hal, *plans[r], wires[r], d, total);
+                });
+            }
+    } else {
+        bed.add([&plans, total](auto& hal, auto& link, const cf::RankBuffers& rb) -> uint64_t {
+            ops::run(hal, link, *plans[rb.rank], total);
+            link.quiesce();
+            return 0;
+        });
+    }
     res.report = bed.run(ro);
     if (!res.report.ok()) {
         res.error = res.report.summary();

@@ -39,12 +39,15 @@ TEST_CASE("ttm ops: the plans' routes (multicast ranges, all_to_all directions)"
     ops::Plan p;
     // line of 4, chip 1: forward range 2 (chips 2, 3), backward range 1 (chip 0)
     ops::plan_common(p, 1, 4, 0, 0, 0, 0, 2048, 2, 0x1000, 48);
+    CHECK(ops::detail::packets_to(p, 0) == 0);
     ops::make_all_gather(p, false, 8192);
     REQUIRE(p.nstreams == 1);
     CHECK(p.s[0].route[0] == (1u | (2u << 16)));
     CHECK(p.s[0].route[1] == (1u | (1u << 16)));
     CHECK(p.s[0].dst == 8192);
     CHECK(p.expect == 3);
+    CHECK(ops::detail::packets_to(p, 0) == 2);  // 8192 B in packets of 2 pages
+    CHECK(ops::detail::packets_to(p, 1) == 2);
     // ring of 8: 4 forward, 3 backward
     ops::plan_common(p, 5, 8, 0, 0, 0, 0, 2048, 2, 0x1000, 48);
     ops::make_all_gather(p, true, 4096);
@@ -81,12 +84,14 @@ TEST_CASE("ttm ops: all_gather and all_to_all bit-exact on lines of 2 and 4 and 
     for (const Case& c : cases)
         for (uint64_t seed : {3ull, 0xBADC0FFEEull}) {
             tf::Options o;
+            o.structure = seed == 3 ? "per_direction" : "one_core";
+            o.mux_slots = seed == 3 ? 1 : 2;
             o.op = c.op;
             o.ring = c.ring;
             o.ranks = c.ranks;
             o.size = c.size;
             o.iters = 2;  // the second op overwrites the first's output: completion counts must not mix
-            INFO(c.op << (c.ring ? " ring " : " line ") << c.ranks << " size " << c.size << " seed " << seed);
+            INFO(c.op << (c.ring ? " ring " : " line ") << c.ranks << " size " << c.size << " seed " << seed << " " << o.structure);
             CHECK(check(o, seed) == "");
         }
 }
@@ -102,6 +107,9 @@ TEST_CASE("ttm ops: named errors for options the structure does not take", "[fab
     o.page = 4096;
     o.message = 2048;
     CHECK_THROWS_WITH(tf::validate(o), Catch::Contains("does not fit"));
+    o = tf::Options{};
+    o.structure = "two_cores";
+    CHECK_THROWS_WITH(tf::validate(o), Catch::Contains("allowed: per_direction, one_core"));
 }
 
 TEST_CASE("ttm ops: the fidelity grid's shapes at 1 MiB, bit-exact on the timed engine", "[fabric][ttm][long]") {
