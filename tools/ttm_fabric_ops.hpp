@@ -38,6 +38,7 @@ struct Options {
     /// worker) as tt-metal's all_gather_async; one_core: the fabric worker does everything.
     std::string structure = "per_direction";
     uint32_t mux_slots = 1;  ///< slots per mux channel (tt-metal's fabric mux default: 1 buffer per channel)
+    bool mutation_no_local_copy = false;  ///< tests: the plans drop the local copy (the check must find every own part)
 };
 
 struct Result {
@@ -119,6 +120,8 @@ inline Result run(const Options& o, emu::RunOptions ro) {
         ops::plan_common(*p, r, n, dram_xy, w.x | (w.y << 16), in_at, out_at, o.page, ppp, bed.buffers(r).input_l1, 48);
         if (ag) ops::make_all_gather(*p, o.ring, in_bytes);
         else ops::make_all_to_all(*p, o.ring, out_bytes / n);
+        if (o.mutation_no_local_copy)
+            for (uint32_t i = 0; i < p->nstreams; ++i) p->s[i].targets &= ~ops::tgt_local;
         bed.launch->init_word(w, p->sem_l1, p->sem_initial);
         if (split) {
             wires[r] = ops::mux_wiring(*p, w.x | (w.y << 16), (w.x + 1) | (w.y << 16), (w.x + 2) | (w.y << 16), o.mux_slots);

@@ -96,6 +96,27 @@ TEST_CASE("ttm ops: all_gather and all_to_all bit-exact on lines of 2 and 4 and 
         }
 }
 
+TEST_CASE("ttm ops: mutation, no local copy: the check finds the own part of every chip", "[fabric][ttm]") {
+    kccl::set_assert_handler(&throw_handler);
+    for (const char* op : {"all_gather", "all_to_all"}) {
+        tf::Options o;
+        o.op = op;
+        o.ranks = 4;
+        o.size = 4 * 4096;
+        o.mutation_no_local_copy = true;
+        emu::RunOptions ro;
+        ro.watchdog = std::chrono::milliseconds(20000);
+        ro.dirty_l1 = emu::RunOptions::DirtyL1::on;
+        const tf::Result r = tf::run(o, ro);
+        INFO(op);
+        REQUIRE(r.error == "");
+        // exactly the 4 own parts of 4096 B are stale (a stale byte equals the expected one ~1 in 256)
+        CHECK(r.wrong > 4 * 4096 * 9 / 10);
+        CHECK(r.wrong <= 4 * 4096);
+        CHECK_THAT(r.first_wrong, Catch::Contains("chip 0 output byte 0 (from chip 0)"));
+    }
+}
+
 TEST_CASE("ttm ops: named errors for options the structure does not take", "[fabric][ttm]") {
     tf::Options o;
     o.op = "reduce_scatter";
