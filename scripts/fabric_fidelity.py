@@ -19,7 +19,7 @@ error (ours / theirs - 1). Methods: ring all_gather / reduce_scatter / all_reduc
 op structure instead (`--structure ttm`, include/fabric/chip/ops/ttm.hpp: DRAM tensors, multicast /
 unicast packet streams written into the destination tensor); --generic runs them on the collectives
 executor too (method all_gather as above, all_to_all pairwise). --update-csv FILE runs --ops and
-replaces their rows in FILE, keeping the other ops' rows.
+replaces their rows in FILE (those within --min..--max), keeping the others.
 
 A point is emulated whole or not at all: one whose emulated L1 (n ranks x 3 buffers of the size)
 exceeds --mem-gib is printed as "not emulated" with the reason, never extrapolated. The summary
@@ -208,7 +208,7 @@ def main():
     ap.add_argument("--csv", help="write the table as CSV")
     ap.add_argument("--svg", help="write the plot")
     ap.add_argument("--from-csv", help="print (and plot) a table written by --csv instead of running")
-    ap.add_argument("--update-csv", help="run --ops and replace their rows in this CSV (the other ops' rows kept)")
+    ap.add_argument("--update-csv", help="run --ops and replace their rows within --min..--max in this CSV (the other rows kept)")
     ap.add_argument("--generic", action="store_true", help="all_gather and all_to_all on the collectives executor too")
     a = ap.parse_args()
     global GENERIC
@@ -240,7 +240,7 @@ def main():
         a.csv = a.update_csv
         with open(a.update_csv) as f:
             for r in csv.DictReader(f):
-                if r["op"] not in ops:
+                if r["op"] not in ops or not a.min <= int(r["size"]) <= a.max:
                     kept.append({"op": r["op"], "n": int(r["n"]), "topology": r["topology"], "size": int(r["size"]),
                                  "theirs_us": float(r["theirs_us"]), "ours_us": float(r["ours_us"]) if r["ours_us"] else None,
                                  "err": float(r["err"]) if r["err"] else None, "note": r["note"],

@@ -308,6 +308,12 @@ std::vector<Row> plan_rows(FOptions& o) {
             const std::string where = std::string(op_name(op)) + " / " + method_name(r.method) + " at size " + std::to_string(size);
             if (r.count > 0x7FFFFFFFull) bad(where + ": count too large (lower -e)");
             r.shape = shape_of(o, op, r.method, r.parent);
+            if (o.structure != "generic") {  // DRAM tensors (tools/ttm_fabric_ops.hpp): input and output per rank
+                const uint64_t host = uint64_t(o.ranks) * ((op == Op::all_gather ? size / o.ranks : size) + size);
+                if (host > worst) { worst = host; worst_row = where; }
+                rows.push_back(std::move(r));
+                continue;
+            }
             const cb::Layout L = cb::make_layout(r.shape, uint32_t(r.count), cb::ChunkLimit{o.message / eb, o.slots});
             if (const char* err = validate(L.shape)) bad(where + ": " + err);
             uint32_t buf = 0;
