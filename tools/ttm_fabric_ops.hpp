@@ -123,6 +123,7 @@ inline Result run(const Options& o, emu::RunOptions ro) {
         if (o.mutation_no_local_copy)
             for (uint32_t i = 0; i < p->nstreams; ++i) p->s[i].targets &= ~ops::tgt_local;
         bed.launch->init_word(w, p->sem_l1, p->sem_initial);
+        bed.launch->init_word(w, p->sem_l1 + 64, p->sem_initial);
         if (split) {
             wires[r] = ops::mux_wiring(*p, w.x | (w.y << 16), (w.x + 1) | (w.y << 16), (w.x + 2) | (w.y << 16), o.mux_slots);
             for (uint32_t k = 0; k < 3; ++k) bed.launch->init_word(w, wires[r].mux_fill_l1 + 16 * k, 0);

@@ -6,10 +6,14 @@
 // worker its data is complete. No collective executor, no message slots, no copies out of slots.
 //
 // WHAT IT MODELS (tt-metal's all_gather_async "minimal default" program, and its all_to_all)
-//   * a sender worker per chip: a reader (DRAM input pages -> a circular buffer of 3 packets in
-//     L1, tt-metal's "triple buffering") and a writer (CB -> the fabric, and the own slice also to
-//     the local output tensor) — here one core that issues the reads of packet k+1 before it
-//     writes packet k, so the two overlap as tt-metal's two RISCs do;
+//   * per direction a sender core (run_sender): tt-metal's reader kernel (DRAM input pages -> a
+//     circular buffer of 3 packets in L1, its "triple buffering") and writer kernel (CB -> the
+//     fabric; the E sender also writes the own part into the local output tensor); the reads of
+//     packet k+1 are issued before packet k is written, so the two overlap as tt-metal's two RISCs;
+//   * a mux (run_mux, tt-metal's fabric mux core between the workers and the router): the chip's
+//     fabric worker, which owns the connections to the E and W routers, forwards each sender's
+//     packets from its channel (MuxWiring::mux_slots slots, tt-metal's default 1) into the router;
+//     `run` (Structure one_core) does reader, writer and mux work on that one core instead;
 //   * packets of `pages_per_packet` pages (tt-metal: min(2, packet payload / page) — its scatter
 //     write takes 2 NoC addresses — so 2 pages of 2048 B in a 6144 B channel), written by the
 //     delivering router as one NoC write per page (`NocCmd::scatter_write`);
@@ -21,11 +25,12 @@
 //     ring: the shorter way, ties E, as the fabric routes), written at offset r * chunk of j's
 //     output; the chip's own chunk is copied locally; streams take turns packet by packet;
 //   * completion: each receiving chip waits until its semaphore counted one increment per stream
-//     that reaches it (n - 1 per op), then for its own local writes (write barrier).
+//     that reaches it (n - 1 per op) and its local copy landed; the mux then lets the senders start
+//     the next op. Even and odd ops count on two semaphores (a chip is at most one op ahead).
 // Differences from tt-metal (docs/fabric.md, "tt-metal's op structure"): the router has one
-// worker channel, so one core per chip feeds both directions (tt-metal: one worker per direction
-// behind a fabric mux core); pages of a tensor are contiguous in the one emulated DRAM endpoint,
-// whose channel model stands for the page interleaving.
+// worker channel, so one mux serves both directions (tt-metal: a mux core per direction); one
+// sender per direction (tt-metal's num_workers_per_direction default); pages of a tensor are
+// contiguous in the one emulated DRAM endpoint, whose channel model stands for the interleaving.
 //
 // Plans are computed on the device from a handful of numbers (make_all_gather / make_all_to_all),
 // so a plan is what a kernel would derive from its runtime args. C++17, freestanding, no heap.
@@ -56,7 +61,10 @@ struct Plan {
     uint32_t dram_xy = 0, worker_xy = 0;   ///< the DRAM endpoint and the workers' core (x | y << 16), same on every chip
     uint32_t input = 0, output = 0;        ///< DRAM addresses of the tensors
     uint32_t page = 2048, pages_per_packet = 2;
-    uint32_t sem_l1 = 0;                   ///< completion semaphore (host-initialised to sem_initial)
+    /// completion semaphores (host-initialised to sem_initial): ops of even index count at sem_l1,
+    /// odd ones at sem_l1 + 64 — a chip is at most one op ahead of another (it ends op i only
+    /// with every other chip's op-i stream), so two never mix two ops' increments
+    uint32_t sem_l1 = 0;
     uint32_t sem_initial = 0;
     uint32_t header_l1 = 0;                ///< 2 headers of header_bytes
     uint32_t header_bytes = header_base_bytes;
@@ -69,7 +77,7 @@ struct Plan {
     /// L1 bytes a core needs from the plan's base: 64 bytes of semaphores, 2 headers, then the CB
     /// (senders, one_core) or the mux channels (the mux: 2 x mux_slots slots of header + packet).
     static constexpr uint32_t l1_bytes(uint32_t header_bytes, uint32_t packet, uint32_t mux_slots) {
-        return 64 + 2 * header_bytes +
+        return 80 + 2 * header_bytes +
                (cb_packets * packet > 2 * mux_slots * (header_bytes + packet) ? cb_packets * packet : 2 * mux_slots * (header_bytes + packet));
     }
 };
@@ -91,9 +99,9 @@ inline void plan_common(Plan& p, uint32_t rank, uint32_t ranks, uint32_t dram_xy
     p.page = page;
     p.pages_per_packet = pages_per_packet;
     p.header_bytes = header_bytes;
-    p.sem_l1 = base;  // + 16 .. + 48: the mux's / senders' semaphores (MuxWiring)
-    p.header_l1 = base + 64;
-    p.cb_l1 = base + 64 + 2 * header_bytes;
+    p.sem_l1 = base;  // + 16 .. + 48: the mux's / senders' semaphores (MuxWiring); + 64: odd ops' completion
+    p.header_l1 = base + 80;
+    p.cb_l1 = base + 80 + 2 * header_bytes;
     p.nstreams = 0;
 }
 
@@ -171,7 +179,7 @@ inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t s0, uint32_
 
 namespace detail {
 /// The header of one packet of stream `s` (payload n bytes at stream offset off) to direction d.
-inline HeaderFields packet_header(const Plan& p, const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t d) {
+inline HeaderFields packet_header(const Plan& p, const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t d, uint32_t op) {
     const uint32_t dst = p.output + s.dst + off;
     HeaderFields f;
     f.routing = Routing(s.routing[d]);
@@ -184,7 +192,7 @@ inline HeaderFields packet_header(const Plan& p, const Stream& s, uint32_t off, 
                  // every earlier packet of the stream went through the same delivering router)
         f.cmd = NocCmd::fused_write_inc;
         f.sem_xy = p.worker_xy;
-        f.sem_l1 = p.sem_l1;
+        f.sem_l1 = p.sem_l1 + 64 * (op & 1);
         f.value = 1;
     } else {  // one NoC write per page of the destination tensor
         const uint32_t np = (n + p.page - 1) / p.page;
@@ -293,12 +301,12 @@ uint32_t run(H& hal, Link& link, const Plan& p, uint32_t iters) {
                             [&](const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t l1, uint32_t d) {
                                 const uint32_t hl1 = p.header_l1 + d * p.header_bytes;
                                 volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
-                                write_header(h, detail::packet_header(p, s, off, n, last, d), 0, [](uint32_t) { return uint8_t(0); });
+                                write_header(h, detail::packet_header(p, s, off, n, last, d, it), 0, [](uint32_t) { return uint8_t(0); });
                                 Connection& c = link.connection(d == 0 ? uint32_t(Dir::E) : uint32_t(Dir::W));
                                 c.reserve(hal);
                                 c.write(hal, hl1, p.header_bytes, l1, n);  // returns when header and payload left L1
                             });
-        detail::wait_at_least(hal, p.sem_l1, p.sem_initial + (it + 1) * p.expect);  // every stream that reaches this chip
+        detail::wait_at_least(hal, p.sem_l1 + 64 * (it & 1), p.sem_initial + (it / 2 + 1) * p.expect);  // every stream that reaches this chip
         hal.noc_write_barrier();  // the local copy landed
     }
     return 0;
@@ -318,7 +326,7 @@ uint32_t run_sender(H& hal, const Plan& p, const MuxWiring& w, uint32_t d, uint3
             const uint32_t hl1 = p.header_l1;
             while (sent - hal.sem_read(w.credit_l1) >= w.mux_slots) hal.idle();  // a free mux slot
             volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
-            write_header(h, detail::packet_header(p, s, off, n, last, dd), 0, [](uint32_t) { return uint8_t(0); });
+            write_header(h, detail::packet_header(p, s, off, n, last, dd, it), 0, [](uint32_t) { return uint8_t(0); });
             kccl::hal::l1_store_fence(hal, hl1, p.header_bytes);  // the header stores above (N7)
             const uint32_t slot = w.slot(p, d, idx);
             hal.noc_write(hl1, hal.noc_addr(mx, my, slot), p.header_bytes);
@@ -365,7 +373,7 @@ uint32_t run_mux(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t
             if (!moved) hal.idle();
         }
         detail::wait_at_least(hal, w.mux_fill_l1 + 32, 2 * (it + 1));                 // both senders' local work
-        detail::wait_at_least(hal, p.sem_l1, p.sem_initial + (it + 1) * p.expect);  // every stream that reaches this chip
+        detail::wait_at_least(hal, p.sem_l1 + 64 * (it & 1), p.sem_initial + (it / 2 + 1) * p.expect);  // every stream that reaches this chip
         for (uint32_t d = 0; d < 2; ++d) {
             const uint32_t sx = w.sender_xy[d] & 0xFFFFu, sy = w.sender_xy[d] >> 16;
             hal.sem_inc(hal.noc_addr(sx, sy, w.credit_l1 + 16), 1);  // go: op it + 1
