@@ -207,7 +207,9 @@ public:
     }
 
     /// One ring allreduce among `members` (PE ids; member k sends to member k+1 mod g), all
-    /// groups given at once so that they share links (equal keys per round).
+    /// groups given at once so that they share links. Every stream gets `key`: the groups'
+    /// streams are on different colors, which no switch position orders, so where they meet on
+    /// a link they share it cycle by cycle (a group's own streams never share a link).
     void ring_allreduce(const std::vector<std::vector<uint32_t>>& groups, uint64_t key) {
         if (groups.empty()) return;
         const uint32_t g = uint32_t(groups[0].size());
