@@ -327,7 +327,7 @@ TEST_CASE("wafer auto vs emulated cycles in 2D: within 1.05x of the best impleme
     check_auto_emulated_2d(kf::Collective::allreduce, 4, 9, 12);
 }
 
-TEST_CASE("wafer auto vs emulated cycles in 2D: grids up to 64 x 64, dense", "[fabric][auto][programs][long]") {
+TEST_CASE("wafer auto vs emulated cycles in 2D: grids up to 64 x 64 (dense)", "[fabric][auto][programs][long]") {
     struct G {
         uint32_t M, N;
     };

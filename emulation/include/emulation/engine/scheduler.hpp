@@ -279,6 +279,15 @@ public:
         Task* t = tasks_[i].get();
         if (t->state == State::parked) make_ready_locked(t);
     }
+    /// Readies a parked core at its own clock (timed), not the waker's: for a wait that costs
+    /// the woken core no time (the fabric's back-pressure, which only orders its next step).
+    void wake_keep_clock(CoreState* st) {
+        IgnoreScope ig;
+        const uint32_t i = st->sched_task;
+        if (i == UINT32_MAX) return;
+        Task* t = tasks_[i].get();
+        if (t->state == State::parked) make_ready_locked(t, false, true);
+    }
     void wake_all() {
         IgnoreScope ig;
         for (auto& t : tasks_)
@@ -397,7 +406,7 @@ private:
     }
 
     /// `by_write`: readied by the running core's write (fifo: may take the run-next slot).
-    void make_ready_locked(Task* t, bool by_write = false) {
+    void make_ready_locked(Task* t, bool by_write = false, bool keep_clock = false) {
         t->state = State::ready;
         t->st->sched_parked = 0;
         if (ready_flag_[t->index]) return;
@@ -410,7 +419,7 @@ private:
         if (opt_.policy == Policy::timed) {
             // Woken by a delivery: it resumes at the arrival (a wait returns at max(now, arrival)).
             const vtime_t at = in_event_ ? event_now_ : current_ ? current_->clock : 0;
-            if (t->clock < at) t->clock = at;
+            if (t->clock < at && !keep_clock) t->clock = at;
             rheap_.push_back(Ready{t->clock, ready_seq_++, t->index});
             std::push_heap(rheap_.begin(), rheap_.end(), later);
         } else if (opt_.policy == Policy::fifo) {
