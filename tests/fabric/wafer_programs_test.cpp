@@ -325,6 +325,9 @@ TEST_CASE("wafer auto vs emulated cycles in 2D: within 1.05x of the best impleme
         }
     check_auto_emulated_2d(kf::Collective::reduce, 2, 7, 12, 3, 1);
     check_auto_emulated_2d(kf::Collective::allreduce, 4, 9, 12);
+    check_auto_emulated_2d(kf::Collective::reduce, 16, 16, 1, 8, 8);
+    check_auto_emulated_2d(kf::Collective::allreduce, 16, 16, 1);
+    check_auto_emulated_2d(kf::Collective::allreduce, 8, 8, 1028);
 }
 
 TEST_CASE("wafer auto vs emulated cycles in 2D: grids up to 64 x 64 (dense)", "[fabric][auto][programs][long]") {
