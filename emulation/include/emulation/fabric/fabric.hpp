@@ -293,14 +293,19 @@ public:
         WaferModel model;  // the scheduler's timed policy needs a model; the fabric keeps its own times
         // Guarded stacks take two kernel mappings each (vm.max_map_count is 65530 by default):
         // beyond FabricOptions::guarded_pes_max PEs the stacks are carved from shared mappings.
-        detail::Scheduler sched(ScheduleOptions{}, o_.stack_size, &model, pes_.size() <= o_.guarded_pes_max);
+        ScheduleOptions so;
+        so.ties_by_index = true;  // PEs of one clock in row-major order, as in program mode
+        detail::Scheduler sched(so, o_.stack_size, &model, pes_.size() <= o_.guarded_pes_max);
         sched_ = &sched;
-        for (auto& p : pes_) {
+        std::vector<Pe*> order;
+        for (auto& p : pes_) order.push_back(p.get());
+        std::sort(order.begin(), order.end(), [&](const Pe* a, const Pe* b) { return idx(a->at_) < idx(b->at_); });
+        for (Pe* p : order) {
             p->st_ = std::make_unique<detail::CoreState>();
             p->st_->coord = CoreCoord{0, p->at_.x, p->at_.y};
             p->st_->mem = p->mem_.get();
             p->st_->mem_size = p->mem_size_;
-            Pe* pp = p.get();
+            Pe* pp = p;
             sched.add(p->st_.get(), [this, pp] { body(*pp); });
         }
         sched.run([&] { return on_idle(); });
@@ -330,10 +335,14 @@ private:
     // its clock raised to the deliverer's.
     struct Ready {
         vtime_t clock;
+        uint64_t pos;  ///< ties: the PE first in row-major order (adversarial: 0, the seeded seq decides)
         uint64_t seq;
         uint32_t index;
     };
-    static bool later(const Ready& a, const Ready& b) { return a.clock != b.clock ? a.clock > b.clock : a.seq > b.seq; }
+    static bool later(const Ready& a, const Ready& b) {
+        return a.clock != b.clock ? a.clock > b.clock : a.pos != b.pos ? a.pos > b.pos : a.seq > b.seq;
+    }
+    uint64_t tie_pos(const Pe& p) const { return o_.adversarial ? 0 : uint64_t(idx(p.at_)); }
     void make_ready(Pe& p) {
         uint64_t seq = ready_seq_++;
         if (o_.adversarial) {  // same-cycle PEs in a seeded order (the promises give none)
@@ -342,7 +351,7 @@ private:
             z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
             seq = z ^ (z >> 31);
         }
-        ready_.push_back(Ready{p.clock_, seq, p.index_});
+        ready_.push_back(Ready{p.clock_, tie_pos(p), seq, p.index_});
         std::push_heap(ready_.begin(), ready_.end(), later);
     }
     void run_programs() {
@@ -375,7 +384,7 @@ private:
                     break;
                 }
                 if (!ran) break;  // waits: readied by a delivery
-                if (!ready_.empty() && ready_.front().clock < p.clock_) {
+                if (!ready_.empty() && (ready_.front().clock < p.clock_ || (ready_.front().clock == p.clock_ && ready_.front().pos < tie_pos(p)))) {
                     make_ready(p);
                     break;
                 }
