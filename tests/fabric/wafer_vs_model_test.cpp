@@ -156,3 +156,14 @@ TEST_CASE("fabric vs the reference simulator: butterfly regressions (segment spl
     CHECK(butterfly_simulated(2, 8, 6) == 73);
     CHECK(butterfly_emulated(2, 8, 12) == 109);
 }
+
+TEST_CASE("fabric vs the reference simulator: butterfly, every G, P and B = 1..100", "[fabric][model]") {
+    struct C {
+        uint32_t G, P;
+    };
+    for (C c : {C{2, 2}, C{2, 4}, C{2, 8}, C{2, 16}, C{3, 3}, C{3, 9}, C{4, 4}, C{4, 16}})
+        for (uint32_t B : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 10u, 11u, 12u, 13u, 16u, 17u, 24u, 32u, 36u, 64u, 100u}) {
+            INFO("G=" << c.G << " P=" << c.P << " B=" << B);
+            CHECK(butterfly_emulated(c.G, c.P, B) == butterfly_simulated(c.G, c.P, B));
+        }
+}

@@ -7,8 +7,11 @@
 //   * The on-ramp and the off-ramp take T_R cycles; router to neighbouring router takes 1 cycle.
 //   * A color crosses a router at most one wavelet per cycle, and a link direction carries one
 //     wavelet per cycle whatever its color: a stream meeting cycles taken by another color's
-//     stream on a link moves to the next free ones (streams are served in the order they are
-//     walked; the reference simulator serves the stream first emitted). The on-ramp carries one
+//     stream on a link moves to the next free ones. Streams are served in the order they are
+//     walked, which is the order they start in (PEs run earliest clock first, PEs of one clock
+//     in row-major order, in program mode and on the fiber engine alike): the stream first
+//     emitted, ties to the source first in row-major order, as the reference simulator
+//     arbitrates. The on-ramp carries one
 //     per cycle since the processor is sequential; off-ramp deliveries of different colors are
 //     not arbitrated (the thesis's model does not charge for it).
 //   * A received wavelet waits at the processor (its input queue) until the PE consumes it.
