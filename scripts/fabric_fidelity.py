@@ -15,7 +15,11 @@ device count n, ring or line, size) between --min and --max it runs
 and prints our modelled time, our line rate in tt-metal's definition (bottleneck bytes / (time x
 directions) / 12.5 GB/s; directions 2 on a ring, 1 on a line), tt-metal's measured time and the
 error (ours / theirs - 1). Methods: ring all_gather / reduce_scatter / all_reduce ring_bidir
-(bidirectional, as tt-metal's ring ops), line ones `line`, all_to_all pairwise.
+(bidirectional, as tt-metal's ring ops), line ones `line`. all_gather and all_to_all run tt-metal's
+op structure instead (`--structure ttm`, include/fabric/chip/ops/ttm.hpp: DRAM tensors, multicast /
+unicast packet streams written into the destination tensor); --generic runs them on the collectives
+executor too (method all_gather as above, all_to_all pairwise). --update-csv FILE runs --ops and
+replaces their rows in FILE (those within --min..--max), keeping the others.
 
 A point is emulated whole or not at all: one whose emulated L1 (n ranks x 3 buffers of the size)
 exceeds --mem-gib is printed as "not emulated" with the reason, never extrapolated. The summary
@@ -44,7 +48,13 @@ def size_arg(s):
     return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]
 
 
+TTM_OPS = {"all_gather", "all_to_all"}  # ops run with --structure ttm (unless --generic)
+GENERIC = False
+
+
 def method_for(op, topo):
+    if op in TTM_OPS and not GENERIC:
+        return "ttm"
     if op == "all_to_all":
         return "pairwise"
     return "ring_bidir" if topo == "ring" else "line"
@@ -75,10 +85,20 @@ def load_grid(lo, hi, ops):
     return rows
 
 
+def emulated_gib(p):
+    """Host memory of a point's emulated tensors: L1 buffers (generic) or DRAM input + output (ttm)."""
+    n, size = p["n"], p["size"]
+    if method_for(p["op"], p["topology"]) == "ttm":
+        return n * ((size // n if p["op"] == "all_gather" else size) + size) / 2 ** 30
+    return n * 3 * size / 2 ** 30
+
+
 def run_point(tool, p, timeout):
-    cmd = [tool, "--transport", "fabric", "--topology", p["topology"], "--ranks", str(p["n"]), "--coll", p["op"],
-           "--method", method_for(p["op"], p["topology"]), "-b", str(p["size"]), "-e", str(p["size"]), "-n", "1",
-           "-w", "0", "-d", "bfloat16", "--message", "6144", "--slots", "8", "--timing", "wormhole"]
+    m = method_for(p["op"], p["topology"])
+    how = ["--structure", "ttm"] if m == "ttm" else ["--method", m, "--slots", "8"]
+    cmd = [tool, "--transport", "fabric", "--topology", p["topology"], "--ranks", str(p["n"]), "--coll", p["op"]] + how + [
+           "-b", str(p["size"]), "-e", str(p["size"]), "-n", "1",
+           "-w", "0", "-d", "bfloat16", "--message", "6144", "--timing", "wormhole"]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -121,7 +141,7 @@ def print_row(r, out=sys.stdout):
         ours_pct = line_rate_pct(r["op"], r["n"], r["topology"], r["size"], r["ours_us"])
         print("  %-15s %3d %-5s %11d %12.2f %6.1f%% %12.2f %6.1f%% %+7.1f%%  %s" % (
             r["op"], r["n"], r["topology"], r["size"], r["ours_us"], ours_pct, r["theirs_us"], theirs_pct,
-            100 * r["err"], method_for(r["op"], r["topology"])), file=out)
+            100 * r["err"], r.get("method") or method_for(r["op"], r["topology"])), file=out)
     else:
         print("  %-15s %3d %-5s %11d %12s %7s %12.2f %6.1f%% %8s  %s" % (
             r["op"], r["n"], r["topology"], r["size"], "-", "-", r["theirs_us"], theirs_pct, "-", r["note"]), file=out)
@@ -188,14 +208,18 @@ def main():
     ap.add_argument("--csv", help="write the table as CSV")
     ap.add_argument("--svg", help="write the plot")
     ap.add_argument("--from-csv", help="print (and plot) a table written by --csv instead of running")
+    ap.add_argument("--update-csv", help="run --ops and replace their rows within --min..--max in this CSV (the other rows kept)")
+    ap.add_argument("--generic", action="store_true", help="all_gather and all_to_all on the collectives executor too")
     a = ap.parse_args()
+    global GENERIC
+    GENERIC = a.generic
     if a.from_csv:
         with open(a.from_csv) as f:
             rows = []
             for r in csv.DictReader(f):
                 rows.append({"op": r["op"], "n": int(r["n"]), "topology": r["topology"], "size": int(r["size"]),
                              "theirs_us": float(r["theirs_us"]), "ours_us": float(r["ours_us"]) if r["ours_us"] else None,
-                             "err": float(r["err"]) if r["err"] else None, "note": r["note"]})
+                             "err": float(r["err"]) if r["err"] else None, "note": r["note"], "method": r.get("method")})
         header()
         for r in rows:
             print_row(r)
@@ -208,29 +232,47 @@ def main():
         return 2
     ops = [s for s in a.ops.split(",") if s]
     rows = load_grid(a.min, a.max, ops)
+    kept = []
+    if a.update_csv:
+        if not ops:
+            print("fabric_fidelity: --update-csv needs --ops (the ops whose rows are replaced)", file=sys.stderr)
+            return 2
+        a.csv = a.update_csv
+        with open(a.update_csv) as f:
+            for r in csv.DictReader(f):
+                if r["op"] not in ops or not a.min <= int(r["size"]) <= a.max:
+                    kept.append({"op": r["op"], "n": int(r["n"]), "topology": r["topology"], "size": int(r["size"]),
+                                 "theirs_us": float(r["theirs_us"]), "ours_us": float(r["ours_us"]) if r["ours_us"] else None,
+                                 "err": float(r["err"]) if r["err"] else None, "note": r["note"],
+                                 "method": r.get("method") or method_for(r["op"], r["topology"])})
     print("# chip fabric (coll_perf --transport fabric) on the Wormhole model against tt-metal's measured times")
     print("# (FULL_wormhole_b0_bfloat16_6144: DRAM tensors, 1 link per direction); ours: L1 buffers, bfloat16,")
-    print("# 6144 B packet payload, 8 message slots per peer, one worker per chip. %% = tt-metal's line rate:")
+    print("# 6144 B packet payload, 8 message slots per peer, one worker per chip; all_gather and all_to_all: tt-metal's")
+    print("# op structure (ttm: DRAM tensors, packet streams). %% = tt-metal's line rate:")
     print("# bottleneck bytes / (time x directions) / 12.5 GB/s. error = ours / theirs - 1.")
     header()
     for r in rows:
-        mem = r["n"] * 3 * r["size"] / 2 ** 30
+        mem = emulated_gib(r)
+        r["method"] = method_for(r["op"], r["topology"])
         if mem > a.mem_gib:
-            r["ours_us"], r["err"], r["note"] = None, None, "not emulated: %.1f GiB of emulated L1 > --mem-gib %.1f" % (mem, a.mem_gib)
+            what = "DRAM" if r["method"] == "ttm" else "L1"
+            r["ours_us"], r["err"], r["note"] = None, None, "not emulated: %.1f GiB of emulated %s > --mem-gib %.1f" % (mem, what, a.mem_gib)
         else:
             us, note = run_point(a.tool, r, a.timeout)
             r["ours_us"], r["note"] = us, note
             r["err"] = us / r["theirs_us"] - 1 if us else None
         print_row(r)
+    if kept:
+        rows = sorted(kept + rows, key=lambda r: (r["op"], r["topology"], r["n"], r["size"]))
     summarize(rows)
     if a.csv:
         with open(a.csv, "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["op", "n", "topology", "size", "theirs_us", "ours_us", "err", "note"])
+            w.writerow(["op", "n", "topology", "size", "theirs_us", "ours_us", "err", "note", "method"])
             for r in rows:
                 w.writerow([r["op"], r["n"], r["topology"], r["size"], r["theirs_us"],
                             "%.3f" % r["ours_us"] if r["ours_us"] else "", "%.5f" % r["err"] if r["err"] is not None else "",
-                            r["note"]])
+                            r["note"], r.get("method") or method_for(r["op"], r["topology"])])
     if a.svg:
         svg(rows, a.svg)
     return 0

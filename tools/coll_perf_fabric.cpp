@@ -21,6 +21,7 @@
 // naming it and what is allowed, exit code 2. A failed run is an error row, exit code 1.
 #include "tools/coll_perf_fabric.hpp"
 #include "tools/coll_perf_args.hpp"
+#include "tools/ttm_fabric_ops.hpp"
 
 #include <emulation/chip_fabric.hpp>
 #include <emulation/collective.hpp>
@@ -65,6 +66,8 @@ struct FOptions {
     uint32_t message = 6144, slots = 4;
     uint32_t tx_slots = 0, rx_slots = 0;  ///< router channels; 0: 8 / 16 on 1D, 4 / 8 on 2D
     std::string timing;
+    std::string structure = "generic";
+    uint32_t mux_slots = 1;  ///< --structure ttm: slots per mux channel  ///< generic: the collectives executor over FabricLink; ttm: tools/ttm_fabric_ops.hpp
 };
 
 
@@ -131,6 +134,11 @@ FOptions parse(int argc, char** argv, bool& help) {
             o.tx_slots = parse_u32("--router-slots TX", v.substr(0, c), 1, 64);
             o.rx_slots = parse_u32("--router-slots RX", v.substr(c + 1), 2, 64);
         }
+        else if (a == "--structure") {
+            if (v != "generic" && v != "ttm" && v != "ttm_one_core")
+                bad("--structure '" + v + "' is not known (allowed: generic, ttm, ttm_one_core)");
+            o.structure = v;
+        } else if (a == "--mux-slots") o.mux_slots = parse_u32(a, v, 1, 8);
         else if (a == "--timing") {
             if (v != "wormhole") bad("--timing '" + v + "' is not offered with --transport fabric (allowed: wormhole)");
             o.timing = v;
@@ -161,6 +169,11 @@ void print_help(const char* prog) {
         "  --router-slots TX,RX  slots of each router sender channel and of its receiver channel; default 8,16 on a\n"
         "                  1D fabric (tt-metal's 1D router), 4,8 on 2D (5 sender channels must fit the Ethernet core's L1)\n"
         "  --timing wormhole  the timed fiber engine with the Wormhole model: modelled time per iteration\n"
+        "  --structure S   generic (default: the collectives executor over the fabric link) or ttm (tt-metal's op\n"
+        "                  structure: DRAM tensors, multicast / unicast packet streams written into the destination\n"
+        "                  tensor, a sender core per direction behind a mux; all_gather and all_to_all on a line or\n"
+        "                  ring; include/fabric/chip/ops/ttm.hpp), or ttm_one_core (the fabric worker does everything)\n"
+        "  --mux-slots N   --structure ttm: packet slots per mux channel, 1..8, default 1 (tt-metal's fabric mux default)\n"
         "Exit codes: 0 every row ran and verified; 1 a row failed or had wrong elements; 2 bad options.\n",
         prog);
 }
@@ -258,6 +271,13 @@ std::vector<Row> plan_rows(FOptions& o) {
     if (o.message % 16) bad("--message '" + std::to_string(o.message) + "' must be a multiple of 16");
     if (o.min_bytes > o.max_bytes) bad("-b " + std::to_string(o.min_bytes) + " is larger than -e " + std::to_string(o.max_bytes));
     if (o.colls.empty()) bad("--coll needs at least one op");
+    if (o.structure != "generic") {
+        if (o.topology != "line" && o.topology != "ring")
+            bad("--structure ttm runs on --topology line or ring (a 1D fabric); got " + o.topology);
+        for (Op op : o.colls)
+            if (op != Op::all_gather && op != Op::all_to_all)
+                bad(std::string("--structure ttm builds all_gather and all_to_all; not ") + op_name(op));
+    }
     if (o.method_given && o.method == Method::mesh_2d && kind_of(o) != fh::FabricKind::mesh_2d)
         bad("--method mesh_2d runs on a 2D mesh of chips (--topology mesh, t3000 or galaxy with the 2d fabric); --topology " +
             o.topology + (o.fabric == "1d" ? " --fabric 1d" : "") + " is a 1D fabric: use rabenseifner, recursive_doubling or a ring method");
@@ -294,6 +314,12 @@ std::vector<Row> plan_rows(FOptions& o) {
             const std::string where = std::string(op_name(op)) + " / " + method_name(r.method) + " at size " + std::to_string(size);
             if (r.count > 0x7FFFFFFFull) bad(where + ": count too large (lower -e)");
             r.shape = shape_of(o, op, r.method, r.parent);
+            if (o.structure != "generic") {  // DRAM tensors (tools/ttm_fabric_ops.hpp): input and output per rank
+                const uint64_t host = uint64_t(o.ranks) * ((op == Op::all_gather ? size / o.ranks : size) + size);
+                if (host > worst) { worst = host; worst_row = where; }
+                rows.push_back(std::move(r));
+                continue;
+            }
             const cb::Layout L = cb::make_layout(r.shape, uint32_t(r.count), cb::ChunkLimit{o.message / eb, o.slots});
             if (const char* err = validate(L.shape)) bad(where + ": " + err);
             uint32_t buf = 0;
@@ -406,6 +432,44 @@ Result run_row(const FOptions& o, const Row& row) {
 }
 
 
+/// --structure ttm: tt-metal's op structure (tools/ttm_fabric_ops.hpp), every output byte checked.
+Result run_row_ttm(const FOptions& o, const Row& row) {
+    namespace tf = kccl::tools::ttm_fabric;
+    tf::Options t;
+    t.op = op_name(row.op);
+    t.ring = o.topology == "ring";
+    t.ranks = o.ranks;
+    t.size = row.bytes;
+    t.message = o.message;
+    t.tx_slots = o.tx_slots ? o.tx_slots : 8;
+    t.rx_slots = o.rx_slots ? o.rx_slots : 16;
+    t.iters = o.iters;
+    t.warmup = o.warmup;
+    t.structure = o.structure == "ttm_one_core" ? "one_core" : "per_direction";
+    t.mux_slots = o.mux_slots;
+    Result res;
+    tf::Result r;
+    const double t0 = now();
+    if (o.timing.empty()) {
+        emu::RunOptions ro;
+        ro.watchdog = std::chrono::milliseconds(120000);
+        ro.dirty_l1 = emu::RunOptions::DirtyL1::off;
+        r = tf::run(t, ro);
+    } else {
+        res.model_us = tf::timed_us(t, r) + tf::OpOverhead::us(o.ranks);  // the fitted fixed cost per op
+    }
+    res.host_us = (now() - t0) * 1e6 / std::max(1u, o.iters);
+    if (!r.error.empty()) res.error = "run failed: " + r.error;
+    if (std::getenv("KCCL_FABRIC_LINKS"))
+        for (const auto& l : r.report.links)
+            std::printf("#   link chip %u (%u,%u) q%u: %llu bytes, %llu packets, busy %.1f us of makespan %.1f us\n", l.eth.chip, l.eth.x,
+                        l.eth.y, l.queue, (unsigned long long)l.bytes, (unsigned long long)l.packets, double(l.busy) / 1e6,
+                        double(r.report.makespan) / 1e6);
+    res.wrong = o.check ? r.wrong : 0;
+    res.first_wrong = r.first_wrong;
+    return res;
+}
+
 int run(const FOptions& o, const std::vector<Row>& rows) {
     const fh::FabricKind kind = kind_of(o);
     const uint32_t hb = kind == fh::FabricKind::mesh_2d ? 64 : 48;
@@ -432,7 +496,8 @@ int run(const FOptions& o, const std::vector<Row>& rows) {
     for (const Row& row : rows) {
         Result r;
         try {
-            r = o.dtype == DataType::bf16 ? run_row<bfloat16>(o, row) : run_row<float>(o, row);
+            r = o.structure != "generic" ? run_row_ttm(o, row)
+                : o.dtype == DataType::bf16 ? run_row<bfloat16>(o, row) : run_row<float>(o, row);
         } catch (const std::exception& e) {
             r.error = e.what();
         }
@@ -460,7 +525,8 @@ int run(const FOptions& o, const std::vector<Row>& rows) {
             std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * mbus / 12.5);
             std::printf(" | %12.2f %8.3f %8.3f %8s", r.model_us, malg, mbus, pct);
         }
-        std::printf("  %s / %s%s\n", op_name(row.op), method_name(row.method), row.automatic ? " (auto)" : "");
+        if (o.structure != "generic") std::printf("  %s / %s\n", op_name(row.op), o.structure.c_str());
+        else std::printf("  %s / %s%s\n", op_name(row.op), method_name(row.method), row.automatic ? " (auto)" : "");
         if (r.wrong) {
             std::printf("#   first wrong:%s\n", r.first_wrong.c_str());
             status = 1;

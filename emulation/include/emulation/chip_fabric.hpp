@@ -154,6 +154,7 @@ struct BedOptions {
     bool bubble_flow_control = true;
     uint32_t initial_counter = 0;    ///< FabricSpec::initial_counter (tests that cross the 2^32 wrap)
     uint32_t grid_w = 1, grid_h = 1; ///< Tensix cores per chip (the worker is (0, 0); NoC multicast tests use more)
+    uint32_t dram_bytes = 0;         ///< a DRAM endpoint of this size per chip (Cluster::Chip::dram()); 0: none
 };
 
 /// An emulated cluster with the fabric installed and one worker per chip.
@@ -170,6 +171,7 @@ struct Bed {
         chip.grid_w = o.grid_w;
         chip.grid_h = o.grid_h;
         chip.eth_l1_bytes = 256 * 1024;
+        chip.dram_bytes = o.dram_bytes;
         std::vector<uint32_t> order;
         uint32_t cols = 0;
         ClusterSpec cs;

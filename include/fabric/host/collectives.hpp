@@ -340,9 +340,10 @@ inline void allreduce_ring_line(Layout& L, const std::vector<Coord>& line, const
     const auto order = ring_sequence(P);
     std::vector<uint32_t> next(P);
     for (uint32_t q = 0; q < P; ++q) next[q] = L.path(line[order[q]], line[order[(q + 1) % P]]);
+    // Segment s: B / P elements, one more for the first B % P segments (the cost model's split).
     auto seg = [&](uint32_t s, uint32_t& off, uint32_t& n) {
-        off = uint32_t(uint64_t(B) * s / P);
-        n = uint32_t(uint64_t(B) * (s + 1) / P) - off;
+        off = s * (B / P) + std::min(s, B % P);
+        n = B / P + (s < B % P ? 1u : 0u);
     };
     // Each round a PE sends one segment and receives another at the same time (exchange: one
     // wavelet out and one in per cycle, the thesis's assumption for this pattern).

@@ -207,8 +207,10 @@ public:
     }
 
     /// One ring allreduce among `members` (PE ids; member k sends to member k+1 mod g), all
-    /// groups given at once so that they share links (equal keys per round).
-    void ring_allreduce(const std::vector<std::vector<uint32_t>>& groups) {
+    /// groups given at once so that they share links. Every stream gets `key`: the groups'
+    /// streams are on different colors, which no switch position orders, so where they meet on
+    /// a link they share it cycle by cycle (a group's own streams never share a link).
+    void ring_allreduce(const std::vector<std::vector<uint32_t>>& groups, uint64_t key) {
         if (groups.empty()) return;
         const uint32_t g = uint32_t(groups[0].size());
         if (g < 2) return;
@@ -216,7 +218,6 @@ public:
         for (uint32_t R = 0; R + 2 < 2 * g; ++R) {
             const bool rs = R + 1 < g;
             const uint32_t r = rs ? R : R - (g - 1);
-            const uint64_t key = key_++;
             for (const auto& m : groups) {
                 std::vector<int64_t> st(g, -1);
                 std::vector<uint32_t> ns(g);
@@ -238,6 +239,7 @@ public:
     }
 
     uint64_t next_key() const { return key_; }
+    uint64_t take_key() { return key_++; }
 
 private:
     ModelSim& sim_;
@@ -366,7 +368,7 @@ inline void allreduce_lines(ModelSim& sim, PatternBuilder& b, const PatternArgs&
                 for (uint32_t q : o) m.push_back(l[q]);
                 groups.push_back(m);
             }
-            b.ring_allreduce(groups);
+            b.ring_allreduce(groups, b.take_key());
             return;
         }
         case Pattern::butterfly: {
@@ -375,6 +377,7 @@ inline void allreduce_lines(ModelSim& sim, PatternBuilder& b, const PatternArgs&
             while (x < P) x *= G;
             if (x != P) throw ModelSimError("model_patterns: butterfly needs P a power of G");
             const auto o = ring_order(G);
+            const uint64_t key = b.take_key();
             for (uint32_t d = 1; d < P; d *= G) {
                 std::vector<std::vector<uint32_t>> groups;
                 for (const auto& l : lines)
@@ -384,7 +387,7 @@ inline void allreduce_lines(ModelSim& sim, PatternBuilder& b, const PatternArgs&
                         for (uint32_t q : o) m.push_back(l[b0 + q * d]);
                         groups.push_back(m);
                     }
-                b.ring_allreduce(groups);
+                b.ring_allreduce(groups, key);
             }
             return;
         }

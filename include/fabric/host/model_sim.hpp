@@ -27,8 +27,8 @@
 //     every stream with a smaller key has passed it completely (the router's switch position
 //     moves on behind the last wavelet, as control wavelets do). Streams with equal keys (on
 //     other colors) share the output, one wavelet per cycle: the stream whose first wavelet was
-//     emitted first takes it (ties: the stream made first), the others use the cycles it leaves
-//     free. (The thesis fixes one wavelet per cycle per link direction, not the arbitration.) Wavelets that wait are buffered in their
+//     emitted first takes it (ties: the source PE first in row-major order, then the stream made
+//     first), the others use the cycles it leaves free. (The thesis fixes one wavelet per cycle per link direction, not the arbitration.) Wavelets that wait are buffered in their
 //     router (per stream, unbounded): the thesis's "all other wavelets will stall".
 //   * Programs. Each PE runs a list of phases; a phase is a set of operations (send n, store n,
 //     relay n) that run concurrently (earlier operations get the ramp first); the next phase
@@ -294,7 +294,8 @@ private:
                     reqs.push_back(Req{s, i});
             }
         }
-        // Grant: an output takes, among admitted requesters, the stream first emitted (ties: the lower id).
+        // Grant: an output takes, among admitted requesters, the stream first emitted (ties: the
+        // source PE first in row-major order, then the stream made first).
         if (winner_.size() != outputs_.size()) winner_.assign(outputs_.size(), -1);
         std::vector<int64_t>& winner = winner_;
         std::vector<size_t> touched;
@@ -308,7 +309,8 @@ private:
             }
             const uint32_t a = uint32_t(winner[oid]);
             const uint64_t ea = streams_[a].emitted.front(), es = streams_[s].emitted.front();
-            if (es < ea || (es == ea && s < a)) winner[oid] = s;
+            const uint32_t pa = streams_[a].src, ps = streams_[s].src;
+            if (es < ea || (es == ea && (ps < pa || (ps == pa && s < a)))) winner[oid] = s;
         };
         for (const Req& q : reqs) {
             const Node& nd = streams_[q.s].nodes[q.node];

@@ -79,6 +79,11 @@ struct ScheduleOptions {
     /// from the slot the queue's head runs, so no ready core waits forever behind a chain of
     /// handoffs. false: plain FIFO.
     bool handoff = true;
+    /// timed: cores ready at the same clock run in the order they were added (the lowest index
+    /// first, and a running core yields to a ready one of equal clock and lower index) instead
+    /// of the order they were readied in. The routed-fabric emulation adds its PEs in row-major
+    /// order, so that streams starting in one cycle claim shared links in that order.
+    bool ties_by_index = false;
 };
 
 /// fifo with handoff: at most this many picks in a row from the "run next" slot.
@@ -238,7 +243,7 @@ public:
         {
             IgnoreScope ig;
             const vtime_t c = current_->clock;
-            behind = (!events_.empty() && events_.front().t <= c) || (!rheap_.empty() && rheap_.front().clock < c);
+            behind = (!events_.empty() && events_.front().t <= c) || earlier_ready(c);
         }
         if (behind) switch_away(Why::preempt, true);
     }
@@ -278,6 +283,15 @@ public:
         if (i == UINT32_MAX) return;
         Task* t = tasks_[i].get();
         if (t->state == State::parked) make_ready_locked(t);
+    }
+    /// Readies a parked core at its own clock (timed), not the waker's: for a wait that costs
+    /// the woken core no time (the fabric's back-pressure, which only orders its next step).
+    void wake_keep_clock(CoreState* st) {
+        IgnoreScope ig;
+        const uint32_t i = st->sched_task;
+        if (i == UINT32_MAX) return;
+        Task* t = tasks_[i].get();
+        if (t->state == State::parked) make_ready_locked(t, false, true);
     }
     void wake_all() {
         IgnoreScope ig;
@@ -397,7 +411,7 @@ private:
     }
 
     /// `by_write`: readied by the running core's write (fifo: may take the run-next slot).
-    void make_ready_locked(Task* t, bool by_write = false) {
+    void make_ready_locked(Task* t, bool by_write = false, bool keep_clock = false) {
         t->state = State::ready;
         t->st->sched_parked = 0;
         if (ready_flag_[t->index]) return;
@@ -410,8 +424,8 @@ private:
         if (opt_.policy == Policy::timed) {
             // Woken by a delivery: it resumes at the arrival (a wait returns at max(now, arrival)).
             const vtime_t at = in_event_ ? event_now_ : current_ ? current_->clock : 0;
-            if (t->clock < at) t->clock = at;
-            rheap_.push_back(Ready{t->clock, ready_seq_++, t->index});
+            if (t->clock < at && !keep_clock) t->clock = at;
+            rheap_.push_back(Ready{t->clock, opt_.ties_by_index ? uint64_t(t->index) : ready_seq_++, t->index});
             std::push_heap(rheap_.begin(), rheap_.end(), later);
         } else if (opt_.policy == Policy::fifo) {
             push_ring(t->index);
@@ -484,6 +498,12 @@ private:
         uint32_t index;
     };
     static bool later(const Ready& a, const Ready& b) { return a.clock != b.clock ? a.clock > b.clock : a.seq > b.seq; }
+    /// timed: a ready core runs before the current one (at clock c).
+    bool earlier_ready(vtime_t c) const {
+        if (rheap_.empty()) return false;
+        const Ready& f = rheap_.front();
+        return f.clock < c || (opt_.ties_by_index && f.clock == c && f.index < current_->index);
+    }
     static bool later_ev(const Event& a, const Event& b) { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
     void push_event(Event e) {
         events_.push_back(std::move(e));
@@ -514,7 +534,7 @@ private:
             ++steps_;
             if (opt_.policy == Policy::timed) {
                 const vtime_t c = current_->clock;
-                sw = (!events_.empty() && events_.front().t <= c) || (!rheap_.empty() && rheap_.front().clock < c);
+                sw = (!events_.empty() && events_.front().t <= c) || earlier_ready(c);
             } else if (opt_.policy == Policy::random) {
                 sw = !ready_.empty() && rand() % 100 < opt_.preempt_percent;
             } else {

@@ -7,17 +7,19 @@
 //   * The on-ramp and the off-ramp take T_R cycles; router to neighbouring router takes 1 cycle.
 //   * A color crosses a router at most one wavelet per cycle, and a link direction carries one
 //     wavelet per cycle whatever its color: a stream meeting cycles taken by another color's
-//     stream on a link moves to the next free ones (streams are served in the order they are
-//     walked; the reference simulator serves the stream first emitted). The on-ramp carries one
+//     stream on a link moves to the next free ones. Streams are served in the order they are
+//     walked, which is the order they start in (PEs run earliest clock first, PEs of one clock
+//     in row-major order, in program mode and on the fiber engine alike): the stream first
+//     emitted, ties to the source first in row-major order, as the reference simulator
+//     arbitrates. The on-ramp carries one
 //     per cycle since the processor is sequential; off-ramp deliveries of different colors are
 //     not arbitrated (the thesis's model does not charge for it).
 //   * A received wavelet waits at the processor (its input queue) until the PE consumes it.
-//     Bounded buffering (program mode): a stream may have at most router_queue_wavelets (the
-//     profile's; 1 in adversarial mode) per router it has reached in the fabric, unconsumed;
-//     beyond that its sender blocks (after issuing it) until receives drain it. Blocking costs
-//     no cycle (the model has no stalls): it orders the sender's next step after that receive,
-//     so a pattern relying on more buffering deadlocks. Fibers (launch with a body) keep
-//     unbounded buffers.
+//     Bounded buffering (program mode and fibers alike): a stream may have at most
+//     router_queue_wavelets (the profile's; 1 in adversarial mode) per router it has reached in
+//     the fabric, unconsumed; beyond that its sender blocks (after issuing it) until receives
+//     drain it. Blocking costs no cycle (the model has no stalls): it orders the sender's next
+//     step after that receive, so a pattern relying on more buffering deadlocks.
 //   * `advance` costs nothing on the issuing PE and no link slot (the thesis's model charges none):
 //     it acts at each router right after the route's last earlier wavelet has passed it, so a
 //     stream waiting there passes one cycle after that wavelet.
@@ -101,10 +103,11 @@ struct FabricOptions {
     uint64_t seed = 1;            ///< garbage in PE memory (hardware never zeroes it)
     size_t stack_size = 64 * 1024;
     size_t guarded_pes_max = 16384;  ///< up to this many PEs, every stack has a guard region (as RunOptions)
-    /// Adversarial mode (program mode only): router queues of one wavelet (instead of the
-    /// profile's router_queue_wavelets) and PEs ready in the same cycle run in an order drawn
-    /// from order_seed, so a pattern relying on more buffering or on an order the promises do
-    /// not give deadlocks or computes a wrong result.
+    /// Adversarial mode: router queues of one wavelet (instead of the profile's
+    /// router_queue_wavelets), in program mode and for fibers; in program mode also PEs ready in
+    /// the same cycle run in an order drawn from order_seed (fibers keep the timed engine's
+    /// order), so a pattern relying on more buffering or on an order the promises do not give
+    /// deadlocks or computes a wrong result.
     bool adversarial = false;
     uint64_t order_seed = 1;
 };
@@ -290,20 +293,22 @@ public:
             run_programs();
             return finish_run(t0);
         }
-        if (o_.adversarial)
-            throw FabricError("fabric: adversarial mode (one-wavelet router queues, seeded order) runs in program mode only: launch every PE with "
-                              "launch_program; kernels run as fibers have unbounded buffering");
         WaferModel model;  // the scheduler's timed policy needs a model; the fabric keeps its own times
         // Guarded stacks take two kernel mappings each (vm.max_map_count is 65530 by default):
         // beyond FabricOptions::guarded_pes_max PEs the stacks are carved from shared mappings.
-        detail::Scheduler sched(ScheduleOptions{}, o_.stack_size, &model, pes_.size() <= o_.guarded_pes_max);
+        ScheduleOptions so;
+        so.ties_by_index = true;  // PEs of one clock in row-major order, as in program mode
+        detail::Scheduler sched(so, o_.stack_size, &model, pes_.size() <= o_.guarded_pes_max);
         sched_ = &sched;
-        for (auto& p : pes_) {
+        std::vector<Pe*> order;
+        for (auto& p : pes_) order.push_back(p.get());
+        std::sort(order.begin(), order.end(), [&](const Pe* a, const Pe* b) { return idx(a->at_) < idx(b->at_); });
+        for (Pe* p : order) {
             p->st_ = std::make_unique<detail::CoreState>();
             p->st_->coord = CoreCoord{0, p->at_.x, p->at_.y};
             p->st_->mem = p->mem_.get();
             p->st_->mem_size = p->mem_size_;
-            Pe* pp = p.get();
+            Pe* pp = p;
             sched.add(p->st_.get(), [this, pp] { body(*pp); });
         }
         sched.run([&] { return on_idle(); });
@@ -333,10 +338,14 @@ private:
     // its clock raised to the deliverer's.
     struct Ready {
         vtime_t clock;
+        uint64_t pos;  ///< ties: the PE first in row-major order (adversarial: 0, the seeded seq decides)
         uint64_t seq;
         uint32_t index;
     };
-    static bool later(const Ready& a, const Ready& b) { return a.clock != b.clock ? a.clock > b.clock : a.seq > b.seq; }
+    static bool later(const Ready& a, const Ready& b) {
+        return a.clock != b.clock ? a.clock > b.clock : a.pos != b.pos ? a.pos > b.pos : a.seq > b.seq;
+    }
+    uint64_t tie_pos(const Pe& p) const { return o_.adversarial ? 0 : uint64_t(idx(p.at_)); }
     void make_ready(Pe& p) {
         uint64_t seq = ready_seq_++;
         if (o_.adversarial) {  // same-cycle PEs in a seeded order (the promises give none)
@@ -345,7 +354,7 @@ private:
             z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
             seq = z ^ (z >> 31);
         }
-        ready_.push_back(Ready{p.clock_, seq, p.index_});
+        ready_.push_back(Ready{p.clock_, tie_pos(p), seq, p.index_});
         std::push_heap(ready_.begin(), ready_.end(), later);
     }
     void run_programs() {
@@ -378,7 +387,7 @@ private:
                     break;
                 }
                 if (!ran) break;  // waits: readied by a delivery
-                if (!ready_.empty() && ready_.front().clock < p.clock_) {
+                if (!ready_.empty() && (ready_.front().clock < p.clock_ || (ready_.front().clock == p.clock_ && ready_.front().pos < tie_pos(p)))) {
                     make_ready(p);
                     break;
                 }
@@ -869,7 +878,7 @@ private:
     uint32_t queue_bound() const { return o_.adversarial ? 1u : g_.profile().router_queue_wavelets; }
     /// What the fabric holds of stream a: a queue's worth at every router it has reached.
     uint64_t holds(const Acct& a) const { return uint64_t(queue_bound()) * std::max<uint64_t>(1, a.routers); }
-    /// Program mode, after p issued stream sid: with bounded buffering, p blocks (back-pressure)
+    /// After p issued stream sid: with bounded buffering, p blocks (back-pressure)
     /// while more of the stream is in the fabric than the fabric holds; a receive that takes
     /// enough of it readies p. Blocking costs no cycle (the thesis's model has no stalls); it
     /// only orders p's next step after that receive.
@@ -880,6 +889,20 @@ private:
         p.blocked_sid_ = int64_t(sid);
         ++blocked_;
         return true;
+    }
+    /// Fibers, after p issued stream sid: the same rule as program mode (block_on); p parks until
+    /// a receive drains the stream enough (woken at its own clock: blocking costs no cycle).
+    void back_pressure(Pe& p, uint32_t sid) {
+        {
+            [[maybe_unused]] detail::TsanIgnore ig;
+            if (!block_on(p, sid)) return;
+        }
+        for (;;) {
+            sched_->park();
+            if (failed()) throw Abort{};
+            [[maybe_unused]] detail::TsanIgnore ig;
+            if (p.blocked_sid_ < 0) return;
+        }
     }
     /// Takes the next n wavelets' times from q and accounts them received.
     Times take(Queue& q, uint32_t n) {
@@ -893,7 +916,8 @@ private:
                 Pe& b = *pes_[size_t(a.blocked)];
                 a.blocked = -1;
                 b.blocked_sid_ = -1;
-                make_ready(b);
+                if (sched_) sched_->wake_keep_clock(b.st_.get());  // fibers: at its own clock, as in program mode
+                else make_ready(b);
             }
             run.second -= m;
             k -= m;
@@ -908,8 +932,9 @@ private:
         const uint32_t t_r = g_.profile().t_r;
         Times t;
         t.push(c + 1 + t_r, n);  // element k issued in cycle c+k, at the router T_R later
-        launch_stream(p, r.color, std::make_shared<const std::vector<uint32_t>>(src, src + n), std::move(t));
+        const uint32_t sid = launch_stream(p, r.color, std::make_shared<const std::vector<uint32_t>>(src, src + n), std::move(t));
         sched_->advance_to(c + n);
+        back_pressure(p, sid);
     }
     void recv(Pe& p, Route r, uint32_t* dst, uint32_t n, Combine cb) {
         enter(p);
@@ -947,8 +972,9 @@ private:
             q.head += n;
             compact(q);
         }
-        launch_stream(p, out.color, std::move(words), std::move(t));
+        const uint32_t sid = launch_stream(p, out.color, std::move(words), std::move(t));
         sched_->advance_to(x);
+        back_pressure(p, sid);
     }
     /// Send and receive at once: the sends issue one per cycle from now, the receives are stored
     /// one per cycle as they arrive (the processor sends one and receives one wavelet per cycle).
@@ -960,7 +986,7 @@ private:
         const uint32_t t_r = g_.profile().t_r;
         Times t;
         t.push(c + 1 + t_r, n_out);
-        if (n_out) launch_stream(p, out.color, std::make_shared<const std::vector<uint32_t>>(src, src + n_out), std::move(t));
+        const int64_t sid = n_out ? int64_t(launch_stream(p, out.color, std::make_shared<const std::vector<uint32_t>>(src, src + n_out), std::move(t))) : -1;
         Queue& q = wait_for(p, in.color, n_in, "exchange");
         vtime_t x = c;
         {
@@ -971,6 +997,7 @@ private:
             compact(q);
         }
         sched_->advance_to(std::max<vtime_t>(x, c + n_out));
+        if (sid >= 0) back_pressure(p, uint32_t(sid));
     }
     void advance(Pe& p, Route r) {
         enter(p);

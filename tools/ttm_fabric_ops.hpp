@@ -1,0 +1,219 @@
+// tools/ttm_fabric_ops.hpp — host side of include/fabric/chip/ops/ttm.hpp: an emulated line or
+// ring of chips with the chip fabric, a DRAM endpoint per chip holding the input and output
+// tensors, the op's plan per chip, one run of warmup + iterations, and a bit-exact check of every
+// output byte against values computed here from the seed (never by the code under test).
+// Used by `coll_perf --transport fabric --structure ttm` and tests/fabric/chip_ttm_test.cpp.
+// Host code (std, exceptions).
+#pragma once
+
+#include <emulation/chip_fabric.hpp>
+#include <fabric/chip/ops/ttm.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kccl::tools::ttm_fabric {
+
+namespace cf = kccl::emu::chip_fabric;
+namespace ops = kccl::fabric::chip::ops;
+namespace emu = kccl::emu;
+
+struct Options {
+    std::string op = "all_gather";  ///< all_gather or all_to_all
+    bool ring = false;              ///< ring (FABRIC_1D_RING) or line (FABRIC_1D)
+    uint32_t ranks = 4;
+    /// nccl-tests' size: all_gather the gathered output, all_to_all each chip's input
+    uint64_t size = 64 * 1024;
+    uint32_t page = 2048;             ///< a bfloat16 32 x 32 tile
+    uint32_t message = 6144;          ///< the fabric's packet payload (tt-metal's benchmark)
+    uint32_t pages_per_packet = 0;    ///< 0: tt-metal's rule, ops::ttm_pages_per_packet(message, page)
+    uint32_t tx_slots = 8, rx_slots = 16;
+    uint32_t iters = 1, warmup = 0;
+    uint64_t seed = 1;
+    /// per_direction: a sender core per direction (reader + writer) behind a mux core (the fabric
+    /// worker) as tt-metal's all_gather_async; one_core: the fabric worker does everything.
+    std::string structure = "per_direction";
+    uint32_t mux_slots = 1;  ///< slots per mux channel (tt-metal's fabric mux default: 1 buffer per channel)
+    bool mutation_no_local_copy = false;  ///< tests: the plans drop the local copy (the check must find every own part)
+};
+
+struct Result {
+    std::string error;           ///< empty: the run finished
+    uint64_t wrong = 0;          ///< output bytes that differ from the expected ones
+    std::string first_wrong;
+    emu::RunReport report;
+};
+
+/// The input byte i of chip r (a hash of seed, r, i).
+inline uint8_t input_byte(uint64_t seed, uint32_t r, uint64_t i) {
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull ^ (uint64_t(r) << 48) ^ (i >> 3);
+    x ^= x >> 31;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 29;
+    return uint8_t(x >> (8 * (i & 7)));
+}
+
+/// Checks the options; throws std::invalid_argument naming what is wrong and what is allowed.
+inline void validate(const Options& o) {
+    if (o.op != "all_gather" && o.op != "all_to_all")
+        throw std::invalid_argument("ttm structure: op '" + o.op + "' is not built (allowed: all_gather, all_to_all)");
+    if (o.structure != "per_direction" && o.structure != "one_core")
+        throw std::invalid_argument("ttm structure: '" + o.structure + "' (allowed: per_direction, one_core)");
+    if (o.mux_slots < 1 || o.mux_slots > 8)
+        throw std::invalid_argument("ttm structure: " + std::to_string(o.mux_slots) + " mux slots (allowed: 1..8)");
+    if (o.ranks < 2 || o.ranks > 32) throw std::invalid_argument("ttm structure: " + std::to_string(o.ranks) + " chips (allowed: 2..32)");
+    const uint32_t ppp = o.pages_per_packet ? o.pages_per_packet : ops::ttm_pages_per_packet(o.message, o.page);
+    if (o.page == 0 || o.page % 16 || ppp == 0 || ppp > kccl::fabric::chip::max_scatter_chunks || uint64_t(ppp) * o.page > o.message)
+        throw std::invalid_argument("ttm structure: page " + std::to_string(o.page) + " B x " + std::to_string(ppp) +
+                                    " pages per packet does not fit a " + std::to_string(o.message) +
+                                    " B packet (allowed: page a multiple of 16, 1..4 pages, at most the packet payload)");
+    const uint64_t part = o.size / o.ranks;
+    if (o.size % o.ranks || part % 16 || part == 0)
+        throw std::invalid_argument("ttm structure: size " + std::to_string(o.size) + " B is not " + std::to_string(o.ranks) +
+                                    " parts of a multiple of 16 bytes");
+    if (2 * o.size + 4096 > 0xF0000000ull)
+        throw std::invalid_argument("ttm structure: size " + std::to_string(o.size) + " B: the tensors exceed the 32-bit DRAM address space");
+}
+
+/// DRAM bytes per chip for the op's tensors.
+inline uint64_t dram_bytes(const Options& o) {
+    const uint64_t in = o.op == "all_gather" ? o.size / o.ranks : o.size;
+    return ((in + 4095) & ~4095ull) + ((o.size + 15) & ~15ull);
+}
+
+/// Runs warmup + iters ops on a fresh emulated cluster and checks every output byte.
+inline Result run(const Options& o, emu::RunOptions ro) {
+    validate(o);
+    Result res;
+    const bool ag = o.op == "all_gather";
+    const uint32_t n = o.ranks;
+    const uint32_t in_bytes = uint32_t(ag ? o.size / n : o.size), out_bytes = uint32_t(o.size);
+    const uint32_t ppp = o.pages_per_packet ? o.pages_per_packet : ops::ttm_pages_per_packet(o.message, o.page);
+    cf::BedOptions b;
+    b.topology = o.ring ? "ring" : "line";
+    b.kind = o.ring ? cf::FabricKind::ring_1d : cf::FabricKind::line_1d;
+    b.ranks = n;
+    b.message_bytes = o.message;
+    b.peer_slots = 2;
+    b.tx_slots = o.tx_slots;
+    b.rx_slots = o.rx_slots;
+    b.buffer_bytes = ops::Plan::l1_bytes(48, ppp * o.page, o.mux_slots);
+    const bool split = o.structure == "per_direction";
+    if (split) b.grid_w = 3;  // the senders at (1, 0) (E) and (2, 0) (W)
+    b.dram_bytes = uint32_t(dram_bytes(o));
+    cf::Bed bed(b);
+    const uint32_t in_at = 0, out_at = (in_bytes + 4095u) & ~4095u;
+    const emu::CoreCoord dram0 = bed.cluster->chip(0).dram();
+    const uint32_t dram_xy = dram0.x | (dram0.y << 16);
+    const emu::CoreCoord w0 = bed.worker(0);
+    std::vector<std::unique_ptr<ops::Plan>> plans(n);
+    std::vector<ops::MuxWiring> wires(n);
+    std::vector<uint8_t> buf(std::max(in_bytes, out_bytes));
+    for (uint32_t r = 0; r < n; ++r) {
+        const emu::CoreCoord w = bed.worker(r);
+        if (w.x != w0.x || w.y != w0.y) throw std::logic_error("ttm structure: workers at different cores");
+        auto p = std::make_unique<ops::Plan>();
+        ops::plan_common(*p, r, n, dram_xy, w.x | (w.y << 16), in_at, out_at, o.page, ppp, bed.buffers(r).input_l1, 48);
+        if (ag) ops::make_all_gather(*p, o.ring, in_bytes);
+        else ops::make_all_to_all(*p, o.ring, out_bytes / n);
+        if (o.mutation_no_local_copy)
+            for (uint32_t i = 0; i < p->nstreams; ++i) p->s[i].targets &= ~ops::tgt_local;
+        bed.launch->init_word(w, p->sem_l1, p->sem_initial);
+        bed.launch->init_word(w, p->sem_l1 + 64, p->sem_initial);
+        if (split) {
+            wires[r] = ops::mux_wiring(*p, w.x | (w.y << 16), (w.x + 1) | (w.y << 16), (w.x + 2) | (w.y << 16), o.mux_slots);
+            for (uint32_t k = 0; k < 3; ++k) bed.launch->init_word(w, wires[r].mux_fill_l1 + 16 * k, 0);
+            for (uint32_t d = 0; d < 2; ++d)
+                for (uint32_t k = 0; k < 2; ++k) bed.launch->init_word({w.chip, w.x + 1 + d, w.y}, wires[r].credit_l1 + 16 * k, 0);
+        }
+        plans[r] = std::move(p);
+        for (uint32_t i = 0; i < in_bytes; ++i) buf[i] = input_byte(o.seed, r, i);
+        const emu::CoreCoord d = bed.cluster->chip(bed.plan.spec.workers[r].chip).dram();
+        bed.cluster->write(d, in_at, buf.data(), in_bytes);
+        for (uint32_t i = 0; i < out_bytes; ++i) buf[i] = uint8_t(0xA5 ^ (i * 131u) ^ r);  // stale output
+        bed.cluster->write(d, out_at, buf.data(), out_bytes);
+    }
+    const uint32_t total = o.warmup + o.iters;
+    if (split) {
+        bed.add([&plans, &wires, total](auto& hal, auto& link, const cf::RankBuffers& rb) -> uint64_t {
+            ops::run_mux(hal, link, *plans[rb.rank], wires[rb.rank], total);
+            link.quiesce();
+            return 0;
+        });
+        for (uint32_t r = 0; r < n; ++r)
+            for (uint32_t d = 0; d < 2; ++d) {
+                const emu::CoreCoord w = bed.worker(r);
+                bed.launch->add({w.chip, w.x + 1 + d, w.y}, [&plans, &wires, total, r, d](auto& hal) -> uint64_t {
+                    return ops::run_sender(hal, *plans[r], wires[r], d, total);
+                });
+            }
+    } else {
+        bed.add([&plans, total](auto& hal, auto& link, const cf::RankBuffers& rb) -> uint64_t {
+            ops::run(hal, link, *plans[rb.rank], total);
+            link.quiesce();
+            return 0;
+        });
+    }
+    res.report = bed.run(ro);
+    if (!res.report.ok()) {
+        res.error = res.report.summary();
+        return res;
+    }
+    const uint32_t chunk = out_bytes / n;
+    for (uint32_t r = 0; r < n; ++r) {
+        const auto dram = bed.cluster->l1(bed.cluster->chip(bed.plan.spec.workers[r].chip).dram());
+        const uint8_t* out = dram.data() + out_at;
+        for (uint32_t i = 0; i < out_bytes; ++i) {
+            const uint32_t q = i / chunk, k = i % chunk;
+            const uint8_t want = ag ? input_byte(o.seed, q, k) : input_byte(o.seed, q, uint64_t(r) * chunk + k);
+            if (out[i] != want) {
+                if (!res.wrong++) {
+                    char t[160];
+                    std::snprintf(t, sizeof t, " chip %u output byte %u (from chip %u): got 0x%02x, expected 0x%02x", r, i, q, out[i], want);
+                    res.first_wrong = t;
+                }
+            }
+        }
+    }
+    return res;
+}
+
+/// tt-metal's fixed cost of one op that the emulated kernels do not contain (dispatching the
+/// program to every device, the op's start handshake and end): fixed_us + per_device_us x devices.
+/// FITTED, the only fitted figures of the structure: a least-squares line through
+/// (devices, tt-metal's measured time - our modelled time) at the smallest published size of each
+/// of the 8 measured series (all_gather and all_to_all; line 2 and 4 KiB, line 4 at 8 KiB, line 8
+/// and ring 8 at 16 KiB: residuals 5.85, 3.22, 7.71, 6.11, 13.96, 8.26, 12.99, 11.74 us), sizes
+/// below the fidelity table's 64 KiB..256 MiB. Not a fit of any point of the table.
+struct OpOverhead {
+    static constexpr double fixed_us = 2.12;
+    static constexpr double per_device_us = 1.20;
+    static constexpr double us(uint32_t devices) { return fixed_us + per_device_us * devices; }
+};
+
+/// Modelled time of one op in us on the Wormhole model: (makespan of warmup + iters - makespan of
+/// warmup only) / iters, as coll_perf, without OpOverhead. `r` gets the checked run.
+inline double timed_us(const Options& o, Result& r) {
+    auto model = emu::wormhole_model();
+    emu::RunOptions ro;
+    ro.watchdog = std::chrono::milliseconds(600000);
+    ro.dirty_l1 = emu::RunOptions::DirtyL1::off;
+    ro.timing = model.get();
+    r = run(o, ro);
+    if (!r.error.empty()) return 0;
+    Options base = o;
+    base.iters = 0;
+    Result b = run(base, ro);
+    if (!b.error.empty()) {
+        r.error = "baseline: " + b.error;
+        return 0;
+    }
+    const emu::vtime_t m1 = r.report.makespan, m0 = std::min(b.report.makespan, m1);
+    return double(m1 - m0) / std::max(1u, o.iters) / r.report.ticks_per_second * 1e6;
+}
+
+}  // namespace kccl::tools::ttm_fabric
