@@ -160,9 +160,10 @@ void print_help(const char* prog) {
         "  -d TYPE         bfloat16 (default) or float     -o sum\n"
         "  -n ITERS -w WARMUP -c 0|1   as coll_perf\n"
         "  --coll OPS      all_gather reduce_scatter all_reduce broadcast reduce gather scatter all_to_all send_recv\n"
-        "  --method M      auto (choose_method for a routed link) or any method the op takes except mesh_2d:\n"
+        "  --method M      auto (choose_method for a routed link) or any method the op takes:\n"
         "                  ring_cw ring_ccw ring_bidir ring_meet_middle line broadcast_local_reduce reduce_broadcast_chain\n"
-        "                  reduce_broadcast_tree binomial_tree tree recursive_doubling rabenseifner pairwise direct\n"
+        "                  reduce_broadcast_tree binomial_tree tree recursive_doubling rabenseifner pairwise direct,\n"
+        "                  mesh_2d (all_gather, all_reduce; 2D fabrics: mesh, t3000, galaxy)\n"
         "  --message B     payload bytes of one fabric packet, a multiple of 16 (default 6144, tt-metal's benchmark)\n"
         "  --slots N       worker message slots per peer, 2..64, default 4\n"
         "  --router-slots TX,RX  slots of each router sender channel and of its receiver channel; default 8,16 on a\n"
@@ -234,6 +235,11 @@ Shape shape_of(const FOptions& o, Op op, Method m, std::vector<uint32_t>& parent
     // the chips in between); the line method's shape is a line.
     sh.topo = m == Method::line ? Topology::line : Topology::ring;
     sh.ranks = o.ranks;
+    if (m == Method::mesh_2d) {  // the chips' mesh, ranks row-major (plan_rows allows it on 2D fabrics only)
+        sh.topo = Topology::mesh;
+        sh.rows = o.topology == "galaxy" ? 4 : o.topology == "t3000" ? 2 : o.rows;
+        sh.cols = o.ranks / sh.rows;
+    }
     sh.root = 0;
     sh.peer = o.ranks - 1;
     if (m == Method::tree) {
@@ -272,9 +278,9 @@ std::vector<Row> plan_rows(FOptions& o) {
             if (op != Op::all_gather && op != Op::all_to_all)
                 bad(std::string("--structure ttm builds all_gather and all_to_all; not ") + op_name(op));
     }
-    if (o.method_given && o.method == Method::mesh_2d)
-        bad("--method mesh_2d moves data between mesh neighbours over per-direction links; the fabric link reaches "
-            "every rank as one direction each: use rabenseifner, recursive_doubling or a ring method");
+    if (o.method_given && o.method == Method::mesh_2d && kind_of(o) != fh::FabricKind::mesh_2d)
+        bad("--method mesh_2d runs on a 2D mesh of chips (--topology mesh, t3000 or galaxy with the 2d fabric); --topology " +
+            o.topology + (o.fabric == "1d" ? " --fabric 1d" : "") + " is a 1D fabric: use rabenseifner, recursive_doubling or a ring method");
     // The fabric itself: build one plan now (small buffers), so a router or worker layout that
     // does not fit is a usage error before any run.
     try {

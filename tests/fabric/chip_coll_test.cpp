@@ -106,6 +106,11 @@ std::string run(const Case& c) {
     sh.method = c.method;
     sh.topo = Topology::ring;
     sh.ranks = p;
+    if (c.method == Method::mesh_2d) {  // the chips' mesh, ranks row-major (T3000 2 x 4, Galaxy 4 x 8)
+        sh.topo = Topology::mesh;
+        sh.rows = c.topology == "galaxy" ? 4 : 2;
+        sh.cols = p / sh.rows;
+    }
     sh.root = p > 1 ? 1 : 0;
     sh.peer = p > 2 ? p - 1 : 0;
     std::vector<uint32_t> parent;
@@ -183,6 +188,23 @@ TEST_CASE("fabric collectives: T3000 (2 x 4 mesh, 2D routing) and Galaxy (4 x 8 
         {Op::broadcast, Method::binomial_tree, "galaxy", fh::FabricKind::mesh_2d, 32},
         // a 32-chip ring (1D, bubble flow control): all-to-all traffic of up to 16 hops per route
         {Op::all_to_all, Method::pairwise, "galaxy", fh::FabricKind::ring_1d, 32, DataType::f32, RedOp::sum, 37},
+    };
+    for (const Case& c : cases) {
+        INFO(c.describe());
+        CHECK(run(c) == "");
+    }
+}
+
+TEST_CASE("fabric collectives: mesh_2d (rows, then columns) on the T3000 and Galaxy meshes", "[fabric][coll]") {
+    // The mesh method's neighbours are mesh neighbours, so on a 2D fabric each of its messages
+    // crosses one link; on a 1D ring through the chips the fabric forwards them.
+    const Case cases[] = {
+        {Op::all_gather, Method::mesh_2d, "t3000", fh::FabricKind::mesh_2d, 8, DataType::f32, RedOp::sum, 100, 21},
+        {Op::all_reduce, Method::mesh_2d, "t3000", fh::FabricKind::mesh_2d, 8, DataType::bf16, RedOp::sum, 300, 22},
+        {Op::all_reduce, Method::mesh_2d, "t3000", fh::FabricKind::ring_1d, 8, DataType::f32, RedOp::max, 77, 23},
+        // the Galaxy without the adversary (its cost grows with 32 chips' routers; the T3000 rows have it)
+        {Op::all_gather, Method::mesh_2d, "galaxy", fh::FabricKind::mesh_2d, 32, DataType::u32, RedOp::sum, 37, 24, false},
+        {Op::all_reduce, Method::mesh_2d, "galaxy", fh::FabricKind::mesh_2d, 32, DataType::f32, RedOp::sum, 96, 25, false},
     };
     for (const Case& c : cases) {
         INFO(c.describe());

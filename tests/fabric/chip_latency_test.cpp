@@ -102,5 +102,16 @@ TEST_CASE("fabric latency: per-hop latency of the 1D and 2D fabric vs tt-metal's
         for (size_t i = 1; i < rtt.size(); ++i) CHECK(rtt[i] > rtt[i - 1]);
         CHECK(hop > 300.0);
         CHECK(hop < 3000.0);
+        // The 1D hop: within 5% of tt-metal's figure (nothing in the model is fitted to it).
+        if (row.kind == fh::FabricKind::line_1d) CHECK(std::fabs(hop - row.published) <= 0.05 * row.published);
     }
+}
+
+// The 2D hop is not within 5%: tt-metal's 2D hop costs 163 ns more than its 1D hop, and the model
+// charges a 2D router's route-command processing nothing beyond its L1 reads, so its 2D hop is the
+// 1D hop plus a few ns (docs/fabric.md, "Latency"). Marked until the model has a sourced cost for it.
+TEST_CASE("fabric latency: the 2D hop within 5% of tt-metal's 874 ns (not met)", "[fabric][latency][fidelity-gap][!shouldfail]") {
+    std::vector<double> rtt;
+    const double hop = per_hop_ns(fh::FabricKind::mesh_2d, 6, rtt);
+    CHECK(std::fabs(hop - 874.0) <= 0.05 * 874.0);
 }

@@ -53,6 +53,7 @@
 #include "emulation.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -545,9 +546,15 @@ T input_value(uint64_t seed, RedOp op, bool reduces, uint32_t rank, uint32_t i) 
         const bool rare = (h & 0xFF) == 0;  // 1 in 256: an infinity
         switch (op) {
             case RedOp::sum:
-            case RedOp::mean:
+            case RedOp::mean: {
                 if (rare) return from_float<T>((h >> 9) & 1 ? INFINITY : -INFINITY);
-                return from_float<T>(float(int(r % 17) - 8));
+                static const auto small = [] {  // -8 .. 8, converted once (large tensors call this per element)
+                    std::array<T, 17> v{};
+                    for (int k = 0; k < 17; ++k) v[size_t(k)] = from_float<T>(float(k - 8));
+                    return v;
+                }();
+                return small[r % 17];
+            }
             case RedOp::square_add: return from_float<T>(float(int(r % 9) - 4));
             case RedOp::prod: {
                 if (rare) return from_float<T>((h >> 9) & 1 ? INFINITY : 0.f);
@@ -637,9 +644,11 @@ std::pair<uint64_t, std::string> check_outputs(const Layout& L, coll::RedOp redo
     auto in = [&](uint32_t r, uint32_t i) { return input_value<T>(seed, redop, reduces, r, i); };
     std::ostringstream bad;
     uint64_t nbad = 0;
+    std::vector<decltype(out(0u))> outs(p);  // each rank's output, looked up once (not per element)
+    for (uint32_t r = 0; r < p; ++r) outs[r] = out(r);
     auto expect = [&](uint32_t r, uint64_t at, T want) {
         T got;
-        std::memcpy(&got, out(r) + size_t(at) * eb, eb);
+        std::memcpy(&got, outs[r] + size_t(at) * eb, eb);
         if (raw(got) != raw(want) && nbad++ < 5)
             bad << " rank " << r << " out[" << at << "]: got 0x" << std::hex << raw(got) << " want 0x" << raw(want) << std::dec << ";";
     };

@@ -194,10 +194,14 @@ inline void write_header(volatile uint32_t* h, const HeaderFields& f, uint32_t n
 //   +0                       status block (status_words words): written by the router as it runs
 //   +status_bytes            semaphores, 16 bytes apart: fill[c] (c < max_sender_channels),
 //                            fwd_credit[d] (d < num_dirs), link credit inbox, link ack inbox (16-byte words)
-//   then                     sync sources: one 16-byte word per receiver slot, the credit and ack sources
+//   then                     the credit and ack sources (16 bytes each)
 //   then                     receiver channel: rx_slots slots of slot_bytes
 //   then                     sender channels 0 .. max_sender_channels-1: tx_slots slots each
-// A slot: header_bytes + max_payload rounded up to 16, then a 16-byte sync word.
+// A slot: header_bytes + max_payload rounded up to 16, then a 16-byte sync word. A sender slot
+// holds the packet (header, payload, padding to 16: `bytes`) from its start and the router writes
+// the sync word right after it, so one eth_send carries both; it lands at the END of the receiver
+// slot (at rx_slot + slot_bytes - 16 - bytes), so the sync word is always the slot's last 16
+// bytes and tells the receiver where the packet starts (sync_field).
 inline constexpr uint32_t max_sender_channels = 1 + num_dirs;  ///< 0: the local worker; 1 + d: from the router facing d
 inline constexpr uint32_t status_words = 16;
 inline constexpr uint32_t status_bytes = status_words * 4;
@@ -226,8 +230,7 @@ struct RouterLayout {
     constexpr uint32_t fwd_credit_sem(uint32_t d) const { return base + status_bytes + 16u * (max_sender_channels + d); }
     constexpr uint32_t credit_inbox() const { return base + status_bytes + 16u * (max_sender_channels + num_dirs); }
     constexpr uint32_t ack_inbox() const { return credit_inbox() + 16u; }
-    constexpr uint32_t sync_src(uint32_t slot) const { return ack_inbox() + 16u + 16u * slot; }
-    constexpr uint32_t credit_src() const { return sync_src(rx_slots); }
+    constexpr uint32_t credit_src() const { return ack_inbox() + 16u; }
     constexpr uint32_t ack_src() const { return credit_src() + 16u; }
     constexpr uint32_t rx_slot(uint32_t i) const { return ack_src() + 16u + i * slot_bytes(); }
     constexpr uint32_t tx_slot(uint32_t c, uint32_t i) const {
@@ -235,13 +238,18 @@ struct RouterLayout {
         return rx_slot(rx_slots) + (pos * tx_slots + i) * slot_bytes();
     }
     constexpr uint32_t end() const { return rx_slot(rx_slots) + sender_positions * tx_slots * slot_bytes(); }
+    /// Where a packet of `bytes` (header + payload rounded to 16) starts in receiver slot i: it
+    /// ends where the slot's sync word begins.
+    constexpr uint32_t rx_packet(uint32_t i, uint32_t bytes) const { return rx_slot(i) + slot_bytes() - 16u - bytes; }
+    constexpr uint32_t rx_sync(uint32_t i) const { return rx_slot(i) + slot_bytes() - 16u; }
 };
 
-/// The sync word of the n-th packet (n >= 1) on a link: every field derived from n, so stale or
-/// garbage words match with probability 2^-96 at most.
+/// The sync word of the n-th packet (n >= 1) on a link, sent behind a packet of `bytes` bytes
+/// (word 1): the other words derived from n and bytes, so stale or garbage words match with
+/// probability 2^-64 at most, and a stale word of packet n - rx_slots never matches.
 inline constexpr uint32_t sync_magic = 0x53594E43u;  // "SYNC"
-constexpr uint32_t sync_field(uint32_t n, uint32_t f) {
-    return f == 0 ? n : f == 1 ? sync_magic : f == 2 ? ~n : (n * 0x9E3779B9u) ^ sync_magic;
+constexpr uint32_t sync_field(uint32_t n, uint32_t bytes, uint32_t f) {
+    return f == 0 ? n : f == 1 ? bytes : f == 2 ? ~n : (n * 0x9E3779B9u) ^ sync_magic ^ (bytes * 0x85EBCA6Bu);
 }
 
 }  // namespace kccl::fabric::chip

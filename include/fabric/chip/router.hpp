@@ -17,10 +17,11 @@
 //     router returns a slot by incrementing the producer's credit semaphore.
 //   * one receiver channel (rx_slots slots, tt-metal: 16) for its link's inbound packets, shared
 //     by every sender channel of the router at the other end of the link.
-//   Main loop (round robin, never blocking): send one packet of a ready sender channel over the
-//   link when the peer's receiver has room; process the head of the receiver channel (execute
-//   its NoC command here, forward it to the router of the next direction, or both); give back
-//   sender slots whose packets the peer has freed.
+//   Main loop (round robin, never blocking): find the packets that have landed and process the
+//   head of the receiver channel (execute its NoC command here, forward it to the router of the
+//   next direction, or both) — first, so a packet that lands while the router idles is forwarded
+//   at once; send one packet of a ready sender channel over the link when the peer's receiver has
+//   room; acknowledge what landed; give back sender slots whose packets the peer has freed.
 //
 // ORDERING: one virtual channel per direction. A route's packets enter one sender channel, leave
 //   it in order, cross the link on one Ethernet queue in order, are processed by the receiver in
@@ -33,8 +34,12 @@
 //
 // CREDITS (every word that another core writes was initialised by the host, contract P2, or is
 //   cleared by this router before its link handshake, P1)
-//   * link: a packet goes into the peer's receiver slot with one eth_send (header + payload,
-//     rounded to 16) and the slot's 16-byte sync word after it on the same queue (E2, E3). The
+//   * link: a packet and its 16-byte sync word go into the peer's receiver slot with ONE eth_send
+//     (the Ethernet guide's advice: the sync word at the end of the payload, sent in one packet):
+//     the router writes the sync word right behind the packet in its sender slot and sends both
+//     so that the sync word lands as the receiver slot's last 16 bytes (E3: it lands after every
+//     byte before it). The sync word carries the packet's length, so the receiver finds the
+//     packet's start (RouterLayout::rx_packet) without reading anything that may not have landed. The
 //     peer clears the sync word when it has finished with the slot, then sends its count of freed
 //     slots (cumulative) into this router's credit inbox. Free slots = rx_slots - (sent - freed).
 //   * first-level acknowledgement: as soon as a packet has landed (its sync word is there), the
@@ -64,7 +69,7 @@
 //   FabricSpec::initial_counter (0 unless a test starts just below 2^32) and runs mod 2^32: every
 //   test is a difference (`a - b < slots`, `int32_t(a - b) >= 0`) or an equality, never `a < b`,
 //   and every slot index is kept on its own (wraps at the slot count), never `counter % slots`.
-//   The sync word of packet n carries n, ~n and a hash of n, so n = 0 after the wrap is no weaker.
+//   The sync word of packet n carries n, ~n and a hash of n and its length, so n = 0 after the wrap is no weaker.
 //
 // FAULTS: a header without magic or with a wrong check (an uninitialised slot) is a device error
 //   naming the router, the channel and the slot; so is a route that leaves the mesh and a NoC
@@ -121,9 +126,11 @@ public:
         handshake(hal);
         set_status(hal, st::phase, uint32_t(Phase::running));
         while (!finished(hal)) {
-            bool progress = tx_step(hal);
-            progress = ack_step(hal) || progress;
+            // The receiver first: a packet that landed while the router was idle is forwarded or
+            // delivered before anything else (the hop's latency), then the sender side.
+            bool progress = ack_step(hal);
             progress = rx_step(hal) || progress;
+            progress = tx_step(hal) || progress;
             progress = ack_send(hal) || progress;  // after rx_step: the ack's Ethernet send is off the forwarding path
             progress = free_step(hal) || progress;
             if (progress) idle_ = 0;
@@ -250,7 +257,8 @@ private:
                 continue;
             }
             const uint32_t slot = L_.tx_slot(c, x.idx);
-            volatile uint32_t* h = words(hal, slot, L_.header_bytes);
+            // A worker's header is read whole (checked); a forwarded one only for its kind and length.
+            volatile uint32_t* h = words(hal, slot, c == 0 ? L_.header_bytes : 4u * (hw::payload + 1u));
             if (c == 0) {  // a worker's packet: the first router that reads it checks it
                 const HeaderFault f = validate_header(h, L_.header_bytes, L_.max_payload);
                 if (KCCL_UNLIKELY(f != HeaderFault::none)) header_error(hal, "sender channel 0 (local worker)", x.idx, x.taken, f);
@@ -258,10 +266,11 @@ private:
             const uint32_t bytes = (L_.header_bytes + h[hw::payload] + 15u) & ~15u;
             if (kind_last(h[hw::kind])) set_status(hal, st::tx_last, ++tx_last_);
             const uint32_t n = ++tx_sent_;
-            const uint32_t rx = L_.rx_slot(tx_rx_idx_);
-            put4(hal, L_.sync_src(tx_rx_idx_), sync_field(n, 0), sync_field(n, 1), sync_field(n, 2), sync_field(n, 3));
-            hal.eth_send(0, slot, rx, bytes);
-            hal.eth_send(0, L_.sync_src(tx_rx_idx_), rx + L_.slot_bytes() - 16, 16);
+            // The sync word behind the packet (the slot has 16 bytes of room after the largest
+            // one), then packet + sync in one send, ending at the receiver slot's end.
+            put4(hal, slot + bytes, sync_field(n, bytes, 0), sync_field(n, bytes, 1), sync_field(n, bytes, 2),
+                 sync_field(n, bytes, 3));
+            hal.eth_send(0, slot, L_.rx_packet(tx_rx_idx_, bytes), bytes + 16);
             tx_rx_idx_ = tx_rx_idx_ + 1 == L_.rx_slots ? 0 : tx_rx_idx_ + 1;
             x.seq[x.idx] = n;
             x.idx = x.idx + 1 == L_.tx_slots ? 0 : x.idx + 1;
@@ -313,12 +322,15 @@ private:
         uint32_t acked = rx_acked_;
         while (acked - rx_processed_ < L_.rx_slots) {
             const uint32_t n = acked + 1;
-            const uint32_t sync = L_.rx_slot(ack_idx_) + L_.slot_bytes() - 16;
-            bool here = true;
-            for (uint32_t f = 0; f < 4 && here; ++f) here = hal.sem_read(sync + 4 * f) == sync_field(n, f);
-            if (!here) break;
+            const uint32_t sync = L_.rx_sync(ack_idx_);
+            if (hal.sem_read(sync) != n) break;
+            const uint32_t bytes = hal.sem_read(sync + 4);  // the other words check it
+            if (bytes < L_.header_bytes || bytes > L_.slot_bytes() - 16u || bytes % 16u) break;
+            if (hal.sem_read(sync + 8) != sync_field(n, bytes, 2) || hal.sem_read(sync + 12) != sync_field(n, bytes, 3)) break;
+            rx_bytes_[ack_idx_] = bytes;
             acked = n;
             ack_idx_ = ack_idx_ + 1 == L_.rx_slots ? 0 : ack_idx_ + 1;
+            if (rx_acked_ == rx_processed_) break;  // the receiver waits for this one: process it first
         }
         if (acked == rx_acked_) return false;
         rx_acked_ = acked;
@@ -338,8 +350,9 @@ private:
     template <class H>
     bool rx_step(H& hal) {
         const uint32_t n = rx_processed_ + 1;
-        const uint32_t slot = L_.rx_slot(rx_idx_);
-        const uint32_t sync = slot + L_.slot_bytes() - 16;
+        const uint32_t bytes = rx_bytes_[rx_idx_];  // header + payload, rounded to 16 (the sync word's length)
+        const uint32_t slot = L_.rx_packet(rx_idx_, bytes);
+        const uint32_t sync = L_.rx_sync(rx_idx_);
         if (Config::mutation_unsafe_compare ? !(rx_acked_ > rx_processed_) : int32_t(rx_acked_ - rx_processed_) <= 0)
             return false;  // not acknowledged yet: not here
         volatile uint32_t* h = words(hal, slot, L_.header_bytes);
@@ -390,7 +403,8 @@ private:
                 return false;
             }
         }
-        const uint32_t bytes = (L_.header_bytes + h[hw::payload] + 15u) & ~15u;
+        if (KCCL_UNLIKELY(((L_.header_bytes + h[hw::payload] + 15u) & ~15u) != bytes))
+            route_error(hal, h, "a packet whose header's payload length differs from the length its sync word carries");
         if (deliver) execute(hal, h, slot + L_.header_bytes);
         if (forward) {
             h[hw::route] = route;
@@ -486,14 +500,16 @@ private:
         return true;
     }
     template <class H>
-    void set_status(H& hal, uint32_t w, uint32_t v) { words(hal, L_.status(), status_bytes)[w] = v; }
+    void set_status(H& hal, uint32_t w, uint32_t v) { words(hal, L_.status() + 4u * w, 4u)[0] = v; }  // one store
     template <class H>
     void set_wait(H& hal, uint32_t kind, uint32_t c, uint32_t a, uint32_t b) {
-        volatile uint32_t* s = words(hal, L_.status(), status_bytes);
-        s[st::wait_kind] = kind;
-        s[st::wait_channel] = c;
-        s[st::wait_a] = a;
-        s[st::wait_b] = b;
+        static_assert(st::wait_channel == st::wait_kind + 1 && st::wait_a == st::wait_kind + 2 && st::wait_b == st::wait_kind + 3,
+                      "set_wait stores the four wait words of the status block as one range.");
+        volatile uint32_t* s = words(hal, L_.status() + 4u * st::wait_kind, 16u);  // the four stores it makes
+        s[0] = kind;
+        s[1] = c;
+        s[2] = a;
+        s[3] = b;
     }
     template <class H>
     void idle_once(H& hal) {
@@ -532,6 +548,7 @@ private:
     Channel ch_[max_sender_channels];
     uint32_t rr_ = 0, tx_sent_ = 0, tx_rx_idx_ = 0, tx_last_ = 0;
     uint32_t rx_idx_ = 0, rx_processed_ = 0, rx_last_ = 0, rx_acked_ = 0, ack_sent_ = 0, ack_idx_ = 0;
+    uint32_t rx_bytes_[Config::max_rx_slots] = {};  ///< length of each landed packet, from its sync word
     uint32_t fwd_sent_[num_dirs] = {}, fwd_idx_[num_dirs] = {};
     uint32_t idle_ = 0;
 };
