@@ -65,6 +65,9 @@ struct FOptions {
     uint32_t message = 6144, slots = 4;
     uint32_t tx_slots = 0, rx_slots = 0;  ///< router channels; 0: 8 / 16 on 1D, 4 / 8 on 2D
     std::string timing;
+    // --structure (reduce_scatter, all_reduce): "executor" (default) or "ttm" — tt-metal's
+    // structure as far as it is built: the combine on the Tensix compute engine (OnComputeEngine).
+    std::string structure = "executor";
 };
 
 
@@ -131,6 +134,10 @@ FOptions parse(int argc, char** argv, bool& help) {
             o.tx_slots = parse_u32("--router-slots TX", v.substr(0, c), 1, 64);
             o.rx_slots = parse_u32("--router-slots RX", v.substr(c + 1), 2, 64);
         }
+        else if (a == "--structure") {  // reduce_scatter / all_reduce: see FOptions::structure
+            if (v != "executor" && v != "ttm") bad("--structure '" + v + "' is not known (allowed: executor, ttm)");
+            o.structure = v;
+        }
         else if (a == "--timing") {
             if (v != "wormhole") bad("--timing '" + v + "' is not offered with --transport fabric (allowed: wormhole)");
             o.timing = v;
@@ -160,6 +167,8 @@ void print_help(const char* prog) {
         "  --router-slots TX,RX  slots of each router sender channel and of its receiver channel; default 8,16 on a\n"
         "                  1D fabric (tt-metal's 1D router), 4,8 on 2D (5 sender channels must fit the Ethernet core's L1)\n"
         "  --timing wormhole  the timed fiber engine with the Wormhole model: modelled time per iteration\n"
+        "  --structure S   executor (default) or ttm: reduce_scatter and all_reduce combine on the Tensix compute\n"
+        "                  engine (unpack, FPU add, pack; tt-metal's reduction) instead of the RISC-V's loads and stores\n"
         "Exit codes: 0 every row ran and verified; 1 a row failed or had wrong elements; 2 bad options.\n",
         prog);
 }
@@ -252,6 +261,11 @@ std::vector<Row> plan_rows(FOptions& o) {
     if (o.message % 16) bad("--message '" + std::to_string(o.message) + "' must be a multiple of 16");
     if (o.min_bytes > o.max_bytes) bad("-b " + std::to_string(o.min_bytes) + " is larger than -e " + std::to_string(o.max_bytes));
     if (o.colls.empty()) bad("--coll needs at least one op");
+    if (o.structure == "ttm")  // --structure ttm, reducing ops (FOptions::structure)
+        for (Op op : o.colls)
+            if (op != Op::reduce_scatter && op != Op::all_reduce)
+                bad(std::string("--structure ttm is built for reduce_scatter and all_reduce, not ") + op_name(op) +
+                    " (leave --structure out for it)");
     if (o.method_given && o.method == Method::mesh_2d)
         bad("--method mesh_2d moves data between mesh neighbours over per-direction links; the fabric link reaches "
             "every rank as one direction each: use rabenseifner, recursive_doubling or a ring method");
@@ -321,9 +335,14 @@ struct Result {
     std::string first_wrong, error;
 };
 
-template <class T>
+/// --structure ttm on a reducing op: reduce on the Tensix compute engine (OnComputeEngine).
+bool ttm_reduces(const FOptions& o, Op op) {
+    return o.structure == "ttm" && (op == Op::reduce_scatter || op == Op::all_reduce);
+}
+
+template <class T, bool kComputeEngine = false>
 Result run_row(const FOptions& o, const Row& row) {
-    using Red = Reducer<T, RedOp::sum>;
+    using Red = std::conditional_t<kComputeEngine, OnComputeEngine<Reducer<T, RedOp::sum>>, Reducer<T, RedOp::sum>>;
     constexpr uint32_t eb = sizeof(T);
     Result res;
     Shape sh = row.shape;
@@ -426,7 +445,10 @@ int run(const FOptions& o, const std::vector<Row>& rows) {
     for (const Row& row : rows) {
         Result r;
         try {
-            r = o.dtype == DataType::bf16 ? run_row<bfloat16>(o, row) : run_row<float>(o, row);
+            if (ttm_reduces(o, row.op))  // --structure ttm: the combine on the compute engine
+                r = o.dtype == DataType::bf16 ? run_row<bfloat16, true>(o, row) : run_row<float, true>(o, row);
+            else
+                r = o.dtype == DataType::bf16 ? run_row<bfloat16>(o, row) : run_row<float>(o, row);
         } catch (const std::exception& e) {
             r.error = e.what();
         }
@@ -454,7 +476,8 @@ int run(const FOptions& o, const std::vector<Row>& rows) {
             std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * mbus / 12.5);
             std::printf(" | %12.2f %8.3f %8.3f %8s", r.model_us, malg, mbus, pct);
         }
-        std::printf("  %s / %s%s\n", op_name(row.op), method_name(row.method), row.automatic ? " (auto)" : "");
+        std::printf("  %s / %s%s%s\n", op_name(row.op), method_name(row.method), row.automatic ? " (auto)" : "",
+                    ttm_reduces(o, row.op) ? " (ttm: compute-engine reduction)" : "");
         if (r.wrong) {
             std::printf("#   first wrong:%s\n", r.first_wrong.c_str());
             status = 1;

@@ -370,8 +370,8 @@ public:
                 break;
             case Verb::reduce_local:
                 if (n) {
-                    Red::combine(ptr(addr(s.dst), n), ptr(addr(s.dst), n), ptr(addr(s.src), n), n);
-                    kccl::hal::l1_store_fence(link_.hal(), addr(s.dst), n * eb);  // may be sent from later (N7)
+                    // out = combine(dst, src), fenced: dst may be sent from later (N7)
+                    detail::combine_l1<Red>(link_.hal(), addr(s.dst), addr(s.dst), addr(s.src), n);
                 }
                 break;
         }
