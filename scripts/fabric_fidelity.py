@@ -3,6 +3,7 @@
 
     scripts/fabric_fidelity.py [--tool build/default/examples/coll_perf] [--min 64K] [--max 256M]
                                [--ops all_gather,...] [--mem-gib 4] [--csv out.csv] [--svg out.svg]
+                               [--structure ttm]
     scripts/fabric_fidelity.py --from-csv docs/data/fabric_fidelity.csv --svg docs/fabric_fidelity.svg
 
 For every point of tt-metal's measured grid (docs/data/ttmetal_wormhole_b0_bfloat16_6144.csv: op,
@@ -21,6 +22,10 @@ A point is emulated whole or not at all: one whose emulated L1 (n ranks x 3 buff
 exceeds --mem-gib is printed as "not emulated" with the reason, never extrapolated. The summary
 counts the emulated points in 64 KiB..256 MiB. Nothing is fitted: every cost is the Wormhole
 model's (docs/emulation-timing.md). Standard library only.
+
+--structure ttm passes `--structure ttm` to coll_perf for reduce_scatter and all_reduce: the
+combine runs on the Tensix compute engine (docs/fabric.md, "Reductions on the compute engine");
+the other ops run as without it.
 """
 import argparse
 import csv
@@ -75,10 +80,15 @@ def load_grid(lo, hi, ops):
     return rows
 
 
-def run_point(tool, p, timeout):
+TTM_OPS = ("reduce_scatter", "all_reduce")  # ops whose --structure ttm this script passes on
+
+
+def run_point(tool, p, timeout, structure=""):
     cmd = [tool, "--transport", "fabric", "--topology", p["topology"], "--ranks", str(p["n"]), "--coll", p["op"],
            "--method", method_for(p["op"], p["topology"]), "-b", str(p["size"]), "-e", str(p["size"]), "-n", "1",
            "-w", "0", "-d", "bfloat16", "--message", "6144", "--slots", "8", "--timing", "wormhole"]
+    if structure == "ttm" and p["op"] in TTM_OPS:
+        cmd += ["--structure", "ttm"]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -187,6 +197,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=900, help="seconds per point (default 900)")
     ap.add_argument("--csv", help="write the table as CSV")
     ap.add_argument("--svg", help="write the plot")
+    ap.add_argument("--structure", default="", choices=["", "ttm"],
+                    help="ttm: reduce_scatter and all_reduce combine on the compute engine (coll_perf --structure ttm)")
     ap.add_argument("--from-csv", help="print (and plot) a table written by --csv instead of running")
     a = ap.parse_args()
     if a.from_csv:
@@ -212,13 +224,15 @@ def main():
     print("# (FULL_wormhole_b0_bfloat16_6144: DRAM tensors, 1 link per direction); ours: L1 buffers, bfloat16,")
     print("# 6144 B packet payload, 8 message slots per peer, one worker per chip. %% = tt-metal's line rate:")
     print("# bottleneck bytes / (time x directions) / 12.5 GB/s. error = ours / theirs - 1.")
+    if a.structure == "ttm":
+        print("# --structure ttm: reduce_scatter and all_reduce combine on the Tensix compute engine.")
     header()
     for r in rows:
         mem = r["n"] * 3 * r["size"] / 2 ** 30
         if mem > a.mem_gib:
             r["ours_us"], r["err"], r["note"] = None, None, "not emulated: %.1f GiB of emulated L1 > --mem-gib %.1f" % (mem, a.mem_gib)
         else:
-            us, note = run_point(a.tool, r, a.timeout)
+            us, note = run_point(a.tool, r, a.timeout, a.structure)
             r["ours_us"], r["note"] = us, note
             r["err"] = us / r["theirs_us"] - 1 if us else None
         print_row(r)
