@@ -24,6 +24,7 @@
 
 #include <emulation/chip_fabric.hpp>
 #include <emulation/collective.hpp>
+#include <emulation/trace.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -357,7 +358,7 @@ Result run_row(const FOptions& o, const Row& row) {
         uint64_t wrong = 0;
         std::string first_wrong;
     };
-    auto once = [&](uint32_t iters, uint32_t warmup, emu::TimingModel* model, bool check) {
+    auto once = [&](uint32_t iters, uint32_t warmup, emu::TimingModel* model, bool check, emu::Trace* trace = nullptr) {
         Once out;
         cf::Bed bed(bed_of(o, buf));
         std::vector<double> start(o.ranks), end(o.ranks);
@@ -387,6 +388,7 @@ Result run_row(const FOptions& o, const Row& row) {
         ro.watchdog = std::chrono::milliseconds(120000);
         ro.dirty_l1 = emu::RunOptions::DirtyL1::off;
         ro.timing = model;
+        ro.trace = trace;
         out.report = bed.run(ro);
         if (!out.report.ok()) return out;
         out.host_us = (*std::max_element(end.begin(), end.end()) - *std::min_element(start.begin(), start.end())) * 1e6 /
@@ -399,8 +401,16 @@ Result run_row(const FOptions& o, const Row& row) {
         return out;
     };
     std::unique_ptr<emu::TimingModel> model = o.timing == "wormhole" ? emu::wormhole_model() : nullptr;
-    const Once r = once(o.iters, o.warmup, model.get(), o.check);
+    // KCCL_TRACE_OUT=file.json: the timed run's trace (docs/emulation-traces.md), one row per core.
+    const char* trace_out = std::getenv("KCCL_TRACE_OUT");
+    emu::Trace trace;
+    const Once r = once(o.iters, o.warmup, model.get(), o.check, trace_out && *trace_out ? &trace : nullptr);
     if (!r.report.ok()) { res.error = "run failed: " + r.report.summary(); return res; }
+    if (trace_out && *trace_out) {
+        std::string err;
+        if (!trace.write_json(trace_out, &err)) { res.error = "cannot write the trace: " + err; return res; }
+        std::printf("# trace: %s\n", trace_out);
+    }
     if (std::getenv("KCCL_FABRIC_LINKS"))
         for (const auto& l : r.report.links)
             std::printf("#   link chip %u (%u,%u) q%u: %llu bytes, %llu packets, busy %.1f us of makespan %.1f us\n", l.eth.chip, l.eth.x,
