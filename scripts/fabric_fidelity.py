@@ -3,6 +3,7 @@
 
     scripts/fabric_fidelity.py [--tool build/default/examples/coll_perf] [--min 64K] [--max 256M]
                                [--ops all_gather,...] [--mem-gib 4] [--csv out.csv] [--svg out.svg]
+                               [--generic] [--update-csv FILE]
     scripts/fabric_fidelity.py --from-csv docs/data/fabric_fidelity.csv --svg docs/fabric_fidelity.svg
 
 For every point of tt-metal's measured grid (docs/data/ttmetal_wormhole_b0_bfloat16_6144.csv: op,
@@ -18,13 +19,17 @@ error (ours / theirs - 1). Methods: ring all_gather / reduce_scatter / all_reduc
 (bidirectional, as tt-metal's ring ops), line ones `line`. all_gather and all_to_all run tt-metal's
 op structure instead (`--structure ttm`, include/fabric/chip/ops/ttm.hpp: DRAM tensors, multicast /
 unicast packet streams written into the destination tensor); --generic runs them on the collectives
-executor too (method all_gather as above, all_to_all pairwise). --update-csv FILE runs --ops and
+executor too (method all_gather as above, all_to_all pairwise). reduce_scatter and all_reduce run the
+collectives executor with the combine on the Tensix compute engine (`--structure ttm`; docs/fabric.md,
+"Reductions on the compute engine"); --generic combines on the RISC-V instead. --update-csv FILE runs --ops and
 replaces their rows in FILE (those within --min..--max), keeping the others.
 
 A point is emulated whole or not at all: one whose emulated L1 (n ranks x 3 buffers of the size)
 exceeds --mem-gib is printed as "not emulated" with the reason, never extrapolated. The summary
-counts the emulated points in 64 KiB..256 MiB. Nothing is fitted: every cost is the Wormhole
-model's (docs/emulation-timing.md). Standard library only.
+counts the emulated points in 64 KiB..256 MiB. Every cost is the Wormhole model's
+(docs/emulation-timing.md); the one fitted constant is coll_perf's per-op overhead of the ttm
+all_gather / all_to_all rows (`OpOverhead`, fitted to tt-metal's smallest sizes, below this
+table's range; docs/fabric.md). Standard library only.
 """
 import argparse
 import csv
@@ -48,7 +53,8 @@ def size_arg(s):
     return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]
 
 
-TTM_OPS = {"all_gather", "all_to_all"}  # ops run with --structure ttm (unless --generic)
+TTM_OPS = {"all_gather", "all_to_all"}  # ops run by tt-metal's op kernels (--structure ttm; unless --generic)
+TTM_REDUCE_OPS = {"reduce_scatter", "all_reduce"}  # executor + combine on the compute engine (unless --generic)
 GENERIC = False
 
 
@@ -96,6 +102,8 @@ def emulated_gib(p):
 def run_point(tool, p, timeout):
     m = method_for(p["op"], p["topology"])
     how = ["--structure", "ttm"] if m == "ttm" else ["--method", m, "--slots", "8"]
+    if p["op"] in TTM_REDUCE_OPS and not GENERIC:
+        how += ["--structure", "ttm"]  # the combine on the Tensix compute engine
     cmd = [tool, "--transport", "fabric", "--topology", p["topology"], "--ranks", str(p["n"]), "--coll", p["op"]] + how + [
            "-b", str(p["size"]), "-e", str(p["size"]), "-n", "1",
            "-w", "0", "-d", "bfloat16", "--message", "6144", "--timing", "wormhole"]
@@ -209,7 +217,8 @@ def main():
     ap.add_argument("--svg", help="write the plot")
     ap.add_argument("--from-csv", help="print (and plot) a table written by --csv instead of running")
     ap.add_argument("--update-csv", help="run --ops and replace their rows within --min..--max in this CSV (the other rows kept)")
-    ap.add_argument("--generic", action="store_true", help="all_gather and all_to_all on the collectives executor too")
+    ap.add_argument("--generic", action="store_true",
+                    help="every op on the collectives executor, reductions on the RISC-V (no --structure ttm)")
     a = ap.parse_args()
     global GENERIC
     GENERIC = a.generic
@@ -250,6 +259,8 @@ def main():
     print("# 6144 B packet payload, 8 message slots per peer, one worker per chip; all_gather and all_to_all: tt-metal's")
     print("# op structure (ttm: DRAM tensors, packet streams). %% = tt-metal's line rate:")
     print("# bottleneck bytes / (time x directions) / 12.5 GB/s. error = ours / theirs - 1.")
+    if not a.generic:
+        print("# reduce_scatter and all_reduce: the executor with the combine on the Tensix compute engine (--structure ttm).")
     header()
     for r in rows:
         mem = emulated_gib(r)

@@ -25,6 +25,7 @@
 
 #include <emulation/chip_fabric.hpp>
 #include <emulation/collective.hpp>
+#include <emulation/trace.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -66,8 +67,12 @@ struct FOptions {
     uint32_t message = 6144, slots = 4;
     uint32_t tx_slots = 0, rx_slots = 0;  ///< router channels; 0: 8 / 16 on 1D, 4 / 8 on 2D
     std::string timing;
+    // --structure: "generic" (default: the collectives executor over FabricLink), "ttm" (tt-metal's op
+    // structure as far as it is built: all_gather / all_to_all by tools/ttm_fabric_ops.hpp;
+    // reduce_scatter / all_reduce by the executor with the combine on the Tensix compute engine,
+    // OnComputeEngine) or "ttm_one_core" (the gathering ops' kernels on the fabric worker alone).
     std::string structure = "generic";
-    uint32_t mux_slots = 1;  ///< --structure ttm: slots per mux channel  ///< generic: the collectives executor over FabricLink; ttm: tools/ttm_fabric_ops.hpp
+    uint32_t mux_slots = 1;  ///< --structure ttm: slots per mux channel
 };
 
 
@@ -169,10 +174,12 @@ void print_help(const char* prog) {
         "  --router-slots TX,RX  slots of each router sender channel and of its receiver channel; default 8,16 on a\n"
         "                  1D fabric (tt-metal's 1D router), 4,8 on 2D (5 sender channels must fit the Ethernet core's L1)\n"
         "  --timing wormhole  the timed fiber engine with the Wormhole model: modelled time per iteration\n"
-        "  --structure S   generic (default: the collectives executor over the fabric link) or ttm (tt-metal's op\n"
-        "                  structure: DRAM tensors, multicast / unicast packet streams written into the destination\n"
-        "                  tensor, a sender core per direction behind a mux; all_gather and all_to_all on a line or\n"
-        "                  ring; include/fabric/chip/ops/ttm.hpp), or ttm_one_core (the fabric worker does everything)\n"
+        "  --structure S   generic (default: the collectives executor over the fabric link) or ttm, tt-metal's op\n"
+        "                  structure: all_gather and all_to_all on a line or ring as DRAM tensors, multicast / unicast\n"
+        "                  packet streams written into the destination tensor, a sender core per direction behind a\n"
+        "                  mux (include/fabric/chip/ops/ttm.hpp); reduce_scatter and all_reduce combine on the Tensix\n"
+        "                  compute engine (unpack, FPU add, pack) instead of the RISC-V's loads and stores.\n"
+        "                  ttm_one_core: all_gather / all_to_all with the fabric worker doing everything\n"
         "  --mux-slots N   --structure ttm: packet slots per mux channel, 1..8, default 1 (tt-metal's fabric mux default)\n"
         "Exit codes: 0 every row ran and verified; 1 a row failed or had wrong elements; 2 bad options.\n",
         prog);
@@ -250,6 +257,15 @@ Shape shape_of(const FOptions& o, Op op, Method m, std::vector<uint32_t>& parent
     return sh;
 }
 
+/// --structure ttm on a reducing op: reduce on the Tensix compute engine (OnComputeEngine).
+bool ttm_reduces(const FOptions& o, Op op) {
+    return o.structure == "ttm" && (op == Op::reduce_scatter || op == Op::all_reduce);
+}
+/// --structure ttm / ttm_one_core on a gathering op: tools/ttm_fabric_ops.hpp's kernels.
+bool ttm_gathers(const FOptions& o, Op op) {
+    return o.structure != "generic" && (op == Op::all_gather || op == Op::all_to_all);
+}
+
 std::vector<Row> plan_rows(FOptions& o) {
     if (o.topology == "t3000" || o.topology == "galaxy") {
         const uint32_t n = o.topology == "t3000" ? 8 : 32;
@@ -271,13 +287,17 @@ std::vector<Row> plan_rows(FOptions& o) {
     if (o.message % 16) bad("--message '" + std::to_string(o.message) + "' must be a multiple of 16");
     if (o.min_bytes > o.max_bytes) bad("-b " + std::to_string(o.min_bytes) + " is larger than -e " + std::to_string(o.max_bytes));
     if (o.colls.empty()) bad("--coll needs at least one op");
-    if (o.structure != "generic") {
-        if (o.topology != "line" && o.topology != "ring")
-            bad("--structure ttm runs on --topology line or ring (a 1D fabric); got " + o.topology);
-        for (Op op : o.colls)
-            if (op != Op::all_gather && op != Op::all_to_all)
-                bad(std::string("--structure ttm builds all_gather and all_to_all; not ") + op_name(op));
-    }
+    if (o.structure != "generic")
+        for (Op op : o.colls) {
+            const bool gathers = op == Op::all_gather || op == Op::all_to_all;
+            const bool reduces = op == Op::reduce_scatter || op == Op::all_reduce;
+            if (!gathers && !(reduces && o.structure == "ttm"))
+                bad("--structure " + o.structure + " is built for " +
+                    (o.structure == "ttm" ? "all_gather, all_to_all, reduce_scatter and all_reduce" : "all_gather and all_to_all") +
+                    ", not " + op_name(op) + " (leave --structure out for it)");
+            if (gathers && o.topology != "line" && o.topology != "ring")
+                bad("--structure " + o.structure + " runs all_gather and all_to_all on --topology line or ring (a 1D fabric); got " + o.topology);
+        }
     if (o.method_given && o.method == Method::mesh_2d && kind_of(o) != fh::FabricKind::mesh_2d)
         bad("--method mesh_2d runs on a 2D mesh of chips (--topology mesh, t3000 or galaxy with the 2d fabric); --topology " +
             o.topology + (o.fabric == "1d" ? " --fabric 1d" : "") + " is a 1D fabric: use rabenseifner, recursive_doubling or a ring method");
@@ -314,7 +334,7 @@ std::vector<Row> plan_rows(FOptions& o) {
             const std::string where = std::string(op_name(op)) + " / " + method_name(r.method) + " at size " + std::to_string(size);
             if (r.count > 0x7FFFFFFFull) bad(where + ": count too large (lower -e)");
             r.shape = shape_of(o, op, r.method, r.parent);
-            if (o.structure != "generic") {  // DRAM tensors (tools/ttm_fabric_ops.hpp): input and output per rank
+            if (ttm_gathers(o, op)) {  // DRAM tensors (tools/ttm_fabric_ops.hpp): input and output per rank
                 const uint64_t host = uint64_t(o.ranks) * ((op == Op::all_gather ? size / o.ranks : size) + size);
                 if (host > worst) { worst = host; worst_row = where; }
                 rows.push_back(std::move(r));
@@ -353,9 +373,10 @@ struct Result {
     std::string first_wrong, error;
 };
 
-template <class T>
+
+template <class T, bool kComputeEngine = false>
 Result run_row(const FOptions& o, const Row& row) {
-    using Red = Reducer<T, RedOp::sum>;
+    using Red = std::conditional_t<kComputeEngine, OnComputeEngine<Reducer<T, RedOp::sum>>, Reducer<T, RedOp::sum>>;
     constexpr uint32_t eb = sizeof(T);
     Result res;
     Shape sh = row.shape;
@@ -370,7 +391,7 @@ Result run_row(const FOptions& o, const Row& row) {
         uint64_t wrong = 0;
         std::string first_wrong;
     };
-    auto once = [&](uint32_t iters, uint32_t warmup, emu::TimingModel* model, bool check) {
+    auto once = [&](uint32_t iters, uint32_t warmup, emu::TimingModel* model, bool check, emu::Trace* trace = nullptr) {
         Once out;
         cf::Bed bed(bed_of(o, buf));
         std::vector<double> start(o.ranks), end(o.ranks);
@@ -400,6 +421,7 @@ Result run_row(const FOptions& o, const Row& row) {
         ro.watchdog = std::chrono::milliseconds(120000);
         ro.dirty_l1 = emu::RunOptions::DirtyL1::off;
         ro.timing = model;
+        ro.trace = trace;
         out.report = bed.run(ro);
         if (!out.report.ok()) return out;
         out.host_us = (*std::max_element(end.begin(), end.end()) - *std::min_element(start.begin(), start.end())) * 1e6 /
@@ -412,8 +434,16 @@ Result run_row(const FOptions& o, const Row& row) {
         return out;
     };
     std::unique_ptr<emu::TimingModel> model = o.timing == "wormhole" ? emu::wormhole_model() : nullptr;
-    const Once r = once(o.iters, o.warmup, model.get(), o.check);
+    // KCCL_TRACE_OUT=file.json: the timed run's trace (docs/emulation-traces.md), one row per core.
+    const char* trace_out = std::getenv("KCCL_TRACE_OUT");
+    emu::Trace trace;
+    const Once r = once(o.iters, o.warmup, model.get(), o.check, trace_out && *trace_out ? &trace : nullptr);
     if (!r.report.ok()) { res.error = "run failed: " + r.report.summary(); return res; }
+    if (trace_out && *trace_out) {
+        std::string err;
+        if (!trace.write_json(trace_out, &err)) { res.error = "cannot write the trace: " + err; return res; }
+        std::printf("# trace: %s\n", trace_out);
+    }
     if (std::getenv("KCCL_FABRIC_LINKS"))
         for (const auto& l : r.report.links)
             std::printf("#   link chip %u (%u,%u) q%u: %llu bytes, %llu packets, busy %.1f us of makespan %.1f us\n", l.eth.chip, l.eth.x,
@@ -496,8 +526,11 @@ int run(const FOptions& o, const std::vector<Row>& rows) {
     for (const Row& row : rows) {
         Result r;
         try {
-            r = o.structure != "generic" ? run_row_ttm(o, row)
-                : o.dtype == DataType::bf16 ? run_row<bfloat16>(o, row) : run_row<float>(o, row);
+            if (ttm_gathers(o, row.op)) r = run_row_ttm(o, row);
+            else if (ttm_reduces(o, row.op))  // --structure ttm: the combine on the compute engine
+                r = o.dtype == DataType::bf16 ? run_row<bfloat16, true>(o, row) : run_row<float, true>(o, row);
+            else
+                r = o.dtype == DataType::bf16 ? run_row<bfloat16>(o, row) : run_row<float>(o, row);
         } catch (const std::exception& e) {
             r.error = e.what();
         }
@@ -525,8 +558,10 @@ int run(const FOptions& o, const std::vector<Row>& rows) {
             std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * mbus / 12.5);
             std::printf(" | %12.2f %8.3f %8.3f %8s", r.model_us, malg, mbus, pct);
         }
-        if (o.structure != "generic") std::printf("  %s / %s\n", op_name(row.op), o.structure.c_str());
-        else std::printf("  %s / %s%s\n", op_name(row.op), method_name(row.method), row.automatic ? " (auto)" : "");
+        if (ttm_gathers(o, row.op)) std::printf("  %s / %s\n", op_name(row.op), o.structure.c_str());
+        else
+            std::printf("  %s / %s%s%s\n", op_name(row.op), method_name(row.method), row.automatic ? " (auto)" : "",
+                        ttm_reduces(o, row.op) ? " (ttm: compute-engine reduction)" : "");
         if (r.wrong) {
             std::printf("#   first wrong:%s\n", r.first_wrong.c_str());
             status = 1;

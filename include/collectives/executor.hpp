@@ -370,8 +370,8 @@ public:
                 break;
             case Verb::reduce_local:
                 if (n) {
-                    Red::combine(ptr(addr(s.dst), n), ptr(addr(s.dst), n), ptr(addr(s.src), n), n);
-                    kccl::hal::l1_store_fence(link_.hal(), addr(s.dst), n * eb);  // may be sent from later (N7)
+                    // out = combine(dst, src), fenced: dst may be sent from later (N7)
+                    detail::combine_l1<Red>(link_.hal(), addr(s.dst), addr(s.dst), addr(s.src), n);
                 }
                 break;
         }
@@ -389,8 +389,8 @@ public:
         if (sh.op == Op::reduce_scatter && out) {
             const uint64_t first = uint64_t(p_.rank) * out;  // this rank's slice of the input tensor
             const uint32_t valid = p_.count <= first ? 0u : (p_.count - first >= out ? out : uint32_t(p_.count - first));
-            if (valid < out)
-                memset(reinterpret_cast<uint8_t*>(ptr(p_.buf.output, out)) + size_t(valid) * eb, 0, size_t(out - valid) * eb);
+            if (valid < out)  // only the padding is stored to (a pointer to the whole output would cost its every byte)
+                memset(ptr(p_.buf.output + valid * eb, out - valid), 0, size_t(out - valid) * eb);
         }
     }
 

@@ -32,6 +32,11 @@
 //     min/max on floating types: a NaN wins (of two NaNs the one whose bits, as float, are the
 //     smaller unsigned number), bits unchanged; -0 is smaller than +0; for low-precision types the
 //     selected operand's bits are returned unchanged. So every combine is commutative bit for bit.
+//   * `OnComputeEngine<Reducer<T, Op>>`: the same operator (same bits, same order), combined by
+//     the Tensix compute engine (kccl::hal::compute_reduce: unpackers, the FPU's element-wise
+//     add, the packer) instead of the RISC-V's loads and stores, as tt-metal's CCL ops reduce.
+//     Primitives and the executor dispatch on `on_compute_engine`; the backend must offer the
+//     call (the emulation does; the tt-metal shim refuses at compile time, see the contract).
 //   * Device-safe: C++17, freestanding, no heap; loops only.
 #pragma once
 
@@ -315,5 +320,25 @@ struct Reducer {
         }
     }
 };
+
+/// Red, combined on the Tensix compute engine (kccl::hal::compute_reduce) rather than by the
+/// RISC-V: what tt-metal's reduce_scatter and all_reduce do (a compute kernel's add_tiles). The
+/// arithmetic, the order and so the bits are Red's; only where the combine runs (and what the
+/// timing model charges for it) changes.
+template <class Red>
+struct OnComputeEngine : Red {
+    static constexpr bool on_compute_engine = true;
+};
+
+namespace detail {
+template <class Red, class = void>
+struct on_compute_engine : std::false_type {};
+template <class Red>
+struct on_compute_engine<Red, std::enable_if_t<Red::on_compute_engine>> : std::true_type {};
+}  // namespace detail
+
+/// True when Red combines on the compute engine (OnComputeEngine<...>).
+template <class Red>
+inline constexpr bool on_compute_engine_v = detail::on_compute_engine<Red>::value;
 
 }  // namespace kccl::coll

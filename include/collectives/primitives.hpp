@@ -38,6 +38,7 @@
 #pragma once
 
 #include "link.hpp"
+#include "ops.hpp"
 
 #include <stdint.h>
 #include <string.h>
@@ -125,8 +126,12 @@ void combine_l1(H& hal, uint32_t out, uint32_t local, uint32_t received, uint32_
     using T = typename Red::value_type;
     if (n == 0) return;
     const uint32_t b = n * uint32_t(sizeof(T));
-    Red::combine(reinterpret_cast<T*>(hal.l1_ptr(out, b)), reinterpret_cast<const T*>(hal.l1_ptr(local, b)),
-                 reinterpret_cast<const T*>(hal.l1_ptr(received, b)), n);
+    if constexpr (on_compute_engine_v<Red>) {
+        kccl::hal::compute_reduce<Red>(hal, out, local, received, n);  // unpack, FPU, pack (ops.hpp)
+    } else {
+        Red::combine(reinterpret_cast<T*>(hal.l1_ptr(out, b)), reinterpret_cast<const T*>(hal.l1_ptr(local, b)),
+                     reinterpret_cast<const T*>(hal.l1_ptr(received, b)), n);
+    }
     kccl::hal::l1_store_fence(hal, out, b);  // out may be the source of the next send (contract N7)
 }
 

@@ -131,6 +131,18 @@
 //                                      core's stores against the NoC). Member `l1_store_fence(l1,
 //                                      bytes)` of the backend; a backend without it gets a
 //                                      compiler barrier.
+// COMPUTE ENGINE (optional; a free function; a backend without it refuses at compile time)
+//   hal::compute_reduce<Red>(h, out_l1, a_l1, b_l1, n)
+//        out[i] = Red::combine(a[i], b[i]) for i < n elements of Red::value_type in this core's
+//        L1, by the Tensix compute engine (unpackers L1 -> SrcA / SrcB, the matrix unit's
+//        element-wise add, the packer Dst -> L1), not by RISC-V loads and stores. Returns when out
+//        is in L1; the caller still fences before a NoC write sources it (N7). Backend members:
+//        `uint8_t* compute_l1(l1, bytes)` (the engine's view of L1) and `void compute_charge(n)`
+//        (its time). The emulation offers them (timed at the model's compute_eltwise rate); the
+//        tt-metal shim does not: there a data-movement kernel cannot drive the FPU, the op's
+//        compute kernel does (add_tiles on circular buffers), so a kernel that calls this is
+//        emulation-only until it is split into reader / compute / writer kernels.
+//        `hal::has_compute_engine_v<H>` says whether H offers it.
 //   Plain loads and stores through l1_ptr are invisible to a backend; the emulation's race
 //   detector (docs/race-detector.md) checks an annotated read against the last write of those
 //   bytes and an annotated write against the reads since. On hardware they compile to nothing.
@@ -362,6 +374,36 @@ inline void l1_store_fence(H& h, uint32_t l1, uint32_t bytes) {
         (void)h, (void)l1, (void)bytes;
         __asm__ __volatile__("" ::: "memory");
     }
+}
+
+namespace detail {
+template <class H, class = void>
+struct has_compute_engine : std::false_type {};
+template <class H>
+struct has_compute_engine<H, void_t<decltype(std::declval<H&>().compute_l1(uint32_t{}, uint32_t{})),
+                                     decltype(std::declval<H&>().compute_charge(uint32_t{}))>>
+    : std::true_type {};
+}  // namespace detail
+
+/// True when H can reduce on the Tensix compute engine (hal::compute_reduce).
+template <class H>
+inline constexpr bool has_compute_engine_v = detail::has_compute_engine<H>::value;
+
+/// out[i] = Red::combine(a[i], b[i]), i < n, on the compute engine (see the contract block above).
+/// `out` may equal `a` or `b`, never overlap either partly.
+template <class Red, class H>
+inline void compute_reduce(H& h, uint32_t out, uint32_t a, uint32_t b, uint32_t n) {
+    static_assert(has_compute_engine_v<H>,
+                  "this backend has no compute-engine call (compute_l1 / compute_charge): on tt-metal a "
+                  "data-movement kernel cannot drive the FPU; reduce in the op's compute kernel (add_tiles) "
+                  "or with Reducer::combine through l1_ptr.");
+    using T = typename Red::value_type;
+    if (n == 0) return;
+    const uint32_t bytes = n * uint32_t(sizeof(T));
+    h.compute_charge(n);
+    Red::combine(reinterpret_cast<T*>(h.compute_l1(out, bytes)), reinterpret_cast<const T*>(h.compute_l1(a, bytes)),
+                 reinterpret_cast<const T*>(h.compute_l1(b, bytes)), n);
+    note_write(h, out, bytes);  // the packer's stores, for the race detector
 }
 
 #if KCCL_HAS_CONCEPTS

@@ -525,6 +525,20 @@ public:
     /// True if this run checks for data races (RunOptions::race).
     bool race_detection() const { return race_ != nullptr; }
 
+    // ---- the compute engine (include/hal/contract.hpp: hal::compute_reduce) ------------------
+    /// The compute engine's view of [l1, l1 + bytes): what its unpackers read and its packer
+    /// writes. Bounds-checked; NOT charged as RISC-V loads and stores (compute_charge is the cost).
+    uint8_t* compute_l1(uint32_t l1, uint32_t bytes) {
+        check_local(l1, bytes, "compute_reduce");
+        if (adv_ && strict_) [[unlikely]] remember_pre_store(l1, bytes);
+        return mem_ + l1;
+    }
+    /// Charges this core the compute engine's time for an element-wise combine of `elems`
+    /// elements (the timing model's Op::compute_eltwise; nothing on the untimed engines).
+    void compute_charge(uint32_t elems) {
+        if (timed_) sched_->charge(Op::compute_eltwise, elems);
+    }
+
     // ---- emulation extensions (not part of the contract) ---------------------------------------
     /// Number of context_switch() calls so far (tests check idle-count policies with it).
     uint64_t context_switches() const { return context_switches_; }

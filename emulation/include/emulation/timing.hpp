@@ -95,8 +95,9 @@ enum class Op : uint8_t {
     context_switch,
     idle_poll,
     l1_access,  ///< per call, bytes given
+    compute_eltwise,  ///< an element-wise combine on the Tensix compute engine; the size is ELEMENTS, not bytes
 };
-inline constexpr uint32_t op_count = uint32_t(Op::l1_access) + 1;
+inline constexpr uint32_t op_count = uint32_t(Op::compute_eltwise) + 1;
 
 inline const char* to_string(Op op) {
     switch (op) {
@@ -112,6 +113,7 @@ inline const char* to_string(Op op) {
         case Op::context_switch: return "context_switch";
         case Op::idle_poll: return "idle_poll";
         case Op::l1_access: return "l1_access";
+        case Op::compute_eltwise: return "compute_eltwise";
     }
     return "?";
 }
@@ -222,6 +224,15 @@ struct WormholeOptions {
     uint32_t cost_idle_poll = 10;
     uint32_t cost_l1_access_base = 2;       ///< l1_access: base + bytes / l1_bytes_per_cycle
     uint32_t l1_bytes_per_cycle = 4;        ///< one 32-bit load or store per cycle
+    // The Tensix compute engine's element-wise combine (Op::compute_eltwise, hal::compute_reduce):
+    // unpackers L1 -> SrcA / SrcB, the matrix unit (FPU), the packer Dst -> L1.
+    uint32_t compute_elems_per_cycle = 128; ///< FPU ELWADD: one 8 x 16 block per cycle, 0.128 TFLOP/s per
+                                            ///< FPU at 1 GHz (tt-isa-documentation, WormholeB0 MatrixUnit.md,
+                                            ///< "Performance"; ELWADD.md). Unpack and pack are taken to keep up
+                                            ///< (no per-stage figure is published): ASSUMPTION
+    uint32_t cost_compute_call = 40;        ///< per call: CB handshakes (cb_wait_front / cb_reserve_back /
+                                            ///< push / pop between the data-movement and compute kernels), the
+                                            ///< Dst acquire / release, the FPU's 5-cycle latency: ASSUMPTION, not fitted
     // Program launch (Launcher::next_program): NOT published per program; 0 by default, so a
     // run's time is its kernels' time only. A caller that models tt-metal's measured op (program
     // dispatch + kernels) sets it and says where its figure comes from (the small-tensor
@@ -258,11 +269,11 @@ class WormholeModel final : public TimingModel {
 public:
     explicit WormholeModel(WormholeOptions o = {}) : o_(o) {
         if (o_.clock_hz <= 0 || o_.eth_bytes_per_second <= 0 || o_.eth_frame_payload == 0 ||
-            o_.noc_bytes_per_cycle == 0 || o_.l1_bytes_per_cycle == 0 || o_.eth_tx_queues == 0 ||
+            o_.noc_bytes_per_cycle == 0 || o_.l1_bytes_per_cycle == 0 || o_.compute_elems_per_cycle == 0 || o_.eth_tx_queues == 0 ||
             o_.eth_txq_depth == 0 || o_.dram_channels == 0 || !(o_.dram_read_bytes_per_cycle > 0) || !(o_.dram_write_bytes_per_cycle > 0))
             throw EmulationError(
                 "wormhole_model: clock_hz, eth_bytes_per_second, eth_frame_payload, noc_bytes_per_cycle, "
-                "l1_bytes_per_cycle, eth_tx_queues, eth_txq_depth, dram_channels, dram_read_bytes_per_cycle and "
+                "l1_bytes_per_cycle, compute_elems_per_cycle, eth_tx_queues, eth_txq_depth, dram_channels, dram_read_bytes_per_cycle and "
                 "dram_write_bytes_per_cycle must all be > 0");
         ps_per_cycle_ = 1e12 / o_.clock_hz;
     }
@@ -314,6 +325,8 @@ public:
             case Op::idle_poll: return cycles(o_.cost_idle_poll);
             case Op::l1_access:
                 return cycles(o_.cost_l1_access_base + detail::ceil_div(bytes, o_.l1_bytes_per_cycle));
+            case Op::compute_eltwise:  // `bytes` is the element count here
+                return cycles(o_.cost_compute_call + detail::ceil_div(bytes, o_.compute_elems_per_cycle));
         }
         return 0;
     }
@@ -559,6 +572,9 @@ public:
                 return std::max<vtime_t>(1, detail::ceil_div(bytes, o_.l1_bytes_per_cycle));  // T_store = 1
             case Op::eth_send:
             case Op::eth_txq_check: break;
+            case Op::compute_eltwise:
+                throw EmulationError("wafer_model: compute_eltwise: a wafer-scale PE has no Tensix compute engine "
+                                     "(reduce with loads and stores, or use wormhole_model)");
         }
         throw EmulationError(std::string("wafer_model: ") + to_string(op) +
                              ": a wafer-scale PE mesh has no Ethernet (use wormhole_model for chips with links)");
