@@ -512,8 +512,9 @@ struct PatternSchedule {
 /// left_right, ring, jump) as Method::tree reduces; reduce_2d as one tree (columns, then the root's
 /// row); allreduce_naive as an all_reduce Method::tree (the reduce's tree, then a star multicast);
 /// bcast_1d and bcast_2d as a broadcast Method::tree down a star (one multicast).
+/// allreduce_ring as the collectives' ring all_reduce (Method::ring_cw, one chunk per fragment).
 inline bool has_schedule(const std::string& nm) {
-    return is_reduce_1d(nm) || nm == "reduce_2d" || nm == "allreduce_naive" || nm == "bcast_1d" || nm == "bcast_2d";
+    return is_reduce_1d(nm) || nm == "reduce_2d" || nm == "allreduce_naive" || nm == "allreduce_ring" || nm == "bcast_1d" || nm == "bcast_2d";
 }
 
 inline PatternSchedule pattern_schedule(const PatternSpec& spec, uint32_t t_r = 2) {
@@ -522,7 +523,7 @@ inline PatternSchedule pattern_schedule(const PatternSpec& spec, uint32_t t_r = 
     if (!has_schedule(nm))
         throw std::invalid_argument("fabric pattern " + nm +
                                     " is not written as a schedule; those that are: scalar, chain, tree, two_phase, optimal, left_right, ring, jump, reduce_2d, "
-                                    "allreduce_naive, bcast_1d, bcast_2d");
+                                    "allreduce_naive, allreduce_ring, bcast_1d, bcast_2d");
     PatternSchedule ps;
     coll::Shape& sh = ps.base;
     sh.method = coll::Method::tree;
@@ -545,6 +546,21 @@ inline PatternSchedule pattern_schedule(const PatternSpec& spec, uint32_t t_r = 
         ps.tree.resize(sh.ranks);
         coll::tree_star(ps.tree.data(), sh.ranks, sh.root);
         ps.place = ps.expect.pes;
+        return ps;
+    }
+    if (nm == "allreduce_ring") {
+        // Thesis 7.2: P-1 reduce-scatter rounds, then P-1 allgather rounds around the ring order;
+        // in each round ring position q sends one segment to q+1 while receiving another from
+        // q-1. The collectives' clockwise ring all_reduce with one chunk per fragment has exactly
+        // these rounds once lowered (each recv_reduce_send / recv_copy_send received in one round
+        // and sent in the next, fused with that round's receive into an exchange): its rank r
+        // sends fragment r-1 first and ends owning fragment r, as ring position r-1 does.
+        ps.expect.kind = Expect::allreduce;
+        sh.op = coll::Op::all_reduce;
+        sh.method = coll::Method::ring_cw;
+        sh.topo = coll::Topology::ring;
+        const auto order = ring_sequence(spec.P);
+        for (uint32_t r = 0; r < spec.P; ++r) ps.place.push_back(Coord{order[(r + spec.P - 1) % spec.P], 0});
         return ps;
     }
     LineTree lt;
