@@ -355,6 +355,8 @@ TEST_CASE("wafer schedules: the same Shapes on Tensix cores over IPCQ and on chi
         {"two_phase", "chain", 5, 0, Transport::edm, GroupShape::all_pairs},
         {"allreduce_naive", "two_phase", 4, 0, Transport::edm, GroupShape::all_pairs},
         {"chain", "chain", 4, 0, Transport::edm, GroupShape::line},
+        {"allreduce_ring", "chain", 5, 0, Transport::ipcq, GroupShape::all_pairs},
+        {"allreduce_ring", "chain", 4, 0, Transport::edm, GroupShape::ring},
     };
     for (const C& c : cases)
         for (uint32_t count : {1u, 37u, 300u}) {

@@ -21,11 +21,12 @@
 //     root is inside the line); allreduce_2d takes allreduce_ring or a reduce (naive) as base.
 //   * Patterns as schedules (docs/wafer.md): `pattern_schedule(spec)` writes scalar, chain, tree,
 //     two_phase, optimal, left_right, ring, jump, reduce_2d, allreduce_naive, bcast_1d and
-//     bcast_2d as a collective Shape (Method::tree, parent arrays from collectives/schedule.hpp)
-//     and a rank -> PE placement; `build_from_schedule` lowers it (fabric/host/lower.hpp). build()
-//     takes every one of them but reduce_2d that way (built_from_schedule); `build_by_hand` keeps
-//     the layouts written here (reduce_2d, allreduce_ring, butterfly, allreduce_2d, and the others
-//     as they were written before, for comparison).
+//     bcast_2d as a collective Shape (Method::tree, parent arrays from collectives/schedule.hpp),
+//     allreduce_ring as the collectives' ring all_reduce (Method::ring_cw), and a rank -> PE
+//     placement; `build_from_schedule` lowers it (fabric/host/lower.hpp). build() takes every one
+//     of them but reduce_2d that way (built_from_schedule); `build_by_hand` keeps the layouts
+//     written here (reduce_2d, butterfly, allreduce_2d, and the others as they were written
+//     before, the reference the schedules' cycles are tested against).
 //   * Errors (std::invalid_argument) name the bad parameter and what is allowed.
 //   * Host-only; C++17.
 #pragma once
@@ -604,8 +605,9 @@ inline Built build_from_schedule(const PatternSpec& spec, uint32_t t_r = 2) {
 /// into the row at the row's leaves where the thesis's 2D reduce (6.4) first finishes the columns.
 inline bool built_from_schedule(const std::string& nm) { return has_schedule(nm) && nm != "reduce_2d"; }
 
-/// The layouts written here by hand: reduce_2d, allreduce_2d, allreduce_ring, butterfly (and, for
-/// comparison, every other pattern as it was written before it became a schedule).
+/// The layouts written here by hand: reduce_2d, allreduce_2d, butterfly (and, as the reference
+/// the schedules are tested against, every other pattern as it was written before it became a
+/// schedule; allreduce_ring's ring is also the one butterfly and allreduce_2d run).
 inline Built build_by_hand(const PatternSpec& spec, uint32_t t_r = 2) {
     validate_spec(spec);
     const bool two_d = spec.M != 0;
