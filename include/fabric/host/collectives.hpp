@@ -498,6 +498,7 @@ inline LineTree line_tree(uint32_t n, uint32_t root, const std::string& nm, cons
 struct PatternSchedule {
     coll::Shape base;
     std::vector<uint32_t> tree, bcast;  ///< Method::tree's parent arrays (bcast: empty = none)
+    std::vector<uint8_t> store;         ///< Shape::tree_store (empty = none)
     std::vector<Coord> place;           ///< rank -> PE
     uint32_t width = 0, height = 0;     ///< the grid
     Expect expect;
@@ -505,6 +506,7 @@ struct PatternSchedule {
         coll::Shape s = base;
         s.tree = tree.empty() ? nullptr : tree.data();
         s.bcast_tree = bcast.empty() ? nullptr : bcast.data();
+        s.tree_store = store.empty() ? nullptr : store.data();
         return s;
     }
 };
@@ -518,7 +520,7 @@ inline bool has_schedule(const std::string& nm) {
     return is_reduce_1d(nm) || nm == "reduce_2d" || nm == "allreduce_naive" || nm == "allreduce_ring" || nm == "bcast_1d" || nm == "bcast_2d";
 }
 
-inline PatternSchedule pattern_schedule(const PatternSpec& spec, uint32_t t_r = 2) {
+inline PatternSchedule pattern_schedule(const PatternSpec& spec, uint32_t t_r = 2, bool single_tree = false) {
     validate_spec(spec);
     const std::string& nm = spec.name;
     if (!has_schedule(nm))
@@ -577,6 +579,17 @@ inline PatternSchedule pattern_schedule(const PatternSpec& spec, uint32_t t_r = 
         coll::tree_rows_then_cols(ps.tree.data(), cols, rows, col.parent.data(), row.parent.data());
         for (uint32_t a = 0; a < cols; ++a)
             for (uint32_t b = 0; b < rows; ++b) ps.place.push_back(Coord{row.pos[a], col.pos[b]});
+        // The thesis finishes every column before the row: a column's root that is a leaf of the
+        // row tree stores its last column child too and then sends (Shape::tree_store), where one
+        // tree alone would relay that child straight into the row (`single_tree`: kept as a variant).
+        if (!single_tree && rows >= 2) {
+            ps.store.assign(sh.ranks, 0);
+            for (uint32_t a = 1; a < cols; ++a) {
+                bool row_leaf = true;
+                for (uint32_t a2 = 0; a2 < cols; ++a2) row_leaf = row_leaf && (a2 == a || row.parent[a2] != a);
+                if (row_leaf) ps.store[a * rows] = 1;
+            }
+        }
         return ps;
     }
     if (nm == "allreduce_naive") {
@@ -594,16 +607,16 @@ inline PatternSchedule pattern_schedule(const PatternSpec& spec, uint32_t t_r = 
     return ps;
 }
 
-/// A pattern's layout through its schedule: pattern_schedule, then lower().
-inline Built build_from_schedule(const PatternSpec& spec, uint32_t t_r = 2) {
-    const PatternSchedule ps = pattern_schedule(spec, t_r);
+/// A pattern's layout through its schedule: pattern_schedule, then lower(). `single_tree`:
+/// reduce_2d as one tree without Shape::tree_store (a row leaf relays its column into the row).
+inline Built build_from_schedule(const PatternSpec& spec, uint32_t t_r = 2, bool single_tree = false) {
+    const PatternSchedule ps = pattern_schedule(spec, t_r, single_tree);
     return Built{lower(ps.shape(), ps.place, spec.B, spec.op, ps.width, ps.height), ps.expect};
 }
 
 /// The patterns whose layout build() takes from their schedule (pattern_schedule + lower): every
-/// one written as a schedule but reduce_2d, whose single tree relays a column's result straight
-/// into the row at the row's leaves where the thesis's 2D reduce (6.4) first finishes the columns.
-inline bool built_from_schedule(const std::string& nm) { return has_schedule(nm) && nm != "reduce_2d"; }
+/// one written as a schedule.
+inline bool built_from_schedule(const std::string& nm) { return has_schedule(nm); }
 
 /// The layouts written here by hand: reduce_2d, allreduce_2d, butterfly (and, as the reference
 /// the schedules are tested against, every other pattern as it was written before it became a
