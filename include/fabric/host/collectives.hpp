@@ -24,9 +24,10 @@
 //     bcast_2d as a collective Shape (Method::tree, parent arrays from collectives/schedule.hpp),
 //     allreduce_ring as the collectives' ring all_reduce (Method::ring_cw), and a rank -> PE
 //     placement; `build_from_schedule` lowers it (fabric/host/lower.hpp). build() takes every one
-//     of them but reduce_2d that way (built_from_schedule); `build_by_hand` keeps the layouts
-//     written here (reduce_2d, butterfly, allreduce_2d, and the others as they were written
-//     before, the reference the schedules' cycles are tested against).
+//     of them that way (built_from_schedule; reduce_2d with Shape::tree_store so every column
+//     finishes before the row, as in the thesis); `build_by_hand` keeps the layouts written here
+//     (butterfly, allreduce_2d, and the others as they were written before, the reference the
+//     schedules' cycles are tested against).
 //   * Errors (std::invalid_argument) name the bad parameter and what is allowed.
 //   * Host-only; C++17.
 #pragma once
@@ -513,7 +514,7 @@ struct PatternSchedule {
 
 /// The patterns written as schedules: the 1D reduces (scalar, chain, tree, two_phase, optimal,
 /// left_right, ring, jump) as Method::tree reduces; reduce_2d as one tree (columns, then the root's
-/// row); allreduce_naive as an all_reduce Method::tree (the reduce's tree, then a star multicast);
+/// row; Shape::tree_store at the row's leaves so each column finishes first); allreduce_naive as an all_reduce Method::tree (the reduce's tree, then a star multicast);
 /// bcast_1d and bcast_2d as a broadcast Method::tree down a star (one multicast).
 /// allreduce_ring as the collectives' ring all_reduce (Method::ring_cw, one chunk per fragment).
 inline bool has_schedule(const std::string& nm) {
@@ -618,7 +619,7 @@ inline Built build_from_schedule(const PatternSpec& spec, uint32_t t_r = 2, bool
 /// one written as a schedule.
 inline bool built_from_schedule(const std::string& nm) { return has_schedule(nm); }
 
-/// The layouts written here by hand: reduce_2d, allreduce_2d, butterfly (and, as the reference
+/// The layouts written here by hand: allreduce_2d, butterfly (and, as the reference
 /// the schedules are tested against, every other pattern as it was written before it became a
 /// schedule; allreduce_ring's ring is also the one butterfly and allreduce_2d run).
 inline Built build_by_hand(const PatternSpec& spec, uint32_t t_r = 2) {
