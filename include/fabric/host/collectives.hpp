@@ -608,16 +608,93 @@ inline PatternSchedule pattern_schedule(const PatternSpec& spec, uint32_t t_r = 
     return ps;
 }
 
-/// A pattern's layout through its schedule: pattern_schedule, then lower(). `single_tree`:
-/// reduce_2d as one tree without Shape::tree_store (a row leaf relays its column into the row).
+/// The patterns made of several schedules run one after the other (pattern_parts): butterfly
+/// (thesis 7.3: log_G P rounds of ring allreduces in groups of G at stride G^i) and allreduce_2d
+/// (7.4: a 1D allreduce, ring or naive, down every column, then along every row).
+inline bool has_parts(const std::string& nm) { return nm == "butterfly" || nm == "allreduce_2d"; }
+
+/// The schedules of a pattern made of several (has_parts), in the order they run; each is a 1D
+/// pattern's schedule (allreduce_ring, or allreduce_naive for allreduce_2d over a 1D reduce) with
+/// its ranks placed on the group's PEs. Schedules of one round touch disjoint PEs.
+inline std::vector<PatternSchedule> pattern_parts(const PatternSpec& spec, uint32_t t_r = 2) {
+    validate_spec(spec);
+    const std::string& nm = spec.name;
+    if (!has_parts(nm)) throw std::invalid_argument("fabric pattern " + nm + " is not made of several schedules; those that are: butterfly, allreduce_2d");
+    std::vector<PatternSchedule> out;
+    const bool two_d = spec.M != 0;
+    const uint32_t rows = spec.M, cols = spec.N ? spec.N : spec.M;
+    const uint32_t width = two_d ? cols : spec.P, height = two_d ? rows : 1;
+    auto part = [&](const std::string& kind, const std::vector<Coord>& pes, uint32_t root) {
+        if (pes.size() < 2) return;
+        PatternSpec sub = spec;
+        sub.name = kind;
+        sub.P = uint32_t(pes.size());
+        sub.M = sub.N = 0;
+        sub.root = root;
+        sub.base = spec.base;
+        sub.base2 = spec.base2;
+        PatternSchedule ps = pattern_schedule(sub, t_r);
+        for (Coord& c : ps.place) c = pes[c.x];
+        ps.width = width;
+        ps.height = height;
+        ps.expect.pes = pes;
+        ps.expect.root = pes[root];
+        out.push_back(std::move(ps));
+    };
+    if (nm == "butterfly") {
+        const uint32_t G = spec.G, P = spec.P;
+        if (G < 2) throw std::invalid_argument("fabric pattern butterfly: G must be >= 2 (got " + std::to_string(G) + ")");
+        uint64_t pw = 1;
+        while (pw < P) pw *= G;
+        if (pw != P) throw std::invalid_argument("fabric pattern butterfly: P = " + std::to_string(P) + " is not a power of G = " + std::to_string(G));
+        for (uint64_t d = 1; d < P; d *= G)
+            for (uint64_t b = 0; b < P; b += d * G)
+                for (uint64_t o = 0; o < d; ++o) {
+                    std::vector<Coord> members;
+                    for (uint64_t j = 0; j < G; ++j) members.push_back(Coord{uint32_t(b + o + j * d), 0});
+                    part("allreduce_ring", members, 0);
+                }
+        return out;
+    }
+    const bool ring = spec.base == "allreduce_ring";
+    if (!ring && !is_reduce_1d(spec.base))
+        throw std::invalid_argument("fabric pattern allreduce_2d: base '" + spec.base + "' is neither allreduce_ring nor a 1D reduce (for the naive allreduce)");
+    const std::string kind = ring ? "allreduce_ring" : "allreduce_naive";
+    for (uint32_t x = 0; x < cols; ++x) {
+        std::vector<Coord> v;
+        for (uint32_t y = 0; y < rows; ++y) v.push_back(Coord{x, y});
+        part(kind, v, spec.root_y);
+    }
+    for (uint32_t y = 0; y < rows; ++y) {
+        std::vector<Coord> v;
+        for (uint32_t x = 0; x < cols; ++x) v.push_back(Coord{x, y});
+        part(kind, v, spec.root_x);
+    }
+    return out;
+}
+
+/// A pattern's layout through its schedule: pattern_schedule, then lower() (or, for a pattern
+/// made of several, each of pattern_parts lowered after the other). `single_tree`: reduce_2d as
+/// one tree without Shape::tree_store (a row leaf relays its column into the row).
 inline Built build_from_schedule(const PatternSpec& spec, uint32_t t_r = 2, bool single_tree = false) {
+    if (has_parts(spec.name)) {
+        const bool two_d = spec.M != 0;
+        const uint32_t rows = spec.M, cols = spec.N ? spec.N : spec.M;
+        Built out{two_d ? Layout(cols, rows) : Layout(spec.P, 1), Expect{}};
+        out.expect.kind = Expect::allreduce;
+        for (uint32_t y = 0; y < (two_d ? rows : 1); ++y)
+            for (uint32_t x = 0; x < (two_d ? cols : spec.P); ++x) out.expect.pes.push_back(Coord{x, y});
+        out.expect.root = two_d ? Coord{spec.root_x, spec.root_y} : Coord{spec.root, 0};
+        for (const PatternSchedule& ps : pattern_parts(spec, t_r)) lower_into(out.layout, ps.shape(), ps.place, spec.B, spec.op);
+        return out;
+    }
     const PatternSchedule ps = pattern_schedule(spec, t_r, single_tree);
     return Built{lower(ps.shape(), ps.place, spec.B, spec.op, ps.width, ps.height), ps.expect};
 }
 
-/// The patterns whose layout build() takes from their schedule (pattern_schedule + lower): every
-/// one written as a schedule.
-inline bool built_from_schedule(const std::string& nm) { return has_schedule(nm); }
+/// The patterns whose layout build() takes from their schedule (pattern_schedule + lower, or
+/// pattern_parts): all of them.
+inline bool built_from_schedule(const std::string& nm) { return has_schedule(nm) || has_parts(nm); }
 
 /// The layouts written here by hand: allreduce_2d, butterfly (and, as the reference
 /// the schedules are tested against, every other pattern as it was written before it became a

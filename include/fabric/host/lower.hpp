@@ -99,7 +99,21 @@ inline Dir arrival(Coord from, Coord to) {  // the direction an X-then-Y route e
 
 }  // namespace detail_lower
 
+/// lower() appending to L (its grid): the streams and steps of one more schedule after what L
+/// already has on each PE (a pattern made of schedules run one after the other).
+inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord>& place, uint32_t B, Op op);
+
 inline Layout lower(const coll::Shape& sh, const std::vector<Coord>& place, uint32_t B, Op op, uint32_t width = 0, uint32_t height = 0) {
+    if (width == 0 || height == 0) {
+        for (const Coord& c : place) width = std::max(width, c.x + 1), height = std::max(height, c.y + 1);
+    }
+    Layout L(width, height);
+    lower_into(L, sh, place, B, op);
+    return L;
+}
+
+inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord>& place, uint32_t B, Op op) {
+    const uint32_t width = L.width(), height = L.height();
     using coll::Verb;
     const std::string what = std::string("fabric lowering of ") + coll::op_name(sh.op) + " / " + coll::method_name(sh.method);
     if (const char* e = coll::validate(sh)) throw std::invalid_argument(what + ": the shape is invalid: " + e);
@@ -109,9 +123,6 @@ inline Layout lower(const coll::Shape& sh, const std::vector<Coord>& place, uint
     if (coll::lanes(sh) != 1)
         throw std::invalid_argument(what + ": the schedule has " + std::to_string(coll::lanes(sh)) + " lanes; the lowering takes one lane per rank");
     if (B == 0) throw std::invalid_argument(what + ": B (elements per PE) must be >= 1");
-    if (width == 0 || height == 0) {
-        for (const Coord& c : place) width = std::max(width, c.x + 1), height = std::max(height, c.y + 1);
-    }
     for (uint32_t r = 0; r < p; ++r) {
         if (place[r].x >= width || place[r].y >= height)
             throw std::invalid_argument(what + ": rank " + std::to_string(r) + " is placed on PE " + to_string(place[r]) + ", outside the " + std::to_string(width) +
@@ -150,7 +161,6 @@ inline Layout lower(const coll::Shape& sh, const std::vector<Coord>& place, uint
                                             "recv_reduce_copy_send, and copies onto the same elements are lowered)");
             if (coll::verb_sends(s.verb)) last_send[{r, sends_to(r, s)}] = {r, i};
         }
-    Layout L(width, height);
     // Unicast streams into each receiver, grouped by arrival direction, in the receiver's order.
     for (uint32_t q = 0; q < p; ++q) {
         std::map<Dir, int> grp;
@@ -315,7 +325,6 @@ inline Layout lower(const coll::Shape& sh, const std::vector<Coord>& place, uint
             if (a.adv) L.advance(pe, uint32_t(a.out));
         }
     }
-    return L;
 }
 
 }  // namespace kccl::fabric::host
