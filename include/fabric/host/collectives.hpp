@@ -25,9 +25,10 @@
 //     allreduce_ring as the collectives' ring all_reduce (Method::ring_cw), and a rank -> PE
 //     placement; `build_from_schedule` lowers it (fabric/host/lower.hpp). build() takes every one
 //     of them that way (built_from_schedule; reduce_2d with Shape::tree_store so every column
-//     finishes before the row, as in the thesis); `build_by_hand` keeps the layouts written here
-//     (butterfly, allreduce_2d, and the others as they were written before, the reference the
-//     schedules' cycles are tested against).
+//     finishes before the row, as in the thesis); butterfly and allreduce_2d are several ring (or
+//     naive) allreduce schedules run one after the other (pattern_parts, lower_into). build()
+//     takes every pattern through schedules; `build_by_hand` keeps the layouts written here, the
+//     reference the schedules' cycles are tested against.
 //   * Errors (std::invalid_argument) name the bad parameter and what is allowed.
 //   * Host-only; C++17.
 #pragma once
@@ -696,9 +697,8 @@ inline Built build_from_schedule(const PatternSpec& spec, uint32_t t_r = 2, bool
 /// pattern_parts): all of them.
 inline bool built_from_schedule(const std::string& nm) { return has_schedule(nm) || has_parts(nm); }
 
-/// The layouts written here by hand: allreduce_2d, butterfly (and, as the reference
-/// the schedules are tested against, every other pattern as it was written before it became a
-/// schedule; allreduce_ring's ring is also the one butterfly and allreduce_2d run).
+/// The layouts written here by hand, every pattern as it was written before it became a schedule:
+/// the reference the schedules' layouts are tested against (build() does not use them).
 inline Built build_by_hand(const PatternSpec& spec, uint32_t t_r = 2) {
     validate_spec(spec);
     const bool two_d = spec.M != 0;
@@ -784,11 +784,10 @@ inline Built build_by_hand(const PatternSpec& spec, uint32_t t_r = 2) {
     return out;
 }
 
-/// Pattern `spec.name`'s layout: through its schedule where the pattern is written as one
-/// (built_from_schedule), else by hand.
+/// Pattern `spec.name`'s layout, through its schedule(s) (build_from_schedule).
 inline Built build(const PatternSpec& spec, uint32_t t_r = 2) {
     validate_spec(spec);
-    return built_from_schedule(spec.name) ? build_from_schedule(spec, t_r) : build_by_hand(spec, t_r);
+    return build_from_schedule(spec, t_r);
 }
 
 }  // namespace kccl::fabric::host
