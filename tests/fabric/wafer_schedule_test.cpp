@@ -12,6 +12,7 @@
 #include <fabric/host/lower.hpp>
 
 #include "collectives/e2e_bed.hpp"
+#include "fabric/wafer_by_hand.hpp"
 
 #include <string>
 #include <vector>
