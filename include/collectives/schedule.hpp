@@ -275,6 +275,11 @@ struct Shape {
     const uint32_t* tree = nullptr;  // Method::tree: parent[r] for r < p, parent[root] == root
     const uint32_t* bcast_tree = nullptr;  // all_reduce Method::tree: the broadcast's parent array
                                            // (rooted at root too); nullptr: `tree` both ways
+    const uint8_t* tree_store = nullptr;   // reduce Method::tree: tree_store[r] != 0 makes rank r
+                                           // combine all its children before sending the result on
+                                           // (no relay of its last child: the Cerebras thesis's 2D
+                                           // reduce finishes a column, then reduces the row);
+                                           // nullptr: every inner rank relays its last child
 };
 
 /// Chunk grid of each buffer. s = shape.chunks; fragment f of a per-rank-fragment tensor is chunks

@@ -70,6 +70,8 @@ constexpr const char* validate_tree(const Shape& sh, bool binomial) {
     if (const char* e = validate_common(sh)) return e;
     if (sh.bcast_tree != nullptr && (sh.op != Op::all_reduce || binomial))
         return "Shape::bcast_tree (a second parent array) is for all_reduce with Method::tree only; leave it nullptr.";
+    if (sh.tree_store != nullptr && (sh.op != Op::reduce || binomial))
+        return "Shape::tree_store (ranks that store before sending) is for reduce with Method::tree only; leave it nullptr.";
     if (binomial) return nullptr;
     if (sh.tree == nullptr) return "Method::tree needs Shape::tree, a parent array of `ranks` entries.";
     if (const char* e = validate_parents(sh, sh.tree)) return e;
@@ -84,9 +86,11 @@ constexpr TreeView bcast_tree(const Shape& sh) {
     return {&sh, sh.method != Method::tree ? nullptr : sh.bcast_tree ? sh.bcast_tree : sh.tree};
 }
 
-/// Tree reduce of chunks [0, n) from `src` into out[] at the root (scratch at inner nodes).
+/// Tree reduce of chunks [0, n) from `src` into out[] at the root (scratch at inner nodes). An
+/// inner rank relays its last child's partial on (recv_reduce_send), or with `store` combines it
+/// into scratch too and then sends that.
 template <class E>
-void tree_reduce(E& e, const TreeView& T, uint32_t m, ChunkRef src, uint32_t n) {
+void tree_reduce(E& e, const TreeView& T, uint32_t m, ChunkRef src, uint32_t n, bool store = false) {
     const uint32_t k = T.child_count(m);
     const bool root = T.is_root(m);
     const uint32_t par = root ? kNoPeer : T.parent(m);
@@ -101,7 +105,7 @@ void tree_reduce(E& e, const TreeView& T, uint32_t m, ChunkRef src, uint32_t n) 
         uint32_t i = 0;
         T.children(m, false, [&](uint32_t c) {
             const bool last = ++i == k;
-            if (!last || root) {
+            if (!last || root || store) {
                 const ChunkRef d = (root && last) ? mk::out(j) : mk::scr(j);  // out written once
                 e(mk::recv_reduce_copy(c, acc, d));
                 acc = d;
@@ -109,6 +113,7 @@ void tree_reduce(E& e, const TreeView& T, uint32_t m, ChunkRef src, uint32_t n) 
                 e(mk::recv_reduce_send(c, par, acc));
             }
         });
+        if (store && !root) e(mk::send(par, acc));
     }
 }
 
@@ -160,7 +165,8 @@ struct TreeReduce : AlgorithmBase<TreeReduce> {
     static uint32_t lanes(const Shape&) { return 1; }
     template <class E>
     static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
-        detail::tree_reduce(e, detail::reduce_tree(sh), rank, mk::in(0), sh.chunks);
+        const bool store = sh.method == Method::tree && sh.tree_store != nullptr && sh.tree_store[rank] != 0;
+        detail::tree_reduce(e, detail::reduce_tree(sh), rank, mk::in(0), sh.chunks, store);
     }
 };
 

@@ -103,6 +103,12 @@ public:
         push(pe, StepKind::exchange, op, out, in, off_out | off_in << 16, n_out | n_in << 16);
     }
 
+    /// The steps given to PE `pe` so far, in order (stream ids as given, before coloring).
+    std::vector<Step> steps_at(Coord pe) const {
+        const auto it = steps_.find(idx(pe));
+        return it == steps_.end() ? std::vector<Step>{} : it->second;
+    }
+
     struct Program {
         Coord pe;
         std::vector<uint32_t> args;

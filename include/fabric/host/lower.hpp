@@ -7,7 +7,8 @@
 //   * `lower(shape, place, B, op, width, height)`: rank r runs on PE place[r] (distinct PEs inside
 //     the width x height grid; 0 x 0: the smallest grid holding them). Every buffer of the schedule
 //     is the PE's vector of B elements at offset 0 (the thesis's patterns work in place): chunk c of
-//     a buffer of N chunks (coll::grid) covers elements [B c / N, B (c+1) / N). A step naming
+//     a buffer of N chunks (coll::grid) covers B / N elements, one more for each of the first
+//     B % N chunks (the thesis's cost model's split of a ring's segments). A step naming
 //     different elements as its local operand and its destination is refused.
 //   * Word streaming: the fabric streams every message word by word, so a schedule that repeats
 //     the same steps for chunk j, j+1, ... (a tree pipelined chunk by chunk) is lowered as those
@@ -19,6 +20,11 @@
 //     recv_reduce_send -> relay (combined with the local vector and forwarded word by word);
 //     recv_copy_send / recv_reduce_copy_send -> recv, then send; copy onto the same elements ->
 //     nothing. reduce_local, a copy elsewhere, or a schedule with more than one lane is refused.
+//   * Exchange (the ring's rounds, thesis 7.2): a send followed at once by a receive into other
+//     elements becomes one fabric exchange (sending one segment while receiving another). A
+//     recv_reduce_send whose next step receives into other elements is, for that, lowered as a
+//     receive combined into its operand's elements and a send of them (the partial overwrites the
+//     operand: refused if a later step reads it before writing it).
 //   * Colors (Layout groups): the streams arriving at one PE from one direction share a color, in
 //     the order that PE receives them; the sender of each but the last advances the routers after
 //     its last send on it (the thesis's tree figure: a parent's children reach it one after the
@@ -93,7 +99,21 @@ inline Dir arrival(Coord from, Coord to) {  // the direction an X-then-Y route e
 
 }  // namespace detail_lower
 
+/// lower() appending to L (its grid): the streams and steps of one more schedule after what L
+/// already has on each PE (a pattern made of schedules run one after the other).
+inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord>& place, uint32_t B, Op op);
+
 inline Layout lower(const coll::Shape& sh, const std::vector<Coord>& place, uint32_t B, Op op, uint32_t width = 0, uint32_t height = 0) {
+    if (width == 0 || height == 0) {
+        for (const Coord& c : place) width = std::max(width, c.x + 1), height = std::max(height, c.y + 1);
+    }
+    Layout L(width, height);
+    lower_into(L, sh, place, B, op);
+    return L;
+}
+
+inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord>& place, uint32_t B, Op op) {
+    const uint32_t width = L.width(), height = L.height();
     using coll::Verb;
     const std::string what = std::string("fabric lowering of ") + coll::op_name(sh.op) + " / " + coll::method_name(sh.method);
     if (const char* e = coll::validate(sh)) throw std::invalid_argument(what + ": the shape is invalid: " + e);
@@ -103,9 +123,6 @@ inline Layout lower(const coll::Shape& sh, const std::vector<Coord>& place, uint
     if (coll::lanes(sh) != 1)
         throw std::invalid_argument(what + ": the schedule has " + std::to_string(coll::lanes(sh)) + " lanes; the lowering takes one lane per rank");
     if (B == 0) throw std::invalid_argument(what + ": B (elements per PE) must be >= 1");
-    if (width == 0 || height == 0) {
-        for (const Coord& c : place) width = std::max(width, c.x + 1), height = std::max(height, c.y + 1);
-    }
     for (uint32_t r = 0; r < p; ++r) {
         if (place[r].x >= width || place[r].y >= height)
             throw std::invalid_argument(what + ": rank " + std::to_string(r) + " is placed on PE " + to_string(place[r]) + ", outside the " + std::to_string(width) +
@@ -125,7 +142,8 @@ inline Layout lower(const coll::Shape& sh, const std::vector<Coord>& place, uint
     // Elements of a chunk range of a buffer.
     auto range = [&](coll::ChunkRef c, uint32_t count, uint32_t& off, uint32_t& n) {
         const uint64_t N = coll::grid(sh, c.buf == coll::Buf::scratch ? coll::Buf::output : c.buf);
-        const uint64_t lo = uint64_t(B) * c.chunk / N, hi = uint64_t(B) * (uint64_t(c.chunk) + count) / N;
+        auto at = [&](uint64_t k) { return k * (B / N) + std::min<uint64_t>(k, B % N); };  // the first B % N chunks one element longer
+        const uint64_t lo = at(c.chunk), hi = at(uint64_t(c.chunk) + count);
         off = uint32_t(4 * lo);
         n = uint32_t(hi - lo);
     };
@@ -143,7 +161,6 @@ inline Layout lower(const coll::Shape& sh, const std::vector<Coord>& place, uint
                                             "recv_reduce_copy_send, and copies onto the same elements are lowered)");
             if (coll::verb_sends(s.verb)) last_send[{r, sends_to(r, s)}] = {r, i};
         }
-    Layout L(width, height);
     // Unicast streams into each receiver, grouped by arrival direction, in the receiver's order.
     for (uint32_t q = 0; q < p; ++q) {
         std::map<Dir, int> grp;
@@ -214,11 +231,27 @@ inline Layout lower(const coll::Shape& sh, const std::vector<Coord>& place, uint
             last[d] = st;
         }
     }
-    // Steps.
+    // Steps: every step becomes its parts (a receive, a send, a relay), then a send followed at
+    // once by a receive into other elements is fused into one exchange (see the contract).
+    struct Part {
+        enum Kind : uint8_t { send, recv, relay } kind;
+        int in, out;
+        uint32_t off, n;
+        Op op;
+        bool adv;  // the sender advances the routers after it (the last send on a grouped stream)
+    };
     for (uint32_t r = 0; r < p; ++r) {
         const Coord pe = place[r];
-        for (size_t i = 0; i < steps[r].size(); ++i) {
-            const coll::Step& s = steps[r][i];
+        const auto& st = steps[r];
+        // The elements a step receives into (its receive part), when it receives.
+        auto recv_elems = [&](const coll::Step& s, uint32_t& off, uint32_t& n) {
+            if (coll::verb_writes_dst(s.verb)) range(s.dst, s.count, off, n);
+            else range(s.src, s.count, off, n);
+        };
+        auto disjoint = [](uint32_t o1, uint32_t n1, uint32_t o2, uint32_t n2) { return o1 + 4 * n1 <= o2 || o2 + 4 * n2 <= o1; };
+        std::vector<Part> parts;
+        for (size_t i = 0; i < st.size(); ++i) {
+            const coll::Step& s = st[i];
             auto at = [&](const char* k) {
                 return what + ": rank " + std::to_string(r) + " step " + std::to_string(i) + " (" + coll::verb_name(s.verb) + ") " + k;
             };
@@ -229,28 +262,69 @@ inline Layout lower(const coll::Shape& sh, const std::vector<Coord>& place, uint
             if (rd && wr && (so != dof || sn != dn))
                 throw std::invalid_argument(at("reads and writes different elements; the fabric patterns work in place (every buffer at offset 0)"));
             const uint32_t off = wr ? dof : so, n = wr ? dn : sn;
-            if (n == 0) continue;  // an empty chunk range: nothing moves (both ends skip it)
             const int in = coll::verb_receives(s.verb) ? stream_of.at({s.recv_peer, r}) : -1;
             const int out = coll::verb_sends(s.verb) ? stream_of.at({r, sends_to(r, s)}) : -1;
+            const bool adv = out >= 0 && s.cast == coll::Cast::unicast && last_send.at({r, s.send_peer}).second == i && has_next.count(out);
             switch (s.verb) {
-                case Verb::send: L.send(pe, uint32_t(out), off, n); break;
-                case Verb::recv: L.recv(pe, uint32_t(in), off, n, Op::copy); break;
-                case Verb::recv_reduce_copy: L.recv(pe, uint32_t(in), off, n, op); break;
-                case Verb::recv_reduce_send: L.relay(pe, uint32_t(in), uint32_t(out), off, n, op); break;
+                case Verb::send: parts.push_back(Part{Part::send, -1, out, off, n, Op::copy, adv}); break;
+                case Verb::recv: parts.push_back(Part{Part::recv, in, -1, off, n, Op::copy, false}); break;
+                case Verb::recv_reduce_copy: parts.push_back(Part{Part::recv, in, -1, off, n, op, false}); break;
+                case Verb::recv_reduce_send: {
+                    // A relay whose next step receives into other elements: the ring's round (receive
+                    // and combine this segment, send it next round while receiving the next one). It
+                    // is lowered as a receive into its elements and a send of them, so that send can be
+                    // fused with the next receive; the partial then overwrites the relay's operand,
+                    // which no later step may still read.
+                    uint32_t no = 0, nn = 0;
+                    const bool split = i + 1 < st.size() && coll::verb_receives(st[i + 1].verb) && (recv_elems(st[i + 1], no, nn), disjoint(off, n, no, nn));
+                    if (!split) {
+                        parts.push_back(Part{Part::relay, in, out, off, n, op, adv});
+                        break;
+                    }
+                    for (size_t t = i + 1; t < st.size() && n > 0; ++t) {
+                        const coll::Step& u = st[t];
+                        uint32_t uo = 0, un = 0, wo = 0, wn = 0;
+                        range(u.src, u.count, uo, un);
+                        range(u.dst, u.count, wo, wn);
+                        if ((coll::verb_reads_src(u.verb) || u.verb == Verb::send) && !disjoint(off, n, uo, un))
+                            throw std::invalid_argument(at("is a relay followed by a receive into other elements (lowered as a receive into its operand, then a send "
+                                                           "fused with that receive), but step ") +
+                                                        std::to_string(t) + " reads its operand again");
+                        if (coll::verb_writes_dst(u.verb) && wo <= off && off + 4 * n <= wo + 4 * wn) break;
+                    }
+                    parts.push_back(Part{Part::recv, in, -1, off, n, op, false});
+                    parts.push_back(Part{Part::send, -1, out, off, n, Op::copy, adv});
+                    break;
+                }
                 case Verb::recv_copy_send:
                 case Verb::recv_reduce_copy_send:
-                    L.recv(pe, uint32_t(in), off, n, s.verb == Verb::recv_copy_send ? Op::copy : op);
-                    L.send(pe, uint32_t(out), off, n);
+                    parts.push_back(Part{Part::recv, in, -1, off, n, s.verb == Verb::recv_copy_send ? Op::copy : op, false});
+                    parts.push_back(Part{Part::send, -1, out, off, n, Op::copy, adv});
                     break;
                 case Verb::copy:
                     if (so != dof || sn != dn) throw std::invalid_argument(at("copies to other elements; a fabric PE only moves what streams through it"));
                     break;
                 case Verb::reduce_local: break;  // refused above
             }
-            if (out >= 0 && s.cast == coll::Cast::unicast && last_send.at({r, s.send_peer}).second == i && has_next.count(out)) L.advance(pe, uint32_t(out));
+        }
+        for (size_t k = 0; k < parts.size(); ++k) {
+            const Part& a = parts[k];
+            if (a.kind == Part::send && k + 1 < parts.size() && parts[k + 1].kind == Part::recv && disjoint(a.off, a.n, parts[k + 1].off, parts[k + 1].n)) {
+                const Part& b = parts[k + 1];
+                L.exchange(pe, uint32_t(a.out), a.off, a.n, uint32_t(b.in), b.off, b.n, b.op);
+                if (a.adv) L.advance(pe, uint32_t(a.out));
+                ++k;
+                continue;
+            }
+            if (a.n == 0) continue;  // an empty chunk range: nothing moves (both ends skip it)
+            switch (a.kind) {
+                case Part::send: L.send(pe, uint32_t(a.out), a.off, a.n); break;
+                case Part::recv: L.recv(pe, uint32_t(a.in), a.off, a.n, a.op); break;
+                case Part::relay: L.relay(pe, uint32_t(a.in), uint32_t(a.out), a.off, a.n, a.op); break;
+            }
+            if (a.adv) L.advance(pe, uint32_t(a.out));
         }
     }
-    return L;
 }
 
 }  // namespace kccl::fabric::host
