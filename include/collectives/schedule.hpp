@@ -280,6 +280,12 @@ struct Shape {
                                            // (no relay of its last child: the Cerebras thesis's 2D
                                            // reduce finishes a column, then reduces the row);
                                            // nullptr: every inner rank relays its last child
+    const uint32_t* tree_children = nullptr;        // optional index of `tree`'s children
+    const uint32_t* bcast_tree_children = nullptr;  // ... and of `bcast_tree`'s (tree_children_index:
+                                                    // 2p + 1 words); nullptr: a rank finds its children
+                                                    // by scanning the parent array (O(p) per rank), which
+                                                    // is fine on a device and quadratic for a host that
+                                                    // generates every rank's steps of a large tree
 };
 
 /// Chunk grid of each buffer. s = shape.chunks; fragment f of a per-rank-fragment tensor is chunks
@@ -587,6 +593,25 @@ constexpr Step reduce_local(ChunkRef src, ChunkRef dst, uint32_t n = 1) {
 /// Chain: i -> i-1, root 0 (the Cerebras thesis's "chain": the vector flows towards PE 0).
 constexpr bool tree_chain(uint32_t* parent, uint32_t n) {
     for (uint32_t i = 0; i < n; ++i) parent[i] = i == 0 ? 0 : i - 1;
+    return true;
+}
+/// The children of every rank of a parent array (Shape::tree_children): out[0..n] are offsets,
+/// out[n + 1 + out[m] .. n + 1 + out[m + 1]) rank m's children in ascending rank order. `out` holds
+/// 2n + 1 words; the root (its own parent) is nobody's child.
+constexpr bool tree_children_index(const uint32_t* parent, uint32_t n, uint32_t* out) {
+    for (uint32_t m = 0; m <= n; ++m) out[m] = 0;
+    for (uint32_t c = 0; c < n; ++c)
+        if (parent[c] != c) {
+            if (parent[c] >= n) return false;
+            ++out[parent[c] + 1];
+        }
+    for (uint32_t m = 0; m < n; ++m) out[m + 1] += out[m];
+    uint32_t* list = out + n + 1;
+    // fill in ascending child order, using out[m] as rank m's cursor, then shift the offsets back
+    for (uint32_t c = 0; c < n; ++c)
+        if (parent[c] != c) list[out[parent[c]]++] = c;
+    for (uint32_t m = n; m > 0; --m) out[m] = out[m - 1];
+    out[0] = 0;
     return true;
 }
 /// Binomial tree rooted at 0: parent(i) = i with its lowest set bit cleared.

@@ -19,6 +19,7 @@ namespace detail {
 struct TreeView {
     const Shape* sh;
     const uint32_t* tree = nullptr;  ///< parent[r], or nullptr: the binomial tree
+    const uint32_t* kids = nullptr;  ///< tree_children_index of `tree`, or nullptr: scan `tree`
     constexpr uint32_t rel(uint32_t m) const { return (m + sh->ranks - sh->root) % sh->ranks; }
     constexpr uint32_t abs(uint32_t v) const { return (v + sh->root) % sh->ranks; }
     constexpr uint32_t parent(uint32_t m) const {
@@ -31,6 +32,12 @@ struct TreeView {
     template <class F>
     void children(uint32_t m, bool far_first, F&& f) const {
         const uint32_t p = sh->ranks;
+        if (tree && kids) {
+            const uint32_t b = kids[m], e = kids[m + 1];
+            const uint32_t* list = kids + p + 1;
+            for (uint32_t i = b; i < e; ++i) f(list[far_first ? e - 1 - (i - b) : i]);
+            return;
+        }
         if (tree) {
             for (uint32_t i = 0; i < p; ++i) {
                 const uint32_t c = far_first ? p - 1 - i : i;
@@ -81,9 +88,12 @@ constexpr const char* validate_tree(const Shape& sh, bool binomial) {
 
 /// The trees of a shape: Method::tree's parent arrays (the broadcast's defaults to the reduce's),
 /// else binomial.
-constexpr TreeView reduce_tree(const Shape& sh) { return {&sh, sh.method == Method::tree ? sh.tree : nullptr}; }
+constexpr TreeView reduce_tree(const Shape& sh) {
+    return sh.method == Method::tree ? TreeView{&sh, sh.tree, sh.tree_children} : TreeView{&sh, nullptr, nullptr};
+}
 constexpr TreeView bcast_tree(const Shape& sh) {
-    return {&sh, sh.method != Method::tree ? nullptr : sh.bcast_tree ? sh.bcast_tree : sh.tree};
+    if (sh.method != Method::tree) return {&sh, nullptr, nullptr};
+    return sh.bcast_tree ? TreeView{&sh, sh.bcast_tree, sh.bcast_tree_children} : TreeView{&sh, sh.tree, sh.tree_children};
 }
 
 /// Tree reduce of chunks [0, n) from `src` into out[] at the root (scratch at inner nodes). An
@@ -191,7 +201,7 @@ struct TreeGather : AlgorithmBase<TreeGather> {
     static uint32_t lanes(const Shape&) { return 1; }
     template <class E>
     static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
-        const detail::TreeView T{&sh, nullptr};
+        const detail::TreeView T{&sh, nullptr, nullptr};
         const uint32_t p = sh.ranks, s = sh.chunks, v = T.rel(rank);
         const bool root = v == 0;
         if (root)
@@ -221,7 +231,7 @@ struct TreeScatter : AlgorithmBase<TreeScatter> {
     static uint32_t lanes(const Shape&) { return 1; }
     template <class E>
     static void generate(const Shape& sh, uint32_t rank, uint32_t, E& e) {
-        const detail::TreeView T{&sh, nullptr};
+        const detail::TreeView T{&sh, nullptr, nullptr};
         const uint32_t p = sh.ranks, s = sh.chunks, v = T.rel(rank);
         if (v == 0) {
             for (uint32_t j = 0; j < s; ++j) e(mk::copy(mk::in(rank * s + j), mk::out(j)));

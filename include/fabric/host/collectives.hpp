@@ -220,13 +220,25 @@ struct PatternSchedule {
     std::vector<Coord> place;           ///< rank -> PE
     uint32_t width = 0, height = 0;     ///< the grid
     Expect expect;
+    /// Points the Shape at the arrays, with an index of each tree's children (rebuilt here on every
+    /// call), so that generating every rank's steps stays linear in the ranks.
     coll::Shape shape() const {
         coll::Shape s = base;
         s.tree = tree.empty() ? nullptr : tree.data();
         s.bcast_tree = bcast.empty() ? nullptr : bcast.data();
         s.tree_store = store.empty() ? nullptr : store.data();
+        const auto index = [](const std::vector<uint32_t>& par, std::vector<uint32_t>& out) -> const uint32_t* {
+            if (par.empty()) return nullptr;
+            out.resize(2 * par.size() + 1);  // rebuilt on every call: the parents may have changed
+            if (!coll::tree_children_index(par.data(), uint32_t(par.size()), out.data()))
+                return nullptr;  // a parent outside the ranks: validate() names it
+            return out.data();
+        };
+        s.tree_children = index(tree, tree_kids_);
+        s.bcast_tree_children = index(bcast, bcast_kids_);
         return s;
     }
+    mutable std::vector<uint32_t> tree_kids_, bcast_kids_;  ///< the children indexes shape() builds
 };
 
 /// The patterns written as schedules: the 1D reduces (scalar, chain, tree, two_phase, optimal,

@@ -123,14 +123,16 @@ inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord
     if (coll::lanes(sh) != 1)
         throw std::invalid_argument(what + ": the schedule has " + std::to_string(coll::lanes(sh)) + " lanes; the lowering takes one lane per rank");
     if (B == 0) throw std::invalid_argument(what + ": B (elements per PE) must be >= 1");
+    std::vector<uint32_t> owner(size_t(width) * height, UINT32_MAX);  // linear in the grid, not quadratic in the ranks
     for (uint32_t r = 0; r < p; ++r) {
         if (place[r].x >= width || place[r].y >= height)
             throw std::invalid_argument(what + ": rank " + std::to_string(r) + " is placed on PE " + to_string(place[r]) + ", outside the " + std::to_string(width) +
                                         " x " + std::to_string(height) + " grid");
-        for (uint32_t q = 0; q < r; ++q)
-            if (place[q] == place[r])
-                throw std::invalid_argument(what + ": ranks " + std::to_string(q) + " and " + std::to_string(r) + " are both placed on PE " + to_string(place[r]) +
-                                            " (one rank per PE)");
+        uint32_t& q = owner[size_t(place[r].y) * width + place[r].x];
+        if (q != UINT32_MAX)
+            throw std::invalid_argument(what + ": ranks " + std::to_string(q) + " and " + std::to_string(r) + " are both placed on PE " + to_string(place[r]) +
+                                        " (one rank per PE)");
+        q = r;
     }
     // Every rank's steps, word-streamed.
     std::vector<std::vector<coll::Step>> steps(p);
