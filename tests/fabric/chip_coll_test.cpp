@@ -12,6 +12,8 @@
 
 #include <emulation/chip_fabric.hpp>
 
+#include "fabric/chip_exec.hpp"
+
 #include <sstream>
 #include <string>
 #include <vector>
@@ -73,19 +75,7 @@ std::string run_case(const Case& c, Shape sh) {
     const bool reduces = op_reduces(sh.op);
     const uint64_t seed = c.seed;
     const RedOp redop = c.redop;
-    bed.add([L, seed, redop, reduces](auto& hal, auto& link, const cf::RankBuffers& b) -> uint64_t {
-        T* in = reinterpret_cast<T*>(hal.l1_ptr(b.input_l1, std::max(L.in_elems, 1u) * eb));
-        for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, redop, reduces, b.rank, i);
-        ExecParams ep;
-        ep.shape = L.shape;
-        ep.rank = b.rank;
-        ep.chunk_elems = L.chunk_elems;
-        ep.buf = {b.input_l1, b.output_l1, b.scratch_l1, b.input_l1};
-        ep.count = L.count;
-        execute_any<Red>(link, ep, AllPairsDirs{b.rank, b.ranks});
-        link.quiesce();
-        return 0;
-    });
+    bed.add(kccl::coll::test::seeded_fabric_kernel<Red>(L, seed, redop, reduces));
     emu::RunOptions ro;
     ro.watchdog = std::chrono::milliseconds(20000);
     if (c.adversarial) {

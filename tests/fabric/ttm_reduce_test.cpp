@@ -13,6 +13,8 @@
 
 #include <collectives/collectives.hpp>
 #include <emulation/chip_fabric.hpp>
+
+#include "fabric/chip_exec.hpp"
 #include <emulation/collective.hpp>
 #include <emulation/emulation.hpp>
 
@@ -82,19 +84,7 @@ Outcome run_case(const Case& c, bool timed) {
     o.buffer_bytes = cb::buffer_bytes_for(L, eb);
     cf::Bed bed(o);
     const uint64_t seed = c.seed;
-    bed.add([L, seed](auto& hal, auto& link, const cf::RankBuffers& b) -> uint64_t {
-        bfloat16* in = reinterpret_cast<bfloat16*>(hal.l1_ptr(b.input_l1, std::max(L.in_elems, 1u) * eb));
-        for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<bfloat16>(seed, RedOp::sum, true, b.rank, i);
-        ExecParams ep;
-        ep.shape = L.shape;
-        ep.rank = b.rank;
-        ep.chunk_elems = L.chunk_elems;
-        ep.buf = {b.input_l1, b.output_l1, b.scratch_l1, b.input_l1};
-        ep.count = L.count;
-        execute_any<Red>(link, ep, AllPairsDirs{b.rank, b.ranks});
-        link.quiesce();
-        return 0;
-    });
+    bed.add(kccl::coll::test::seeded_fabric_kernel<Red>(L, seed, RedOp::sum, true));
     emu::RunOptions ro;
     ro.watchdog = std::chrono::milliseconds(20000);
     std::unique_ptr<emu::TimingModel> model;
