@@ -149,7 +149,7 @@ struct BedOptions {
     uint32_t message_bytes = 1024;
     uint32_t peer_slots = 4;
     uint32_t rx_slots = 16, tx_slots = 8;
-    uint32_t header_bytes = 0;       ///< 0: 48 for 1D, 64 for 2D
+    uint32_t header_bytes = 0;       ///< 0: 48 for 1D; 2D: tt-metal's size for the mesh (fc::mesh_header_bytes, 80 up to 19 hops)
     uint32_t buffer_bytes = 4096;    ///< each of input / output / scratch
     bool bubble_flow_control = true;
     uint32_t initial_counter = 0;    ///< FabricSpec::initial_counter (tests that cross the 2^32 wrap)
@@ -175,7 +175,11 @@ struct Bed {
         std::vector<uint32_t> order;
         uint32_t cols = 0;
         ClusterSpec cs;
-        const uint32_t hb = o.header_bytes ? o.header_bytes : (o.kind == FabricKind::mesh_2d ? 64 : 48);
+        // 2D: tt-metal's header size for the mesh's longest route (fc::mesh_header_bytes).
+        const uint32_t mesh_hops = o.topology == "galaxy" ? 3 + 7 : o.topology == "t3000" ? 1 + 3
+                                 : o.topology == "mesh" ? (o.rows ? o.rows - 1 : 0) + (o.cols ? o.cols - 1 : 0) : 0;
+        const uint32_t hb = o.header_bytes ? o.header_bytes
+                          : o.kind == FabricKind::mesh_2d ? fc::mesh_header_bytes(mesh_hops) : fc::header_base_bytes;
         // worker L1: fabric block, then three buffers
         const uint32_t n_guess = o.topology == "galaxy" ? 32 : o.topology == "t3000" ? 8 : o.topology == "mesh" ? o.rows * o.cols : o.ranks;
         fc::WorkerLayout wl{0x1000, n_guess, o.peer_slots, o.message_bytes, hb};

@@ -94,6 +94,17 @@ constexpr uint8_t route_deliver_and_forward(uint32_t d) { return uint8_t(cmd_del
 inline constexpr uint32_t header_magic = 0xFAB1u;
 inline constexpr uint32_t header_base_bytes = 48;   ///< the 1D header (tt-metal: 48 B)
 inline constexpr uint32_t header_max_bytes = 128;   ///< the largest 2D header (tt-metal: up to 128 B)
+/// tt-metal's 2D header size for a mesh whose longest route is `max_hops` hops: its mesh header
+/// (HybridMeshPacketHeader, 61 bytes of fields and a route buffer of one byte per hop) comes in
+/// four sizes, 80, 96, 112 and 128 bytes for routes of up to 19, 35, 51 and 67 hops, and its host
+/// takes the smallest that holds the mesh's (rows - 1) + (cols - 1) hops; 0 beyond 67 hops. Each
+/// size holds this header's route commands for those hops (one per hop and the deliver).
+constexpr uint32_t mesh_header_bytes(uint32_t max_hops) {
+    return max_hops <= 19 ? 80u : max_hops <= 35 ? 96u : max_hops <= 51 ? 112u : max_hops <= 67 ? 128u : 0u;
+}
+static_assert(mesh_header_bytes(19) - 48 >= 19 + 1 && mesh_header_bytes(35) - 48 >= 35 + 1 &&
+                  mesh_header_bytes(51) - 48 >= 51 + 1 && mesh_header_bytes(67) - 48 >= 67 + 1,
+              "Each of tt-metal's 2D header sizes must hold this header's route commands for its routes.");
 inline constexpr uint32_t max_scatter_chunks = 4;   ///< tt-metal's scatter write: at most 4 chunks
 inline constexpr uint32_t flag_last = 1u << 31;     ///< a route's last packet (the router counts them to end)
 

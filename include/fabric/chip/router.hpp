@@ -144,7 +144,8 @@ public:
 
 private:
     struct Channel {
-        bool present = false;
+        bool present = false;  ///< a producer feeds it (the worker, or the router facing its direction)
+        bool polled = false;   ///< the loop reads its fill semaphore (present, or any non-own direction on 2D)
         uint32_t taken = 0, released = 0, idx = 0, rel_idx = 0;
         uint32_t seq[Config::max_tx_slots] = {};
     };
@@ -186,6 +187,11 @@ private:
             die(m);
         }
         for (uint32_t c = 0; c < max_sender_channels; ++c) ch_[c].present = (mask >> c) & 1u;
+        // 2D: the loop polls the worker's channel and the channel of every other direction, fed
+        // or not (tt-metal's 2D router runs a sender-channel step for each of its four sender
+        // channels in every loop iteration, whatever routers the chip has); 1D: the present ones.
+        const bool two_d = !(mask & channels_packed_1d);
+        for (uint32_t c = 0; c < max_sender_channels; ++c) ch_[c].polled = ch_[c].present || (two_d && c != 1 + dir_);
         if (mask & channels_packed_1d) {  // 1D: one pass-through channel, slots at position 1
             L_.sender_positions = 2;
             uint32_t through = 0;
@@ -250,7 +256,13 @@ private:
         for (uint32_t k = 0; k < max_sender_channels; ++k) {
             const uint32_t c = (rr_ + k) % max_sender_channels;
             Channel& x = ch_[c];
-            if (!x.present || hal.sem_read(L_.fill_sem(c)) == x.taken) continue;
+            if (!x.polled || hal.sem_read(L_.fill_sem(c)) == x.taken) continue;
+            if (KCCL_UNLIKELY(!x.present)) {  // 2D: a polled channel that no router feeds
+                ::kccl::detail::Msg m;
+                where(m, hal).s("sender channel ").u(c).s(" (from direction ").s(dir_name(c - 1))
+                    .s(") was filled, but this chip has no router facing that direction; use host::build_fabric");
+                die(m);
+            }
             const uint32_t need = (c == 0 && bubble_) ? 2u : 1u;
             if (free < need) {
                 set_wait(hal, 1, c, free, need);
