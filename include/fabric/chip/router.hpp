@@ -399,11 +399,20 @@ private:
         } else {
             const uint32_t i = route & 0xFFFFu, cnt = route >> 16;
             if (KCCL_UNLIKELY(i >= cnt)) route_error(hal, h, "a 2D packet past its last route command");
+            if (KCCL_UNLIKELY(i < route_dest_bytes)) route_error(hal, h, "a 2D route index inside the destination word");
+            // The routing table in L1, read for every packet as tt-metal's 2D router reads its own
+            // (its mesh, compared with the header's destination mesh).
+            volatile uint32_t* table = words(hal, L_.route_table(), 8u);
+            const uint32_t dest = h[hw::dest];
+            if (KCCL_UNLIKELY((dest >> 16) != table[0]))
+                route_error(hal, h, "a 2D packet for another mesh (this fabric is one mesh; routes between meshes are not supported)");
             const uint8_t c = cmds[i];
             deliver = (c & cmd_deliver) != 0;
             forward = (c & cmd_forward) != 0;
             to = c & 3u;
             if (KCCL_UNLIKELY(!deliver && !forward)) route_error(hal, h, "a 2D route command that neither delivers nor forwards");
+            if (KCCL_UNLIKELY(deliver && !forward && (dest & 0xFFFFu) != table[1]))
+                route_error(hal, h, "a 2D route that ends on another chip than the header's destination");
             route = (i + 1) | (cnt << 16);
         }
         uint32_t target = 0;
