@@ -11,7 +11,7 @@
 //   or a write-and-forward path.
 //
 // LAYOUT (header_bytes: 48 for 1D routing, 64..128 for 2D — tt-metal's figures: "48 B for 1D
-// routing, 80 to 128 B for 2D"; always a multiple of the 16-byte Ethernet word)
+// routing, 80 to 128 B for 2D", mesh_header_bytes; always a multiple of the 16-byte Ethernet word)
 //   w0  magic (bits 0-15) | NocCmd (16-23) | Routing (24-30) | last-packet flag (bit 31)
 //   w1  payload bytes (after the header)
 //   w2  route   1D unicast: hops still to go (>= 1 when sent)
