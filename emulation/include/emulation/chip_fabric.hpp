@@ -157,6 +157,16 @@ struct BedOptions {
     uint32_t dram_bytes = 0;         ///< a DRAM endpoint of this size per chip (Cluster::Chip::dram()); 0: none
 };
 
+/// The header size a bed takes: `o.header_bytes`, or by default 48 for 1D and, for 2D, tt-metal's
+/// size for the mesh's longest route ((rows - 1) + (cols - 1) hops; fc::mesh_header_bytes).
+inline uint32_t header_bytes_of(const BedOptions& o) {
+    if (o.header_bytes) return o.header_bytes;
+    if (o.kind != FabricKind::mesh_2d) return fc::header_base_bytes;
+    const uint32_t hops = o.topology == "galaxy" ? 3 + 7 : o.topology == "t3000" ? 1 + 3
+                        : (o.rows ? o.rows - 1 : 0) + (o.cols ? o.cols - 1 : 0);
+    return fc::mesh_header_bytes(hops);
+}
+
 /// An emulated cluster with the fabric installed and one worker per chip.
 struct Bed {
     BedOptions opt;
@@ -175,11 +185,7 @@ struct Bed {
         std::vector<uint32_t> order;
         uint32_t cols = 0;
         ClusterSpec cs;
-        // 2D: tt-metal's header size for the mesh's longest route (fc::mesh_header_bytes).
-        const uint32_t mesh_hops = o.topology == "galaxy" ? 3 + 7 : o.topology == "t3000" ? 1 + 3
-                                 : o.topology == "mesh" ? (o.rows ? o.rows - 1 : 0) + (o.cols ? o.cols - 1 : 0) : 0;
-        const uint32_t hb = o.header_bytes ? o.header_bytes
-                          : o.kind == FabricKind::mesh_2d ? fc::mesh_header_bytes(mesh_hops) : fc::header_base_bytes;
+        const uint32_t hb = header_bytes_of(o);
         // worker L1: fabric block, then three buffers
         const uint32_t n_guess = o.topology == "galaxy" ? 32 : o.topology == "t3000" ? 8 : o.topology == "mesh" ? o.rows * o.cols : o.ranks;
         fc::WorkerLayout wl{0x1000, n_guess, o.peer_slots, o.message_bytes, hb};
