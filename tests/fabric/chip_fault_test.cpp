@@ -1,7 +1,8 @@
 // The chip fabric's host builder errors, its NoC command kinds through the raw worker API
 // (connection, reserve, write), and its faults: an uninitialised header, a credit leak (worker and
 // link level) and a router that never starts each end in a named report — which router or worker,
-// which channel, what it waits for — never in a hang.
+// which channel, what it waits for — never in a hang; so do the 2D routers' routing-table checks
+// and a packet in a sender channel that no router feeds.
 #include <catch2/catch.hpp>
 
 #include <emulation/chip_fabric.hpp>
@@ -415,4 +416,21 @@ TEST_CASE("chip fabric 2D: the routing-table check and the polled sender channel
         CHECK_THAT(r.summary(), Contains("fabric router chip 1") && Contains("facing E") &&
                                     Contains("sender channel 1 (from direction N) was filled, but this chip has no router facing that direction"));
     }
+}
+
+TEST_CASE("chip fabric header: a 2D header needs its destination word and a route command", "[fabric][builder]") {
+    alignas(16) uint32_t w[fc::header_max_bytes / 4] = {};
+    fc::HeaderFields f;
+    f.routing = fc::Routing::path_2d;
+    const uint8_t cmds[5] = {0, 0, 0, 0, fc::route_deliver()};
+    for (const uint32_t n : {0u, 1u, 4u}) {
+        INFO(n << " route bytes");
+        f.route = (fc::route_dest_bytes + 1u) | (n << 16);
+        fc::write_header(w, f, n, [&](uint32_t i) { return cmds[i]; });
+        CHECK(fc::validate_header(w, 80, 64) == fc::HeaderFault::no_dest);
+    }
+    f.route = (fc::route_dest_bytes + 1u) | (5u << 16);
+    fc::write_header(w, f, 5, [&](uint32_t i) { return cmds[i]; });
+    CHECK(fc::validate_header(w, 80, 64) == fc::HeaderFault::none);
+    CHECK_THAT(fc::fault_text(fc::HeaderFault::no_dest), Contains("without its destination word"));
 }

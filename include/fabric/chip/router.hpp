@@ -17,6 +17,11 @@
 //     router returns a slot by incrementing the producer's credit semaphore.
 //   * one receiver channel (rx_slots slots, tt-metal: 16) for its link's inbound packets, shared
 //     by every sender channel of the router at the other end of the link.
+//   * a routing table in L1 (RouterLayout::route_table: this chip's mesh and chip, host-written),
+//     which a 2D router reads for every packet to check the header's destination, as tt-metal's
+//     2D router reads its own (my_mesh_id against the header's dst_start_mesh_id).
+//   A 2D router polls the local channel and the channel of each other direction in every loop,
+//   fed or not, as tt-metal's 2D router steps its four sender channels; a 1D router the two it has.
 //   Main loop (round robin, never blocking): find the packets that have landed and process the
 //   head of the receiver channel (execute its NoC command here, forward it to the router of the
 //   next direction, or both) — first, so a packet that lands while the router idles is forwarded
@@ -72,8 +77,10 @@
 //   The sync word of packet n carries n, ~n and a hash of n and its length, so n = 0 after the wrap is no weaker.
 //
 // FAULTS: a header without magic or with a wrong check (an uninitialised slot) is a device error
-//   naming the router, the channel and the slot; so is a route that leaves the mesh and a NoC
-//   multicast to an empty rectangle (or on a backend without NoC multicast). The router keeps a status block (header.hpp, st::)
+//   naming the router, the channel and the slot; so is a route that leaves the mesh, a 2D packet
+//   for another mesh or whose route ends off its destination chip, a packet in a polled channel
+//   that no router feeds, and a NoC multicast to an empty rectangle (or on a backend without NoC
+//   multicast). The router keeps a status block (header.hpp, st::)
 //   in its L1: the host's dump hooks read it to say what a stalled router waits for.
 //
 // C++17, freestanding, no heap.
