@@ -106,7 +106,7 @@ inline constexpr uint32_t fabric_mesh_id = 0;
 /// (HybridMeshPacketHeader, 61 bytes of fields and a route buffer of one byte per hop) comes in
 /// four sizes, 80, 96, 112 and 128 bytes for routes of up to 19, 35, 51 and 67 hops, and its host
 /// takes the smallest that holds the mesh's (rows - 1) + (cols - 1) hops; 0 beyond 67 hops. Each
-/// size holds this header's route commands for those hops (one per hop and the deliver).
+/// size holds this header's destination word and route commands for those hops (one per hop and the deliver).
 constexpr uint32_t mesh_header_bytes(uint32_t max_hops) {
     return max_hops <= 19 ? 80u : max_hops <= 35 ? 96u : max_hops <= 51 ? 112u : max_hops <= 67 ? 128u : 0u;
 }
