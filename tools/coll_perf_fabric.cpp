@@ -502,12 +502,12 @@ Result run_row_ttm(const FOptions& o, const Row& row) {
 
 int run(const FOptions& o, const std::vector<Row>& rows) {
     const fh::FabricKind kind = kind_of(o);
-    const uint32_t hb = kind == fh::FabricKind::mesh_2d ? 64 : 48;
     std::string topo = o.topology;
     if (o.topology == "t3000") topo = "T3000 (2 x 4 chips)";
     else if (o.topology == "galaxy") topo = "Galaxy (4 x 8 chips)";
     else if (o.topology == "mesh") topo = "mesh " + std::to_string(o.rows) + " x " + std::to_string(o.cols);
     const cf::BedOptions bo = bed_of(o, 0);
+    const uint32_t hb = cf::header_bytes_of(bo);
     std::printf("# coll_perf: %u ranks, %s over the chip fabric (%s, %u B header + %u B payload per packet, router channels "
                 "%u tx / %u rx slots), %u slots per peer\n",
                 o.ranks, topo.c_str(), fh::kind_name(kind), hb, o.message, bo.tx_slots, bo.rx_slots, o.slots);

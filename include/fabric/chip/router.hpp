@@ -17,6 +17,11 @@
 //     router returns a slot by incrementing the producer's credit semaphore.
 //   * one receiver channel (rx_slots slots, tt-metal: 16) for its link's inbound packets, shared
 //     by every sender channel of the router at the other end of the link.
+//   * a routing table in L1 (RouterLayout::route_table: this chip's mesh and chip, host-written),
+//     which a 2D router reads for every packet to check the header's destination, as tt-metal's
+//     2D router reads its own (my_mesh_id against the header's dst_start_mesh_id).
+//   A 2D router polls the local channel and the channel of each other direction in every loop,
+//   fed or not, as tt-metal's 2D router steps its four sender channels; a 1D router the two it has.
 //   Main loop (round robin, never blocking): find the packets that have landed and process the
 //   head of the receiver channel (execute its NoC command here, forward it to the router of the
 //   next direction, or both) — first, so a packet that lands while the router idles is forwarded
@@ -72,8 +77,10 @@
 //   The sync word of packet n carries n, ~n and a hash of n and its length, so n = 0 after the wrap is no weaker.
 //
 // FAULTS: a header without magic or with a wrong check (an uninitialised slot) is a device error
-//   naming the router, the channel and the slot; so is a route that leaves the mesh and a NoC
-//   multicast to an empty rectangle (or on a backend without NoC multicast). The router keeps a status block (header.hpp, st::)
+//   naming the router, the channel and the slot; so is a route that leaves the mesh, a 2D packet
+//   for another mesh or whose route ends off its destination chip, a packet in a polled channel
+//   that no router feeds, and a NoC multicast to an empty rectangle (or on a backend without NoC
+//   multicast). The router keeps a status block (header.hpp, st::)
 //   in its L1: the host's dump hooks read it to say what a stalled router waits for.
 //
 // C++17, freestanding, no heap.
@@ -144,7 +151,8 @@ public:
 
 private:
     struct Channel {
-        bool present = false;
+        bool present = false;  ///< a producer feeds it (the worker, or the router facing its direction)
+        bool polled = false;   ///< the loop reads its fill semaphore (present, or any non-own direction on 2D)
         uint32_t taken = 0, released = 0, idx = 0, rel_idx = 0;
         uint32_t seq[Config::max_tx_slots] = {};
     };
@@ -186,6 +194,11 @@ private:
             die(m);
         }
         for (uint32_t c = 0; c < max_sender_channels; ++c) ch_[c].present = (mask >> c) & 1u;
+        // 2D: the loop polls the worker's channel and the channel of every other direction, fed
+        // or not (tt-metal's 2D router runs a sender-channel step for each of its four sender
+        // channels in every loop iteration, whatever routers the chip has); 1D: the present ones.
+        const bool two_d = !(mask & channels_packed_1d);
+        for (uint32_t c = 0; c < max_sender_channels; ++c) ch_[c].polled = ch_[c].present || (two_d && c != 1 + dir_);
         if (mask & channels_packed_1d) {  // 1D: one pass-through channel, slots at position 1
             L_.sender_positions = 2;
             uint32_t through = 0;
@@ -250,7 +263,13 @@ private:
         for (uint32_t k = 0; k < max_sender_channels; ++k) {
             const uint32_t c = (rr_ + k) % max_sender_channels;
             Channel& x = ch_[c];
-            if (!x.present || hal.sem_read(L_.fill_sem(c)) == x.taken) continue;
+            if (!x.polled || hal.sem_read(L_.fill_sem(c)) == x.taken) continue;
+            if (KCCL_UNLIKELY(!x.present)) {  // 2D: a polled channel that no router feeds
+                ::kccl::detail::Msg m;
+                where(m, hal).s("sender channel ").u(c).s(" (from direction ").s(dir_name(c - 1))
+                    .s(") was filled, but this chip has no router facing that direction; use host::build_fabric");
+                die(m);
+            }
             const uint32_t need = (c == 0 && bubble_) ? 2u : 1u;
             if (free < need) {
                 set_wait(hal, 1, c, free, need);
@@ -387,11 +406,20 @@ private:
         } else {
             const uint32_t i = route & 0xFFFFu, cnt = route >> 16;
             if (KCCL_UNLIKELY(i >= cnt)) route_error(hal, h, "a 2D packet past its last route command");
+            if (KCCL_UNLIKELY(i < route_dest_bytes)) route_error(hal, h, "a 2D route index inside the destination word");
+            // The routing table in L1, read for every packet as tt-metal's 2D router reads its own
+            // (its mesh, compared with the header's destination mesh).
+            volatile uint32_t* table = words(hal, L_.route_table(), 8u);
+            const uint32_t dest = h[hw::dest];
+            if (KCCL_UNLIKELY((dest >> 16) != table[0]))
+                route_error(hal, h, "a 2D packet for another mesh (this fabric is one mesh; routes between meshes are not supported)");
             const uint8_t c = cmds[i];
             deliver = (c & cmd_deliver) != 0;
             forward = (c & cmd_forward) != 0;
             to = c & 3u;
             if (KCCL_UNLIKELY(!deliver && !forward)) route_error(hal, h, "a 2D route command that neither delivers nor forwards");
+            if (KCCL_UNLIKELY(deliver && !forward && (dest & 0xFFFFu) != table[1]))
+                route_error(hal, h, "a 2D route that ends on another chip than the header's destination");
             route = (i + 1) | (cnt << 16);
         }
         uint32_t target = 0;
