@@ -475,7 +475,7 @@ Result run_row_ttm(const FOptions& o, const Row& row) {
     t.rx_slots = o.rx_slots ? o.rx_slots : 16;
     t.iters = o.iters;
     t.warmup = o.warmup;
-    t.structure = o.structure == "ttm_one_core" ? "one_core" : "per_direction";
+    t.structure = o.structure == "ttm_one_core" ? "one_core" : "auto";  // auto: the op's own (tools/ttm_fabric_ops.hpp)
     t.mux_slots = o.mux_slots;
     Result res;
     tf::Result r;

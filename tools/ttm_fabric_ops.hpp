@@ -30,13 +30,15 @@ struct Options {
     uint64_t size = 64 * 1024;
     uint32_t page = 2048;             ///< a bfloat16 32 x 32 tile
     uint32_t message = 6144;          ///< the fabric's packet payload (tt-metal's benchmark)
-    uint32_t pages_per_packet = 0;    ///< 0: tt-metal's rule, ops::ttm_pages_per_packet(message, page)
+    uint32_t pages_per_packet = 0;    ///< 0: tt-metal's rule per op (pages_per_packet_of)
     uint32_t tx_slots = 8, rx_slots = 16;
     uint32_t iters = 1, warmup = 0;
     uint64_t seed = 1;
     /// per_direction: a sender core per direction (reader + writer) behind a mux core (the fabric
-    /// worker) as tt-metal's all_gather_async; one_core: the fabric worker does everything.
-    std::string structure = "per_direction";
+    /// worker) as tt-metal's all_gather_async; one_core: the fabric worker does everything, as
+    /// tt-metal's all_to_all_async_generic (one worker core per link, reader and writer, connected
+    /// to both routers without a mux); auto: the op's own (all_gather per_direction, all_to_all one_core).
+    std::string structure = "auto";
     uint32_t mux_slots = 1;  ///< slots per mux channel (tt-metal's fabric mux default: 1 buffer per channel)
     bool mutation_no_local_copy = false;  ///< tests: the plans drop the local copy (the check must find every own part)
 };
@@ -57,16 +59,27 @@ inline uint8_t input_byte(uint64_t seed, uint32_t r, uint64_t i) {
     return uint8_t(x >> (8 * (i & 7)));
 }
 
+/// Pages per packet: the option, else tt-metal's rule for the op.
+inline uint32_t pages_per_packet_of(const Options& o) {
+    if (o.pages_per_packet) return o.pages_per_packet;
+    return o.op == "all_to_all" ? ops::ttm_a2a_pages_per_packet(o.message, o.page) : ops::ttm_pages_per_packet(o.message, o.page);
+}
+/// The structure the run uses ("auto": the op's own).
+inline std::string structure_of(const Options& o) {
+    if (o.structure != "auto") return o.structure;
+    return o.op == "all_to_all" ? "one_core" : "per_direction";
+}
+
 /// Checks the options; throws std::invalid_argument naming what is wrong and what is allowed.
 inline void validate(const Options& o) {
     if (o.op != "all_gather" && o.op != "all_to_all")
         throw std::invalid_argument("ttm structure: op '" + o.op + "' is not built (allowed: all_gather, all_to_all)");
-    if (o.structure != "per_direction" && o.structure != "one_core")
-        throw std::invalid_argument("ttm structure: '" + o.structure + "' (allowed: per_direction, one_core)");
+    if (o.structure != "auto" && o.structure != "per_direction" && o.structure != "one_core")
+        throw std::invalid_argument("ttm structure: '" + o.structure + "' (allowed: auto, per_direction, one_core)");
     if (o.mux_slots < 1 || o.mux_slots > 8)
         throw std::invalid_argument("ttm structure: " + std::to_string(o.mux_slots) + " mux slots (allowed: 1..8)");
     if (o.ranks < 2 || o.ranks > 32) throw std::invalid_argument("ttm structure: " + std::to_string(o.ranks) + " chips (allowed: 2..32)");
-    const uint32_t ppp = o.pages_per_packet ? o.pages_per_packet : ops::ttm_pages_per_packet(o.message, o.page);
+    const uint32_t ppp = o.page ? pages_per_packet_of(o) : 0;
     if (o.page == 0 || o.page % 16 || ppp == 0 || ppp > kccl::fabric::chip::max_scatter_chunks || uint64_t(ppp) * o.page > o.message)
         throw std::invalid_argument("ttm structure: page " + std::to_string(o.page) + " B x " + std::to_string(ppp) +
                                     " pages per packet does not fit a " + std::to_string(o.message) +
@@ -92,7 +105,7 @@ inline Result run(const Options& o, emu::RunOptions ro) {
     const bool ag = o.op == "all_gather";
     const uint32_t n = o.ranks;
     const uint32_t in_bytes = uint32_t(ag ? o.size / n : o.size), out_bytes = uint32_t(o.size);
-    const uint32_t ppp = o.pages_per_packet ? o.pages_per_packet : ops::ttm_pages_per_packet(o.message, o.page);
+    const uint32_t ppp = pages_per_packet_of(o);
     cf::BedOptions b;
     b.topology = o.ring ? "ring" : "line";
     b.kind = o.ring ? cf::FabricKind::ring_1d : cf::FabricKind::line_1d;
@@ -102,7 +115,7 @@ inline Result run(const Options& o, emu::RunOptions ro) {
     b.tx_slots = o.tx_slots;
     b.rx_slots = o.rx_slots;
     b.buffer_bytes = ops::Plan::l1_bytes(48, ppp * o.page, o.mux_slots);
-    const bool split = o.structure == "per_direction";
+    const bool split = structure_of(o) == "per_direction";
     if (split) b.grid_w = 3;  // the senders at (1, 0) (E) and (2, 0) (W)
     b.dram_bytes = uint32_t(dram_bytes(o));
     cf::Bed bed(b);

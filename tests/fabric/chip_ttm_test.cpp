@@ -48,12 +48,30 @@ TEST_CASE("ttm ops: the plans' routes (multicast ranges, all_to_all directions)"
     CHECK(p.expect == 3);
     CHECK(ops::detail::packets_to(p, 0) == 2);  // 8192 B in packets of 2 pages
     CHECK(ops::detail::packets_to(p, 1) == 2);
-    // ring of 8: 4 forward, 3 backward
+    // ring of 8: tt-metal's split forwarding, the first half of the slice 4 forward and 3 backward,
+    // the second half 3 forward and 4 backward; every other chip counts both halves
     ops::plan_common(p, 5, 8, 0, 0, 0, 0, 2048, 2, 0x1000, 48);
-    ops::make_all_gather(p, true, 4096);
+    ops::make_all_gather(p, true, 5 * 2048);
+    REQUIRE(p.nstreams == 2);
+    CHECK(p.s[0].src == 0);
+    CHECK(p.s[0].bytes == 2 * 2048);  // 5 pages: 2 in the first half
+    CHECK(p.s[1].src == 2 * 2048);
+    CHECK(p.s[1].dst == 5 * 5 * 2048 + 2 * 2048);
+    CHECK(p.s[1].bytes == 3 * 2048);
     CHECK(p.s[0].route[0] >> 16 == 4);
     CHECK(p.s[0].route[1] >> 16 == 3);
-    // all_to_all on a ring of 8 from chip 6: one local stream, 7 remote, the distance-4 peer (chip 2) forward
+    CHECK(p.s[1].route[0] >> 16 == 3);
+    CHECK(p.s[1].route[1] >> 16 == 4);
+    CHECK(p.expect == 14);
+    // a slice of one page is not split (tt-metal: split forwarding needs at least 2 tiles)
+    ops::plan_common(p, 5, 8, 0, 0, 0, 0, 2048, 2, 0x1000, 48);
+    ops::make_all_gather(p, true, 2048);
+    REQUIRE(p.nstreams == 1);
+    CHECK(p.s[0].route[0] >> 16 == 4);
+    CHECK(p.s[0].route[1] >> 16 == 3);
+    CHECK(p.expect == 7);
+    // all_to_all on a ring of 8 from chip 6: one local stream, 7 remote, the distance-4 peer (chip 2)
+    // backward (tt-metal's all_to_all_async_generic: distance (d + 1) / 2, odd d backward)
     ops::plan_common(p, 6, 8, 0, 0, 0, 0, 2048, 2, 0x1000, 48);
     ops::make_all_to_all(p, true, 1024);
     REQUIRE(p.nstreams == 8);
@@ -62,12 +80,14 @@ TEST_CASE("ttm ops: the plans' routes (multicast ranges, all_to_all directions)"
         const auto& s = p.s[i];
         fwd += s.targets == ops::tgt_fwd, bwd += s.targets == ops::tgt_bwd, local += s.targets == ops::tgt_local;
         CHECK(s.dst == 6 * 1024);
-        if (s.src == 2 * 1024) CHECK((s.targets == ops::tgt_fwd && s.route[0] == 4));
+        if (s.src == 2 * 1024) CHECK((s.targets == ops::tgt_bwd && s.route[1] == 4));
     }
-    CHECK(fwd == 4);
-    CHECK(bwd == 3);
+    CHECK(fwd == 3);
+    CHECK(bwd == 4);
     CHECK(local == 1);
-    CHECK(ops::ttm_pages_per_packet(6144, 2048) == 2);  // tt-metal's scatter write: 2 NoC addresses
+    CHECK(ops::ttm_pages_per_packet(6144, 2048) == 3);   // all_gather: min(4 scatter addresses, packet / page)
+    CHECK(ops::ttm_pages_per_packet(16384, 2048) == 4);
+    CHECK(ops::ttm_a2a_pages_per_packet(6144, 2048) == 2);  // all_to_all_async_generic: 2 pages per packet
 }
 
 TEST_CASE("ttm ops: all_gather and all_to_all bit-exact on lines of 2 and 4 and a ring of 8", "[fabric][ttm]") {
@@ -130,7 +150,7 @@ TEST_CASE("ttm ops: named errors for options the structure does not take", "[fab
     CHECK_THROWS_WITH(tf::validate(o), Catch::Contains("does not fit"));
     o = tf::Options{};
     o.structure = "two_cores";
-    CHECK_THROWS_WITH(tf::validate(o), Catch::Contains("allowed: per_direction, one_core"));
+    CHECK_THROWS_WITH(tf::validate(o), Catch::Contains("allowed: auto, per_direction, one_core"));
 }
 
 TEST_CASE("ttm ops: the fidelity grid's shapes at 1 MiB, bit-exact on the timed engine", "[fabric][ttm][long]") {
@@ -148,4 +168,33 @@ TEST_CASE("ttm ops: the fidelity grid's shapes at 1 MiB, bit-exact on the timed 
             CHECK(r.wrong == 0);
             CHECK(us > 0);
         }
+}
+
+TEST_CASE("ttm ops: first-level acknowledgements on the ring only (tt-metal's FABRIC_1D_RING), one credit per packet on a line",
+          "[fabric][ttm]") {
+    // Every Ethernet send of a router is counted by the timing model per tx queue: queue 0 carries
+    // the packets (and the one handshake flit per router), queue 1 the credit messages. A line
+    // router returns one completion per packet it received; a ring router also a first-level ack.
+    for (bool ring : {false, true}) {
+        tf::Options o;
+        o.op = "all_gather";
+        o.ring = ring;
+        o.ranks = ring ? 4 : 2;
+        o.size = uint64_t(o.ranks) * 5 * 2048;
+        auto model = emu::wormhole_model();
+        emu::RunOptions ro;
+        ro.watchdog = std::chrono::milliseconds(20000);
+        ro.timing = model.get();
+        const tf::Result r = tf::run(o, ro);
+        REQUIRE(r.error == "");
+        CHECK(r.wrong == 0);
+        uint64_t q0 = 0, q1 = 0, routers = 0;
+        for (const auto& l : r.report.links) {
+            if (l.queue == 0) q0 += l.packets, ++routers;
+            else q1 += l.packets;
+        }
+        INFO((ring ? "ring" : "line") << ": " << routers << " routers, " << q0 << " sends on queue 0, " << q1 << " on queue 1");
+        REQUIRE(q0 > routers);
+        CHECK(q1 == (ring ? 2 : 1) * (q0 - routers));
+    }
 }

@@ -82,8 +82,14 @@ struct Plan {
     }
 };
 
-/// tt-metal's pages per packet: the packet payload's whole pages, at most 2 (its scatter write).
+/// tt-metal's all_gather pages per packet: the packet payload's whole pages, at most 4 (its
+/// minimal default program: min(4 scatter-write NoC addresses, packet / page); 3 pages of 2048 B
+/// in a 6144 B packet).
 constexpr uint32_t ttm_pages_per_packet(uint32_t payload, uint32_t page) {
+    return payload / page < 4 ? payload / page : 4;
+}
+/// tt-metal's all_to_all (all_to_all_async_generic) pages per packet: number_pages_per_packet = 2.
+constexpr uint32_t ttm_a2a_pages_per_packet(uint32_t payload, uint32_t page) {
     return payload / page < 2 ? payload / page : 2;
 }
 
@@ -106,22 +112,42 @@ inline void plan_common(Plan& p, uint32_t rank, uint32_t ranks, uint32_t dram_xy
 }
 
 /// all_gather of `slice` bytes per chip (output: ranks * slice, chip q's slice at q * slice).
+/// On an even ring of more than 2 chips the slice goes as two streams, as tt-metal's "split
+/// forwarding" (minimal default reader / writer: the opposite chip gets the first half of the slice
+/// forward and the second half backward): the first half forward to n/2 chips and backward to
+/// n/2 - 1, the second half forward to n/2 - 1 and backward to n/2, so both directions of every
+/// link carry (n - 1) / 2 slices (4 and 3 without the split on 8 chips).
 inline void make_all_gather(Plan& p, bool ring, uint32_t slice) {
     const uint32_t r = p.rank, n = p.ranks;
-    const uint32_t fwd = ring ? n / 2 : n - 1 - r, bwd = ring ? (n - 1) / 2 : r;
-    Stream& s = p.s[p.nstreams++];
-    s.src = 0;
-    s.dst = r * slice;
-    s.bytes = slice;
-    s.targets = tgt_local | (fwd ? tgt_fwd : 0u) | (bwd ? tgt_bwd : 0u);
-    s.routing[0] = s.routing[1] = uint32_t(Routing::multicast_1d);
-    s.route[0] = 1u | (fwd << 16);
-    s.route[1] = 1u | (bwd << 16);
+    auto add = [&](uint32_t off, uint32_t bytes, uint32_t fwd, uint32_t bwd) {
+        Stream& s = p.s[p.nstreams++];
+        s.src = off;
+        s.dst = r * slice + off;
+        s.bytes = bytes;
+        s.targets = tgt_local | (fwd ? tgt_fwd : 0u) | (bwd ? tgt_bwd : 0u);
+        s.routing[0] = s.routing[1] = uint32_t(Routing::multicast_1d);
+        s.route[0] = 1u | (fwd << 16);
+        s.route[1] = 1u | (bwd << 16);
+    };
+    const uint32_t pages = (slice + p.page - 1) / p.page;
+    if (ring && n % 2 == 0 && n > 2 && pages >= 2) {  // tt-metal: split forwarding needs >= 2 tiles
+        const uint32_t half = (pages / 2) * p.page;   // first_half_tiles = tiles / 2
+        add(0, half, n / 2, n / 2 - 1);
+        add(half, slice - half, n / 2 - 1, n / 2);
+        p.expect = 2 * (n - 1);  // both halves reach every other chip
+        return;
+    }
+    add(0, slice, ring ? n / 2 : n - 1 - r, ring ? (n - 1) / 2 : r);
     p.expect = n - 1;
 }
 
 /// all_to_all of `chunk` bytes per pair (input and output: ranks * chunk; chunk j of chip r's
-/// input lands at r * chunk of chip j's output). Streams alternate forward and backward by distance.
+/// input lands at r * chunk of chip j's output). Streams in tt-metal's destination order
+/// (all_to_all_async_generic's sender reader): a line chip 0, 1, .., n - 1 (its own chunk copied
+/// locally); a ring from the farthest chip inwards, distance (d + 1) / 2 for d = n - 1 .. 0,
+/// backward when d is odd and forward when even (so the distance-n/2 chip of an even ring goes
+/// backward), the own chunk last. They take turns packet by packet (tt-metal's reader sends them
+/// one after another from one core; see docs/fabric.md for why that is not modelled).
 inline void make_all_to_all(Plan& p, bool ring, uint32_t chunk) {
     const uint32_t r = p.rank, n = p.ranks;
     auto add = [&](uint32_t j, uint32_t dir, uint32_t hops) {
@@ -133,17 +159,15 @@ inline void make_all_to_all(Plan& p, bool ring, uint32_t chunk) {
         s.routing[0] = s.routing[1] = uint32_t(Routing::unicast_1d);
         s.route[0] = s.route[1] = hops;
     };
-    add(r, 2, 0);
-    for (uint32_t k = 1; k < n; ++k) {  // distance k forward, then distance k backward
-        if (ring) {
-            const uint32_t j = (r + k) % n;  // forward distance k; the shorter way (ties forward)
-            if (k <= n - k) add(j, 0, k);
-            const uint32_t i = (r + n - k) % n;  // backward distance k
-            if (k < n - k) add(i, 1, k);
-        } else {
-            if (r + k < n) add(r + k, 0, k);
-            if (k <= r) add(r - k, 1, k);
+    if (ring) {
+        for (uint32_t d = n; d-- > 0;) {
+            const uint32_t k = (d + 1) / 2;
+            if (k == 0) add(r, 2, 0);
+            else if (d % 2) add((r + n - k) % n, 1, k);  // backward distance k
+            else add((r + k) % n, 0, k);                 // forward distance k
         }
+    } else {
+        for (uint32_t j = 0; j < n; ++j) add(j, j == r ? 2u : j > r ? 0u : 1u, j > r ? j - r : r - j);
     }
     p.expect = n - 1;
 }
@@ -264,10 +288,12 @@ void packet_loop(H& hal, const Plan& p, uint32_t mask, Send send) {
         const uint32_t t = s.targets & mask, l1 = p.cb_l1 + slot * pk;
         if (t & tgt_fwd) send(s, cur.off, cur.n, cur.last, l1, 0u);
         if (t & tgt_bwd) send(s, cur.off, cur.n, cur.last, l1, 1u);
-        if (t & tgt_local) {  // the own slice / chunk into the local output, page by page
+        if (t & tgt_local) {  // the own slice / chunk into the local output, page by page, and
+                              // waited for, as tt-metal's writers (a write barrier per packet)
             const uint32_t dst = p.output + s.dst + cur.off;
             for (uint32_t o = 0; o < cur.n; o += p.page)
                 hal.noc_write(l1 + o, hal.noc_addr(dx, dy, dst + o), cur.n - o < p.page ? cur.n - o : p.page);
+            hal.noc_write_barrier();
         }
         if (nx.valid) hal.noc_read_barrier();
         cur = nx;
@@ -318,7 +344,7 @@ template <class H>
 uint32_t run_sender(H& hal, const Plan& p, const MuxWiring& w, uint32_t d, uint32_t iters) {
     detail::check_plan(p);
     const uint32_t mx = w.mux_xy & 0xFFFFu, my = w.mux_xy >> 16;
-    const uint32_t mask = d == 0 ? (tgt_fwd | tgt_local) : tgt_bwd;
+    const uint32_t mask = d == 0 ? tgt_fwd : (tgt_bwd | tgt_local);  // the local copy with the backward sender, as tt-metal's (direction 1)
     uint32_t sent = 0, idx = 0;
     for (uint32_t it = 0; it < iters; ++it) {
         if (it) detail::wait_at_least(hal, w.credit_l1 + 16, it);  // the chip finished op it - 1 (the mux says go)
