@@ -8,29 +8,37 @@
 // WHAT IT MODELS (tt-metal's all_gather_async "minimal default" program, and its all_to_all)
 //   * per direction a sender core (run_sender): tt-metal's reader kernel (DRAM input pages -> a
 //     circular buffer of 3 packets in L1, its "triple buffering") and writer kernel (CB -> the
-//     fabric; the E sender also writes the own part into the local output tensor); the reads of
+//     fabric; the backward (W) sender, tt-metal's direction 1, also writes the own part into the
+//     local output tensor, with a write barrier per packet as tt-metal's writers); the reads of
 //     packet k+1 are issued before packet k is written, so the two overlap as tt-metal's two RISCs;
 //   * a mux (run_mux, tt-metal's fabric mux core between the workers and the router): the chip's
 //     fabric worker, which owns the connections to the E and W routers, forwards each sender's
 //     packets from its channel (MuxWiring::mux_slots slots, tt-metal's default 1) into the router;
 //     `run` (Structure one_core) does reader, writer and mux work on that one core instead;
-//   * packets of `pages_per_packet` pages (tt-metal: min(2, packet payload / page) — its scatter
-//     write takes 2 NoC addresses — so 2 pages of 2048 B in a 6144 B channel), written by the
-//     delivering router as one NoC write per page (`NocCmd::scatter_write`);
+//   * packets of `pages_per_packet` pages (all_gather: tt-metal's min(4, packet payload / page) —
+//     its scatter write takes 4 NoC addresses — so 3 pages of 2048 B in a 6144 B packet; all_to_all:
+//     all_to_all_async_generic's 2 pages), written by the delivering router as one NoC write per
+//     page (`NocCmd::scatter_write`);
 //   * all_gather: chip r's slice goes forward (E) to `num_targets_forward` chips and backward (W) to
 //     `num_targets_backward` (tt-metal's get_forward_backward_line_mcast_distance: on a line, the
 //     chips on each side; on a ring, n/2 forward and (n-1)/2 backward), one multicast_1d packet per
-//     direction per packet of the slice (start 1, range = the targets);
+//     direction per packet of the slice (start 1, range = the targets); on an even ring the slice
+//     is split as tt-metal's "split forwarding" (make_all_gather), so both link directions carry
+//     (n - 1) / 2 slices;
 //   * all_to_all: chunk j of chip r goes to chip j by a unicast_1d stream (a line: towards j; a
-//     ring: the shorter way, ties E, as the fabric routes), written at offset r * chunk of j's
-//     output; the chip's own chunk is copied locally; streams take turns packet by packet;
+//     ring: the shorter way, the distance-n/2 tie backward as tt-metal's all_to_all_async_generic),
+//     written at offset r * chunk of j's output; the chip's own chunk is copied locally; streams
+//     take turns packet by packet;
 //   * completion: each receiving chip waits until its semaphore counted one increment per stream
 //     that reaches it (n - 1 per op) and its local copy landed; the mux then lets the senders start
 //     the next op. Even and odd ops count on two semaphores (a chip is at most one op ahead).
 // Differences from tt-metal (docs/fabric.md, "tt-metal's op structure"): the router has one
 // worker channel, so one mux serves both directions (tt-metal: a mux core per direction); one
-// sender per direction (tt-metal's num_workers_per_direction default); pages of a tensor are
-// contiguous in the one emulated DRAM endpoint, whose channel model stands for the interleaving.
+// sender per direction (tt-metal's all_gather: 1, 2 or 4 by bytes per link, default_workers);
+// all_gather multicasts where tt-metal relays slice by slice (1-hop unicasts, each chip reading
+// what it received back from DRAM); all_to_all's streams take turns where tt-metal's one core
+// sends destination after destination; pages of a tensor are contiguous in the one emulated DRAM
+// endpoint, whose channel model stands for the interleaving.
 //
 // Plans are computed on the device from a handful of numbers (make_all_gather / make_all_to_all),
 // so a plan is what a kernel would derive from its runtime args. C++17, freestanding, no heap.
@@ -46,6 +54,7 @@
 namespace kccl::fabric::chip::ops {
 
 inline constexpr uint32_t max_streams = 64;
+inline constexpr uint32_t max_relay_items = 34;  ///< per direction: the own slice, up to 32 relayed, a split half
 inline constexpr uint32_t cb_packets = 3;       ///< tt-metal's sender CB: 3 packets ("triple buffering")
 inline constexpr uint32_t tgt_fwd = 1, tgt_bwd = 2, tgt_local = 4;
 
@@ -53,6 +62,15 @@ inline constexpr uint32_t tgt_fwd = 1, tgt_bwd = 2, tgt_local = 4;
 struct Stream {
     uint32_t src = 0, dst = 0, bytes = 0, targets = 0;
     uint32_t routing[2] = {0, 0}, route[2] = {0, 0};  ///< [0] forward (E), [1] backward (W)
+};
+
+/// One item of a relaying sender's list (all_gather relay): bytes [off, off + bytes) of chip
+/// `chip`'s slice; `own`: read from the input (else from the output, where it arrived); `recv`:
+/// arrives from the upstream neighbour (counted on the relay semaphore); `send`: goes to the
+/// downstream neighbour (a 1-hop unicast into its output at chip * slice + off).
+struct RelayItem {
+    uint32_t chip = 0, off = 0, bytes = 0;
+    bool own = false, recv = false, send = false;
 };
 
 /// Everything a worker needs for one op (what its runtime args would hold).
@@ -72,6 +90,14 @@ struct Plan {
     uint32_t expect = 0;                   ///< increments per op at this chip
     uint32_t nstreams = 0;
     Stream s[max_streams];
+    /// all_gather relay (make_all_gather_relay; the per-direction structure): instead of the
+    /// streams, each direction's sender works through its items; a sync packet (a header-only
+    /// fused write + increment) follows every relay_sync packets of an item and its last one
+    bool relay = false;
+    bool relay_local = true;  ///< the backward sender copies the own slice locally (false: a test mutation)
+    uint32_t slice = 0, relay_sync = 1;
+    uint32_t nitems[2] = {0, 0};
+    RelayItem items[2][max_relay_items];
 
     constexpr uint32_t packet_bytes() const { return page * pages_per_packet; }
     /// L1 bytes a core needs from the plan's base: 64 bytes of semaphores, 2 headers, then the CB
@@ -109,6 +135,9 @@ inline void plan_common(Plan& p, uint32_t rank, uint32_t ranks, uint32_t dram_xy
     p.header_l1 = base + 80;
     p.cb_l1 = base + 80 + 2 * header_bytes;
     p.nstreams = 0;
+    p.relay = false;
+    p.relay_local = true;
+    p.nitems[0] = p.nitems[1] = 0;
 }
 
 /// all_gather of `slice` bytes per chip (output: ranks * slice, chip q's slice at q * slice).
@@ -139,6 +168,88 @@ inline void make_all_gather(Plan& p, bool ring, uint32_t slice) {
     }
     add(0, slice, ring ? n / 2 : n - 1 - r, ring ? (n - 1) / 2 : r);
     p.expect = n - 1;
+}
+
+/// tt-metal's workers per direction for an all_gather of `out_bytes` gathered bytes (its
+/// default_workers: 4 above 256 KiB per link, 1 up to 4 KiB, else 2; a ring halves the bytes).
+constexpr uint32_t ttm_workers_per_direction(uint64_t out_bytes, uint32_t n, bool ring) {
+    const uint64_t per_link = out_bytes * (n - 1) / n / (ring ? 2 : 1);
+    return per_link > 256u * 1024u ? 4u : per_link <= 4096u ? 1u : 2u;
+}
+/// tt-metal's chunks_per_sync: a worker's packets, at least 1, at most 160 (its
+/// HEURISTIC_MAX_CHUNKS_PER_SYNC); a worker's pages are the slice's pages / workers.
+constexpr uint32_t ttm_chunks_per_sync(uint32_t slice_pages, uint32_t workers, uint32_t pages_per_packet) {
+    const uint32_t c = slice_pages / workers / pages_per_packet;
+    return c < 1 ? 1u : c > 160 ? 160u : c;
+}
+
+/// all_gather as tt-metal's minimal default program relays it: every hop is a 1-hop unicast
+/// into the neighbour's output tensor; a chip's sender of direction d first sends its own slice,
+/// then, as the relay semaphore says chunks have arrived (a sync every `sync` packets), reads the
+/// slices that came from upstream back out of its output tensor and sends them one hop on (its
+/// reader: "read the next slice out of memory, and put it in CB for writer to forward"). A line
+/// forwards while there is a neighbour downstream; a ring forwards a slice until it has travelled
+/// its targets (n/2 forward, (n-1)/2 backward), and an even ring of more than 2 chips splits the
+/// opposite chip's slice: its first half travels forward, its second half backward ("split
+/// forwarding"). Direction 0 is forward (E), 1 backward (W).
+inline void make_all_gather_relay(Plan& p, bool ring, uint32_t slice, uint32_t sync) {
+    const uint32_t r = p.rank, n = p.ranks;
+    const uint32_t pages = (slice + p.page - 1) / p.page;
+    const bool split = ring && n % 2 == 0 && n > 2 && pages >= 2;
+    const uint32_t half = (pages / 2) * p.page;
+    p.relay = true;
+    p.slice = slice;
+    p.relay_sync = sync ? sync : 1;
+    p.expect = 0;  // completion is counted by the senders on their relay semaphores
+    for (uint32_t d = 0; d < 2; ++d) {
+        const uint32_t hops = ring ? (split ? n / 2 : d == 0 ? n / 2 : (n - 1) / 2) : 0;
+        const bool down = ring || (d == 0 ? r + 1 < n : r > 0);            // a neighbour downstream
+        const uint32_t arrive = ring ? hops : (d == 0 ? r : n - 1 - r);   // slices that arrive here
+        auto range = [&](uint32_t k, uint32_t& off, uint32_t& bytes) {   // what travels distance k
+            off = 0;
+            bytes = slice;
+            if (split && k == n / 2) {
+                off = d == 0 ? 0 : half;
+                bytes = d == 0 ? half : slice - half;
+            }
+        };
+        uint32_t& m = p.nitems[d];
+        m = 0;
+        if (down || d == 1) {  // the backward sender also copies the own slice locally (tt-metal's direction 1)
+            RelayItem& it = p.items[d][m++];
+            it.chip = r;
+            it.off = 0;
+            it.bytes = slice;
+            it.own = true;
+            it.send = down;
+        }
+        for (uint32_t k = 1; k <= arrive; ++k) {
+            const uint32_t from = d == 0 ? (r + n - k) % n : (r + k) % n;
+            const bool fwd = down && (!ring || k < hops);
+            uint32_t off, bytes, foff, fbytes;
+            range(k, off, bytes);
+            range(k + 1, foff, fbytes);
+            if (fwd && (foff != off || fbytes != bytes)) {  // forwards only a half of what arrived
+                RelayItem& a = p.items[d][m++];
+                a.chip = from;
+                a.off = off;
+                a.bytes = bytes;
+                a.recv = true;
+                RelayItem& b = p.items[d][m++];
+                b.chip = from;
+                b.off = foff;
+                b.bytes = fbytes;
+                b.send = true;
+                continue;
+            }
+            RelayItem& it = p.items[d][m++];
+            it.chip = from;
+            it.off = off;
+            it.bytes = bytes;
+            it.recv = true;
+            it.send = fwd;
+        }
+    }
 }
 
 /// all_to_all of `chunk` bytes per pair (input and output: ranks * chunk; chunk j of chip r's
@@ -185,6 +296,7 @@ struct MuxWiring {
     uint32_t mux_fill_l1 = 0;       ///< on the mux: fill[d] at +16 d; senders' "iteration done" at +32
     uint32_t sender_xy[2] = {0, 0}; ///< the sender of direction d
     uint32_t credit_l1 = 0;         ///< on a sender: mux slots given back; "go" (next iteration) at +16
+    uint32_t relay_l1 = 0;          ///< on a sender: the relay semaphore (all_gather relay), +32 from credit_l1
     constexpr uint32_t slot_bytes(const Plan& p) const { return p.header_bytes + p.packet_bytes(); }
     constexpr uint32_t slot(const Plan& p, uint32_t d, uint32_t i) const { return mux_slots_l1 + (d * mux_slots + i) * slot_bytes(p); }
 };
@@ -198,6 +310,7 @@ inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t s0, uint32_
     w.sender_xy[0] = s0;
     w.sender_xy[1] = s1;
     w.credit_l1 = p.sem_l1 + 16;
+    w.relay_l1 = p.sem_l1 + 48;
     return w;
 }
 
@@ -302,10 +415,21 @@ void packet_loop(H& hal, const Plan& p, uint32_t mask, Send send) {
     }
 }
 
+/// Relay: sync increments per item of P packets (one after every relay_sync packets and the last).
+inline uint32_t relay_syncs(const Plan& p, uint32_t bytes) {
+    const uint32_t pk = p.packet_bytes(), np = (bytes + pk - 1) / pk;
+    return (np + p.relay_sync - 1) / p.relay_sync;
+}
+
 /// Fabric packets of direction d per op (the mux forwards exactly these).
 inline uint32_t packets_to(const Plan& p, uint32_t d) {
     uint32_t n = 0;
     const uint32_t pk = p.packet_bytes(), bit = d == 0 ? tgt_fwd : tgt_bwd;
+    if (p.relay) {
+        for (uint32_t i = 0; i < p.nitems[d]; ++i)
+            if (p.items[d][i].send) n += (p.items[d][i].bytes + pk - 1) / pk + relay_syncs(p, p.items[d][i].bytes);
+        return n;
+    }
     for (uint32_t i = 0; i < p.nstreams; ++i)
         if (p.s[i].targets & bit) n += (p.s[i].bytes + pk - 1) / pk;
     return n;
@@ -338,6 +462,130 @@ uint32_t run(H& hal, Link& link, const Plan& p, uint32_t iters) {
     return 0;
 }
 
+namespace detail {
+/// Relay (all_gather, per-direction structure): sender d's items for op `it`, packets read into
+/// the CB (the reads of packet k+1 issued before packet k is written when its data is already
+/// there), each sent with `send(header fields, cb l1, n)`; the own slice also copied locally by
+/// the backward sender. `relay_l1`: this sender's relay semaphore (cumulative over ops).
+template <class H, class Send>
+void relay_loop(H& hal, const Plan& p, uint32_t d, uint32_t it, uint32_t relay_l1, uint32_t peer_xy, Send send) {
+    const uint32_t pk = p.packet_bytes(), sync = p.relay_sync;
+    const uint32_t dx = p.dram_xy & 0xFFFFu, dy = p.dram_xy >> 16;
+    const RelayItem* items = p.items[d];
+    const uint32_t m = p.nitems[d];
+    uint32_t per_op = 0;
+    for (uint32_t i = 0; i < m; ++i)
+        if (items[i].recv) per_op += relay_syncs(p, items[i].bytes);
+    const uint32_t base = it * per_op;
+    struct Pk {
+        uint32_t i = 0, j = 0, off = 0, n = 0, need = 0;  // item, packet index, offset in the slice, bytes, syncs needed
+        bool valid = false;
+    };
+    // the recv item covering the current item's data and the syncs counted before it
+    uint32_t cur_i = 0, cur_j = 0, rstart = 0, roff = 0, rnp = 0, cum = 0;
+    bool started = false;
+    auto next = [&]() {
+        Pk k;
+        while (cur_i < m) {
+            const RelayItem& x = items[cur_i];
+            if (!started) {
+                started = true;
+                cur_j = 0;
+                if (x.recv) {
+                    rstart = cum;
+                    roff = x.off;
+                    rnp = (x.bytes + pk - 1) / pk;
+                    cum += relay_syncs(p, x.bytes);
+                }
+            }
+            const uint32_t np = (x.bytes + pk - 1) / pk;
+            if (!(x.send || (x.own && d == 1 && p.relay_local)) || cur_j >= np) {
+                ++cur_i;
+                started = false;
+                continue;
+            }
+            k.i = cur_i;
+            k.j = cur_j++;
+            k.off = x.off + k.j * pk;
+            k.n = x.bytes - k.j * pk < pk ? x.bytes - k.j * pk : pk;
+            if (!x.own) {  // arrived data: the syncs covering its last packet within the recv item
+                const uint32_t last = (k.off + k.n - roff + pk - 1) / pk - 1;
+                const uint32_t total = (rnp + sync - 1) / sync;
+                k.need = base + rstart + (last / sync + 1 < total ? last / sync + 1 : total);
+            }
+            k.valid = true;
+            return k;
+        }
+        return k;
+    };
+    auto ready = [&](const Pk& k) { return items[k.i].own || int32_t(hal.sem_read(relay_l1) - k.need) >= 0; };
+    auto read = [&](const Pk& k, uint32_t slot) {
+        const RelayItem& x = items[k.i];
+        const uint32_t src = x.own ? p.input + k.off : p.output + x.chip * p.slice + k.off, l1 = p.cb_l1 + slot * pk;
+        if (!x.own) wait_at_least(hal, relay_l1, k.need);
+        for (uint32_t o = 0; o < k.n; o += p.page)
+            hal.noc_read(hal.noc_addr(dx, dy, src + o), l1 + o, k.n - o < p.page ? k.n - o : p.page);
+    };
+    Pk cur = next();
+    uint32_t slot = 0;
+    if (cur.valid) {
+        read(cur, slot);
+        hal.noc_read_barrier();
+    }
+    while (cur.valid) {
+        const Pk nx = next();
+        const uint32_t nslot = slot + 1 == cb_packets ? 0 : slot + 1;
+        const bool pre = nx.valid && ready(nx);
+        if (pre) read(nx, nslot);  // overlaps the writes below
+        const RelayItem& x = items[cur.i];
+        const uint32_t l1 = p.cb_l1 + slot * pk;
+        const uint32_t dst = p.output + x.chip * p.slice + cur.off;
+        if (x.send) {
+            HeaderFields f;
+            f.routing = Routing::unicast_1d;
+            f.route = 1;
+            f.payload = cur.n;
+            f.dst_xy = p.dram_xy;
+            f.dst_l1 = dst;
+            f.source = (p.rank & 0xFFu) | (cur.off << 8);
+            f.cmd = NocCmd::scatter_write;  // one NoC write per page of the destination tensor
+            f.sem_xy = dst + p.page;
+            f.sem_l1 = dst + 2 * p.page;
+            f.value = dst + 3 * p.page;
+            f.scatter01 = p.page | (p.page << 16);
+            f.scatter2n = p.page | (((cur.n + p.page - 1) / p.page) << 16);
+            send(f, l1, cur.n);
+            const uint32_t np = (x.bytes + pk - 1) / pk;
+            if ((cur.j + 1) % sync == 0 || cur.j + 1 == np) {  // the sync: lands after the data (the router's write barrier)
+                HeaderFields g;
+                g.routing = Routing::unicast_1d;
+                g.route = 1;
+                g.payload = 0;
+                g.cmd = NocCmd::fused_write_inc;
+                g.dst_xy = p.dram_xy;
+                g.dst_l1 = dst;
+                g.sem_xy = peer_xy;
+                g.sem_l1 = relay_l1;
+                g.value = 1;
+                g.source = (p.rank & 0xFFu) | (cur.off << 8);
+                send(g, l1, 0);
+            }
+        }
+        if (x.own && d == 1 && p.relay_local) {  // the own slice into the local output, waited for (tt-metal's writer)
+            for (uint32_t o = 0; o < cur.n; o += p.page)
+                hal.noc_write(l1 + o, hal.noc_addr(dx, dy, dst + o), cur.n - o < p.page ? cur.n - o : p.page);
+            hal.noc_write_barrier();
+        }
+        if (nx.valid && !pre) read(nx, nslot);
+        if (nx.valid) hal.noc_read_barrier();
+        cur = nx;
+        slot = nslot;
+        hal.noc_writes_flushed();  // the CB slot read next was written out (N3)
+    }
+    wait_at_least(hal, relay_l1, base + per_op);  // every slice that reaches this chip in direction d
+}
+}  // namespace detail
+
 /// Structure::per_direction, the sender of direction d (0: E, 1: W; the local copy goes with E):
 /// reader and writer of tt-metal's worker; each packet goes into a slot of the mux's channel d.
 template <class H>
@@ -348,6 +596,26 @@ uint32_t run_sender(H& hal, const Plan& p, const MuxWiring& w, uint32_t d, uint3
     uint32_t sent = 0, idx = 0;
     for (uint32_t it = 0; it < iters; ++it) {
         if (it) detail::wait_at_least(hal, w.credit_l1 + 16, it);  // the chip finished op it - 1 (the mux says go)
+        auto to_mux = [&](const HeaderFields& f, uint32_t l1, uint32_t n) {
+            const uint32_t hl1 = p.header_l1;
+            while (sent - hal.sem_read(w.credit_l1) >= w.mux_slots) hal.idle();  // a free mux slot
+            volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
+            write_header(h, f, 0, [](uint32_t) { return uint8_t(0); });
+            kccl::hal::l1_store_fence(hal, hl1, p.header_bytes);  // the header stores above (N7)
+            const uint32_t slot = w.slot(p, d, idx);
+            hal.noc_write(hl1, hal.noc_addr(mx, my, slot), p.header_bytes);
+            if (n) hal.noc_write(l1, hal.noc_addr(mx, my, slot + p.header_bytes), n);
+            hal.noc_writes_flushed();  // the packet before its announcement (N1, strict profile)
+            hal.sem_inc(hal.noc_addr(mx, my, w.mux_fill_l1 + 16 * d), 1);
+            idx = idx + 1 == w.mux_slots ? 0 : idx + 1;
+            ++sent;
+        };
+        if (p.relay) {
+            detail::relay_loop(hal, p, d, it, w.relay_l1, w.sender_xy[d], to_mux);
+            hal.noc_write_barrier();
+            hal.sem_inc(hal.noc_addr(mx, my, w.mux_fill_l1 + 32), 1);  // this sender's part of op it is done
+            continue;
+        }
         detail::packet_loop(hal, p, mask, [&](const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t l1, uint32_t dd) {
             const uint32_t hl1 = p.header_l1;
             while (sent - hal.sem_read(w.credit_l1) >= w.mux_slots) hal.idle();  // a free mux slot
