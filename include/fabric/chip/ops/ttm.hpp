@@ -54,7 +54,9 @@
 namespace kccl::fabric::chip::ops {
 
 inline constexpr uint32_t max_streams = 64;
-inline constexpr uint32_t max_relay_items = 34;  ///< per direction: the own slice, up to 32 relayed, a split half
+inline constexpr uint32_t max_relay_items = 34;  ///< per sender: the own slice, up to 32 relayed, a split half
+inline constexpr uint32_t max_workers = 4;       ///< senders per direction (tt-metal's default_workers: 1, 2 or 4)
+inline constexpr uint32_t max_channels = 2 * max_workers;
 inline constexpr uint32_t cb_packets = 3;       ///< tt-metal's sender CB: 3 packets ("triple buffering")
 inline constexpr uint32_t tgt_fwd = 1, tgt_bwd = 2, tgt_local = 4;
 
@@ -93,19 +95,27 @@ struct Plan {
     /// all_gather relay (make_all_gather_relay; the per-direction structure): instead of the
     /// streams, each direction's sender works through its items; a sync packet (a header-only
     /// fused write + increment) follows every relay_sync packets of an item and its last one
+    /// Senders (mux channels) per direction: channel c = d * workers + k is worker k of direction d
+    /// (1 unless relaying: tt-metal's workers each relay their part of every slice).
     bool relay = false;
-    bool relay_local = true;  ///< the backward sender copies the own slice locally (false: a test mutation)
+    bool relay_local = true;  ///< the backward senders copy the own slice locally (false: a test mutation)
+    uint32_t workers = 1;
     uint32_t slice = 0, relay_sync = 1;
-    uint32_t nitems[2] = {0, 0};
-    RelayItem items[2][max_relay_items];
+    uint32_t nitems[max_channels] = {};
+    RelayItem items[max_channels][max_relay_items];
+    constexpr uint32_t channels() const { return 2 * workers; }
 
     constexpr uint32_t packet_bytes() const { return page * pages_per_packet; }
     /// L1 bytes a core needs from the plan's base: 64 bytes of semaphores, 2 headers, then the CB
     /// (senders, one_core) or the mux channels (the mux: 2 x mux_slots slots of header + packet).
-    static constexpr uint32_t l1_bytes(uint32_t header_bytes, uint32_t packet, uint32_t mux_slots) {
+    static constexpr uint32_t l1_bytes(uint32_t header_bytes, uint32_t packet, uint32_t mux_slots, uint32_t workers = 1) {
         return 80 + 2 * header_bytes +
-               (cb_packets * packet > 2 * mux_slots * (header_bytes + packet) ? cb_packets * packet : 2 * mux_slots * (header_bytes + packet));
+               (cb_packets * packet > mux_counters + 2 * workers * mux_slots * (header_bytes + packet)
+                    ? cb_packets * packet
+                    : mux_counters + 2 * workers * mux_slots * (header_bytes + packet));
     }
+    /// on the mux, before its slots: a fill counter per channel and the senders' "op done" count
+    static constexpr uint32_t mux_counters = 16 * (max_channels + 1);
 };
 
 /// tt-metal's all_gather pages per packet: the packet payload's whole pages, at most 4 (its
@@ -137,7 +147,8 @@ inline void plan_common(Plan& p, uint32_t rank, uint32_t ranks, uint32_t dram_xy
     p.nstreams = 0;
     p.relay = false;
     p.relay_local = true;
-    p.nitems[0] = p.nitems[1] = 0;
+    p.workers = 1;
+    for (uint32_t c = 0; c < max_channels; ++c) p.nitems[c] = 0;
 }
 
 /// all_gather of `slice` bytes per chip (output: ranks * slice, chip q's slice at q * slice).
@@ -192,57 +203,64 @@ constexpr uint32_t ttm_chunks_per_sync(uint32_t slice_pages, uint32_t workers, u
 /// its targets (n/2 forward, (n-1)/2 backward), and an even ring of more than 2 chips splits the
 /// opposite chip's slice: its first half travels forward, its second half backward ("split
 /// forwarding"). Direction 0 is forward (E), 1 backward (W).
-inline void make_all_gather_relay(Plan& p, bool ring, uint32_t slice, uint32_t sync) {
+inline void make_all_gather_relay(Plan& p, bool ring, uint32_t slice, uint32_t sync, uint32_t workers) {
     const uint32_t r = p.rank, n = p.ranks;
     const uint32_t pages = (slice + p.page - 1) / p.page;
-    const bool split = ring && n % 2 == 0 && n > 2 && pages >= 2;
-    const uint32_t half = (pages / 2) * p.page;
     p.relay = true;
+    p.workers = workers < 1 ? 1 : workers > max_workers ? max_workers : workers;
     p.slice = slice;
     p.relay_sync = sync ? sync : 1;
     p.expect = 0;  // completion is counted by the senders on their relay semaphores
-    for (uint32_t d = 0; d < 2; ++d) {
+    for (uint32_t c = 0; c < p.channels(); ++c) {
+        // worker k's pages of every slice (tt-metal: input_tile_id_start / end per worker)
+        const uint32_t d = c / p.workers, k = c % p.workers, W = p.workers;
+        const uint32_t base = pages / W, rem = pages % W;
+        const uint32_t a = k * base + (k < rem ? k : rem), b = (k + 1) * base + (k + 1 < rem ? k + 1 : rem);
+        const uint32_t lo = a * p.page, hi = b * p.page < slice ? b * p.page : slice;
+        const bool split = ring && n % 2 == 0 && n > 2 && b - a >= 2;  // tt-metal: >= 2 tiles of the worker
+        const uint32_t mid = (a + (b - a) / 2) * p.page;
+        uint32_t& m = p.nitems[c];
+        m = 0;
+        if (hi <= lo) continue;  // no pages for this worker
         const uint32_t hops = ring ? (split ? n / 2 : d == 0 ? n / 2 : (n - 1) / 2) : 0;
         const bool down = ring || (d == 0 ? r + 1 < n : r > 0);            // a neighbour downstream
         const uint32_t arrive = ring ? hops : (d == 0 ? r : n - 1 - r);   // slices that arrive here
-        auto range = [&](uint32_t k, uint32_t& off, uint32_t& bytes) {   // what travels distance k
-            off = 0;
-            bytes = slice;
-            if (split && k == n / 2) {
-                off = d == 0 ? 0 : half;
-                bytes = d == 0 ? half : slice - half;
+        auto range = [&](uint32_t dist, uint32_t& off, uint32_t& bytes) {   // what travels distance dist
+            off = lo;
+            bytes = hi - lo;
+            if (split && dist == n / 2) {
+                off = d == 0 ? lo : mid;
+                bytes = d == 0 ? mid - lo : hi - mid;
             }
         };
-        uint32_t& m = p.nitems[d];
-        m = 0;
-        if (down || d == 1) {  // the backward sender also copies the own slice locally (tt-metal's direction 1)
-            RelayItem& it = p.items[d][m++];
+        if (down || d == 1) {  // the backward senders also copy the own slice locally (tt-metal's direction 1)
+            RelayItem& it = p.items[c][m++];
             it.chip = r;
-            it.off = 0;
-            it.bytes = slice;
+            it.off = lo;
+            it.bytes = hi - lo;
             it.own = true;
             it.send = down;
         }
-        for (uint32_t k = 1; k <= arrive; ++k) {
-            const uint32_t from = d == 0 ? (r + n - k) % n : (r + k) % n;
-            const bool fwd = down && (!ring || k < hops);
+        for (uint32_t dist = 1; dist <= arrive; ++dist) {
+            const uint32_t from = d == 0 ? (r + n - dist) % n : (r + dist) % n;
+            const bool fwd = down && (!ring || dist < hops);
             uint32_t off, bytes, foff, fbytes;
-            range(k, off, bytes);
-            range(k + 1, foff, fbytes);
+            range(dist, off, bytes);
+            range(dist + 1, foff, fbytes);
             if (fwd && (foff != off || fbytes != bytes)) {  // forwards only a half of what arrived
-                RelayItem& a = p.items[d][m++];
-                a.chip = from;
-                a.off = off;
-                a.bytes = bytes;
-                a.recv = true;
-                RelayItem& b = p.items[d][m++];
-                b.chip = from;
-                b.off = foff;
-                b.bytes = fbytes;
-                b.send = true;
+                RelayItem& x = p.items[c][m++];
+                x.chip = from;
+                x.off = off;
+                x.bytes = bytes;
+                x.recv = true;
+                RelayItem& y = p.items[c][m++];
+                y.chip = from;
+                y.off = foff;
+                y.bytes = fbytes;
+                y.send = true;
                 continue;
             }
-            RelayItem& it = p.items[d][m++];
+            RelayItem& it = p.items[c][m++];
             it.chip = from;
             it.off = off;
             it.bytes = bytes;
@@ -283,32 +301,34 @@ inline void make_all_to_all(Plan& p, bool ring, uint32_t chunk) {
     p.expect = n - 1;
 }
 
-/// The wiring of plan p's cores: mux at mux_xy, senders at s0 (E) and s1 (W), mux_slots per channel.
+/// The wiring of plan p's cores: mux at mux_xy, the sender of channel c at first_sender + c
+/// columns to the right (x + c, same y), mux_slots per channel.
 struct MuxWiring;
-inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t s0, uint32_t s1, uint32_t mux_slots);
+inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t first_sender, uint32_t mux_slots);
 
 /// Sender / mux wiring (Structure::per_direction): one sender core per direction and the chip's
 /// fabric worker as the mux that forwards their packets into the routers.
 struct MuxWiring {
     uint32_t mux_xy = 0;            ///< the fabric worker core (x | y << 16)
-    uint32_t mux_slots_l1 = 0;      ///< on the mux: 2 channels x mux_slots slots of header + packet bytes
+    uint32_t mux_slots_l1 = 0;      ///< on the mux: p.channels() channels x mux_slots slots of header + packet bytes
     uint32_t mux_slots = 1;         ///< tt-metal's fabric mux: num_buffers_per_channel, default 1
-    uint32_t mux_fill_l1 = 0;       ///< on the mux: fill[d] at +16 d; senders' "iteration done" at +32
-    uint32_t sender_xy[2] = {0, 0}; ///< the sender of direction d
+    uint32_t mux_fill_l1 = 0;       ///< on the mux: fill[c] at +16 c; senders' "iteration done" at done_l1
+    uint32_t done_l1 = 0;
+    uint32_t sender_xy[max_channels] = {};  ///< the sender of channel c
     uint32_t credit_l1 = 0;         ///< on a sender: mux slots given back; "go" (next iteration) at +16
     uint32_t relay_l1 = 0;          ///< on a sender: the relay semaphore (all_gather relay), +32 from credit_l1
     constexpr uint32_t slot_bytes(const Plan& p) const { return p.header_bytes + p.packet_bytes(); }
     constexpr uint32_t slot(const Plan& p, uint32_t d, uint32_t i) const { return mux_slots_l1 + (d * mux_slots + i) * slot_bytes(p); }
 };
 
-inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t s0, uint32_t s1, uint32_t mux_slots) {
+inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t first_sender, uint32_t mux_slots) {
     MuxWiring w;
     w.mux_xy = mux_xy;
     w.mux_slots = mux_slots;
-    w.mux_slots_l1 = p.cb_l1;
-    w.mux_fill_l1 = p.sem_l1 + 16;
-    w.sender_xy[0] = s0;
-    w.sender_xy[1] = s1;
+    w.mux_fill_l1 = p.cb_l1;
+    w.done_l1 = p.cb_l1 + 16 * max_channels;
+    w.mux_slots_l1 = p.cb_l1 + Plan::mux_counters;
+    for (uint32_t c = 0; c < p.channels(); ++c) w.sender_xy[c] = first_sender + c;
     w.credit_l1 = p.sem_l1 + 16;
     w.relay_l1 = p.sem_l1 + 48;
     return w;
@@ -421,13 +441,13 @@ inline uint32_t relay_syncs(const Plan& p, uint32_t bytes) {
     return (np + p.relay_sync - 1) / p.relay_sync;
 }
 
-/// Fabric packets of direction d per op (the mux forwards exactly these).
-inline uint32_t packets_to(const Plan& p, uint32_t d) {
+/// Fabric packets of mux channel c per op (the mux forwards exactly these; without relay, c is the direction).
+inline uint32_t packets_to(const Plan& p, uint32_t c) {
     uint32_t n = 0;
-    const uint32_t pk = p.packet_bytes(), bit = d == 0 ? tgt_fwd : tgt_bwd;
+    const uint32_t pk = p.packet_bytes(), bit = c == 0 ? tgt_fwd : tgt_bwd;
     if (p.relay) {
-        for (uint32_t i = 0; i < p.nitems[d]; ++i)
-            if (p.items[d][i].send) n += (p.items[d][i].bytes + pk - 1) / pk + relay_syncs(p, p.items[d][i].bytes);
+        for (uint32_t i = 0; i < p.nitems[c]; ++i)
+            if (p.items[c][i].send) n += (p.items[c][i].bytes + pk - 1) / pk + relay_syncs(p, p.items[c][i].bytes);
         return n;
     }
     for (uint32_t i = 0; i < p.nstreams; ++i)
@@ -468,11 +488,11 @@ namespace detail {
 /// there), each sent with `send(header fields, cb l1, n)`; the own slice also copied locally by
 /// the backward sender. `relay_l1`: this sender's relay semaphore (cumulative over ops).
 template <class H, class Send>
-void relay_loop(H& hal, const Plan& p, uint32_t d, uint32_t it, uint32_t relay_l1, uint32_t peer_xy, Send send) {
-    const uint32_t pk = p.packet_bytes(), sync = p.relay_sync;
+void relay_loop(H& hal, const Plan& p, uint32_t c, uint32_t it, uint32_t relay_l1, uint32_t peer_xy, Send send) {
+    const uint32_t pk = p.packet_bytes(), sync = p.relay_sync, d = c / p.workers;
     const uint32_t dx = p.dram_xy & 0xFFFFu, dy = p.dram_xy >> 16;
-    const RelayItem* items = p.items[d];
-    const uint32_t m = p.nitems[d];
+    const RelayItem* items = p.items[c];
+    const uint32_t m = p.nitems[c];
     uint32_t per_op = 0;
     for (uint32_t i = 0; i < m; ++i)
         if (items[i].recv) per_op += relay_syncs(p, items[i].bytes);
@@ -586,12 +606,14 @@ void relay_loop(H& hal, const Plan& p, uint32_t d, uint32_t it, uint32_t relay_l
 }
 }  // namespace detail
 
-/// Structure::per_direction, the sender of direction d (0: E, 1: W; the local copy goes with E):
-/// reader and writer of tt-metal's worker; each packet goes into a slot of the mux's channel d.
+/// Structure::per_direction, the sender of mux channel c (direction d = c / p.workers: 0 E, 1 W;
+/// without relay one sender per direction, c = d, the local copy with the backward one): reader
+/// and writer of tt-metal's worker; each packet goes into a slot of the mux's channel c.
 template <class H>
-uint32_t run_sender(H& hal, const Plan& p, const MuxWiring& w, uint32_t d, uint32_t iters) {
+uint32_t run_sender(H& hal, const Plan& p, const MuxWiring& w, uint32_t c, uint32_t iters) {
     detail::check_plan(p);
     const uint32_t mx = w.mux_xy & 0xFFFFu, my = w.mux_xy >> 16;
+    const uint32_t d = c / p.workers;
     const uint32_t mask = d == 0 ? tgt_fwd : (tgt_bwd | tgt_local);  // the local copy with the backward sender, as tt-metal's (direction 1)
     uint32_t sent = 0, idx = 0;
     for (uint32_t it = 0; it < iters; ++it) {
@@ -602,74 +624,64 @@ uint32_t run_sender(H& hal, const Plan& p, const MuxWiring& w, uint32_t d, uint3
             volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
             write_header(h, f, 0, [](uint32_t) { return uint8_t(0); });
             kccl::hal::l1_store_fence(hal, hl1, p.header_bytes);  // the header stores above (N7)
-            const uint32_t slot = w.slot(p, d, idx);
+            const uint32_t slot = w.slot(p, c, idx);
             hal.noc_write(hl1, hal.noc_addr(mx, my, slot), p.header_bytes);
             if (n) hal.noc_write(l1, hal.noc_addr(mx, my, slot + p.header_bytes), n);
             hal.noc_writes_flushed();  // the packet before its announcement (N1, strict profile)
-            hal.sem_inc(hal.noc_addr(mx, my, w.mux_fill_l1 + 16 * d), 1);
+            hal.sem_inc(hal.noc_addr(mx, my, w.mux_fill_l1 + 16 * c), 1);
             idx = idx + 1 == w.mux_slots ? 0 : idx + 1;
             ++sent;
         };
-        if (p.relay) {
-            detail::relay_loop(hal, p, d, it, w.relay_l1, w.sender_xy[d], to_mux);
-            hal.noc_write_barrier();
-            hal.sem_inc(hal.noc_addr(mx, my, w.mux_fill_l1 + 32), 1);  // this sender's part of op it is done
-            continue;
-        }
-        detail::packet_loop(hal, p, mask, [&](const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t l1, uint32_t dd) {
-            const uint32_t hl1 = p.header_l1;
-            while (sent - hal.sem_read(w.credit_l1) >= w.mux_slots) hal.idle();  // a free mux slot
-            volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
-            write_header(h, detail::packet_header(p, s, off, n, last, dd, it), 0, [](uint32_t) { return uint8_t(0); });
-            kccl::hal::l1_store_fence(hal, hl1, p.header_bytes);  // the header stores above (N7)
-            const uint32_t slot = w.slot(p, d, idx);
-            hal.noc_write(hl1, hal.noc_addr(mx, my, slot), p.header_bytes);
-            hal.noc_write(l1, hal.noc_addr(mx, my, slot + p.header_bytes), n);
-            hal.noc_writes_flushed();  // the packet before its announcement (N1, strict profile)
-            hal.sem_inc(hal.noc_addr(mx, my, w.mux_fill_l1 + 16 * d), 1);
-            idx = idx + 1 == w.mux_slots ? 0 : idx + 1;
-            ++sent;
-        });
+        if (p.relay) detail::relay_loop(hal, p, c, it, w.relay_l1, w.sender_xy[c], to_mux);
+        else
+            detail::packet_loop(hal, p, mask, [&](const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t l1, uint32_t dd) {
+                to_mux(detail::packet_header(p, s, off, n, last, dd, it), l1, n);
+            });
         hal.noc_write_barrier();  // the local copy landed
-        hal.sem_inc(hal.noc_addr(mx, my, w.mux_fill_l1 + 32), 1);  // this sender's part of op it is done
+        hal.sem_inc(hal.noc_addr(mx, my, w.done_l1), 1);  // this sender's part of op it is done
     }
     return 0;
 }
 
 /// Structure::per_direction, the mux (tt-metal's fabric mux core; here the chip's fabric worker,
 /// which owns the router connections): forwards each sender's packets into the router of its
-/// direction, gives the slot back, and ends an op when both senders are done and every stream
+/// direction, gives the slot back, and ends an op when every sender is done and every stream
 /// that reaches this chip signalled; then tells the senders to go on.
 template <class H, class Link>
 uint32_t run_mux(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t iters) {
     detail::check_plan(p);
-    const uint32_t want[2] = {detail::packets_to(p, 0), detail::packets_to(p, 1)};
-    uint32_t taken[2] = {0, 0}, idx[2] = {0, 0};
+    const uint32_t nc = p.channels();
+    uint32_t want[max_channels] = {}, taken[max_channels] = {}, idx[max_channels] = {};
+    for (uint32_t c = 0; c < nc; ++c) want[c] = detail::packets_to(p, c);
     for (uint32_t it = 0; it < iters; ++it) {
-        uint32_t done[2] = {0, 0};
-        while (done[0] < want[0] || done[1] < want[1]) {
-            bool moved = false;
-            for (uint32_t d = 0; d < 2; ++d) {
-                if (done[d] == want[d] || hal.sem_read(w.mux_fill_l1 + 16 * d) == taken[d]) continue;
-                Connection& c = link.connection(d == 0 ? uint32_t(Dir::E) : uint32_t(Dir::W));
-                if (!c.slot_free(hal)) continue;
-                const uint32_t slot = w.slot(p, d, idx[d]);
+        uint32_t done[max_channels] = {};
+        for (;;) {
+            bool moved = false, left = false;
+            for (uint32_t c = 0; c < nc; ++c) {
+                if (done[c] == want[c]) continue;
+                left = true;
+                if (hal.sem_read(w.mux_fill_l1 + 16 * c) == taken[c]) continue;
+                const uint32_t d = c / p.workers;
+                Connection& cn = link.connection(d == 0 ? uint32_t(Dir::E) : uint32_t(Dir::W));
+                if (!cn.slot_free(hal)) continue;
+                const uint32_t slot = w.slot(p, c, idx[c]);
                 const volatile uint32_t* h = reinterpret_cast<const volatile uint32_t*>(hal.l1_ptr(slot, p.header_bytes));
-                c.reserve(hal);
-                c.write(hal, slot, p.header_bytes, slot + p.header_bytes, h[hw::payload]);  // left the slot on return
-                const uint32_t sx = w.sender_xy[d] & 0xFFFFu, sy = w.sender_xy[d] >> 16;
+                cn.reserve(hal);
+                cn.write(hal, slot, p.header_bytes, slot + p.header_bytes, h[hw::payload]);  // left the slot on return
+                const uint32_t sx = w.sender_xy[c] & 0xFFFFu, sy = w.sender_xy[c] >> 16;
                 hal.sem_inc(hal.noc_addr(sx, sy, w.credit_l1), 1);
-                idx[d] = idx[d] + 1 == w.mux_slots ? 0 : idx[d] + 1;
-                ++taken[d];
-                ++done[d];
+                idx[c] = idx[c] + 1 == w.mux_slots ? 0 : idx[c] + 1;
+                ++taken[c];
+                ++done[c];
                 moved = true;
             }
+            if (!left) break;
             if (!moved) hal.idle();
         }
-        detail::wait_at_least(hal, w.mux_fill_l1 + 32, 2 * (it + 1));                 // both senders' local work
+        detail::wait_at_least(hal, w.done_l1, nc * (it + 1));  // every sender's local work
         detail::wait_at_least(hal, p.sem_l1 + 64 * (it & 1), p.sem_initial + (it / 2 + 1) * p.expect);  // every stream that reaches this chip
-        for (uint32_t d = 0; d < 2; ++d) {
-            const uint32_t sx = w.sender_xy[d] & 0xFFFFu, sy = w.sender_xy[d] >> 16;
+        for (uint32_t c = 0; c < nc; ++c) {
+            const uint32_t sx = w.sender_xy[c] & 0xFFFFu, sy = w.sender_xy[c] >> 16;
             hal.sem_inc(hal.noc_addr(sx, sy, w.credit_l1 + 16), 1);  // go: op it + 1
         }
     }
