@@ -82,6 +82,9 @@ inline void validate(const Options& o) {
         throw std::invalid_argument("ttm structure: '" + o.structure + "' (allowed: auto, per_direction, one_core)");
     if (o.mux_slots < 1 || o.mux_slots > 8)
         throw std::invalid_argument("ttm structure: " + std::to_string(o.mux_slots) + " mux slots (allowed: 1..8)");
+    if (o.workers > ops::max_workers)
+        throw std::invalid_argument("ttm structure: " + std::to_string(o.workers) + " workers per direction (allowed: 0 = tt-metal's default, 1.." +
+                                    std::to_string(ops::max_workers) + ")");
     if (o.ranks < 2 || o.ranks > 32) throw std::invalid_argument("ttm structure: " + std::to_string(o.ranks) + " chips (allowed: 2..32)");
     const uint32_t ppp = o.page ? pages_per_packet_of(o) : 0;
     if (o.page == 0 || o.page % 16 || ppp == 0 || ppp > kccl::fabric::chip::max_scatter_chunks || uint64_t(ppp) * o.page > o.message)

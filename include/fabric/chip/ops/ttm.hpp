@@ -234,7 +234,7 @@ inline void make_all_gather_relay(Plan& p, bool ring, uint32_t slice, uint32_t s
             }
         };
         if (down || d == 1) {  // the backward senders also copy the own slice locally (tt-metal's direction 1)
-            RelayItem& it = p.items[c][m++];
+            RelayItem& it = p.items[c][m++] = RelayItem{};
             it.chip = r;
             it.off = lo;
             it.bytes = hi - lo;
@@ -248,19 +248,19 @@ inline void make_all_gather_relay(Plan& p, bool ring, uint32_t slice, uint32_t s
             range(dist, off, bytes);
             range(dist + 1, foff, fbytes);
             if (fwd && (foff != off || fbytes != bytes)) {  // forwards only a half of what arrived
-                RelayItem& x = p.items[c][m++];
+                RelayItem& x = p.items[c][m++] = RelayItem{};
                 x.chip = from;
                 x.off = off;
                 x.bytes = bytes;
                 x.recv = true;
-                RelayItem& y = p.items[c][m++];
+                RelayItem& y = p.items[c][m++] = RelayItem{};
                 y.chip = from;
                 y.off = foff;
                 y.bytes = fbytes;
                 y.send = true;
                 continue;
             }
-            RelayItem& it = p.items[c][m++];
+            RelayItem& it = p.items[c][m++] = RelayItem{};
             it.chip = from;
             it.off = off;
             it.bytes = bytes;
