@@ -1,6 +1,7 @@
-// tt-metal's op structure on the chip fabric (include/fabric/chip/ops/ttm.hpp): all_gather sent as
-// 1D multicast streams, all_to_all as unicast streams, DRAM tensors written page by page by the
-// receiving routers, completion by fused write + increment. Every output byte of every chip is
+// tt-metal's op structure on the chip fabric (include/fabric/chip/ops/ttm.hpp): all_gather relayed
+// (1-hop unicasts, forwarding from the output tensor) or sent as 1D multicast streams, all_to_all
+// as unicast streams, DRAM tensors written page by page by the receiving routers, completion by
+// relay semaphores or fused write + increment. Every output byte of every chip is
 // checked against values computed by the test from the seed (tools/ttm_fabric_ops.hpp), on dirty
 // L1 with adversarial schedules and the race detector; the output tensor starts stale, so a page
 // never written is found. [long]: the timed fidelity sizes, bit-exact.

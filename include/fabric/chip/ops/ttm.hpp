@@ -1,14 +1,18 @@
 // kccl/fabric/chip/ops/ttm.hpp — tt-metal's op structure for all_gather and all_to_all on the chip
-// fabric: DRAM tensors read page by page, every slice sent ONCE as a 1D fabric packet stream
-// (multicast start + range on a line, both directions on a ring; unicast for all_to_all), the
-// receiving routers writing straight into the destination tensor's pages (scatter write), the
-// last packet of each stream a fused write + semaphore increment that tells the receiving chip's
-// worker its data is complete. No collective executor, no message slots, no copies out of slots.
+// fabric: DRAM tensors read page by page and sent as 1D fabric packets that the receiving routers
+// write straight into the destination tensor's pages (scatter write). all_gather relays as
+// tt-metal's minimal default program (make_all_gather_relay: 1-hop unicasts, each chip forwarding
+// what it received out of its output tensor, announced by a semaphore every chunks_per_sync
+// packets; make_all_gather: the older multicast streams); all_to_all sends a unicast stream per
+// destination whose last packet is a fused write + semaphore increment. No collective executor,
+// no message slots, no copies out of slots.
 //
 // WHAT IT MODELS (tt-metal's all_gather_async "minimal default" program, and its all_to_all)
-//   * per direction a sender core (run_sender): tt-metal's reader kernel (DRAM input pages -> a
+//   * sender cores (run_sender): all_gather with relay: per direction tt-metal's number of workers
+//     (ttm_workers_per_direction: default_workers' 1, 2 or 4), each its share of every slice's
+//     pages; otherwise one per direction. Each is tt-metal's reader kernel (DRAM pages -> a
 //     circular buffer of 3 packets in L1, its "triple buffering") and writer kernel (CB -> the
-//     fabric; the backward (W) sender, tt-metal's direction 1, also writes the own part into the
+//     fabric; the backward (W) senders, tt-metal's direction 1, also write the own part into the
 //     local output tensor, with a write barrier per packet as tt-metal's writers); the reads of
 //     packet k+1 are issued before packet k is written, so the two overlap as tt-metal's two RISCs;
 //   * a mux (run_mux, tt-metal's fabric mux core between the workers and the router): the chip's
@@ -19,26 +23,32 @@
 //     its scatter write takes 4 NoC addresses — so 3 pages of 2048 B in a 6144 B packet; all_to_all:
 //     all_to_all_async_generic's 2 pages), written by the delivering router as one NoC write per
 //     page (`NocCmd::scatter_write`);
-//   * all_gather: chip r's slice goes forward (E) to `num_targets_forward` chips and backward (W) to
-//     `num_targets_backward` (tt-metal's get_forward_backward_line_mcast_distance: on a line, the
-//     chips on each side; on a ring, n/2 forward and (n-1)/2 backward), one multicast_1d packet per
-//     direction per packet of the slice (start 1, range = the targets); on an even ring the slice
-//     is split as tt-metal's "split forwarding" (make_all_gather), so both link directions carry
-//     (n - 1) / 2 slices;
+//   * all_gather, relay (make_all_gather_relay, the default of the per-direction structure): each
+//     sender sends its part of the own slice one hop (unicast_1d, 1 hop) into the neighbour's
+//     output, then the parts that arrived from upstream, read back out of its output tensor once
+//     the relay semaphore counts their syncs (a header-only fused write + increment after every
+//     chunks_per_sync packets and the last, executed by the delivering router after a write
+//     barrier); a line forwards while a neighbour is downstream, a ring n/2 hops forward and
+//     (n-1)/2 backward, an even ring splitting the opposite chip's slice per worker ("split
+//     forwarding": first half forward, second half backward);
+//   * all_gather, multicast (make_all_gather; one_core and relay off): chip r's slice goes forward
+//     (E) to `num_targets_forward` chips and backward (W) to `num_targets_backward` (tt-metal's
+//     get_forward_backward_line_mcast_distance), one multicast_1d packet per direction per packet
+//     of the slice (start 1, range = the targets), split in halves on an even ring likewise;
 //   * all_to_all: chunk j of chip r goes to chip j by a unicast_1d stream (a line: towards j; a
 //     ring: the shorter way, the distance-n/2 tie backward as tt-metal's all_to_all_async_generic),
 //     written at offset r * chunk of j's output; the chip's own chunk is copied locally; streams
 //     take turns packet by packet;
-//   * completion: each receiving chip waits until its semaphore counted one increment per stream
-//     that reaches it (n - 1 per op) and its local copy landed; the mux then lets the senders start
-//     the next op. Even and odd ops count on two semaphores (a chip is at most one op ahead).
+//   * completion: relay: every sender waits until its relay semaphore counted the syncs of every
+//     part that reaches it in its direction; streams: each receiving chip waits until its
+//     semaphore counted one increment per stream that reaches it (n - 1 per op) and its local copy
+//     landed (even and odd ops on two semaphores: a chip is at most one op ahead). The mux then
+//     lets the senders start the next op.
 // Differences from tt-metal (docs/fabric.md, "tt-metal's op structure"): the router has one
-// worker channel, so one mux serves both directions (tt-metal: a mux core per direction); one
-// sender per direction (tt-metal's all_gather: 1, 2 or 4 by bytes per link, default_workers);
-// all_gather multicasts where tt-metal relays slice by slice (1-hop unicasts, each chip reading
-// what it received back from DRAM); all_to_all's streams take turns where tt-metal's one core
-// sends destination after destination; pages of a tensor are contiguous in the one emulated DRAM
-// endpoint, whose channel model stands for the interleaving.
+// worker channel, so one mux serves both directions (tt-metal: a mux core per direction); no
+// barrier before the sends (the fitted per-op overhead stands for it); all_to_all's streams take
+// turns where tt-metal's one core sends destination after destination; pages of a tensor are
+// contiguous in the one emulated DRAM endpoint, whose channel model stands for the interleaving.
 //
 // Plans are computed on the device from a handful of numbers (make_all_gather / make_all_to_all),
 // so a plan is what a kernel would derive from its runtime args. C++17, freestanding, no heap.
