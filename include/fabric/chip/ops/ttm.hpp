@@ -45,8 +45,8 @@
 //     landed (even and odd ops on two semaphores: a chip is at most one op ahead). The mux then
 //     lets the senders start the next op.
 // Differences from tt-metal (docs/fabric.md, "tt-metal's op structure"): the router has one
-// worker channel, so one mux serves both directions (tt-metal: a mux core per direction); no
-// barrier before the sends (the fitted per-op overhead stands for it); all_to_all's streams take
+// worker channel, so one mux serves both directions (tt-metal: a mux core per direction); the
+// barrier before the sends is the fabric worker's for the chip (tt-metal: every writer's); all_to_all's streams take
 // turns where tt-metal's one core sends destination after destination; pages of a tensor are
 // contiguous in the one emulated DRAM endpoint, whose channel model stands for the interleaving.
 //
@@ -96,6 +96,10 @@ struct Plan {
     /// with every other chip's op-i stream), so two never mix two ops' increments
     uint32_t sem_l1 = 0;
     uint32_t sem_initial = 0;
+    /// the start barrier's semaphore on the fabric worker core (host-initialised to sem_initial):
+    /// every other chip increments it once per op (tt-metal's barrier before the sends)
+    uint32_t barrier_l1 = 0;
+    bool ring = false;  ///< the barrier's routes: a ring multicasts around, a line to both sides
     uint32_t header_l1 = 0;                ///< 2 headers of header_bytes
     uint32_t header_bytes = header_base_bytes;
     uint32_t cb_l1 = 0;                    ///< cb_packets packets
@@ -151,7 +155,9 @@ inline void plan_common(Plan& p, uint32_t rank, uint32_t ranks, uint32_t dram_xy
     p.page = page;
     p.pages_per_packet = pages_per_packet;
     p.header_bytes = header_bytes;
-    p.sem_l1 = base;  // + 16 .. + 48: the mux's / senders' semaphores (MuxWiring); + 64: odd ops' completion
+    p.sem_l1 = base;  // + 16: the start barrier (fabric worker) / the senders' semaphores (MuxWiring); + 64: odd ops' completion
+    p.barrier_l1 = base + 16;
+    p.ring = false;
     p.header_l1 = base + 80;
     p.cb_l1 = base + 80 + 2 * header_bytes;
     p.nstreams = 0;
@@ -169,6 +175,7 @@ inline void plan_common(Plan& p, uint32_t rank, uint32_t ranks, uint32_t dram_xy
 /// link carry (n - 1) / 2 slices (4 and 3 without the split on 8 chips).
 inline void make_all_gather(Plan& p, bool ring, uint32_t slice) {
     const uint32_t r = p.rank, n = p.ranks;
+    p.ring = ring;
     auto add = [&](uint32_t off, uint32_t bytes, uint32_t fwd, uint32_t bwd) {
         Stream& s = p.s[p.nstreams++];
         s.src = off;
@@ -215,6 +222,7 @@ constexpr uint32_t ttm_chunks_per_sync(uint32_t slice_pages, uint32_t workers, u
 /// forwarding"). Direction 0 is forward (E), 1 backward (W).
 inline void make_all_gather_relay(Plan& p, bool ring, uint32_t slice, uint32_t sync, uint32_t workers) {
     const uint32_t r = p.rank, n = p.ranks;
+    p.ring = ring;
     const uint32_t pages = (slice + p.page - 1) / p.page;
     p.relay = true;
     p.workers = workers < 1 ? 1 : workers > max_workers ? max_workers : workers;
@@ -289,6 +297,7 @@ inline void make_all_gather_relay(Plan& p, bool ring, uint32_t slice, uint32_t s
 /// one after another from one core; see docs/fabric.md for why that is not modelled).
 inline void make_all_to_all(Plan& p, bool ring, uint32_t chunk) {
     const uint32_t r = p.rank, n = p.ranks;
+    p.ring = ring;
     auto add = [&](uint32_t j, uint32_t dir, uint32_t hops) {
         Stream& s = p.s[p.nstreams++];
         s.src = j * chunk;
@@ -471,12 +480,46 @@ void wait_at_least(H& hal, uint32_t l1, uint32_t want) {
 }
 }  // namespace detail
 
+namespace detail {
+/// tt-metal's barrier before the sends (its writers multicast an atomic increment to the other
+/// chips and wait for n - 1 of them; all_to_all_async_generic's init semaphore likewise): the
+/// fabric worker sends a header-only multicast_1d increment of every other chip's barrier
+/// semaphore (a line: to each side; a ring: around, range n - 1) and waits until its own counted
+/// n - 1 for op `it`. No chip starts op it before every chip has finished op it - 1, so no chip
+/// writes op it's pages into an output its neighbour still reads op it - 1's out of (relay).
+template <class H, class Link>
+void start_barrier(H& hal, Link& link, const Plan& p, uint32_t it) {
+    const uint32_t r = p.rank, n = p.ranks;
+    const uint32_t range[2] = {p.ring ? n - 1 : n - 1 - r, p.ring ? 0u : r};
+    for (uint32_t d = 0; d < 2; ++d) {
+        if (!range[d]) continue;
+        const uint32_t hl1 = p.header_l1 + d * p.header_bytes;
+        HeaderFields f;
+        f.routing = Routing::multicast_1d;
+        f.route = 1u | (range[d] << 16);
+        f.cmd = NocCmd::atomic_inc;
+        f.payload = 0;
+        f.sem_xy = p.worker_xy;
+        f.sem_l1 = p.barrier_l1;
+        f.value = 1;
+        f.source = r & 0xFFu;
+        volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
+        write_header(h, f, 0, [](uint32_t) { return uint8_t(0); });
+        Connection& c = link.connection(d == 0 ? uint32_t(Dir::E) : uint32_t(Dir::W));
+        c.reserve(hal);
+        c.write(hal, hl1, p.header_bytes, 0, 0);
+    }
+    wait_at_least(hal, p.barrier_l1, p.sem_initial + (it + 1) * (n - 1));
+}
+}  // namespace detail
+
 /// Structure::one_core: runs `iters` ops of plan `p` on the chip's fabric worker alone (reader and
 /// writer of both directions). Returns 0; the caller quiesces the link afterwards.
 template <class H, class Link>
 uint32_t run(H& hal, Link& link, const Plan& p, uint32_t iters) {
     detail::check_plan(p);
     for (uint32_t it = 0; it < iters; ++it) {
+        detail::start_barrier(hal, link, p, it);
         detail::packet_loop(hal, p, tgt_fwd | tgt_bwd | tgt_local,
                             [&](const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t l1, uint32_t d) {
                                 const uint32_t hl1 = p.header_l1 + d * p.header_bytes;
@@ -627,7 +670,7 @@ uint32_t run_sender(H& hal, const Plan& p, const MuxWiring& w, uint32_t c, uint3
     const uint32_t mask = d == 0 ? tgt_fwd : (tgt_bwd | tgt_local);  // the local copy with the backward sender, as tt-metal's (direction 1)
     uint32_t sent = 0, idx = 0;
     for (uint32_t it = 0; it < iters; ++it) {
-        if (it) detail::wait_at_least(hal, w.credit_l1 + 16, it);  // the chip finished op it - 1 (the mux says go)
+        detail::wait_at_least(hal, w.credit_l1 + 16, it + 1);  // the mux says go: every chip finished op it - 1 (the start barrier)
         auto to_mux = [&](const HeaderFields& f, uint32_t l1, uint32_t n) {
             const uint32_t hl1 = p.header_l1;
             while (sent - hal.sem_read(w.credit_l1) >= w.mux_slots) hal.idle();  // a free mux slot
@@ -664,6 +707,11 @@ uint32_t run_mux(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t
     uint32_t want[max_channels] = {}, taken[max_channels] = {}, idx[max_channels] = {};
     for (uint32_t c = 0; c < nc; ++c) want[c] = detail::packets_to(p, c);
     for (uint32_t it = 0; it < iters; ++it) {
+        detail::start_barrier(hal, link, p, it);
+        for (uint32_t c = 0; c < nc; ++c) {
+            const uint32_t sx = w.sender_xy[c] & 0xFFFFu, sy = w.sender_xy[c] >> 16;
+            hal.sem_inc(hal.noc_addr(sx, sy, w.credit_l1 + 16), 1);  // go: op it
+        }
         uint32_t done[max_channels] = {};
         for (;;) {
             bool moved = false, left = false;
@@ -690,10 +738,6 @@ uint32_t run_mux(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t
         }
         detail::wait_at_least(hal, w.done_l1, nc * (it + 1));  // every sender's local work
         detail::wait_at_least(hal, p.sem_l1 + 64 * (it & 1), p.sem_initial + (it / 2 + 1) * p.expect);  // every stream that reaches this chip
-        for (uint32_t c = 0; c < nc; ++c) {
-            const uint32_t sx = w.sender_xy[c] & 0xFFFFu, sy = w.sender_xy[c] >> 16;
-            hal.sem_inc(hal.noc_addr(sx, sy, w.credit_l1 + 16), 1);  // go: op it + 1
-        }
     }
     return 0;
 }
