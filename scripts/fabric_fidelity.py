@@ -17,7 +17,7 @@ and prints our modelled time, our line rate in tt-metal's definition (bottleneck
 directions) / 12.5 GB/s; directions 2 on a ring, 1 on a line), tt-metal's measured time and the
 error (ours / theirs - 1). Methods: ring all_gather / reduce_scatter / all_reduce ring_bidir
 (bidirectional, as tt-metal's ring ops), line ones `line`. all_gather and all_to_all run tt-metal's
-op structure instead (`--structure ttm`, include/fabric/chip/ops/ttm.hpp: DRAM tensors, multicast /
+op structure instead (`--structure ttm`, include/fabric/chip/ops/ttm.hpp: DRAM tensors, relayed /
 unicast packet streams written into the destination tensor); --generic runs them on the collectives
 executor too (method all_gather as above, all_to_all pairwise). reduce_scatter and all_reduce run the
 collectives executor with the combine on the Tensix compute engine (`--structure ttm`; docs/fabric.md,

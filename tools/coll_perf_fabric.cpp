@@ -175,11 +175,12 @@ void print_help(const char* prog) {
         "                  1D fabric (tt-metal's 1D router), 4,8 on 2D (5 sender channels must fit the Ethernet core's L1)\n"
         "  --timing wormhole  the timed fiber engine with the Wormhole model: modelled time per iteration\n"
         "  --structure S   generic (default: the collectives executor over the fabric link) or ttm, tt-metal's op\n"
-        "                  structure: all_gather and all_to_all on a line or ring as DRAM tensors, multicast / unicast\n"
-        "                  packet streams written into the destination tensor, a sender core per direction behind a\n"
-        "                  mux (include/fabric/chip/ops/ttm.hpp); reduce_scatter and all_reduce combine on the Tensix\n"
+        "                  structure: all_gather and all_to_all on a line or ring as DRAM tensors, packets written\n"
+        "                  into the destination tensor; all_gather relayed hop by hop by tt-metal's worker cores per\n"
+        "                  direction behind a mux, all_to_all from one core (include/fabric/chip/ops/ttm.hpp);\n"
+        "                  reduce_scatter and all_reduce combine on the Tensix\n"
         "                  compute engine (unpack, FPU add, pack) instead of the RISC-V's loads and stores.\n"
-        "                  ttm_one_core: all_gather / all_to_all with the fabric worker doing everything\n"
+        "                  ttm_one_core: all_gather (multicast streams) and all_to_all with the fabric worker doing everything\n"
         "  --mux-slots N   --structure ttm: packet slots per mux channel, 1..8, default 1 (tt-metal's fabric mux default)\n"
         "Exit codes: 0 every row ran and verified; 1 a row failed or had wrong elements; 2 bad options.\n",
         prog);
@@ -475,7 +476,7 @@ Result run_row_ttm(const FOptions& o, const Row& row) {
     t.rx_slots = o.rx_slots ? o.rx_slots : 16;
     t.iters = o.iters;
     t.warmup = o.warmup;
-    t.structure = o.structure == "ttm_one_core" ? "one_core" : "per_direction";
+    t.structure = o.structure == "ttm_one_core" ? "one_core" : "auto";  // auto: the op's own (tools/ttm_fabric_ops.hpp)
     t.mux_slots = o.mux_slots;
     Result res;
     tf::Result r;

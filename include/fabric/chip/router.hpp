@@ -26,7 +26,7 @@
 //   head of the receiver channel (execute its NoC command here, forward it to the router of the
 //   next direction, or both) — first, so a packet that lands while the router idles is forwarded
 //   at once; send one packet of a ready sender channel over the link when the peer's receiver has
-//   room; acknowledge what landed; give back sender slots whose packets the peer has freed.
+//   room; acknowledge what landed (rings); give back sender slots whose packets the peer has freed.
 //
 // ORDERING: one virtual channel per direction. A route's packets enter one sender channel, leave
 //   it in order, cross the link on one Ethernet queue in order, are processed by the receiver in
@@ -47,12 +47,17 @@
 //     packet's start (RouterLayout::rx_packet) without reading anything that may not have landed. The
 //     peer clears the sync word when it has finished with the slot, then sends its count of freed
 //     slots (cumulative) into this router's credit inbox. Free slots = rx_slots - (sent - freed).
-//   * first-level acknowledgement: as soon as a packet has landed (its sync word is there), the
-//     peer sends its count of landed packets into this router's ack inbox, and the sender slot
-//     goes back to its producer (the eth_send source is no longer needed, E1). Without it a
-//     packet would hold a sender slot and a receiver slot at once, and a full ring deadlocks even
-//     with the bubble rule. tt-metal's rings pay the same: "first-level acknowledgement ...
-//     doubles the credit traffic" (tt-metal's CCL bandwidth notes).
+//   * first-level acknowledgement (rings only: with bubble flow control, as tt-metal's fabric
+//     router, whose EDM asserts "Bubble flow control and first level ack must be set to the same
+//     values"): as soon as a packet has landed (its sync word is there), the peer sends its count
+//     of landed packets into this router's ack inbox, and the sender slot goes back to its
+//     producer (the eth_send source is no longer needed, E1). Without it a packet would hold a
+//     sender slot and a receiver slot at once, and a full ring deadlocks even with the bubble
+//     rule. tt-metal's rings pay the same: "first-level acknowledgement ... doubles the credit
+//     traffic" (tt-metal's CCL bandwidth notes). Lines and meshes without a ring (no bubble) send
+//     no ack, as tt-metal's FABRIC_1D: a sender slot goes back to its producer when the peer's
+//     completion (the freed-slot count above) says the packet was processed — one credit message
+//     per packet instead of two; their channels form no cycle, so holding both slots is safe.
 //   * forwarding: the receiver writes the packet into the next router's channel 1 + (its own
 //     direction) and increments that channel's fill; the next router gives the slot back by
 //     incrementing this router's fwd_credit[next direction].
@@ -175,6 +180,7 @@ private:
         master_ = hal.arg(b + rargs::master) != 0;
         reserved_ = hal.arg(b + rargs::reserved);
         bubble_ = hal.arg(b + rargs::bubble) != 0 && !Config::mutation_no_bubble;
+        first_level_ack_ = hal.arg(b + rargs::bubble) != 0;  // tt-metal: on exactly when bubble flow control is
         in_last_ = hal.arg(b + rargs::in_last);
         out_last_ = hal.arg(b + rargs::out_last);
         const uint32_t mask = hal.arg(b + rargs::channels);
@@ -307,7 +313,8 @@ private:
     template <class H>
     bool free_step(H& hal) {
         set_status(hal, st::tx_freed, link_freed(hal));
-        const uint32_t freed = hal.sem_read(L_.ack_inbox());
+        // rings: the first-level ack (landed); otherwise the completion (processed) frees the slot
+        const uint32_t freed = first_level_ack_ ? hal.sem_read(L_.ack_inbox()) : link_freed(hal);
         bool progress = false;
         for (uint32_t c = 0; c < max_sender_channels; ++c) {
             Channel& x = ch_[c];
@@ -332,8 +339,8 @@ private:
     }
 
     // ---- receiver side: link -> this chip or the next router ---------------------------------------
-    /// Finds every packet that has landed in the receiver channel; ack_send acknowledges them (the
-    /// first-level ack: tt-metal's rings pay it as doubled credit traffic), so the peer can reuse
+    /// Finds every packet that has landed in the receiver channel; on rings ack_send acknowledges them
+    /// (the first-level ack: tt-metal's rings pay it as doubled credit traffic), so the peer can reuse
     /// its sender slots. The loop sends the ack after rx_step, so a packet that can be forwarded
     /// or delivered at once is, before the ack's Ethernet send (one fewer send on every hop's path).
     template <class H>
@@ -357,7 +364,7 @@ private:
     }
     template <class H>
     bool ack_send(H& hal) {
-        if (ack_sent_ == rx_acked_) return false;
+        if (!first_level_ack_ || ack_sent_ == rx_acked_) return false;  // lines: no first-level ack
         ack_sent_ = rx_acked_;
         if (!Config::mutation_leak_link_credit) {
             put4(hal, L_.ack_src(), ack_sent_, sync_magic, ~ack_sent_, 0);
@@ -571,7 +578,7 @@ private:
     RouterLayout L_{};
     uint32_t chip_ = 0, dir_ = 0, reserved_ = 0, in_last_ = 0, out_last_ = 0, worker_xy_ = 0, worker_credit_ = 0,
              peer_chip_ = 0;
-    bool master_ = false, bubble_ = false, rx_checked_ = false;
+    bool master_ = false, bubble_ = false, first_level_ack_ = false, rx_checked_ = false;
     uint32_t router_xy_[num_dirs] = {};
     Channel ch_[max_sender_channels];
     uint32_t rr_ = 0, tx_sent_ = 0, tx_rx_idx_ = 0, tx_last_ = 0;
