@@ -69,11 +69,18 @@ inline constexpr uint32_t max_workers = 4;       ///< senders per direction (tt-
 inline constexpr uint32_t max_channels = 2 * max_workers;
 inline constexpr uint32_t cb_packets = 3;       ///< tt-metal's sender CB: 3 packets ("triple buffering")
 inline constexpr uint32_t tgt_fwd = 1, tgt_bwd = 2, tgt_local = 4;
+/// Stream::channel of the streams the fabric worker sends itself (all_to_all, direct structure).
+inline constexpr uint32_t fabric_worker_channel = 0xFFu;
+/// packet_loop's channel filter: every stream.
+inline constexpr uint32_t any_channel = 0xFFFFFFFFu;
 
 /// One stream of packets: `bytes` from input offset `src` to output offset `dst` on its targets.
 struct Stream {
     uint32_t src = 0, dst = 0, bytes = 0, targets = 0;
     uint32_t routing[2] = {0, 0}, route[2] = {0, 0};  ///< [0] forward (E), [1] backward (W)
+    /// all_to_all's schedule (Plan::by_channel): the core that sends it (a mux channel, the local
+    /// copy's channel, or fabric_worker_channel)
+    uint32_t channel = 0;
 };
 
 /// One item of a relaying sender's list (all_gather relay): bytes [off, off + bytes) of chip
@@ -117,7 +124,14 @@ struct Plan {
     uint32_t slice = 0, relay_sync = 1;
     uint32_t nitems[max_channels] = {};
     RelayItem items[max_channels][max_relay_items];
-    constexpr uint32_t channels() const { return 2 * workers; }
+    /// all_to_all_async_generic's schedule (make_all_to_all_generic): each stream is sent by the core
+    /// of its `channel`, a core's streams one after another (`in_order`: destination after
+    /// destination, not in turns); the own chunk by a core of its own (channel local_channel).
+    /// direct: the remote streams are the fabric worker's (no mux), the local copy channel 0;
+    /// else 2 x workers mux channels and the local copy channel 2 x workers.
+    bool by_channel = false, in_order = false, direct = false;
+    uint32_t local_channel = 0;
+    constexpr uint32_t channels() const { return !by_channel ? 2 * workers : direct ? 1u : 2 * workers + 1; }
 
     constexpr uint32_t packet_bytes() const { return page * pages_per_packet; }
     /// L1 bytes a core needs from the plan's base: 64 bytes of semaphores, 2 headers, then the CB
@@ -138,9 +152,21 @@ struct Plan {
 constexpr uint32_t ttm_pages_per_packet(uint32_t payload, uint32_t page) {
     return payload / page < 4 ? payload / page : 4;
 }
-/// tt-metal's all_to_all (all_to_all_async_generic) pages per packet: number_pages_per_packet = 2.
+/// tt-metal's all_to_all (all_to_all_async_generic's program factory) pages per packet:
+/// number_pages_per_packet = min(4, max payload / page) for its scatter schedule (the bank-owned
+/// schedule needs more than 4 pages per payload): 3 pages of 2048 B in a 6144 B packet.
 constexpr uint32_t ttm_a2a_pages_per_packet(uint32_t payload, uint32_t page) {
-    return payload / page < 2 ? payload / page : 2;
+    return payload / page < 4 ? payload / page : 4;
+}
+
+/// tt-metal's all_to_all_async_generic workers per direction (its program factory, one link):
+/// preferred 3, at most n - 1 on a line; used when the output's packets per lane
+/// (pages / (workers x pages_per_packet)) reach 16 on a line, 4 on a ring; else 0, its original
+/// schedule (one core sending every remote destination, a core for the local copy).
+constexpr uint32_t ttm_a2a_workers_per_direction(uint64_t out_bytes, uint32_t page, uint32_t n, bool ring, uint32_t pages_per_packet) {
+    const uint32_t w = ring ? 3u : (n - 1 < 3 ? n - 1 : 3u);
+    const uint64_t lanes = out_bytes / page / (uint64_t(w) * pages_per_packet);
+    return lanes >= (ring ? 4u : 16u) ? w : 0u;
 }
 
 /// Lays out the plan's L1 from `base` (16-aligned) and the common fields.
@@ -164,6 +190,8 @@ inline void plan_common(Plan& p, uint32_t rank, uint32_t ranks, uint32_t dram_xy
     p.relay = false;
     p.relay_local = true;
     p.workers = 1;
+    p.by_channel = p.in_order = p.direct = false;
+    p.local_channel = 0;
     for (uint32_t c = 0; c < max_channels; ++c) p.nitems[c] = 0;
 }
 
@@ -320,6 +348,45 @@ inline void make_all_to_all(Plan& p, bool ring, uint32_t chunk) {
     p.expect = n - 1;
 }
 
+/// all_to_all as all_to_all_async_generic's program factory schedules it (one link), `chunk` bytes
+/// per pair as make_all_to_all. Destination order, common to every chip: a line alternates ends
+/// (chips 0, n - 1, 1, n - 2, ..); a ring goes 0, 1, .., n - 1, each the shorter way (an even
+/// ring's opposite chip forward when its index is above this chip's, else backward). `workers`
+/// (ttm_a2a_workers_per_direction): 0 or 1 — the direct structure: the remote destinations one
+/// after another from the fabric worker, connected to both routers without a mux (its original
+/// schedule; with one worker per direction only a 2-chip line, where a chip sends one way);
+/// 2 or more — the direction-owned schedule: a forward destination goes to forward worker
+/// (its index among the forward destinations) mod workers, a backward one likewise, each worker
+/// sending its destinations one after another into the mux. The own chunk is copied by a core
+/// of its own. Each destination's last packet carries its completion increment.
+inline void make_all_to_all_generic(Plan& p, bool ring, uint32_t chunk, uint32_t workers) {
+    const uint32_t r = p.rank, n = p.ranks;
+    p.ring = ring;
+    p.by_channel = p.in_order = true;
+    p.direct = workers <= 1;
+    p.workers = p.direct ? 1u : workers > max_workers ? max_workers : workers;
+    p.local_channel = p.direct ? 0u : 2 * p.workers;
+    uint32_t fwd_i = 0, bwd_i = 0;
+    for (uint32_t step = 0; step < n; ++step) {
+        const uint32_t j = ring ? step : step % 2 == 0 ? step / 2 : n - 1 - step / 2;
+        int32_t off = int32_t(j) - int32_t(r);
+        if (ring && off < -int32_t(n / 2)) off += int32_t(n);
+        else if (ring && off > int32_t(n / 2)) off -= int32_t(n);
+        Stream& s = p.s[p.nstreams++];
+        s.src = j * chunk;
+        s.dst = r * chunk;
+        s.bytes = chunk;
+        s.targets = off == 0 ? tgt_local : off > 0 ? tgt_fwd : tgt_bwd;
+        s.routing[0] = s.routing[1] = uint32_t(Routing::unicast_1d);
+        s.route[0] = s.route[1] = uint32_t(off < 0 ? -off : off);
+        s.channel = off == 0 ? p.local_channel
+                    : p.direct ? fabric_worker_channel
+                    : off > 0  ? fwd_i++ % p.workers
+                               : p.workers + bwd_i++ % p.workers;
+    }
+    p.expect = n - 1;
+}
+
 /// The wiring of plan p's cores: mux at mux_xy, the sender of channel c at first_sender + c
 /// columns to the right (x + c, same y), mux_slots per channel.
 struct MuxWiring;
@@ -345,7 +412,7 @@ inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t first_sende
     w.mux_xy = mux_xy;
     w.mux_slots = mux_slots;
     w.mux_fill_l1 = p.cb_l1;
-    w.done_l1 = p.cb_l1 + 16 * max_channels;
+    w.done_l1 = p.direct ? p.sem_l1 + 32 : p.cb_l1 + 16 * max_channels;  // direct: the fabric worker's CB is in use
     w.mux_slots_l1 = p.cb_l1 + Plan::mux_counters;
     for (uint32_t c = 0; c < p.channels(); ++c) w.sender_xy[c] = first_sender + c;
     w.credit_l1 = p.sem_l1 + 16;
@@ -395,7 +462,7 @@ inline void check_plan(const Plan& p) {
 /// the DRAM input into the CB (the reads of packet k+1 issued before packet k is written), then
 /// `send(stream, off, n, last, cb_l1, d)` per fabric direction d and the local copy.
 template <class H, class Send>
-void packet_loop(H& hal, const Plan& p, uint32_t mask, Send send) {
+void packet_loop(H& hal, const Plan& p, uint32_t mask, Send send, uint32_t channel = any_channel) {
     const uint32_t pk = p.packet_bytes();
     const uint32_t dx = p.dram_xy & 0xFFFFu, dy = p.dram_xy >> 16;
     struct Pk {
@@ -403,12 +470,13 @@ void packet_loop(H& hal, const Plan& p, uint32_t mask, Send send) {
         bool valid = false, last = false;
     };
     uint32_t cursor[max_streams];
-    for (uint32_t i = 0; i < p.nstreams; ++i) cursor[i] = (p.s[i].targets & mask) ? 0 : p.s[i].bytes;
+    for (uint32_t i = 0; i < p.nstreams; ++i)
+        cursor[i] = (p.s[i].targets & mask) && (channel == any_channel || p.s[i].channel == channel) ? 0 : p.s[i].bytes;
     uint32_t rr = 0;
-    auto next = [&]() {  // the next packet: streams take turns
+    auto next = [&]() {  // the next packet: streams take turns, or (in_order) one after another
         Pk k;
         for (uint32_t t = 0; t < p.nstreams; ++t) {
-            const uint32_t i = (rr + t) % p.nstreams;
+            const uint32_t i = p.in_order ? t : (rr + t) % p.nstreams;
             if (cursor[i] >= p.s[i].bytes) continue;
             k.s = i;
             k.off = cursor[i];
@@ -467,6 +535,11 @@ inline uint32_t packets_to(const Plan& p, uint32_t c) {
     if (p.relay) {
         for (uint32_t i = 0; i < p.nitems[c]; ++i)
             if (p.items[c][i].send) n += (p.items[c][i].bytes + pk - 1) / pk + relay_syncs(p, p.items[c][i].bytes);
+        return n;
+    }
+    if (p.by_channel) {
+        for (uint32_t i = 0; i < p.nstreams; ++i)
+            if (p.s[i].channel == c && (p.s[i].targets & (tgt_fwd | tgt_bwd))) n += (p.s[i].bytes + pk - 1) / pk;
         return n;
     }
     for (uint32_t i = 0; i < p.nstreams; ++i)
@@ -667,7 +740,9 @@ uint32_t run_sender(H& hal, const Plan& p, const MuxWiring& w, uint32_t c, uint3
     detail::check_plan(p);
     const uint32_t mx = w.mux_xy & 0xFFFFu, my = w.mux_xy >> 16;
     const uint32_t d = c / p.workers;
-    const uint32_t mask = d == 0 ? tgt_fwd : (tgt_bwd | tgt_local);  // the local copy with the backward sender, as tt-metal's (direction 1)
+    const uint32_t mask = p.by_channel ? (c == p.local_channel ? tgt_local : tgt_fwd | tgt_bwd)  // all_to_all: the channel's streams
+                          : d == 0     ? tgt_fwd
+                                       : (tgt_bwd | tgt_local);  // the local copy with the backward sender, as tt-metal's (direction 1)
     uint32_t sent = 0, idx = 0;
     for (uint32_t it = 0; it < iters; ++it) {
         detail::wait_at_least(hal, w.credit_l1 + 16, it + 1);  // the mux says go: every chip finished op it - 1 (the start barrier)
@@ -687,9 +762,12 @@ uint32_t run_sender(H& hal, const Plan& p, const MuxWiring& w, uint32_t c, uint3
         };
         if (p.relay) detail::relay_loop(hal, p, c, it, w.relay_l1, w.sender_xy[c], to_mux);
         else
-            detail::packet_loop(hal, p, mask, [&](const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t l1, uint32_t dd) {
-                to_mux(detail::packet_header(p, s, off, n, last, dd, it), l1, n);
-            });
+            detail::packet_loop(
+                hal, p, mask,
+                [&](const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t l1, uint32_t dd) {
+                    to_mux(detail::packet_header(p, s, off, n, last, dd, it), l1, n);
+                },
+                p.by_channel ? c : any_channel);
         hal.noc_write_barrier();  // the local copy landed
         hal.sem_inc(hal.noc_addr(mx, my, w.done_l1), 1);  // this sender's part of op it is done
     }
@@ -737,6 +815,34 @@ uint32_t run_mux(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t
             if (!moved) hal.idle();
         }
         detail::wait_at_least(hal, w.done_l1, nc * (it + 1));  // every sender's local work
+        detail::wait_at_least(hal, p.sem_l1 + 64 * (it & 1), p.sem_initial + (it / 2 + 1) * p.expect);  // every stream that reaches this chip
+    }
+    return 0;
+}
+
+/// all_to_all's direct structure (Plan::direct; all_to_all_async_generic's one sender per link
+/// connected to both routers without a mux): the fabric worker sends the remote destinations one
+/// after another, the core of channel 0 (run_sender) copies the own chunk; an op ends when that
+/// copy is done and every stream that reaches this chip signalled.
+template <class H, class Link>
+uint32_t run_direct(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t iters) {
+    detail::check_plan(p);
+    const uint32_t sx = w.sender_xy[0] & 0xFFFFu, sy = w.sender_xy[0] >> 16;
+    for (uint32_t it = 0; it < iters; ++it) {
+        detail::start_barrier(hal, link, p, it);
+        hal.sem_inc(hal.noc_addr(sx, sy, w.credit_l1 + 16), 1);  // go: op it (the local copy)
+        detail::packet_loop(
+            hal, p, tgt_fwd | tgt_bwd,
+            [&](const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t l1, uint32_t d) {
+                const uint32_t hl1 = p.header_l1 + d * p.header_bytes;
+                volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
+                write_header(h, detail::packet_header(p, s, off, n, last, d, it), 0, [](uint32_t) { return uint8_t(0); });
+                Connection& c = link.connection(d == 0 ? uint32_t(Dir::E) : uint32_t(Dir::W));
+                c.reserve(hal);
+                c.write(hal, hl1, p.header_bytes, l1, n);  // returns when header and payload left L1
+            },
+            fabric_worker_channel);
+        detail::wait_at_least(hal, w.done_l1, it + 1);  // the local copy
         detail::wait_at_least(hal, p.sem_l1 + 64 * (it & 1), p.sem_initial + (it / 2 + 1) * p.expect);  // every stream that reaches this chip
     }
     return 0;
