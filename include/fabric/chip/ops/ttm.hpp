@@ -20,9 +20,9 @@
 //     packets from its channel (MuxWiring::mux_slots slots, tt-metal's default 1) into the router;
 //     `run` (Structure one_core) does reader, writer and mux work on that one core instead;
 //   * packets of `pages_per_packet` pages (all_gather: tt-metal's min(4, packet payload / page) —
-//     its scatter write takes 4 NoC addresses — so 3 pages of 2048 B in a 6144 B packet; all_to_all:
-//     all_to_all_async_generic's 2 pages), written by the delivering router as one NoC write per
-//     page (`NocCmd::scatter_write`);
+//     its scatter write takes 4 NoC addresses — so 3 pages of 2048 B in a 6144 B packet; all_to_all
+//     likewise, all_to_all_async_generic's number_pages_per_packet), written by the delivering
+//     router as one NoC write per page (`NocCmd::scatter_write`);
 //   * all_gather, relay (make_all_gather_relay, the default of the per-direction structure): each
 //     sender sends its part of the own slice one hop (unicast_1d, 1 hop) into the neighbour's
 //     output, then the parts that arrived from upstream, read back out of its output tensor once
@@ -35,10 +35,15 @@
 //     (E) to `num_targets_forward` chips and backward (W) to `num_targets_backward` (tt-metal's
 //     get_forward_backward_line_mcast_distance), one multicast_1d packet per direction per packet
 //     of the slice (start 1, range = the targets), split in halves on an even ring likewise;
-//   * all_to_all: chunk j of chip r goes to chip j by a unicast_1d stream (a line: towards j; a
-//     ring: the shorter way, the distance-n/2 tie backward as tt-metal's all_to_all_async_generic),
-//     written at offset r * chunk of j's output; the chip's own chunk is copied locally; streams
-//     take turns packet by packet;
+//   * all_to_all (make_all_to_all_generic, all_to_all_async_generic's program factory): chunk j of
+//     chip r goes to chip j by a unicast_1d stream (a line: towards j; a ring: the shorter way),
+//     written at offset r * chunk of j's output, in a destination order common to every chip (a
+//     line alternating ends, a ring 0..n-1). Small ops (under 16 packets per worker on a line, 4 on
+//     a ring): the fabric worker sends the remote destinations one after another, connected to both
+//     routers without a mux (run_direct); larger: 3 workers per direction (a line: at most n - 1),
+//     each its share of the direction's destinations one after another, behind the mux. The own
+//     chunk is copied by a core of its own. (make_all_to_all: every stream in turns from one core,
+//     Structure one_core);
 //   * completion: relay: every sender waits until its relay semaphore counted the syncs of every
 //     part that reaches it in its direction; streams: each receiving chip waits until its
 //     semaphore counted one increment per stream that reaches it (n - 1 per op) and its local copy
@@ -46,9 +51,10 @@
 //     lets the senders start the next op.
 // Differences from tt-metal (docs/fabric.md, "tt-metal's op structure"): the router has one
 // worker channel, so one mux serves both directions (tt-metal: a mux core per direction); the
-// barrier before the sends is the fabric worker's for the chip (tt-metal: every writer's); all_to_all's streams take
-// turns where tt-metal's one core sends destination after destination; pages of a tensor are
-// contiguous in the one emulated DRAM endpoint, whose channel model stands for the interleaving.
+// barrier before the sends is the fabric worker's for the chip (tt-metal: every writer's); an
+// all_to_all destination's last packet is one fused write + increment (the version of tt-metal's
+// sender writer we read sends the last page as a fused packet of its own); pages of a tensor are contiguous
+// in the one emulated DRAM endpoint, whose channel model stands for the interleaving.
 //
 // Plans are computed on the device from a handful of numbers (make_all_gather / make_all_to_all),
 // so a plan is what a kernel would derive from its runtime args. C++17, freestanding, no heap.
@@ -317,12 +323,10 @@ inline void make_all_gather_relay(Plan& p, bool ring, uint32_t slice, uint32_t s
 }
 
 /// all_to_all of `chunk` bytes per pair (input and output: ranks * chunk; chunk j of chip r's
-/// input lands at r * chunk of chip j's output). Streams in tt-metal's destination order
-/// (all_to_all_async_generic's sender reader): a line chip 0, 1, .., n - 1 (its own chunk copied
-/// locally); a ring from the farthest chip inwards, distance (d + 1) / 2 for d = n - 1 .. 0,
-/// backward when d is odd and forward when even (so the distance-n/2 chip of an even ring goes
-/// backward), the own chunk last. They take turns packet by packet (tt-metal's reader sends them
-/// one after another from one core; see docs/fabric.md for why that is not modelled).
+/// input lands at r * chunk of chip j's output), for Structure one_core: streams in an older
+/// all_to_all_async_generic sender reader's order (a line chip 0, 1, .., n - 1; a ring from the
+/// farthest chip inwards, distance (d + 1) / 2 for d = n - 1 .. 0, backward when d is odd), taking
+/// turns packet by packet from the one core. tt-metal's schedule: make_all_to_all_generic.
 inline void make_all_to_all(Plan& p, bool ring, uint32_t chunk) {
     const uint32_t r = p.rank, n = p.ranks;
     p.ring = ring;
