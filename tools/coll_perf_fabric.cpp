@@ -177,10 +177,12 @@ void print_help(const char* prog) {
         "  --structure S   generic (default: the collectives executor over the fabric link) or ttm, tt-metal's op\n"
         "                  structure: all_gather and all_to_all on a line or ring as DRAM tensors, packets written\n"
         "                  into the destination tensor; all_gather relayed hop by hop by tt-metal's worker cores per\n"
-        "                  direction behind a mux, all_to_all from one core (include/fabric/chip/ops/ttm.hpp);\n"
+        "                  direction behind a mux, all_to_all as all_to_all_async_generic schedules it (one core, or\n"
+        "                  3 workers per direction behind the mux; include/fabric/chip/ops/ttm.hpp);\n"
         "                  reduce_scatter and all_reduce combine on the Tensix\n"
         "                  compute engine (unpack, FPU add, pack) instead of the RISC-V's loads and stores.\n"
-        "                  ttm_one_core: all_gather (multicast streams) and all_to_all with the fabric worker doing everything\n"
+        "                  ttm_one_core: all_gather (multicast streams) and all_to_all (destinations in turns) with the fabric\n"
+        "                  worker doing everything\n"
         "  --mux-slots N   --structure ttm: packet slots per mux channel, 1..8, default 1 (tt-metal's fabric mux default)\n"
         "Exit codes: 0 every row ran and verified; 1 a row failed or had wrong elements; 2 bad options.\n",
         prog);

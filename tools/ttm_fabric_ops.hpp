@@ -34,17 +34,21 @@ struct Options {
     uint32_t tx_slots = 8, rx_slots = 16;
     uint32_t iters = 1, warmup = 0;
     uint64_t seed = 1;
-    /// per_direction: a sender core per direction (reader + writer) behind a mux core (the fabric
-    /// worker) as tt-metal's all_gather_async; one_core: the fabric worker does everything, as
-    /// tt-metal's all_to_all_async_generic (one worker core per link, reader and writer, connected
-    /// to both routers without a mux); auto: the op's own (all_gather per_direction, all_to_all one_core).
+    /// per_direction: all_gather: a sender core per direction and worker (reader + writer) behind
+    /// a mux core (the fabric worker) as tt-metal's all_gather_async; all_to_all: the schedule of
+    /// tt-metal's all_to_all_async_generic (ops::make_all_to_all_generic: the remote destinations
+    /// from the fabric worker directly, or from workers per direction behind the mux; the local
+    /// copy on a core of its own); one_core: the fabric worker does everything (all_to_all: the
+    /// destinations in turns); auto: per_direction.
     std::string structure = "auto";
     uint32_t mux_slots = 1;  ///< slots per mux channel (tt-metal's fabric mux default: 1 buffer per channel)
     bool mutation_no_local_copy = false;  ///< tests: the plans drop the local copy (the check must find every own part)
     /// all_gather, per_direction: tt-metal's relay (1-hop unicasts, each chip forwarding what it
     /// received from its output tensor) instead of one multicast stream per direction
     bool relay = true;
-    uint32_t workers = 0;  ///< relay: senders per direction; 0: tt-metal's default_workers (ops::ttm_workers_per_direction)
+    /// senders per direction; 0: tt-metal's rule (all_gather relay: ops::ttm_workers_per_direction;
+    /// all_to_all: ops::ttm_a2a_workers_per_direction, where 0 or 1 is the direct structure)
+    uint32_t workers = 0;
 };
 
 struct Result {
@@ -70,8 +74,7 @@ inline uint32_t pages_per_packet_of(const Options& o) {
 }
 /// The structure the run uses ("auto": the op's own).
 inline std::string structure_of(const Options& o) {
-    if (o.structure != "auto") return o.structure;
-    return o.op == "all_to_all" ? "one_core" : "per_direction";
+    return o.structure != "auto" ? o.structure : "per_direction";
 }
 
 /// Checks the options; throws std::invalid_argument naming what is wrong and what is allowed.
@@ -143,6 +146,9 @@ inline Result run(const Options& o, emu::RunOptions ro) {
             const uint32_t workers = o.workers ? o.workers : ops::ttm_workers_per_direction(out_bytes, n, o.ring);
             ops::make_all_gather_relay(*p, o.ring, in_bytes, ops::ttm_chunks_per_sync(pages, workers, ppp), workers);
         } else if (ag) ops::make_all_gather(*p, o.ring, in_bytes);
+        else if (split)
+            ops::make_all_to_all_generic(*p, o.ring, out_bytes / n,
+                                         o.workers ? o.workers : ops::ttm_a2a_workers_per_direction(out_bytes, o.page, n, o.ring, ppp));
         else ops::make_all_to_all(*p, o.ring, out_bytes / n);
         if (o.mutation_no_local_copy) {
             for (uint32_t i = 0; i < p->nstreams; ++i) p->s[i].targets &= ~ops::tgt_local;
@@ -154,6 +160,7 @@ inline Result run(const Options& o, emu::RunOptions ro) {
         if (split) {
             wires[r] = ops::mux_wiring(*p, w.x | (w.y << 16), (w.x + 1) | (w.y << 16), o.mux_slots);
             for (uint32_t k = 0; k <= ops::max_channels; ++k) bed.launch->init_word(w, wires[r].mux_fill_l1 + 16 * k, 0);
+            bed.launch->init_word(w, wires[r].done_l1, 0);
             for (uint32_t c = 0; c < p->channels(); ++c)
                 for (uint32_t k = 0; k < 3; ++k) bed.launch->init_word({w.chip, w.x + 1 + c, w.y}, wires[r].credit_l1 + 16 * k, 0);
         }
@@ -167,7 +174,8 @@ inline Result run(const Options& o, emu::RunOptions ro) {
     const uint32_t total = o.warmup + o.iters;
     if (split) {
         bed.add([&plans, &wires, total](auto& hal, auto& link, const cf::RankBuffers& rb) -> uint64_t {
-            ops::run_mux(hal, link, *plans[rb.rank], wires[rb.rank], total);
+            if (plans[rb.rank]->direct) ops::run_direct(hal, link, *plans[rb.rank], wires[rb.rank], total);
+            else ops::run_mux(hal, link, *plans[rb.rank], wires[rb.rank], total);
             link.quiesce();
             return 0;
         });

@@ -88,7 +88,56 @@ TEST_CASE("ttm ops: the plans' routes (multicast ranges, all_to_all directions)"
     CHECK(local == 1);
     CHECK(ops::ttm_pages_per_packet(6144, 2048) == 3);   // all_gather: min(4 scatter addresses, packet / page)
     CHECK(ops::ttm_pages_per_packet(16384, 2048) == 4);
-    CHECK(ops::ttm_a2a_pages_per_packet(6144, 2048) == 2);  // all_to_all_async_generic: 2 pages per packet
+    CHECK(ops::ttm_a2a_pages_per_packet(6144, 2048) == 3);  // all_to_all_async_generic: min(4, payload / page)
+    CHECK(ops::ttm_a2a_pages_per_packet(4352, 2048) == 2);
+}
+
+TEST_CASE("ttm ops: all_to_all_async_generic's schedule (destination order, workers per direction, the local core)", "[fabric][ttm]") {
+    // workers per direction: 3 (a line: at most n - 1) once the output holds 16 packets per worker
+    // on a line, 4 on a ring; below, 0 (one core for every remote destination)
+    CHECK(ops::ttm_a2a_workers_per_direction(144 * 2048, 2048, 4, false, 3) == 3);
+    CHECK(ops::ttm_a2a_workers_per_direction(143 * 2048, 2048, 4, false, 3) == 0);
+    CHECK(ops::ttm_a2a_workers_per_direction(48 * 2048, 2048, 2, false, 3) == 1);
+    CHECK(ops::ttm_a2a_workers_per_direction(47 * 2048, 2048, 2, false, 3) == 0);
+    CHECK(ops::ttm_a2a_workers_per_direction(36 * 2048, 2048, 8, true, 3) == 3);
+    CHECK(ops::ttm_a2a_workers_per_direction(35 * 2048, 2048, 8, true, 3) == 0);
+    ops::Plan p;
+    // line of 8, chip 2, 3 workers: order 0, 7, 1, 6, 2 (local), 5, 3, 4; forward 7, 6, 5, 3, 4 to
+    // workers 0, 1, 2, 0, 1; backward 0, 1 to workers 3, 4; the local copy on channel 6
+    ops::plan_common(p, 2, 8, 0, 0, 0, 0, 2048, 3, 0x1000, 48);
+    ops::make_all_to_all_generic(p, false, 4096, 3);
+    REQUIRE(p.nstreams == 8);
+    CHECK(p.channels() == 7);
+    const uint32_t src[8] = {0, 7, 1, 6, 2, 5, 3, 4}, ch[8] = {3, 0, 4, 1, 6, 2, 0, 1}, hops[8] = {2, 5, 1, 4, 0, 3, 1, 2};
+    for (uint32_t i = 0; i < 8; ++i) {
+        INFO("stream " << i);
+        CHECK(p.s[i].src == src[i] * 4096);
+        CHECK(p.s[i].dst == 2 * 4096);
+        CHECK(p.s[i].channel == ch[i]);
+        CHECK(p.s[i].route[0] == hops[i]);
+        CHECK(p.s[i].targets == (src[i] == 2 ? ops::tgt_local : src[i] > 2 ? ops::tgt_fwd : ops::tgt_bwd));
+    }
+    CHECK(ops::detail::packets_to(p, 0) == 2);  // chips 7 and 3: a packet each (4096 B fit a 6144 B packet)
+    CHECK(ops::detail::packets_to(p, 6) == 0);  // the local copy sends nothing
+    CHECK(p.expect == 7);
+    // ring of 8, chip 6: order 0..7, the shorter way; the opposite chip (2) backward (2 - 6 < 0)
+    ops::plan_common(p, 6, 8, 0, 0, 0, 0, 2048, 3, 0x1000, 48);
+    ops::make_all_to_all_generic(p, true, 1024, 0);
+    REQUIRE(p.nstreams == 8);
+    CHECK(p.direct);
+    CHECK(p.channels() == 1);
+    for (uint32_t i = 0; i < 8; ++i) {
+        INFO("stream " << i);
+        CHECK(p.s[i].src == i * 1024);
+        CHECK(p.s[i].channel == (i == 6 ? 0u : ops::fabric_worker_channel));
+    }
+    CHECK((p.s[2].targets == ops::tgt_bwd && p.s[2].route[1] == 4));
+    CHECK((p.s[7].targets == ops::tgt_fwd && p.s[7].route[0] == 1));
+    CHECK((p.s[0].targets == ops::tgt_fwd && p.s[0].route[0] == 2));
+    // chip 1: the opposite chip (5) forward
+    ops::plan_common(p, 1, 8, 0, 0, 0, 0, 2048, 3, 0x1000, 48);
+    ops::make_all_to_all_generic(p, true, 1024, 3);
+    CHECK((p.s[5].targets == ops::tgt_fwd && p.s[5].route[0] == 4));
 }
 
 TEST_CASE("ttm ops: the all_gather relay's items (tt-metal's minimal default: forward, split forwarding, workers)", "[fabric][ttm]") {
@@ -169,6 +218,21 @@ TEST_CASE("ttm ops: all_gather and all_to_all bit-exact on lines of 2 and 4 and 
             o.iters = 3;  // ops back to back: even and odd ops count on their own semaphores
             INFO(c.op << (c.ring ? " ring " : " line ") << c.ranks << " size " << c.size << " seed " << seed << " " << o.structure);
             CHECK(check(o, seed) == "");
+        }
+    // all_to_all_async_generic's direction-owned schedule: workers per direction behind the mux
+    for (const Case& c : cases)
+        for (uint32_t workers : {2u, 3u}) {
+            if (std::string(c.op) != "all_to_all" || c.ranks == 2) continue;
+            tf::Options o;
+            o.op = c.op;
+            o.ring = c.ring;
+            o.ranks = c.ranks;
+            o.size = c.size;
+            o.workers = workers;
+            o.mux_slots = workers == 2 ? 1 : 3;
+            o.iters = 3;
+            INFO(c.op << (c.ring ? " ring " : " line ") << c.ranks << " size " << c.size << " workers " << workers);
+            CHECK(check(o, 5) == "");
         }
 }
 

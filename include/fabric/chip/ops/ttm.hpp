@@ -20,9 +20,9 @@
 //     packets from its channel (MuxWiring::mux_slots slots, tt-metal's default 1) into the router;
 //     `run` (Structure one_core) does reader, writer and mux work on that one core instead;
 //   * packets of `pages_per_packet` pages (all_gather: tt-metal's min(4, packet payload / page) —
-//     its scatter write takes 4 NoC addresses — so 3 pages of 2048 B in a 6144 B packet; all_to_all:
-//     all_to_all_async_generic's 2 pages), written by the delivering router as one NoC write per
-//     page (`NocCmd::scatter_write`);
+//     its scatter write takes 4 NoC addresses — so 3 pages of 2048 B in a 6144 B packet; all_to_all
+//     likewise, all_to_all_async_generic's number_pages_per_packet), written by the delivering
+//     router as one NoC write per page (`NocCmd::scatter_write`);
 //   * all_gather, relay (make_all_gather_relay, the default of the per-direction structure): each
 //     sender sends its part of the own slice one hop (unicast_1d, 1 hop) into the neighbour's
 //     output, then the parts that arrived from upstream, read back out of its output tensor once
@@ -35,10 +35,15 @@
 //     (E) to `num_targets_forward` chips and backward (W) to `num_targets_backward` (tt-metal's
 //     get_forward_backward_line_mcast_distance), one multicast_1d packet per direction per packet
 //     of the slice (start 1, range = the targets), split in halves on an even ring likewise;
-//   * all_to_all: chunk j of chip r goes to chip j by a unicast_1d stream (a line: towards j; a
-//     ring: the shorter way, the distance-n/2 tie backward as tt-metal's all_to_all_async_generic),
-//     written at offset r * chunk of j's output; the chip's own chunk is copied locally; streams
-//     take turns packet by packet;
+//   * all_to_all (make_all_to_all_generic, all_to_all_async_generic's program factory): chunk j of
+//     chip r goes to chip j by a unicast_1d stream (a line: towards j; a ring: the shorter way),
+//     written at offset r * chunk of j's output, in a destination order common to every chip (a
+//     line alternating ends, a ring 0..n-1). Small ops (under 16 packets per worker on a line, 4 on
+//     a ring): the fabric worker sends the remote destinations one after another, connected to both
+//     routers without a mux (run_direct); larger: 3 workers per direction (a line: at most n - 1),
+//     each its share of the direction's destinations one after another, behind the mux. The own
+//     chunk is copied by a core of its own. (make_all_to_all: every stream in turns from one core,
+//     Structure one_core);
 //   * completion: relay: every sender waits until its relay semaphore counted the syncs of every
 //     part that reaches it in its direction; streams: each receiving chip waits until its
 //     semaphore counted one increment per stream that reaches it (n - 1 per op) and its local copy
@@ -46,9 +51,10 @@
 //     lets the senders start the next op.
 // Differences from tt-metal (docs/fabric.md, "tt-metal's op structure"): the router has one
 // worker channel, so one mux serves both directions (tt-metal: a mux core per direction); the
-// barrier before the sends is the fabric worker's for the chip (tt-metal: every writer's); all_to_all's streams take
-// turns where tt-metal's one core sends destination after destination; pages of a tensor are
-// contiguous in the one emulated DRAM endpoint, whose channel model stands for the interleaving.
+// barrier before the sends is the fabric worker's for the chip (tt-metal: every writer's); an
+// all_to_all destination's last packet is one fused write + increment (the version of tt-metal's
+// sender writer we read sends the last page as a fused packet of its own); pages of a tensor are contiguous
+// in the one emulated DRAM endpoint, whose channel model stands for the interleaving.
 //
 // Plans are computed on the device from a handful of numbers (make_all_gather / make_all_to_all),
 // so a plan is what a kernel would derive from its runtime args. C++17, freestanding, no heap.
@@ -69,11 +75,18 @@ inline constexpr uint32_t max_workers = 4;       ///< senders per direction (tt-
 inline constexpr uint32_t max_channels = 2 * max_workers;
 inline constexpr uint32_t cb_packets = 3;       ///< tt-metal's sender CB: 3 packets ("triple buffering")
 inline constexpr uint32_t tgt_fwd = 1, tgt_bwd = 2, tgt_local = 4;
+/// Stream::channel of the streams the fabric worker sends itself (all_to_all, direct structure).
+inline constexpr uint32_t fabric_worker_channel = 0xFFu;
+/// packet_loop's channel filter: every stream.
+inline constexpr uint32_t any_channel = 0xFFFFFFFFu;
 
 /// One stream of packets: `bytes` from input offset `src` to output offset `dst` on its targets.
 struct Stream {
     uint32_t src = 0, dst = 0, bytes = 0, targets = 0;
     uint32_t routing[2] = {0, 0}, route[2] = {0, 0};  ///< [0] forward (E), [1] backward (W)
+    /// all_to_all's schedule (Plan::by_channel): the core that sends it (a mux channel, the local
+    /// copy's channel, or fabric_worker_channel)
+    uint32_t channel = 0;
 };
 
 /// One item of a relaying sender's list (all_gather relay): bytes [off, off + bytes) of chip
@@ -117,7 +130,14 @@ struct Plan {
     uint32_t slice = 0, relay_sync = 1;
     uint32_t nitems[max_channels] = {};
     RelayItem items[max_channels][max_relay_items];
-    constexpr uint32_t channels() const { return 2 * workers; }
+    /// all_to_all_async_generic's schedule (make_all_to_all_generic): each stream is sent by the core
+    /// of its `channel`, a core's streams one after another (`in_order`: destination after
+    /// destination, not in turns); the own chunk by a core of its own (channel local_channel).
+    /// direct: the remote streams are the fabric worker's (no mux), the local copy channel 0;
+    /// else 2 x workers mux channels and the local copy channel 2 x workers.
+    bool by_channel = false, in_order = false, direct = false;
+    uint32_t local_channel = 0;
+    constexpr uint32_t channels() const { return !by_channel ? 2 * workers : direct ? 1u : 2 * workers + 1; }
 
     constexpr uint32_t packet_bytes() const { return page * pages_per_packet; }
     /// L1 bytes a core needs from the plan's base: 64 bytes of semaphores, 2 headers, then the CB
@@ -138,9 +158,21 @@ struct Plan {
 constexpr uint32_t ttm_pages_per_packet(uint32_t payload, uint32_t page) {
     return payload / page < 4 ? payload / page : 4;
 }
-/// tt-metal's all_to_all (all_to_all_async_generic) pages per packet: number_pages_per_packet = 2.
+/// tt-metal's all_to_all (all_to_all_async_generic's program factory) pages per packet:
+/// number_pages_per_packet = min(4, max payload / page) for its scatter schedule (the bank-owned
+/// schedule needs more than 4 pages per payload): 3 pages of 2048 B in a 6144 B packet.
 constexpr uint32_t ttm_a2a_pages_per_packet(uint32_t payload, uint32_t page) {
-    return payload / page < 2 ? payload / page : 2;
+    return payload / page < 4 ? payload / page : 4;
+}
+
+/// tt-metal's all_to_all_async_generic workers per direction (its program factory, one link):
+/// preferred 3, at most n - 1 on a line; used when the output's packets per lane
+/// (pages / (workers x pages_per_packet)) reach 16 on a line, 4 on a ring; else 0, its original
+/// schedule (one core sending every remote destination, a core for the local copy).
+constexpr uint32_t ttm_a2a_workers_per_direction(uint64_t out_bytes, uint32_t page, uint32_t n, bool ring, uint32_t pages_per_packet) {
+    const uint32_t w = ring ? 3u : (n - 1 < 3 ? n - 1 : 3u);
+    const uint64_t lanes = out_bytes / page / (uint64_t(w) * pages_per_packet);
+    return lanes >= (ring ? 4u : 16u) ? w : 0u;
 }
 
 /// Lays out the plan's L1 from `base` (16-aligned) and the common fields.
@@ -164,6 +196,8 @@ inline void plan_common(Plan& p, uint32_t rank, uint32_t ranks, uint32_t dram_xy
     p.relay = false;
     p.relay_local = true;
     p.workers = 1;
+    p.by_channel = p.in_order = p.direct = false;
+    p.local_channel = 0;
     for (uint32_t c = 0; c < max_channels; ++c) p.nitems[c] = 0;
 }
 
@@ -289,12 +323,10 @@ inline void make_all_gather_relay(Plan& p, bool ring, uint32_t slice, uint32_t s
 }
 
 /// all_to_all of `chunk` bytes per pair (input and output: ranks * chunk; chunk j of chip r's
-/// input lands at r * chunk of chip j's output). Streams in tt-metal's destination order
-/// (all_to_all_async_generic's sender reader): a line chip 0, 1, .., n - 1 (its own chunk copied
-/// locally); a ring from the farthest chip inwards, distance (d + 1) / 2 for d = n - 1 .. 0,
-/// backward when d is odd and forward when even (so the distance-n/2 chip of an even ring goes
-/// backward), the own chunk last. They take turns packet by packet (tt-metal's reader sends them
-/// one after another from one core; see docs/fabric.md for why that is not modelled).
+/// input lands at r * chunk of chip j's output), for Structure one_core: streams in an older
+/// all_to_all_async_generic sender reader's order (a line chip 0, 1, .., n - 1; a ring from the
+/// farthest chip inwards, distance (d + 1) / 2 for d = n - 1 .. 0, backward when d is odd), taking
+/// turns packet by packet from the one core. tt-metal's schedule: make_all_to_all_generic.
 inline void make_all_to_all(Plan& p, bool ring, uint32_t chunk) {
     const uint32_t r = p.rank, n = p.ranks;
     p.ring = ring;
@@ -316,6 +348,45 @@ inline void make_all_to_all(Plan& p, bool ring, uint32_t chunk) {
         }
     } else {
         for (uint32_t j = 0; j < n; ++j) add(j, j == r ? 2u : j > r ? 0u : 1u, j > r ? j - r : r - j);
+    }
+    p.expect = n - 1;
+}
+
+/// all_to_all as all_to_all_async_generic's program factory schedules it (one link), `chunk` bytes
+/// per pair as make_all_to_all. Destination order, common to every chip: a line alternates ends
+/// (chips 0, n - 1, 1, n - 2, ..); a ring goes 0, 1, .., n - 1, each the shorter way (an even
+/// ring's opposite chip forward when its index is above this chip's, else backward). `workers`
+/// (ttm_a2a_workers_per_direction): 0 or 1 — the direct structure: the remote destinations one
+/// after another from the fabric worker, connected to both routers without a mux (its original
+/// schedule; with one worker per direction only a 2-chip line, where a chip sends one way);
+/// 2 or more — the direction-owned schedule: a forward destination goes to forward worker
+/// (its index among the forward destinations) mod workers, a backward one likewise, each worker
+/// sending its destinations one after another into the mux. The own chunk is copied by a core
+/// of its own. Each destination's last packet carries its completion increment.
+inline void make_all_to_all_generic(Plan& p, bool ring, uint32_t chunk, uint32_t workers) {
+    const uint32_t r = p.rank, n = p.ranks;
+    p.ring = ring;
+    p.by_channel = p.in_order = true;
+    p.direct = workers <= 1;
+    p.workers = p.direct ? 1u : workers > max_workers ? max_workers : workers;
+    p.local_channel = p.direct ? 0u : 2 * p.workers;
+    uint32_t fwd_i = 0, bwd_i = 0;
+    for (uint32_t step = 0; step < n; ++step) {
+        const uint32_t j = ring ? step : step % 2 == 0 ? step / 2 : n - 1 - step / 2;
+        int32_t off = int32_t(j) - int32_t(r);
+        if (ring && off < -int32_t(n / 2)) off += int32_t(n);
+        else if (ring && off > int32_t(n / 2)) off -= int32_t(n);
+        Stream& s = p.s[p.nstreams++];
+        s.src = j * chunk;
+        s.dst = r * chunk;
+        s.bytes = chunk;
+        s.targets = off == 0 ? tgt_local : off > 0 ? tgt_fwd : tgt_bwd;
+        s.routing[0] = s.routing[1] = uint32_t(Routing::unicast_1d);
+        s.route[0] = s.route[1] = uint32_t(off < 0 ? -off : off);
+        s.channel = off == 0 ? p.local_channel
+                    : p.direct ? fabric_worker_channel
+                    : off > 0  ? fwd_i++ % p.workers
+                               : p.workers + bwd_i++ % p.workers;
     }
     p.expect = n - 1;
 }
@@ -345,7 +416,7 @@ inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t first_sende
     w.mux_xy = mux_xy;
     w.mux_slots = mux_slots;
     w.mux_fill_l1 = p.cb_l1;
-    w.done_l1 = p.cb_l1 + 16 * max_channels;
+    w.done_l1 = p.direct ? p.sem_l1 + 32 : p.cb_l1 + 16 * max_channels;  // direct: the fabric worker's CB is in use
     w.mux_slots_l1 = p.cb_l1 + Plan::mux_counters;
     for (uint32_t c = 0; c < p.channels(); ++c) w.sender_xy[c] = first_sender + c;
     w.credit_l1 = p.sem_l1 + 16;
@@ -395,7 +466,7 @@ inline void check_plan(const Plan& p) {
 /// the DRAM input into the CB (the reads of packet k+1 issued before packet k is written), then
 /// `send(stream, off, n, last, cb_l1, d)` per fabric direction d and the local copy.
 template <class H, class Send>
-void packet_loop(H& hal, const Plan& p, uint32_t mask, Send send) {
+void packet_loop(H& hal, const Plan& p, uint32_t mask, Send send, uint32_t channel = any_channel) {
     const uint32_t pk = p.packet_bytes();
     const uint32_t dx = p.dram_xy & 0xFFFFu, dy = p.dram_xy >> 16;
     struct Pk {
@@ -403,12 +474,13 @@ void packet_loop(H& hal, const Plan& p, uint32_t mask, Send send) {
         bool valid = false, last = false;
     };
     uint32_t cursor[max_streams];
-    for (uint32_t i = 0; i < p.nstreams; ++i) cursor[i] = (p.s[i].targets & mask) ? 0 : p.s[i].bytes;
+    for (uint32_t i = 0; i < p.nstreams; ++i)
+        cursor[i] = (p.s[i].targets & mask) && (channel == any_channel || p.s[i].channel == channel) ? 0 : p.s[i].bytes;
     uint32_t rr = 0;
-    auto next = [&]() {  // the next packet: streams take turns
+    auto next = [&]() {  // the next packet: streams take turns, or (in_order) one after another
         Pk k;
         for (uint32_t t = 0; t < p.nstreams; ++t) {
-            const uint32_t i = (rr + t) % p.nstreams;
+            const uint32_t i = p.in_order ? t : (rr + t) % p.nstreams;
             if (cursor[i] >= p.s[i].bytes) continue;
             k.s = i;
             k.off = cursor[i];
@@ -467,6 +539,11 @@ inline uint32_t packets_to(const Plan& p, uint32_t c) {
     if (p.relay) {
         for (uint32_t i = 0; i < p.nitems[c]; ++i)
             if (p.items[c][i].send) n += (p.items[c][i].bytes + pk - 1) / pk + relay_syncs(p, p.items[c][i].bytes);
+        return n;
+    }
+    if (p.by_channel) {
+        for (uint32_t i = 0; i < p.nstreams; ++i)
+            if (p.s[i].channel == c && (p.s[i].targets & (tgt_fwd | tgt_bwd))) n += (p.s[i].bytes + pk - 1) / pk;
         return n;
     }
     for (uint32_t i = 0; i < p.nstreams; ++i)
@@ -667,7 +744,9 @@ uint32_t run_sender(H& hal, const Plan& p, const MuxWiring& w, uint32_t c, uint3
     detail::check_plan(p);
     const uint32_t mx = w.mux_xy & 0xFFFFu, my = w.mux_xy >> 16;
     const uint32_t d = c / p.workers;
-    const uint32_t mask = d == 0 ? tgt_fwd : (tgt_bwd | tgt_local);  // the local copy with the backward sender, as tt-metal's (direction 1)
+    const uint32_t mask = p.by_channel ? (c == p.local_channel ? tgt_local : tgt_fwd | tgt_bwd)  // all_to_all: the channel's streams
+                          : d == 0     ? tgt_fwd
+                                       : (tgt_bwd | tgt_local);  // the local copy with the backward sender, as tt-metal's (direction 1)
     uint32_t sent = 0, idx = 0;
     for (uint32_t it = 0; it < iters; ++it) {
         detail::wait_at_least(hal, w.credit_l1 + 16, it + 1);  // the mux says go: every chip finished op it - 1 (the start barrier)
@@ -687,9 +766,12 @@ uint32_t run_sender(H& hal, const Plan& p, const MuxWiring& w, uint32_t c, uint3
         };
         if (p.relay) detail::relay_loop(hal, p, c, it, w.relay_l1, w.sender_xy[c], to_mux);
         else
-            detail::packet_loop(hal, p, mask, [&](const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t l1, uint32_t dd) {
-                to_mux(detail::packet_header(p, s, off, n, last, dd, it), l1, n);
-            });
+            detail::packet_loop(
+                hal, p, mask,
+                [&](const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t l1, uint32_t dd) {
+                    to_mux(detail::packet_header(p, s, off, n, last, dd, it), l1, n);
+                },
+                p.by_channel ? c : any_channel);
         hal.noc_write_barrier();  // the local copy landed
         hal.sem_inc(hal.noc_addr(mx, my, w.done_l1), 1);  // this sender's part of op it is done
     }
@@ -737,6 +819,34 @@ uint32_t run_mux(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t
             if (!moved) hal.idle();
         }
         detail::wait_at_least(hal, w.done_l1, nc * (it + 1));  // every sender's local work
+        detail::wait_at_least(hal, p.sem_l1 + 64 * (it & 1), p.sem_initial + (it / 2 + 1) * p.expect);  // every stream that reaches this chip
+    }
+    return 0;
+}
+
+/// all_to_all's direct structure (Plan::direct; all_to_all_async_generic's one sender per link
+/// connected to both routers without a mux): the fabric worker sends the remote destinations one
+/// after another, the core of channel 0 (run_sender) copies the own chunk; an op ends when that
+/// copy is done and every stream that reaches this chip signalled.
+template <class H, class Link>
+uint32_t run_direct(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t iters) {
+    detail::check_plan(p);
+    const uint32_t sx = w.sender_xy[0] & 0xFFFFu, sy = w.sender_xy[0] >> 16;
+    for (uint32_t it = 0; it < iters; ++it) {
+        detail::start_barrier(hal, link, p, it);
+        hal.sem_inc(hal.noc_addr(sx, sy, w.credit_l1 + 16), 1);  // go: op it (the local copy)
+        detail::packet_loop(
+            hal, p, tgt_fwd | tgt_bwd,
+            [&](const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t l1, uint32_t d) {
+                const uint32_t hl1 = p.header_l1 + d * p.header_bytes;
+                volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
+                write_header(h, detail::packet_header(p, s, off, n, last, d, it), 0, [](uint32_t) { return uint8_t(0); });
+                Connection& c = link.connection(d == 0 ? uint32_t(Dir::E) : uint32_t(Dir::W));
+                c.reserve(hal);
+                c.write(hal, hl1, p.header_bytes, l1, n);  // returns when header and payload left L1
+            },
+            fabric_worker_channel);
+        detail::wait_at_least(hal, w.done_l1, it + 1);  // the local copy
         detail::wait_at_least(hal, p.sem_l1 + 64 * (it & 1), p.sem_initial + (it / 2 + 1) * p.expect);  // every stream that reaches this chip
     }
     return 0;
