@@ -10,6 +10,7 @@
 #   <wall s> <user s> <sys s> <max RSS KB> <object file>
 # CPU time (user + sys) is the figure to compare on a shared machine: wall time grows with the load.
 # An explicit launcher replaces ccache (cmake/ccache.cmake), so every file is compiled cold.
+[ -x /usr/bin/time ] || { echo "tu_time.sh: needs GNU time as /usr/bin/time (apt-get install time)" >&2; exit 2; }
 out=?
 prev=
 for a in "$@"; do
