@@ -4,7 +4,8 @@
 #      rv32 shim gate, header-alone compiles, find_package/add_subdirectory consumers, the demo
 #      and a benchmark smoke run);
 #   2. asan preset (ASan+UBSan) and tsan preset: the unit tests again, sanitized, in a bounded form:
-#      asan leaves out the end-to-end collectives sweeps, tsan builds the files that run the thread
+#      asan leaves out the end-to-end collectives sweeps and compiles the test files that run quickly
+#      at -O0 (tests/CMakeLists.txt: KCCL_TESTS_RUN_HEAVY), tsan builds the files that run the thread
 #      engine (docs/testing.md says what each leaves out and why).
 # Options: --no-sanitizers (step 1 only), --full-sanitizers (every test file and the demos under
 # both sanitizers; ~1 hour on 2 cores), --long (also the [long] stress tests).
@@ -29,8 +30,12 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 step() { printf '\n=== %s ===\n' "$*"; }
 
+# The [long] sweeps' extra instantiations of the end-to-end bed only when they are run (tests/CMakeLists.txt).
+matrix=OFF
+if (( long )); then matrix=ON; fi
+
 step "default: configure, build, test"
-cmake --preset default >/dev/null
+cmake --preset default -DKCCL_TESTS_LONG_MATRIX=$matrix >/dev/null
 cmake --build --preset default -j"$jobs"
 ctest --preset default -j"$jobs"
 if (( long )); then
@@ -42,7 +47,8 @@ if (( sanitizers )); then
   for p in asan tsan; do
     if (( full )); then
       step "$p: build every test file and the demos, run them"
-      cmake --preset "$p" -DKCCL_BUILD_BENCHMARKS=OFF -DKCCL_TESTS_SKIP_REGEX= -DKCCL_TESTS_ONLY_REGEX= >/dev/null
+      cmake --preset "$p" -DKCCL_BUILD_BENCHMARKS=OFF -DKCCL_TESTS_SKIP_REGEX= -DKCCL_TESTS_ONLY_REGEX= \
+        -DKCCL_TESTS_LONG_MATRIX=$matrix >/dev/null
       cmake --build --preset "$p" -j"$jobs" --target kccl_tests ring_ping coll_perf wafer_model
       ctest --preset "$p" -j"$jobs"
     else
