@@ -178,21 +178,23 @@ inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t s0, uint32_
 }
 
 namespace detail {
-/// The header of one packet of stream `s` (payload n bytes at stream offset off) to direction d.
-inline HeaderFields packet_header(const Plan& p, const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t d, uint32_t op) {
-    const uint32_t dst = p.output + s.dst + off;
+/// The header of a data packet of n bytes written at `dst` of the chip(s) `route` reaches: one NoC
+/// write per page (scatter write), or, when `inc`, a fused write + increment of (sem_xy, sem_l1)
+/// on the delivering chip (after a barrier: every earlier packet from the same source went
+/// through the same delivering router, so the increment says they all landed).
+inline HeaderFields data_header(const Plan& p, Routing routing, uint32_t route, uint32_t dst, uint32_t n, bool inc,
+                                uint32_t sem_xy, uint32_t sem_l1, uint32_t source) {
     HeaderFields f;
-    f.routing = Routing(s.routing[d]);
-    f.route = s.route[d];
+    f.routing = routing;
+    f.route = route;
     f.payload = n;
     f.dst_xy = p.dram_xy;
     f.dst_l1 = dst;
-    f.source = (p.rank & 0xFFu) | (off << 8);
-    if (last) {  // the stream's last packet: data, then the receiver's semaphore (after a barrier:
-                 // every earlier packet of the stream went through the same delivering router)
+    f.source = source;
+    if (inc) {
         f.cmd = NocCmd::fused_write_inc;
-        f.sem_xy = p.worker_xy;
-        f.sem_l1 = p.sem_l1 + 64 * (op & 1);
+        f.sem_xy = sem_xy;
+        f.sem_l1 = sem_l1;
         f.value = 1;
     } else {  // one NoC write per page of the destination tensor
         const uint32_t np = (n + p.page - 1) / p.page;
@@ -204,6 +206,13 @@ inline HeaderFields packet_header(const Plan& p, const Stream& s, uint32_t off, 
         f.scatter2n = p.page | (np << 16);
     }
     return f;
+}
+
+/// The header of one packet of stream `s` (payload n bytes at stream offset off) to direction d;
+/// the stream's last packet increments the receiving worker's completion semaphore of op `op`.
+inline HeaderFields packet_header(const Plan& p, const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t d, uint32_t op) {
+    return data_header(p, Routing(s.routing[d]), s.route[d], p.output + s.dst + off, n, last, p.worker_xy,
+                       p.sem_l1 + 64 * (op & 1), (p.rank & 0xFFu) | (off << 8));
 }
 
 inline void check_plan(const Plan& p) {
@@ -289,6 +298,26 @@ template <class H>
 void wait_at_least(H& hal, uint32_t l1, uint32_t want) {
     while (int32_t(hal.sem_read(l1) - want) < 0) hal.idle();
 }
+
+/// A sender's hand-off of one packet (header f, n payload bytes at l1) to channel d of the mux:
+/// waits for a free slot (`sent` packets handed over so far, `idx` the next slot), writes header
+/// and payload into it and announces it. Returns when the payload has left l1.
+template <class H>
+void to_mux(H& hal, const Plan& p, const MuxWiring& w, uint32_t d, const HeaderFields& f, uint32_t l1, uint32_t n, uint32_t& sent,
+            uint32_t& idx) {
+    const uint32_t mx = w.mux_xy & 0xFFFFu, my = w.mux_xy >> 16, hl1 = p.header_l1;
+    while (sent - hal.sem_read(w.credit_l1) >= w.mux_slots) hal.idle();  // a free mux slot
+    volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
+    write_header(h, f, 0, [](uint32_t) { return uint8_t(0); });
+    kccl::hal::l1_store_fence(hal, hl1, p.header_bytes);  // the header stores above (N7)
+    const uint32_t slot = w.slot(p, d, idx);
+    hal.noc_write(hl1, hal.noc_addr(mx, my, slot), p.header_bytes);
+    hal.noc_write(l1, hal.noc_addr(mx, my, slot + p.header_bytes), n);
+    hal.noc_writes_flushed();  // the packet before its announcement (N1, strict profile)
+    hal.sem_inc(hal.noc_addr(mx, my, w.mux_fill_l1 + 16 * d), 1);
+    idx = idx + 1 == w.mux_slots ? 0 : idx + 1;
+    ++sent;
+}
 }  // namespace detail
 
 /// Structure::one_core: runs `iters` ops of plan `p` on the chip's fabric worker alone (reader and
@@ -319,22 +348,11 @@ uint32_t run_sender(H& hal, const Plan& p, const MuxWiring& w, uint32_t d, uint3
     detail::check_plan(p);
     const uint32_t mx = w.mux_xy & 0xFFFFu, my = w.mux_xy >> 16;
     const uint32_t mask = d == 0 ? (tgt_fwd | tgt_local) : tgt_bwd;
-    uint32_t sent = 0, idx = 0;
+    uint32_t sent = 0, idx = 0;  // packets handed to the mux; the next mux slot
     for (uint32_t it = 0; it < iters; ++it) {
         if (it) detail::wait_at_least(hal, w.credit_l1 + 16, it);  // the chip finished op it - 1 (the mux says go)
         detail::packet_loop(hal, p, mask, [&](const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t l1, uint32_t dd) {
-            const uint32_t hl1 = p.header_l1;
-            while (sent - hal.sem_read(w.credit_l1) >= w.mux_slots) hal.idle();  // a free mux slot
-            volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
-            write_header(h, detail::packet_header(p, s, off, n, last, dd, it), 0, [](uint32_t) { return uint8_t(0); });
-            kccl::hal::l1_store_fence(hal, hl1, p.header_bytes);  // the header stores above (N7)
-            const uint32_t slot = w.slot(p, d, idx);
-            hal.noc_write(hl1, hal.noc_addr(mx, my, slot), p.header_bytes);
-            hal.noc_write(l1, hal.noc_addr(mx, my, slot + p.header_bytes), n);
-            hal.noc_writes_flushed();  // the packet before its announcement (N1, strict profile)
-            hal.sem_inc(hal.noc_addr(mx, my, w.mux_fill_l1 + 16 * d), 1);
-            idx = idx + 1 == w.mux_slots ? 0 : idx + 1;
-            ++sent;
+            detail::to_mux(hal, p, w, d, detail::packet_header(p, s, off, n, last, dd, it), l1, n, sent, idx);
         });
         hal.noc_write_barrier();  // the local copy landed
         hal.sem_inc(hal.noc_addr(mx, my, w.mux_fill_l1 + 32), 1);  // this sender's part of op it is done
@@ -346,10 +364,13 @@ uint32_t run_sender(H& hal, const Plan& p, const MuxWiring& w, uint32_t d, uint3
 /// which owns the router connections): forwards each sender's packets into the router of its
 /// direction, gives the slot back, and ends an op when both senders are done and every stream
 /// that reaches this chip signalled; then tells the senders to go on.
+/// The op's counts are given: want0 / want1 packets per op from the E / W sender, and
+/// `expect` completion increments per op at the plan's semaphores (0: none; the senders' own
+/// waits make the op complete). The reducing ops (ttm_reduce.hpp) use it.
 template <class H, class Link>
-uint32_t run_mux(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t iters) {
-    detail::check_plan(p);
-    const uint32_t want[2] = {detail::packets_to(p, 0), detail::packets_to(p, 1)};
+uint32_t run_mux_counts(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t want0, uint32_t want1, uint32_t expect,
+                        uint32_t iters) {
+    const uint32_t want[2] = {want0, want1};
     uint32_t taken[2] = {0, 0}, idx[2] = {0, 0};
     for (uint32_t it = 0; it < iters; ++it) {
         uint32_t done[2] = {0, 0};
@@ -373,13 +394,20 @@ uint32_t run_mux(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t
             if (!moved) hal.idle();
         }
         detail::wait_at_least(hal, w.mux_fill_l1 + 32, 2 * (it + 1));                 // both senders' local work
-        detail::wait_at_least(hal, p.sem_l1 + 64 * (it & 1), p.sem_initial + (it / 2 + 1) * p.expect);  // every stream that reaches this chip
+        detail::wait_at_least(hal, p.sem_l1 + 64 * (it & 1), p.sem_initial + (it / 2 + 1) * expect);  // every stream that reaches this chip
         for (uint32_t d = 0; d < 2; ++d) {
             const uint32_t sx = w.sender_xy[d] & 0xFFFFu, sy = w.sender_xy[d] >> 16;
             hal.sem_inc(hal.noc_addr(sx, sy, w.credit_l1 + 16), 1);  // go: op it + 1
         }
     }
     return 0;
+}
+
+/// run_mux_counts with plan p's own counts (all_gather, all_to_all).
+template <class H, class Link>
+uint32_t run_mux(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t iters) {
+    detail::check_plan(p);
+    return run_mux_counts(hal, link, p, w, detail::packets_to(p, 0), detail::packets_to(p, 1), p.expect, iters);
 }
 
 }  // namespace kccl::fabric::chip::ops
