@@ -499,7 +499,7 @@ Result run_row_ttm(const FOptions& o, const Row& row) {
         ro.dirty_l1 = emu::RunOptions::DirtyL1::off;
         r = tf::run(t, ro);
     } else {
-        res.model_us = tf::timed_us(t, r) + tf::OpOverhead::us(o.ranks);  // the fitted fixed cost per op
+        res.model_us = tf::timed_us(t, r) + tf::device_ops(t) * tf::OpOverhead::us(o.ranks);  // the fitted fixed cost per tt-metal program
     }
     res.host_us = (now() - t0) * 1e6 / std::max(1u, o.iters);
     if (!r.error.empty()) res.error = "run failed: " + r.error;

@@ -318,11 +318,17 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
 /// of the 8 measured series (all_gather and all_to_all; line 2 and 4 KiB, line 4 at 8 KiB, line 8
 /// and ring 8 at 16 KiB: residuals 5.85, 3.22, 7.71, 6.11, 13.96, 8.26, 12.99, 11.74 us), sizes
 /// below the fidelity table's 64 KiB..256 MiB. Not a fit of any point of the table.
+/// Charged once per tt-metal device operation the op is made of (device_ops): all_reduce twice.
 struct OpOverhead {
     static constexpr double fixed_us = 2.12;
     static constexpr double per_device_us = 1.20;
     static constexpr double us(uint32_t devices) { return fixed_us + per_device_us * devices; }
 };
+
+/// tt-metal device operations (programs dispatched to every device) of one call: all_reduce_async
+/// runs reduce_scatter_minimal_async and then all_gather_async (two programs, each with its own
+/// start barrier); the other ops are one. Not fitted: a count of tt-metal's programs.
+inline uint32_t device_ops(const Options& o) { return o.op == "all_reduce" ? 2 : 1; }
 
 /// Modelled time of one op in us on the Wormhole model: (makespan of warmup + iters - makespan of
 /// warmup only) / iters, as coll_perf, without OpOverhead. `r` gets the checked run.
