@@ -98,9 +98,9 @@ def emulated_gib(p):
     """Host memory of a point's emulated tensors: L1 buffers (generic) or DRAM input + output (ttm)."""
     n, size = p["n"], p["size"]
     if method_for(p["op"], p["topology"]) == "ttm":
-        if p["op"] in TTM_REDUCE_OPS:  # input, output, 2 parities of the intermediate (n + 1 slices)
+        if p["op"] in TTM_REDUCE_OPS:  # input, output, the intermediate (n + 1 slices; one op: one parity)
             out = size if p["op"] == "all_reduce" else size // n
-            return n * (size + out + 2 * (n + 1) * (size // n)) / 2 ** 30
+            return n * (size + out + (n + 1) * (size // n)) / 2 ** 30
         return n * ((size // n if p["op"] == "all_gather" else size) + size) / 2 ** 30
     return n * 3 * size / 2 ** 30
 

@@ -348,6 +348,8 @@ std::vector<Row> plan_rows(FOptions& o) {
                 t.op = op_name(op);
                 t.ranks = o.ranks;
                 t.size = r.bytes;
+                t.iters = o.iters;
+                t.warmup = o.warmup;
                 const uint64_t host = uint64_t(o.ranks) * kccl::tools::ttm_fabric::dram_bytes(t);
                 if (host > worst) { worst = host; worst_row = where; }
                 rows.push_back(std::move(r));

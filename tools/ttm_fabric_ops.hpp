@@ -69,13 +69,17 @@ inline uint8_t input_byte(uint64_t seed, uint32_t r, uint64_t i) {
     return uint8_t(x >> (8 * (i & 7)));
 }
 
-/// DRAM bytes per chip for the op's tensors (reductions: input, output, 2 parities of the
+/// Parities of the reducing ops' intermediate tensor: ops back to back alternate two (a chip may be
+/// one op ahead of its neighbour); a run of one op needs one.
+inline uint32_t inter_parities(const Options& o) { return o.warmup + o.iters > 1 ? 2 : 1; }
+
+/// DRAM bytes per chip for the op's tensors (reductions: input, output, inter_parities x the
 /// intermediate tensor of ranks + 1 slices).
 inline uint64_t dram_bytes(const Options& o) {
     auto up = [](uint64_t b) { return (b + 4095) & ~4095ull; };
     if (reduces(o)) {
         const uint64_t slice = o.size / o.ranks;
-        return up(o.size) + up(o.op == "all_reduce" ? o.size : slice) + 2 * up((o.ranks + 1) * slice);
+        return up(o.size) + up(o.op == "all_reduce" ? o.size : slice) + inter_parities(o) * up((o.ranks + 1) * slice);
     }
     const uint64_t in = o.op == "all_gather" ? o.size / o.ranks : o.size;
     return up(in) + ((o.size + 15) & ~15ull);
@@ -267,7 +271,8 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
         std::vector<uint8_t> stale(std::max(out_bytes, (n + 1) * slice));
         for (uint32_t i = 0; i < stale.size(); ++i) stale[i] = uint8_t(0xA5 ^ (i * 131u) ^ r);  // stale output and intermediate
         bed.cluster->write(d, out_at, stale.data(), out_bytes);
-        for (uint32_t par = 0; par < 2; ++par) bed.cluster->write(d, inter_at + par * (n + 1) * slice, stale.data(), (n + 1) * slice);
+        for (uint32_t par = 0; par < inter_parities(o); ++par)
+            bed.cluster->write(d, inter_at + par * (n + 1) * slice, stale.data(), (n + 1) * slice);
     }
     const uint32_t total = o.warmup + o.iters;
     bed.add([&plans, &wires, total](auto& hal, auto& link, const cf::RankBuffers& rb) -> uint64_t {

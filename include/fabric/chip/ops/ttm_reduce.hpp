@@ -81,7 +81,7 @@ struct ReducePlan {
     uint32_t input = 0;            ///< DRAM address of the op's input tensor
     bool ring = false, all_reduce = false, use_direct = false;
     uint32_t slice = 0;            ///< S: bytes of each chip's slice (input = ranks * S)
-    uint32_t inter = 0;            ///< DRAM intermediate tensor: 2 parities of inter_bytes
+    uint32_t inter = 0;            ///< DRAM intermediate tensor: 2 parities of inter_bytes (one when one op runs)
     uint32_t inter_bytes = 0;      ///< per parity: ranks * S + S (the line's second partial of the own slice at ranks * S)
     uint32_t chunk = 0;            ///< bytes per chunk
     uint32_t sync = 1;             ///< chunks per announcement
