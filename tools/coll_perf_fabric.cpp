@@ -74,6 +74,7 @@ struct FOptions {
     // the combine on the Tensix compute engine, OnComputeEngine).
     std::string structure = "generic";
     uint32_t mux_slots = 1;  ///< --structure ttm: slots per mux channel
+    bool mux_slots_given = false;
 };
 
 
@@ -144,7 +145,10 @@ FOptions parse(int argc, char** argv, bool& help) {
             if (v != "generic" && v != "ttm" && v != "ttm_one_core" && v != "ttm_executor")
                 bad("--structure '" + v + "' is not known (allowed: generic, ttm, ttm_one_core, ttm_executor)");
             o.structure = v;
-        } else if (a == "--mux-slots") o.mux_slots = parse_u32(a, v, 1, 8);
+        } else if (a == "--mux-slots") {
+            o.mux_slots = parse_u32(a, v, 1, 8);
+            o.mux_slots_given = true;
+        }
         else if (a == "--timing") {
             if (v != "wormhole") bad("--timing '" + v + "' is not offered with --transport fabric (allowed: wormhole)");
             o.timing = v;
@@ -183,7 +187,8 @@ void print_help(const char* prog) {
         "                  ttm_one_core: all_gather / all_to_all with the fabric worker doing everything;\n"
         "                  ttm_executor: reduce_scatter / all_reduce on the collectives executor, the combine on the\n"
         "                  compute engine (unpack, FPU add, pack) instead of the RISC-V's loads and stores\n"
-        "  --mux-slots N   --structure ttm: packet slots per mux channel, 1..8, default 1 (tt-metal's fabric mux default)\n"
+        "  --mux-slots N   --structure ttm: packet slots per mux channel, 1..8; default 1 (tt-metal's fabric mux default),\n"
+        "                  for reduce_scatter / all_reduce tt-metal's workers per direction, one mux buffer each (2..8)\n"
         "Exit codes: 0 every row ran and verified; 1 a row failed or had wrong elements; 2 bad options.\n",
         prog);
 }
@@ -492,6 +497,7 @@ Result run_row_ttm(const FOptions& o, const Row& row) {
     t.warmup = o.warmup;
     t.structure = o.structure == "ttm_one_core" ? "one_core" : "per_direction";
     t.mux_slots = o.mux_slots;
+    t.rs_workers = o.mux_slots_given ? o.mux_slots : 0;  // reduce_scatter / all_reduce: else tt-metal's worker count
     Result res;
     tf::Result r;
     const double t0 = now();

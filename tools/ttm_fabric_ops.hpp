@@ -48,6 +48,9 @@ struct Options {
     /// reduce_scatter / all_reduce on a ring: tt-metal's one-shot algorithm up to 512 KiB per chip
     /// (ops::rs_direct_max_bytes); false: the pipelined ring at every size
     bool one_shot = true;
+    /// reduce_scatter / all_reduce: tt-metal's worker channels per direction, one mux buffer each
+    /// (the mux slots of the reduce_scatter phase); 0: tt-metal's rule, ops::ttm_rs_workers
+    uint32_t rs_workers = 0;
     bool mutation_no_final_partial = false;  ///< tests: the line's E workers' final sums skip the partial they received
 };
 
@@ -95,6 +98,8 @@ inline void validate(const Options& o) {
                                     o.structure + "'");
     if (o.structure != "per_direction" && o.structure != "one_core")
         throw std::invalid_argument("ttm structure: '" + o.structure + "' (allowed: per_direction, one_core)");
+    if (o.rs_workers > 8)
+        throw std::invalid_argument("ttm structure: " + std::to_string(o.rs_workers) + " reduce_scatter workers per direction (allowed: 0 = tt-metal's rule, 1..8)");
     if (o.mux_slots < 1 || o.mux_slots > 8)
         throw std::invalid_argument("ttm structure: " + std::to_string(o.mux_slots) + " mux slots (allowed: 1..8)");
     if (o.ranks < 2 || o.ranks > 32) throw std::invalid_argument("ttm structure: " + std::to_string(o.ranks) + " chips (allowed: 2..32)");
@@ -224,6 +229,7 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
     const uint32_t in_bytes = uint32_t(o.size), slice = in_bytes / n, out_bytes = ar ? in_bytes : slice;
     const uint32_t ppp = o.pages_per_packet ? o.pages_per_packet : ops::ttm_pages_per_packet(o.message, o.page);
     const uint32_t chunk = ops::ttm_chunk_pages(o.message / o.page) * o.page;
+    const uint32_t slots = o.rs_workers ? o.rs_workers : ops::ttm_rs_workers(o.size, n, o.ring);
     cf::BedOptions b;
     b.topology = o.ring ? "ring" : "line";
     b.kind = o.ring ? cf::FabricKind::ring_1d : cf::FabricKind::line_1d;
@@ -232,7 +238,7 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
     b.peer_slots = 2;
     b.tx_slots = o.tx_slots;
     b.rx_slots = o.rx_slots;
-    b.buffer_bytes = ops::ReducePlan::l1_bytes(48, ppp * o.page, o.mux_slots, chunk);
+    b.buffer_bytes = ops::ReducePlan::l1_bytes(48, ppp * o.page, slots, chunk);
     b.grid_w = 3;  // the workers at (1, 0) (E) and (2, 0) (W)
     b.dram_bytes = uint32_t(dram_bytes(o));
     cf::Bed bed(b);
@@ -249,13 +255,13 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
         auto p = std::make_unique<ops::ReducePlan>();
         const uint32_t base = bed.buffers(r).input_l1;
         ops::plan_common(p->ag, r, n, dram_xy, w.x | (w.y << 16), in_at, out_at, o.page, ppp, base, 48);
-        const uint32_t words = (base + ops::Plan::l1_bytes(48, ppp * o.page, o.mux_slots) + 15u) & ~15u;
+        const uint32_t words = (base + ops::Plan::l1_bytes(48, ppp * o.page, slots) + 15u) & ~15u;
         const uint32_t s0 = (w.x + 1) | (w.y << 16), s1 = (w.x + 2) | (w.y << 16);
         ops::make_reduce(*p, o.ring, ar, slice, inter_at, s0, s1, words, words + 176, chunk / o.page, o.one_shot);
         if (o.mutation_no_final_partial)
             for (uint32_t j = 0; j < p->nsteps[0]; ++j)
                 if (p->steps[0][j].final) p->steps[0][j].partials &= ~1u;
-        wires[r] = ops::mux_wiring(p->ag, w.x | (w.y << 16), s0, s1, o.mux_slots);
+        wires[r] = ops::mux_wiring(p->ag, w.x | (w.y << 16), s0, s1, slots);
         bed.launch->init_word(w, p->ag.sem_l1, p->ag.sem_initial);
         bed.launch->init_word(w, p->ag.sem_l1 + 64, p->ag.sem_initial);
         for (uint32_t k = 0; k < 3; ++k) bed.launch->init_word(w, wires[r].mux_fill_l1 + 16 * k, 0);

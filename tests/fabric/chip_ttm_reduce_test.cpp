@@ -110,6 +110,13 @@ TEST_CASE("ttm reduce: the plans (steps, partials, one-shot streams, chunks per 
     CHECK(p.ag.input == p.ag.output);
     CHECK((p.ag.s[0].targets & ops::tgt_local) == 0);
     CHECK(p.ag.expect == 3);
+    // tt-metal's workers per direction by the bytes a link moves
+    CHECK(ops::ttm_rs_workers(64 * 1024, 2, false) == 2);
+    CHECK(ops::ttm_rs_workers(1 << 20, 2, false) == 4);     // 0.52 MB on the line
+    CHECK(ops::ttm_rs_workers(16u << 20, 4, false) == 8);
+    CHECK(ops::ttm_rs_workers(1 << 20, 8, true) == 2);      // 0.46 MB per ring direction
+    CHECK(ops::ttm_rs_workers(16u << 20, 8, true) == 4);
+    CHECK(ops::ttm_rs_workers(128u << 20, 8, true) == 8);
 }
 
 TEST_CASE("ttm reduce: reduce_scatter and all_reduce bit-exact on lines of 2, 4 and 8 and a ring of 8", "[fabric][ttm]") {
@@ -138,7 +145,7 @@ TEST_CASE("ttm reduce: reduce_scatter and all_reduce bit-exact on lines of 2, 4 
             o.ranks = c.ranks;
             o.size = c.size;
             o.one_shot = c.one_shot;
-            o.mux_slots = (seed >> 33) % 2 ? 1 : 3;  // tt-metal's 1 slot per mux channel, and more
+            o.rs_workers = (seed >> 33) % 2 ? 1 : 3;  // mux slots of the reduce_scatter phase
             o.iters = 3;  // ops back to back: the intermediate tensor's two parities, the counters across ops
             INFO(c.op << (c.ring ? " ring " : " line ") << c.ranks << " size " << c.size << (c.one_shot ? "" : " pipelined")
                       << " seed " << seed);

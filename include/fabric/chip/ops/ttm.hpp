@@ -300,13 +300,15 @@ void wait_at_least(H& hal, uint32_t l1, uint32_t want) {
 }
 
 /// A sender's hand-off of one packet (header f, n payload bytes at l1) to channel d of the mux:
-/// waits for a free slot (`sent` packets handed over so far, `idx` the next slot), writes header
-/// and payload into it and announces it. Returns when the payload has left l1.
+/// waits for a free slot (`sent` packets handed over so far, `idx` the next slot; at most `limit`
+/// packets waiting in the mux, 0: every slot), writes header and payload into it and announces it.
+/// Returns when the payload has left l1.
 template <class H>
 void to_mux(H& hal, const Plan& p, const MuxWiring& w, uint32_t d, const HeaderFields& f, uint32_t l1, uint32_t n, uint32_t& sent,
-            uint32_t& idx) {
+            uint32_t& idx, uint32_t limit = 0) {
     const uint32_t mx = w.mux_xy & 0xFFFFu, my = w.mux_xy >> 16, hl1 = p.header_l1;
-    while (sent - hal.sem_read(w.credit_l1) >= w.mux_slots) hal.idle();  // a free mux slot
+    const uint32_t most = limit && limit < w.mux_slots ? limit : w.mux_slots;
+    while (sent - hal.sem_read(w.credit_l1) >= most) hal.idle();  // a free mux slot
     volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
     write_header(h, f, 0, [](uint32_t) { return uint8_t(0); });
     kccl::hal::l1_store_fence(hal, hl1, p.header_bytes);  // the header stores above (N7)

@@ -15,6 +15,10 @@
 //   * work in chunks of `chunk` bytes (tt-metal's tile_granularity: 4 x the pages a packet's
 //     payload holds when that is below 4, so 12 pages of 2048 B with its 6144 B packets), each
 //     chunk's pages sent as packets of `pages_per_packet` pages (its scatter write, 2);
+//   * the mux buffers one packet per tt-metal worker channel (ttm_rs_workers: 2 to 8 per
+//     direction by the size; the host sets MuxWiring::mux_slots to it), so that many of a
+//     direction's packets wait in the mux; all_reduce's all_gather phase keeps one (tt-metal's
+//     all_gather_async: one worker per direction);
 //   * a partial sum is announced to the receiving worker every `sync` chunks (tt-metal's
 //     chunks_per_sync: every 4 chunks on a ring, every 20 on a line, at most half a step's chunks)
 //     by a fused write + increment on the group's last packet; the receiving reader waits for it
@@ -40,7 +44,7 @@
 // DIFFERENCES FROM TT-METAL (docs/fabric.md, "tt-metal's op structure for reduce_scatter and
 // all_reduce"): one worker core runs reader, compute and writer in turn (tt-metal: three kernels
 // on one Tensix core's five RISC-Vs, overlapping), one worker per direction (tt-metal: 2 to 8 by
-// the size); a ring direction's half of a slice is contiguous (tt-metal alternates chunks);
+// the size, each reading and summing its share in parallel; here only their mux buffers are); a ring direction's half of a slice is contiguous (tt-metal alternates chunks);
 // the intermediate tensor is double-buffered by op parity (tt-metal: a barrier semaphore between
 // calls); the one-shot algorithm's exact kernels are not published in the report, only its bytes.
 //
@@ -59,6 +63,15 @@ inline constexpr uint32_t rs_sync_ring = 4;   ///< tt-metal's reduce_scatter: ch
 inline constexpr uint32_t rs_sync_line = 20;  ///< ... and on a line
 /// tt-metal's ring reduce_scatter / all_reduce use the one-shot algorithm up to this input per device.
 inline constexpr uint32_t rs_direct_max_bytes = 512u * 1024u;
+
+/// tt-metal's reduce_scatter_minimal_async workers per direction (its default_workers, one link):
+/// by the bytes a link moves, input x (n-1)/n (halved on a ring): on a ring 2 below 1 MB, 4 up to
+/// 50 MB, 8 above; on a line 2 below 0.5 MB, 4 up to 4 MB, 8 above. Each worker has a channel of
+/// one buffer on the mux, so a direction has this many packets waiting in the mux.
+constexpr uint32_t ttm_rs_workers(uint64_t input_bytes, uint32_t ranks, bool ring) {
+    const uint64_t moved = input_bytes * (ranks - 1) / ranks / (ring ? 2 : 1);
+    return ring ? (moved < 1000000ull ? 2 : moved <= 50000000ull ? 4 : 8) : (moved < 500000ull ? 2 : moved <= 4000000ull ? 4 : 8);
+}
 
 /// tt-metal's tile_granularity in pages, from the pages a packet's payload holds (payload / page,
 /// before the scatter write's limit of 2): 4 packets' worth when that is below 4, else 8.
@@ -437,7 +450,8 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
             if (rp.ar_wait[d]) detail::wait_at_least(hal, rp.words_l1 + 32, p.sem_initial + it + 1);
             detail::packet_loop(hal, p, d == 0 ? tgt_fwd : tgt_bwd,
                                 [&](const Stream& s, uint32_t off, uint32_t nb, bool last, uint32_t l1, uint32_t dd) {
-                                    detail::to_mux(hal, p, w, d, detail::packet_header(p, s, off, nb, last, dd, it), l1, nb, sent, idx);
+                                    detail::to_mux(hal, p, w, d, detail::packet_header(p, s, off, nb, last, dd, it), l1, nb, sent, idx,
+                                                   1);  // all_gather_async: one worker, one mux buffer per direction
                                 });
         }
         hal.noc_write_barrier();  // the final sums landed
