@@ -16,15 +16,16 @@ device count n, ring or line, size) between --min and --max it runs
 and prints our modelled time, our line rate in tt-metal's definition (bottleneck bytes / (time x
 directions) / 12.5 GB/s; directions 2 on a ring, 1 on a line), tt-metal's measured time and the
 error (ours / theirs - 1). Every op runs tt-metal's op structure (`--structure ttm`: DRAM tensors,
-packet streams written into the destination tensor, a worker per direction behind a mux):
-all_gather and all_to_all by include/fabric/chip/ops/ttm.hpp (multicast / unicast), reduce_scatter
-and all_reduce by include/fabric/chip/ops/ttm_reduce.hpp (partial sums passed chip to chip, summed
-on the Tensix compute engine; the ring's one-shot algorithm up to 512 KiB; all_reduce =
-reduce_scatter + all_gather). --generic runs every op on the collectives executor instead (ring
-ring_bidir, line `line`; all_to_all pairwise; reductions on the RISC-V); --executor-reductions runs
-reduce_scatter and all_reduce on the executor with the combine on the compute engine
-(`--structure ttm_executor`; docs/fabric.md, "Reductions on the compute engine"). --update-csv FILE
-runs --ops and replaces their rows in FILE (those within --min..--max), keeping the others.
+packets written into the destination tensor): all_gather relayed hop by hop by worker cores per
+direction behind a mux and all_to_all from one core (include/fabric/chip/ops/ttm.hpp);
+reduce_scatter and all_reduce by include/fabric/chip/ops/ttm_reduce.hpp (partial sums passed chip
+to chip by a worker per direction behind the mux, summed on the Tensix compute engine; the ring's
+one-shot algorithm up to 512 KiB; all_reduce = reduce_scatter + all_gather, two programs).
+--generic runs every op on the collectives executor instead (ring ring_bidir, line `line`;
+all_to_all pairwise; reductions on the RISC-V); --executor-reductions runs reduce_scatter and
+all_reduce on the executor with the combine on the compute engine (`--structure ttm_executor`;
+docs/fabric.md, "Reductions on the compute engine"). --update-csv FILE runs --ops and replaces
+their rows in FILE (those within --min..--max), keeping the others.
 
 A point is emulated whole or not at all: one whose emulated memory (executor: n ranks x 3 L1
 buffers of the size; ttm: n x the DRAM tensors) exceeds --mem-gib is printed as "not emulated"
@@ -98,7 +99,7 @@ def emulated_gib(p):
     """Host memory of a point's emulated tensors: L1 buffers (generic) or DRAM input + output (ttm)."""
     n, size = p["n"], p["size"]
     if method_for(p["op"], p["topology"]) == "ttm":
-        if p["op"] in TTM_REDUCE_OPS:  # input, output, the intermediate (n + 1 slices; one op: one parity)
+        if p["op"] in TTM_REDUCE_OPS:  # input, output, the intermediate (n + 1 slices)
             out = size if p["op"] == "all_reduce" else size // n
             return n * (size + out + (n + 1) * (size // n)) / 2 ** 30
         return n * ((size // n if p["op"] == "all_gather" else size) + size) / 2 ** 30

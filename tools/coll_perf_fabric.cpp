@@ -180,11 +180,12 @@ void print_help(const char* prog) {
         "                  1D fabric (tt-metal's 1D router), 4,8 on 2D (5 sender channels must fit the Ethernet core's L1)\n"
         "  --timing wormhole  the timed fiber engine with the Wormhole model: modelled time per iteration\n"
         "  --structure S   generic (default: the collectives executor over the fabric link) or ttm, tt-metal's op\n"
-        "                  structure on a line or ring: DRAM tensors, packet streams written into the destination\n"
-        "                  tensor, a worker core per direction behind a mux; all_gather / all_to_all by multicast /\n"
-        "                  unicast (include/fabric/chip/ops/ttm.hpp), reduce_scatter / all_reduce (bfloat16) by\n"
-        "                  partial sums passed chip to chip, summed on the Tensix compute engine (ops/ttm_reduce.hpp).\n"
-        "                  ttm_one_core: all_gather / all_to_all with the fabric worker doing everything;\n"
+        "                  structure on a line or ring: DRAM tensors, packets written into the destination tensor;\n"
+        "                  all_gather relayed hop by hop by tt-metal's worker cores per direction behind a mux,\n"
+        "                  all_to_all from one core (include/fabric/chip/ops/ttm.hpp); reduce_scatter / all_reduce\n"
+        "                  (bfloat16) by partial sums passed chip to chip by a worker per direction behind the mux,\n"
+        "                  summed on the Tensix compute engine (ops/ttm_reduce.hpp).\n"
+        "                  ttm_one_core: all_gather (multicast streams) and all_to_all with the fabric worker doing everything;\n"
         "                  ttm_executor: reduce_scatter / all_reduce on the collectives executor, the combine on the\n"
         "                  compute engine (unpack, FPU add, pack) instead of the RISC-V's loads and stores\n"
         "  --mux-slots N   --structure ttm: packet slots per mux channel, 1..8; default 1 (tt-metal's fabric mux default),\n"
@@ -495,7 +496,7 @@ Result run_row_ttm(const FOptions& o, const Row& row) {
     t.rx_slots = o.rx_slots ? o.rx_slots : 16;
     t.iters = o.iters;
     t.warmup = o.warmup;
-    t.structure = o.structure == "ttm_one_core" ? "one_core" : "per_direction";
+    t.structure = o.structure == "ttm_one_core" ? "one_core" : "auto";  // auto: the op's own (tools/ttm_fabric_ops.hpp)
     t.mux_slots = o.mux_slots;
     t.rs_workers = o.mux_slots_given ? o.mux_slots : 0;  // reduce_scatter / all_reduce: else tt-metal's worker count
     Result res;
@@ -523,12 +524,12 @@ Result run_row_ttm(const FOptions& o, const Row& row) {
 
 int run(const FOptions& o, const std::vector<Row>& rows) {
     const fh::FabricKind kind = kind_of(o);
-    const uint32_t hb = kind == fh::FabricKind::mesh_2d ? 64 : 48;
     std::string topo = o.topology;
     if (o.topology == "t3000") topo = "T3000 (2 x 4 chips)";
     else if (o.topology == "galaxy") topo = "Galaxy (4 x 8 chips)";
     else if (o.topology == "mesh") topo = "mesh " + std::to_string(o.rows) + " x " + std::to_string(o.cols);
     const cf::BedOptions bo = bed_of(o, 0);
+    const uint32_t hb = cf::header_bytes_of(bo);
     std::printf("# coll_perf: %u ranks, %s over the chip fabric (%s, %u B header + %u B payload per packet, router channels "
                 "%u tx / %u rx slots), %u slots per peer\n",
                 o.ranks, topo.c_str(), fh::kind_name(kind), hb, o.message, bo.tx_slots, bo.rx_slots, o.slots);

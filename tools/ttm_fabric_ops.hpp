@@ -36,13 +36,15 @@ struct Options {
     uint64_t size = 64 * 1024;
     uint32_t page = 2048;             ///< a bfloat16 32 x 32 tile
     uint32_t message = 6144;          ///< the fabric's packet payload (tt-metal's benchmark)
-    uint32_t pages_per_packet = 0;    ///< 0: tt-metal's rule, ops::ttm_pages_per_packet(message, page)
+    uint32_t pages_per_packet = 0;    ///< 0: tt-metal's rule per op (pages_per_packet_of)
     uint32_t tx_slots = 8, rx_slots = 16;
     uint32_t iters = 1, warmup = 0;
     uint64_t seed = 1;
     /// per_direction: a sender core per direction (reader + writer) behind a mux core (the fabric
-    /// worker) as tt-metal's all_gather_async; one_core: the fabric worker does everything.
-    std::string structure = "per_direction";
+    /// worker) as tt-metal's all_gather_async; one_core: the fabric worker does everything, as
+    /// tt-metal's all_to_all_async_generic (one worker core per link, reader and writer, connected
+    /// to both routers without a mux); auto: the op's own (all_gather per_direction, all_to_all one_core).
+    std::string structure = "auto";
     uint32_t mux_slots = 1;  ///< slots per mux channel (tt-metal's fabric mux default: 1 buffer per channel)
     bool mutation_no_local_copy = false;  ///< tests: the plans drop the local copy (the check must find every own part)
     /// reduce_scatter / all_reduce on a ring: tt-metal's one-shot algorithm up to 512 KiB per chip
@@ -52,6 +54,10 @@ struct Options {
     /// (the mux slots of the reduce_scatter phase); 0: tt-metal's rule, ops::ttm_rs_workers
     uint32_t rs_workers = 0;
     bool mutation_no_final_partial = false;  ///< tests: the line's E workers' final sums skip the partial they received
+    /// all_gather, per_direction: tt-metal's relay (1-hop unicasts, each chip forwarding what it
+    /// received from its output tensor) instead of one multicast stream per direction
+    bool relay = true;
+    uint32_t workers = 0;  ///< relay: senders per direction; 0: tt-metal's default_workers (ops::ttm_workers_per_direction)
 };
 
 inline bool reduces(const Options& o) { return o.op == "reduce_scatter" || o.op == "all_reduce"; }
@@ -72,17 +78,25 @@ inline uint8_t input_byte(uint64_t seed, uint32_t r, uint64_t i) {
     return uint8_t(x >> (8 * (i & 7)));
 }
 
-/// Parities of the reducing ops' intermediate tensor: ops back to back alternate two (a chip may be
-/// one op ahead of its neighbour); a run of one op needs one.
-inline uint32_t inter_parities(const Options& o) { return o.warmup + o.iters > 1 ? 2 : 1; }
+/// Pages per packet: the option, else tt-metal's rule for the op.
+inline uint32_t pages_per_packet_of(const Options& o) {
+    if (o.pages_per_packet) return o.pages_per_packet;
+    if (reduces(o)) return ops::ttm_rs_pages_per_packet(o.message, o.page);
+    return o.op == "all_to_all" ? ops::ttm_a2a_pages_per_packet(o.message, o.page) : ops::ttm_pages_per_packet(o.message, o.page);
+}
+/// The structure the run uses ("auto": the op's own).
+inline std::string structure_of(const Options& o) {
+    if (o.structure != "auto") return o.structure;
+    return o.op == "all_to_all" ? "one_core" : "per_direction";
+}
 
-/// DRAM bytes per chip for the op's tensors (reductions: input, output, inter_parities x the
-/// intermediate tensor of ranks + 1 slices).
+/// DRAM bytes per chip for the op's tensors (reductions: input, output and the intermediate tensor
+/// of ranks + 1 slices).
 inline uint64_t dram_bytes(const Options& o) {
     auto up = [](uint64_t b) { return (b + 4095) & ~4095ull; };
     if (reduces(o)) {
         const uint64_t slice = o.size / o.ranks;
-        return up(o.size) + up(o.op == "all_reduce" ? o.size : slice) + inter_parities(o) * up((o.ranks + 1) * slice);
+        return up(o.size) + up(o.op == "all_reduce" ? o.size : slice) + up((o.ranks + 1) * slice);
     }
     const uint64_t in = o.op == "all_gather" ? o.size / o.ranks : o.size;
     return up(in) + ((o.size + 15) & ~15ull);
@@ -93,17 +107,20 @@ inline void validate(const Options& o) {
     if (o.op != "all_gather" && o.op != "all_to_all" && !reduces(o))
         throw std::invalid_argument("ttm structure: op '" + o.op +
                                     "' is not built (allowed: all_gather, all_to_all, reduce_scatter, all_reduce)");
-    if (reduces(o) && o.structure != "per_direction")
-        throw std::invalid_argument("ttm structure: " + o.op + " runs a worker per direction (structure per_direction), not '" +
+    if (reduces(o) && o.structure != "auto" && o.structure != "per_direction")
+        throw std::invalid_argument("ttm structure: " + o.op + " runs a worker per direction (structure per_direction or auto), not '" +
                                     o.structure + "'");
-    if (o.structure != "per_direction" && o.structure != "one_core")
-        throw std::invalid_argument("ttm structure: '" + o.structure + "' (allowed: per_direction, one_core)");
+    if (o.structure != "auto" && o.structure != "per_direction" && o.structure != "one_core")
+        throw std::invalid_argument("ttm structure: '" + o.structure + "' (allowed: auto, per_direction, one_core)");
     if (o.rs_workers > 8)
         throw std::invalid_argument("ttm structure: " + std::to_string(o.rs_workers) + " reduce_scatter workers per direction (allowed: 0 = tt-metal's rule, 1..8)");
     if (o.mux_slots < 1 || o.mux_slots > 8)
         throw std::invalid_argument("ttm structure: " + std::to_string(o.mux_slots) + " mux slots (allowed: 1..8)");
+    if (o.workers > ops::max_workers)
+        throw std::invalid_argument("ttm structure: " + std::to_string(o.workers) + " workers per direction (allowed: 0 = tt-metal's default, 1.." +
+                                    std::to_string(ops::max_workers) + ")");
     if (o.ranks < 2 || o.ranks > 32) throw std::invalid_argument("ttm structure: " + std::to_string(o.ranks) + " chips (allowed: 2..32)");
-    const uint32_t ppp = o.pages_per_packet ? o.pages_per_packet : ops::ttm_pages_per_packet(o.message, o.page);
+    const uint32_t ppp = o.page ? pages_per_packet_of(o) : 0;
     if (o.page == 0 || o.page % 16 || ppp == 0 || ppp > kccl::fabric::chip::max_scatter_chunks || uint64_t(ppp) * o.page > o.message)
         throw std::invalid_argument("ttm structure: page " + std::to_string(o.page) + " B x " + std::to_string(ppp) +
                                     " pages per packet does not fit a " + std::to_string(o.message) +
@@ -126,7 +143,7 @@ inline Result run(const Options& o, emu::RunOptions ro) {
     const bool ag = o.op == "all_gather";
     const uint32_t n = o.ranks;
     const uint32_t in_bytes = uint32_t(ag ? o.size / n : o.size), out_bytes = uint32_t(o.size);
-    const uint32_t ppp = o.pages_per_packet ? o.pages_per_packet : ops::ttm_pages_per_packet(o.message, o.page);
+    const uint32_t ppp = pages_per_packet_of(o);
     cf::BedOptions b;
     b.topology = o.ring ? "ring" : "line";
     b.kind = o.ring ? cf::FabricKind::ring_1d : cf::FabricKind::line_1d;
@@ -135,9 +152,9 @@ inline Result run(const Options& o, emu::RunOptions ro) {
     b.peer_slots = 2;
     b.tx_slots = o.tx_slots;
     b.rx_slots = o.rx_slots;
-    b.buffer_bytes = ops::Plan::l1_bytes(48, ppp * o.page, o.mux_slots);
-    const bool split = o.structure == "per_direction";
-    if (split) b.grid_w = 3;  // the senders at (1, 0) (E) and (2, 0) (W)
+    b.buffer_bytes = ops::Plan::l1_bytes(48, ppp * o.page, o.mux_slots, ops::max_workers);
+    const bool split = structure_of(o) == "per_direction";
+    if (split) b.grid_w = 1 + 2 * ops::max_workers;  // the senders of channels c at (1 + c, 0)
     b.dram_bytes = uint32_t(dram_bytes(o));
     cf::Bed bed(b);
     const uint32_t in_at = 0, out_at = (in_bytes + 4095u) & ~4095u;
@@ -152,17 +169,24 @@ inline Result run(const Options& o, emu::RunOptions ro) {
         if (w.x != w0.x || w.y != w0.y) throw std::logic_error("ttm structure: workers at different cores");
         auto p = std::make_unique<ops::Plan>();
         ops::plan_common(*p, r, n, dram_xy, w.x | (w.y << 16), in_at, out_at, o.page, ppp, bed.buffers(r).input_l1, 48);
-        if (ag) ops::make_all_gather(*p, o.ring, in_bytes);
+        if (ag && split && o.relay) {  // tt-metal's relay, synced every chunks_per_sync packets
+            const uint32_t pages = (in_bytes + o.page - 1) / o.page;
+            const uint32_t workers = o.workers ? o.workers : ops::ttm_workers_per_direction(out_bytes, n, o.ring);
+            ops::make_all_gather_relay(*p, o.ring, in_bytes, ops::ttm_chunks_per_sync(pages, workers, ppp), workers);
+        } else if (ag) ops::make_all_gather(*p, o.ring, in_bytes);
         else ops::make_all_to_all(*p, o.ring, out_bytes / n);
-        if (o.mutation_no_local_copy)
+        if (o.mutation_no_local_copy) {
             for (uint32_t i = 0; i < p->nstreams; ++i) p->s[i].targets &= ~ops::tgt_local;
+            p->relay_local = false;
+        }
         bed.launch->init_word(w, p->sem_l1, p->sem_initial);
         bed.launch->init_word(w, p->sem_l1 + 64, p->sem_initial);
+        bed.launch->init_word(w, p->barrier_l1, p->sem_initial);
         if (split) {
-            wires[r] = ops::mux_wiring(*p, w.x | (w.y << 16), (w.x + 1) | (w.y << 16), (w.x + 2) | (w.y << 16), o.mux_slots);
-            for (uint32_t k = 0; k < 3; ++k) bed.launch->init_word(w, wires[r].mux_fill_l1 + 16 * k, 0);
-            for (uint32_t d = 0; d < 2; ++d)
-                for (uint32_t k = 0; k < 2; ++k) bed.launch->init_word({w.chip, w.x + 1 + d, w.y}, wires[r].credit_l1 + 16 * k, 0);
+            wires[r] = ops::mux_wiring(*p, w.x | (w.y << 16), (w.x + 1) | (w.y << 16), o.mux_slots);
+            for (uint32_t k = 0; k <= ops::max_channels; ++k) bed.launch->init_word(w, wires[r].mux_fill_l1 + 16 * k, 0);
+            for (uint32_t c = 0; c < p->channels(); ++c)
+                for (uint32_t k = 0; k < 3; ++k) bed.launch->init_word({w.chip, w.x + 1 + c, w.y}, wires[r].credit_l1 + 16 * k, 0);
         }
         plans[r] = std::move(p);
         for (uint32_t i = 0; i < in_bytes; ++i) buf[i] = input_byte(o.seed, r, i);
@@ -179,10 +203,10 @@ inline Result run(const Options& o, emu::RunOptions ro) {
             return 0;
         });
         for (uint32_t r = 0; r < n; ++r)
-            for (uint32_t d = 0; d < 2; ++d) {
+            for (uint32_t c = 0; c < plans[r]->channels(); ++c) {
                 const emu::CoreCoord w = bed.worker(r);
-                bed.launch->add({w.chip, w.x + 1 + d, w.y}, [&plans, &wires, total, r, d](auto& hal) -> uint64_t {
-                    return ops::run_sender(hal, *plans[r], wires[r], d, total);
+                bed.launch->add({w.chip, w.x + 1 + c, w.y}, [&plans, &wires, total, r, c](auto& hal) -> uint64_t {
+                    return ops::run_sender(hal, *plans[r], wires[r], c, total);
                 });
             }
     } else {
@@ -227,7 +251,7 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
     const bool ar = o.op == "all_reduce";
     const uint32_t n = o.ranks;
     const uint32_t in_bytes = uint32_t(o.size), slice = in_bytes / n, out_bytes = ar ? in_bytes : slice;
-    const uint32_t ppp = o.pages_per_packet ? o.pages_per_packet : ops::ttm_pages_per_packet(o.message, o.page);
+    const uint32_t ppp = pages_per_packet_of(o);
     const uint32_t chunk = ops::ttm_chunk_pages(o.message / o.page) * o.page;
     const uint32_t slots = o.rs_workers ? o.rs_workers : ops::ttm_rs_workers(o.size, n, o.ring);
     cf::BedOptions b;
@@ -261,10 +285,11 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
         if (o.mutation_no_final_partial)
             for (uint32_t j = 0; j < p->nsteps[0]; ++j)
                 if (p->steps[0][j].final) p->steps[0][j].partials &= ~1u;
-        wires[r] = ops::mux_wiring(p->ag, w.x | (w.y << 16), s0, s1, slots);
+        wires[r] = ops::mux_wiring(p->ag, w.x | (w.y << 16), s0, slots);  // channel d's worker at s0 + d
         bed.launch->init_word(w, p->ag.sem_l1, p->ag.sem_initial);
         bed.launch->init_word(w, p->ag.sem_l1 + 64, p->ag.sem_initial);
-        for (uint32_t k = 0; k < 3; ++k) bed.launch->init_word(w, wires[r].mux_fill_l1 + 16 * k, 0);
+        bed.launch->init_word(w, p->ag.barrier_l1, p->ag.sem_initial);
+        for (uint32_t k = 0; k <= ops::max_channels; ++k) bed.launch->init_word(w, wires[r].mux_fill_l1 + 16 * k, 0);
         for (uint32_t d = 0; d < 2; ++d) {
             const emu::CoreCoord sc{w.chip, w.x + 1 + d, w.y};
             for (uint32_t k = 0; k < 2; ++k) bed.launch->init_word(sc, wires[r].credit_l1 + 16 * k, 0);
@@ -277,14 +302,12 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
         std::vector<uint8_t> stale(std::max(out_bytes, (n + 1) * slice));
         for (uint32_t i = 0; i < stale.size(); ++i) stale[i] = uint8_t(0xA5 ^ (i * 131u) ^ r);  // stale output and intermediate
         bed.cluster->write(d, out_at, stale.data(), out_bytes);
-        for (uint32_t par = 0; par < inter_parities(o); ++par)
-            bed.cluster->write(d, inter_at + par * (n + 1) * slice, stale.data(), (n + 1) * slice);
+        bed.cluster->write(d, inter_at, stale.data(), (n + 1) * slice);
     }
     const uint32_t total = o.warmup + o.iters;
     bed.add([&plans, &wires, total](auto& hal, auto& link, const cf::RankBuffers& rb) -> uint64_t {
         const ops::ReducePlan& p = *plans[rb.rank];
-        ops::run_mux_counts(hal, link, p.ag, wires[rb.rank], ops::reduce_packets_to(p, 0), ops::reduce_packets_to(p, 1), p.ag.expect,
-                            total);
+        ops::run_reduce_mux(hal, link, p, wires[rb.rank], total);
         link.quiesce();
         return 0;
     });
@@ -323,16 +346,19 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
 }
 
 /// tt-metal's fixed cost of one op that the emulated kernels do not contain (dispatching the
-/// program to every device, the op's start handshake and end): fixed_us + per_device_us x devices.
+/// program to every device, the op's start and end; the start barrier is modelled):
+/// fixed_us + per_device_us x devices.
 /// FITTED, the only fitted figures of the structure: a least-squares line through
 /// (devices, tt-metal's measured time - our modelled time) at the smallest published size of each
-/// of the 8 measured series (all_gather and all_to_all; line 2 and 4 KiB, line 4 at 8 KiB, line 8
-/// and ring 8 at 16 KiB: residuals 5.85, 3.22, 7.71, 6.11, 13.96, 8.26, 12.99, 11.74 us), sizes
-/// below the fidelity table's 64 KiB..256 MiB. Not a fit of any point of the table.
+/// of the 8 measured series (line 2 at 4 KiB, line 4 at 8 KiB, line 8 and ring 8 at 16 KiB;
+/// all_gather 4.45, 2.68, 2.19, 5.34 us, all_to_all 2.19, 4.43, 5.84, 7.34 us), sizes below the
+/// fidelity table's 64 KiB..256 MiB. Not a fit of any point of the table. Refitted the same way
+/// whenever the structure changes (last: the start barrier modelled, which took most of the
+/// per-device part; before it 2.18 + 1.13 us per device).
 /// Charged once per tt-metal device operation the op is made of (device_ops): all_reduce twice.
 struct OpOverhead {
-    static constexpr double fixed_us = 2.12;
-    static constexpr double per_device_us = 1.20;
+    static constexpr double fixed_us = 2.48;
+    static constexpr double per_device_us = 0.33;
     static constexpr double us(uint32_t devices) { return fixed_us + per_device_us * devices; }
 };
 

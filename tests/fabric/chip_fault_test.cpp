@@ -1,7 +1,8 @@
 // The chip fabric's host builder errors, its NoC command kinds through the raw worker API
 // (connection, reserve, write), and its faults: an uninitialised header, a credit leak (worker and
 // link level) and a router that never starts each end in a named report — which router or worker,
-// which channel, what it waits for — never in a hang.
+// which channel, what it waits for — never in a hang; so do the 2D routers' routing-table checks
+// and a packet in a sender channel that no router feeds.
 #include <catch2/catch.hpp>
 
 #include <emulation/chip_fabric.hpp>
@@ -75,7 +76,7 @@ TEST_CASE("chip fabric builder: named errors", "[fabric][builder]") {
     SECTION("a header too small for the hops (2D: one command per hop)") {
         fh::FabricSpec s = spec_of(emu::topology::mesh(2, 32, 1, false, [] { emu::ChipSpec c; c.eth_cores = 4; return c; }()),
                                    fh::FabricKind::mesh_2d, 32);
-        CHECK_THAT(build_error(s), Contains("from chip 0 to chip 16 needs 17 route commands") && Contains("64-byte header holds 16") &&
+        CHECK_THAT(build_error(s), Contains("from chip 0 to chip 12 needs 13 route commands") && Contains("64-byte header holds 12") &&
                                        Contains("header too small for the hops"));
         s.header_bytes = 48;
         CHECK_THAT(build_error(s), Contains("header_bytes = 48") && Contains("header too small for the hops"));
@@ -138,7 +139,8 @@ TEST_CASE("chip fabric raw API: inline write, atomic increment, scatter write, N
         fh::Route mc = kind == fh::FabricKind::line_1d ? fh::multicast_route_1d(bed.plan.spec, 0, uint32_t(fc::Dir::E), 1, 3)
                                                        : fh::path_route_2d(bed.plan.spec, 0, {2, 2, 2}, 1);
         const uint32_t hb = bed.plan.spec.header_bytes;
-        bed.add([mc, hb](auto& hal, auto& link, const cf::RankBuffers& b) -> uint64_t {
+        const std::vector<uint32_t> chips = bed.plan.spec.chips;
+        bed.add([mc, hb, chips](auto& hal, auto& link, const cf::RankBuffers& b) -> uint64_t {
             const uint32_t ctr = b.scratch_l1;
             if (link.rank() == 0) {
                 uint8_t* src = hal.l1_ptr(b.input_l1, 256);
@@ -174,9 +176,11 @@ TEST_CASE("chip fabric raw API: inline write, atomic increment, scatter write, N
                     if (hal.arg(cf::bed_args + fc::wargs::first_peer + q * hal.arg(cf::bed_args + fc::wargs::peer_stride) + fc::wargs::p_routing) ==
                         uint32_t(fc::Routing::path_2d)) {
                         f.routing = fc::Routing::path_2d;
+                        const uint32_t dest = fc::route_dest(chips[q], fc::fabric_mesh_id);
+                        for (uint32_t k = 0; k < fc::route_dest_bytes; ++k) cmds.push_back(uint8_t(dest >> (8 * k)));
                         for (uint32_t k = 0; k < q; ++k) cmds.push_back(fc::route_forward(2));
                         cmds.push_back(fc::route_deliver());
-                        f.route = 1u | (uint32_t(cmds.size()) << 16);
+                        f.route = (fc::route_dest_bytes + 1u) | (uint32_t(cmds.size()) << 16);
                     } else {
                         f.routing = fc::Routing::unicast_1d;
                         f.route = q;
@@ -345,4 +349,88 @@ TEST_CASE("chip fabric faults: each ends in a named report, never a hang", "[fab
                                     Contains("facing E (link to chip 1): has not started") &&
                                     Contains("facing W (link to chip 0): handshaking with its link peer"));
     }
+}
+
+namespace {
+/// On a 1 x 3 mesh, rank 0 sends one raw 2D packet along E, E to rank 2 whose destination word
+/// names (`chip`, `mesh`); or (`fill_unfed`) rank 1 increments the fill semaphore of its E
+/// router's sender channel from N, which no router feeds. Returns the run's report.
+emu::RunReport mesh_raw(uint32_t chip_of_rank, uint32_t mesh, bool fill_unfed) {
+    cf::BedOptions o;
+    o.topology = "mesh";
+    o.kind = fh::FabricKind::mesh_2d;
+    o.rows = 1;
+    o.cols = 3;
+    o.message_bytes = 64;
+    cf::Bed bed(o);
+    const uint32_t hb = bed.plan.spec.header_bytes;
+    const uint32_t dest = fc::route_dest(bed.plan.spec.chips[chip_of_rank], mesh);
+    const fc::RouterLayout rl = bed.plan.router;
+    bed.add([hb, dest, rl, fill_unfed](auto& hal, auto& link, const cf::RankBuffers& b) -> uint64_t {
+        if (link.rank() == 0 && !fill_unfed) {
+            std::vector<uint8_t> cmds;
+            for (uint32_t k = 0; k < fc::route_dest_bytes; ++k) cmds.push_back(uint8_t(dest >> (8 * k)));
+            cmds = {cmds[0], cmds[1], cmds[2], cmds[3], fc::route_forward(2), fc::route_forward(2), fc::route_deliver()};
+            fc::HeaderFields f;
+            f.cmd = fc::NocCmd::inline_write;
+            f.routing = fc::Routing::path_2d;
+            f.route = (fc::route_dest_bytes + 1u) | (uint32_t(cmds.size()) << 16);
+            f.dst_xy = link.peer_xy(1);
+            f.dst_l1 = b.scratch_l1;
+            volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(b.output_l1, hb));
+            fc::write_header(h, f, uint32_t(cmds.size()), [&](uint32_t i) { return cmds[i]; });
+            fc::Connection& c = link.connection(link.route_dir(2));
+            c.reserve(hal);
+            c.write(hal, b.output_l1, hb, 0, 0);
+        }
+        if (link.rank() == 1 && fill_unfed) {
+            const uint32_t e = hal.arg(cf::bed_args + fc::wargs::router_xy + uint32_t(fc::Dir::E));
+            hal.sem_inc(hal.noc_addr(e & 0xFFFFu, e >> 16, rl.fill_sem(1 + uint32_t(fc::Dir::N))), 1);
+        }
+        link.quiesce();
+        return 0;
+    });
+    return bed.run(emu::RunOptions{});
+}
+}  // namespace
+
+TEST_CASE("chip fabric 2D: the routing-table check and the polled sender channels name what is wrong", "[fabric][fault]") {
+    SECTION("a well-formed raw 2D packet is delivered (the cases below differ from it in one field)") {
+        CHECK(mesh_raw(2, fc::fabric_mesh_id, false).ok());
+    }
+    SECTION("a destination on another mesh: the first router's routing-table check") {
+        const emu::RunReport r = mesh_raw(2, fc::fabric_mesh_id + 1, false);
+        REQUIRE_FALSE(r.ok());
+        CHECK_THAT(r.summary(), Contains("fabric router chip 1") && Contains("a 2D packet for another mesh") &&
+                                    Contains("packet from chip 0"));
+    }
+    SECTION("a route that ends on another chip than its destination") {
+        const emu::RunReport r = mesh_raw(1, fc::fabric_mesh_id, false);
+        REQUIRE_FALSE(r.ok());
+        CHECK_THAT(r.summary(), Contains("fabric router chip 2") &&
+                                    Contains("a 2D route that ends on another chip than the header's destination"));
+    }
+    SECTION("a polled sender channel that no router feeds") {
+        const emu::RunReport r = mesh_raw(2, fc::fabric_mesh_id, true);
+        REQUIRE_FALSE(r.ok());
+        CHECK_THAT(r.summary(), Contains("fabric router chip 1") && Contains("facing E") &&
+                                    Contains("sender channel 1 (from direction N) was filled, but this chip has no router facing that direction"));
+    }
+}
+
+TEST_CASE("chip fabric header: a 2D header needs its destination word and a route command", "[fabric][builder]") {
+    alignas(16) uint32_t w[fc::header_max_bytes / 4] = {};
+    fc::HeaderFields f;
+    f.routing = fc::Routing::path_2d;
+    const uint8_t cmds[5] = {0, 0, 0, 0, fc::route_deliver()};
+    for (const uint32_t n : {0u, 1u, 4u}) {
+        INFO(n << " route bytes");
+        f.route = (fc::route_dest_bytes + 1u) | (n << 16);
+        fc::write_header(w, f, n, [&](uint32_t i) { return cmds[i]; });
+        CHECK(fc::validate_header(w, 80, 64) == fc::HeaderFault::no_dest);
+    }
+    f.route = (fc::route_dest_bytes + 1u) | (5u << 16);
+    fc::write_header(w, f, 5, [&](uint32_t i) { return cmds[i]; });
+    CHECK(fc::validate_header(w, 80, 64) == fc::HeaderFault::none);
+    CHECK_THAT(fc::fault_text(fc::HeaderFault::no_dest), Contains("without its destination word"));
 }

@@ -110,6 +110,12 @@ TEST_CASE("ttm reduce: the plans (steps, partials, one-shot streams, chunks per 
     CHECK(p.ag.input == p.ag.output);
     CHECK((p.ag.s[0].targets & ops::tgt_local) == 0);
     CHECK(p.ag.expect == 3);
+    // an even ring's all_gather goes as two halves (split forwarding): both read the own slice
+    p = plan(2, 8, true, true, 8192);
+    REQUIRE(p.ag.nstreams == 2);
+    CHECK(p.ag.s[0].src == 2 * 8192);
+    CHECK(p.ag.s[1].src == 2 * 8192 + 4096);
+    CHECK((p.ag.s[1].targets & ops::tgt_local) == 0);
     // tt-metal's workers per direction by the bytes a link moves
     CHECK(ops::ttm_rs_workers(64 * 1024, 2, false) == 2);
     CHECK(ops::ttm_rs_workers(1 << 20, 2, false) == 4);     // 0.52 MB on the line

@@ -1,6 +1,7 @@
-// tt-metal's op structure on the chip fabric (include/fabric/chip/ops/ttm.hpp): all_gather sent as
-// 1D multicast streams, all_to_all as unicast streams, DRAM tensors written page by page by the
-// receiving routers, completion by fused write + increment. Every output byte of every chip is
+// tt-metal's op structure on the chip fabric (include/fabric/chip/ops/ttm.hpp): all_gather relayed
+// (1-hop unicasts, forwarding from the output tensor) or sent as 1D multicast streams, all_to_all
+// as unicast streams, DRAM tensors written page by page by the receiving routers, completion by
+// relay semaphores or fused write + increment. Every output byte of every chip is
 // checked against values computed by the test from the seed (tools/ttm_fabric_ops.hpp), on dirty
 // L1 with adversarial schedules and the race detector; the output tensor starts stale, so a page
 // never written is found. [long]: the timed fidelity sizes, bit-exact.
@@ -48,12 +49,30 @@ TEST_CASE("ttm ops: the plans' routes (multicast ranges, all_to_all directions)"
     CHECK(p.expect == 3);
     CHECK(ops::detail::packets_to(p, 0) == 2);  // 8192 B in packets of 2 pages
     CHECK(ops::detail::packets_to(p, 1) == 2);
-    // ring of 8: 4 forward, 3 backward
+    // ring of 8: tt-metal's split forwarding, the first half of the slice 4 forward and 3 backward,
+    // the second half 3 forward and 4 backward; every other chip counts both halves
     ops::plan_common(p, 5, 8, 0, 0, 0, 0, 2048, 2, 0x1000, 48);
-    ops::make_all_gather(p, true, 4096);
+    ops::make_all_gather(p, true, 5 * 2048);
+    REQUIRE(p.nstreams == 2);
+    CHECK(p.s[0].src == 0);
+    CHECK(p.s[0].bytes == 2 * 2048);  // 5 pages: 2 in the first half
+    CHECK(p.s[1].src == 2 * 2048);
+    CHECK(p.s[1].dst == 5 * 5 * 2048 + 2 * 2048);
+    CHECK(p.s[1].bytes == 3 * 2048);
     CHECK(p.s[0].route[0] >> 16 == 4);
     CHECK(p.s[0].route[1] >> 16 == 3);
-    // all_to_all on a ring of 8 from chip 6: one local stream, 7 remote, the distance-4 peer (chip 2) forward
+    CHECK(p.s[1].route[0] >> 16 == 3);
+    CHECK(p.s[1].route[1] >> 16 == 4);
+    CHECK(p.expect == 14);
+    // a slice of one page is not split (tt-metal: split forwarding needs at least 2 tiles)
+    ops::plan_common(p, 5, 8, 0, 0, 0, 0, 2048, 2, 0x1000, 48);
+    ops::make_all_gather(p, true, 2048);
+    REQUIRE(p.nstreams == 1);
+    CHECK(p.s[0].route[0] >> 16 == 4);
+    CHECK(p.s[0].route[1] >> 16 == 3);
+    CHECK(p.expect == 7);
+    // all_to_all on a ring of 8 from chip 6: one local stream, 7 remote, the distance-4 peer (chip 2)
+    // backward (tt-metal's all_to_all_async_generic: distance (d + 1) / 2, odd d backward)
     ops::plan_common(p, 6, 8, 0, 0, 0, 0, 2048, 2, 0x1000, 48);
     ops::make_all_to_all(p, true, 1024);
     REQUIRE(p.nstreams == 8);
@@ -62,12 +81,69 @@ TEST_CASE("ttm ops: the plans' routes (multicast ranges, all_to_all directions)"
         const auto& s = p.s[i];
         fwd += s.targets == ops::tgt_fwd, bwd += s.targets == ops::tgt_bwd, local += s.targets == ops::tgt_local;
         CHECK(s.dst == 6 * 1024);
-        if (s.src == 2 * 1024) CHECK((s.targets == ops::tgt_fwd && s.route[0] == 4));
+        if (s.src == 2 * 1024) CHECK((s.targets == ops::tgt_bwd && s.route[1] == 4));
     }
-    CHECK(fwd == 4);
-    CHECK(bwd == 3);
+    CHECK(fwd == 3);
+    CHECK(bwd == 4);
     CHECK(local == 1);
-    CHECK(ops::ttm_pages_per_packet(6144, 2048) == 2);  // tt-metal's scatter write: 2 NoC addresses
+    CHECK(ops::ttm_pages_per_packet(6144, 2048) == 3);   // all_gather: min(4 scatter addresses, packet / page)
+    CHECK(ops::ttm_pages_per_packet(16384, 2048) == 4);
+    CHECK(ops::ttm_a2a_pages_per_packet(6144, 2048) == 2);  // all_to_all_async_generic: 2 pages per packet
+}
+
+TEST_CASE("ttm ops: the all_gather relay's items (tt-metal's minimal default: forward, split forwarding, workers)", "[fabric][ttm]") {
+    ops::Plan p;
+    // ring of 8, chip 5, 12 pages per slice, 2 workers per direction (6 pages each), a sync every 2 packets
+    ops::plan_common(p, 5, 8, 0, 0, 0, 0, 2048, 3, 0x1000, 48);
+    ops::make_all_gather_relay(p, true, 12 * 2048, 2, 2);
+    REQUIRE(p.channels() == 4);
+    CHECK(p.expect == 0);
+    struct It {
+        uint32_t chip, off_pages, pages;
+        bool own, recv, send;
+    };
+    auto same = [&](uint32_t c, std::initializer_list<It> want) {
+        INFO("channel " << c);
+        REQUIRE(p.nitems[c] == want.size());
+        uint32_t i = 0;
+        for (const It& w : want) {
+            const ops::RelayItem& x = p.items[c][i++];
+            INFO("item " << i - 1);
+            CHECK(x.chip == w.chip);
+            CHECK(x.off == w.off_pages * 2048);
+            CHECK(x.bytes == w.pages * 2048);
+            CHECK(x.own == w.own);
+            CHECK(x.recv == w.recv);
+            CHECK(x.send == w.send);
+        }
+    };
+    // forward, worker 0 (pages 0..5): the own part, then chips 4, 3 forwarded whole, chip 2's first
+    // half forwarded (it goes on to distance 4), chip 1's first half only received
+    same(0, {{5, 0, 6, true, false, true}, {4, 0, 6, false, true, true}, {3, 0, 6, false, true, true},
+             {2, 0, 6, false, true, false}, {2, 0, 3, false, false, true}, {1, 0, 3, false, true, false}});
+    // backward, worker 1 (pages 6..11): the second halves travel backward
+    same(3, {{5, 6, 6, true, false, true}, {6, 6, 6, false, true, true}, {7, 6, 6, false, true, true},
+             {0, 6, 6, false, true, false}, {0, 9, 3, false, false, true}, {1, 9, 3, false, true, false}});
+    // packets of channel 0: 2 + 2 + 2 + 1 data packets, one sync per item (2 packets per sync)
+    CHECK(ops::detail::packets_to(p, 0) == 7 + 4);
+    // a line of 4: chip 1 forwards chip 0's slice east and chips 2 and 3's west; the last chip
+    // (3) only receives eastward and sends its own slice west (with the local copy)
+    ops::plan_common(p, 1, 4, 0, 0, 0, 0, 2048, 3, 0x1000, 48);
+    ops::make_all_gather_relay(p, false, 3 * 2048, 1, 1);
+    same(0, {{1, 0, 3, true, false, true}, {0, 0, 3, false, true, true}});
+    same(1, {{1, 0, 3, true, false, true}, {2, 0, 3, false, true, true}, {3, 0, 3, false, true, true}});
+    ops::plan_common(p, 3, 4, 0, 0, 0, 0, 2048, 3, 0x1000, 48);
+    ops::make_all_gather_relay(p, false, 3 * 2048, 1, 1);
+    same(0, {{2, 0, 3, false, true, false}, {1, 0, 3, false, true, false}, {0, 0, 3, false, true, false}});
+    same(1, {{3, 0, 3, true, false, true}});
+    CHECK(ops::detail::packets_to(p, 0) == 0);
+    // tt-metal's worker count and sync interval
+    CHECK(ops::ttm_workers_per_direction(4096, 2, false) == 1);
+    CHECK(ops::ttm_workers_per_direction(65536, 8, true) == 2);
+    CHECK(ops::ttm_workers_per_direction(1u << 20, 8, true) == 4);
+    CHECK(ops::ttm_chunks_per_sync(64, 4, 3) == 5);
+    CHECK(ops::ttm_chunks_per_sync(1u << 16, 4, 3) == 160);
+    CHECK(ops::ttm_chunks_per_sync(2, 4, 3) == 1);
 }
 
 TEST_CASE("ttm ops: all_gather and all_to_all bit-exact on lines of 2 and 4 and a ring of 8", "[fabric][ttm]") {
@@ -82,7 +158,7 @@ TEST_CASE("ttm ops: all_gather and all_to_all bit-exact on lines of 2 and 4 and 
                           {"all_gather", true, 8, 8 * 4112},   {"all_to_all", false, 2, 2 * 9232},
                           {"all_to_all", false, 4, 4 * 5136},  {"all_to_all", true, 8, 8 * 2064}};
     for (const Case& c : cases)
-        for (uint64_t seed : {3ull, 0xBADC0FFEEull, 77ull}) {  // a sender per direction with 1 and 3 mux slots; one core
+        for (uint64_t seed : {3ull, 0xBADC0FFEEull, 77ull}) {  // senders (relay: tt-metal's worker count) with 1 and 3 mux slots; one core
             tf::Options o;
             o.structure = seed == 77 ? "one_core" : "per_direction";
             o.mux_slots = seed == 3 ? 1 : 3;
@@ -129,8 +205,11 @@ TEST_CASE("ttm ops: named errors for options the structure does not take", "[fab
     o.message = 2048;
     CHECK_THROWS_WITH(tf::validate(o), Catch::Contains("does not fit"));
     o = tf::Options{};
+    o.workers = 5;
+    CHECK_THROWS_WITH(tf::validate(o), Catch::Contains("allowed: 0 = tt-metal's default, 1..4"));
+    o = tf::Options{};
     o.structure = "two_cores";
-    CHECK_THROWS_WITH(tf::validate(o), Catch::Contains("allowed: per_direction, one_core"));
+    CHECK_THROWS_WITH(tf::validate(o), Catch::Contains("allowed: auto, per_direction, one_core"));
 }
 
 TEST_CASE("ttm ops: the fidelity grid's shapes at 1 MiB, bit-exact on the timed engine", "[fabric][ttm][long]") {
@@ -148,4 +227,60 @@ TEST_CASE("ttm ops: the fidelity grid's shapes at 1 MiB, bit-exact on the timed 
             CHECK(r.wrong == 0);
             CHECK(us > 0);
         }
+}
+
+TEST_CASE("ttm ops: first-level acknowledgements on the ring only (tt-metal's FABRIC_1D_RING), one credit per packet on a line",
+          "[fabric][ttm]") {
+    // Every Ethernet send of a router is counted by the timing model per tx queue: queue 0 carries
+    // the packets (and the one handshake flit per router), queue 1 the credit messages. A line
+    // router returns one completion per packet it received; a ring router also a first-level ack.
+    for (bool ring : {false, true}) {
+        tf::Options o;
+        o.op = "all_gather";
+        o.ring = ring;
+        o.ranks = ring ? 4 : 2;
+        o.size = uint64_t(o.ranks) * 5 * 2048;
+        auto model = emu::wormhole_model();
+        emu::RunOptions ro;
+        ro.watchdog = std::chrono::milliseconds(20000);
+        ro.timing = model.get();
+        const tf::Result r = tf::run(o, ro);
+        REQUIRE(r.error == "");
+        CHECK(r.wrong == 0);
+        uint64_t q0 = 0, q1 = 0, routers = 0;
+        for (const auto& l : r.report.links) {
+            if (l.queue == 0) q0 += l.packets, ++routers;
+            else q1 += l.packets;
+        }
+        INFO((ring ? "ring" : "line") << ": " << routers << " routers, " << q0 << " sends on queue 0, " << q1 << " on queue 1");
+        REQUIRE(q0 > routers);
+        CHECK(q1 == (ring ? 2 : 1) * (q0 - routers));
+    }
+}
+
+TEST_CASE("ttm ops: the all_gather relay bit-exact with 4 workers per direction, partial pages, and the multicast streams", "[fabric][ttm]") {
+    struct Case {
+        bool ring;
+        uint32_t ranks, workers;
+        uint64_t size;
+        bool relay;
+    };
+    // 4 workers of 1 or 2 pages (a 1-page worker is not split on the ring), a partial last page,
+    // and the multicast streams (relay off) on a line and a ring
+    const Case cases[] = {{true, 8, 4, 8 * (6 * 2048 + 16), true}, {false, 4, 4, 4 * (5 * 2048 + 48), true},
+                          {true, 6, 3, 6 * (7 * 2048), true},      {false, 4, 0, 4 * 5136, false},
+                          {true, 8, 0, 8 * 4112, false}};
+    for (const Case& c : cases) {
+        tf::Options o;
+        o.op = "all_gather";
+        o.ring = c.ring;
+        o.ranks = c.ranks;
+        o.size = c.size;
+        o.relay = c.relay;
+        o.workers = c.workers;
+        o.structure = "per_direction";
+        o.iters = 2;
+        INFO((c.ring ? "ring " : "line ") << c.ranks << " size " << c.size << " workers " << c.workers << " relay " << c.relay);
+        CHECK(check(o, 11) == "");
+    }
 }

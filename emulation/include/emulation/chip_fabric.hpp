@@ -149,13 +149,23 @@ struct BedOptions {
     uint32_t message_bytes = 1024;
     uint32_t peer_slots = 4;
     uint32_t rx_slots = 16, tx_slots = 8;
-    uint32_t header_bytes = 0;       ///< 0: 48 for 1D, 64 for 2D
+    uint32_t header_bytes = 0;       ///< 0: 48 for 1D; 2D: tt-metal's size for the mesh (fc::mesh_header_bytes, 80 up to 19 hops)
     uint32_t buffer_bytes = 4096;    ///< each of input / output / scratch
     bool bubble_flow_control = true;
     uint32_t initial_counter = 0;    ///< FabricSpec::initial_counter (tests that cross the 2^32 wrap)
     uint32_t grid_w = 1, grid_h = 1; ///< Tensix cores per chip (the worker is (0, 0); NoC multicast tests use more)
     uint32_t dram_bytes = 0;         ///< a DRAM endpoint of this size per chip (Cluster::Chip::dram()); 0: none
 };
+
+/// The header size a bed takes: `o.header_bytes`, or by default 48 for 1D and, for 2D, tt-metal's
+/// size for the mesh's longest route ((rows - 1) + (cols - 1) hops; fc::mesh_header_bytes).
+inline uint32_t header_bytes_of(const BedOptions& o) {
+    if (o.header_bytes) return o.header_bytes;
+    if (o.kind != FabricKind::mesh_2d) return fc::header_base_bytes;
+    const uint32_t hops = o.topology == "galaxy" ? 3 + 7 : o.topology == "t3000" ? 1 + 3
+                        : (o.rows ? o.rows - 1 : 0) + (o.cols ? o.cols - 1 : 0);
+    return fc::mesh_header_bytes(hops);
+}
 
 /// An emulated cluster with the fabric installed and one worker per chip.
 struct Bed {
@@ -175,7 +185,7 @@ struct Bed {
         std::vector<uint32_t> order;
         uint32_t cols = 0;
         ClusterSpec cs;
-        const uint32_t hb = o.header_bytes ? o.header_bytes : (o.kind == FabricKind::mesh_2d ? 64 : 48);
+        const uint32_t hb = header_bytes_of(o);
         // worker L1: fabric block, then three buffers
         const uint32_t n_guess = o.topology == "galaxy" ? 32 : o.topology == "t3000" ? 8 : o.topology == "mesh" ? o.rows * o.cols : o.ranks;
         fc::WorkerLayout wl{0x1000, n_guess, o.peer_slots, o.message_bytes, hb};

@@ -11,12 +11,12 @@
 //   or a write-and-forward path.
 //
 // LAYOUT (header_bytes: 48 for 1D routing, 64..128 for 2D — tt-metal's figures: "48 B for 1D
-// routing, 80 to 128 B for 2D"; always a multiple of the 16-byte Ethernet word)
+// routing, 80 to 128 B for 2D", mesh_header_bytes; always a multiple of the 16-byte Ethernet word)
 //   w0  magic (bits 0-15) | NocCmd (16-23) | Routing (24-30) | last-packet flag (bit 31)
 //   w1  payload bytes (after the header)
 //   w2  route   1D unicast: hops still to go (>= 1 when sent)
 //               1D multicast: start (hops to the first destination) | range << 16 (destinations)
-//               2D: index of the next route command | command count << 16
+//               2D: index of the next route byte | route bytes in use (destination + commands) << 16
 //   w3  target core x | y << 16       (on the destination chip; NoC addresses are made there)
 //   w4  target L1 address
 //   w5  semaphore core x | y << 16    (atomic increment, fused write + increment)  scatter: chunk 1 L1
@@ -30,16 +30,20 @@
 //   w11 check: a fold of w0..w10 and the route commands; a header whose check does not match was
 //       never written by a worker (L1 is never zeroed: garbage or an old packet) and is a named
 //       error at the first router that reads it.
-//   2D only: bytes 48 .. header_bytes: one route command per hop (RouteCmd), header_bytes - 48
-//   commands at most (the builder rejects a route that needs more: "header too small").
+//   2D only: bytes 48..51 the destination, chip | mesh << 16 (tt-metal's dst_start_chip_id and
+//   dst_start_mesh_id: every router compares the mesh with its routing table, route_table());
+//   bytes 52 .. header_bytes: one route command per hop (RouteCmd), header_bytes - 52 commands at
+//   most (the builder rejects a route that needs more: "header too small"). The route word counts
+//   the destination's 4 bytes with the commands, so command k is route byte 4 + k.
 //
 // ROUTING (what each router does with a packet that arrives from the Ethernet)
 //   1D unicast     hops -= 1; 0: execute the NoC command here; else forward in the direction of
 //                  travel (the router on the opposite side of the chip).
 //   1D multicast   start > 1: start -= 1 and forward; start == 1: execute here, range -= 1, and
 //                  forward while range > 0.
-//   2D             the command at `index`: forward to a direction, execute here (deliver), or
-//                  both (write-and-forward, for multicast along a path); index += 1.
+//   2D             read the routing table (this chip's mesh) and check the destination's mesh;
+//                  then the command at `index`: forward to a direction, execute here (deliver),
+//                  or both (write-and-forward, for multicast along a path); index += 1.
 //   The first hop is chosen by the source: the worker writes into the router facing it.
 //
 // C++17, freestanding, no heap.
@@ -94,12 +98,28 @@ constexpr uint8_t route_deliver_and_forward(uint32_t d) { return uint8_t(cmd_del
 inline constexpr uint32_t header_magic = 0xFAB1u;
 inline constexpr uint32_t header_base_bytes = 48;   ///< the 1D header (tt-metal: 48 B)
 inline constexpr uint32_t header_max_bytes = 128;   ///< the largest 2D header (tt-metal: up to 128 B)
+inline constexpr uint32_t route_dest_bytes = 4;     ///< 2D: the destination word before the route commands
+/// The 2D destination word: chip | mesh << 16 (the fabric is one mesh, `fabric_mesh_id`).
+constexpr uint32_t route_dest(uint32_t chip, uint32_t mesh) { return (chip & 0xFFFFu) | (mesh << 16); }
+inline constexpr uint32_t fabric_mesh_id = 0;
+/// tt-metal's 2D header size for a mesh whose longest route is `max_hops` hops: its mesh header
+/// (HybridMeshPacketHeader, 61 bytes of fields and a route buffer of one byte per hop) comes in
+/// four sizes, 80, 96, 112 and 128 bytes for routes of up to 19, 35, 51 and 67 hops, and its host
+/// takes the smallest that holds the mesh's (rows - 1) + (cols - 1) hops; 0 beyond 67 hops. Each
+/// size holds this header's destination word and route commands for those hops (one per hop and the deliver).
+constexpr uint32_t mesh_header_bytes(uint32_t max_hops) {
+    return max_hops <= 19 ? 80u : max_hops <= 35 ? 96u : max_hops <= 51 ? 112u : max_hops <= 67 ? 128u : 0u;
+}
+static_assert(mesh_header_bytes(19) - 52 >= 19 + 1 && mesh_header_bytes(35) - 52 >= 35 + 1 &&
+                  mesh_header_bytes(51) - 52 >= 51 + 1 && mesh_header_bytes(67) - 52 >= 67 + 1,
+              "Each of tt-metal's 2D header sizes must hold this header's destination and route commands for its routes.");
 inline constexpr uint32_t max_scatter_chunks = 4;   ///< tt-metal's scatter write: at most 4 chunks
 inline constexpr uint32_t flag_last = 1u << 31;     ///< a route's last packet (the router counts them to end)
 
 namespace hw {  // word indices
 inline constexpr uint32_t kind = 0, payload = 1, route = 2, dst_xy = 3, dst_l1 = 4, sem_xy = 5, sem_l1 = 6, value = 7,
                           scatter01 = 8, scatter2n = 9, source = 10, check = 11, words = 12;
+inline constexpr uint32_t dest = 12;  ///< 2D only: the destination word (the first route bytes)
 }
 
 constexpr uint32_t make_kind(NocCmd c, Routing r, bool last) {
@@ -118,7 +138,7 @@ inline uint32_t header_check(const volatile uint32_t* w, const volatile uint8_t*
     return h ^ 0xC0FFEEu;
 }
 
-/// The number of route command bytes the check covers: the 2D command count, 0 in 1D.
+/// The number of route bytes the check covers: the 2D destination and commands, 0 in 1D.
 inline uint32_t header_cmd_count(const volatile uint32_t* w) {
     return kind_routing(w[hw::kind]) == uint32_t(Routing::path_2d) ? (w[hw::route] >> 16) : 0u;
 }
@@ -129,7 +149,7 @@ inline hal::NocRect mcast_rect_of(const volatile uint32_t* w) {
 }
 
 /// Why a header is not valid (0: valid), checked against the router's header size.
-enum class HeaderFault : uint32_t { none = 0, magic, check, command, routing, too_many_cmds, payload, mcast_rect };
+enum class HeaderFault : uint32_t { none = 0, magic, check, command, routing, too_many_cmds, payload, mcast_rect, no_dest };
 constexpr const char* fault_text(HeaderFault f) {
     return f == HeaderFault::magic     ? "no header magic (the slot was never written by a worker: uninitialised header)"
          : f == HeaderFault::check     ? "the check word does not match (a torn, stale or uninitialised header)"
@@ -138,6 +158,7 @@ constexpr const char* fault_text(HeaderFault f) {
          : f == HeaderFault::too_many_cmds ? "more route commands than the header holds"
          : f == HeaderFault::payload   ? "a payload larger than the channel's packets"
          : f == HeaderFault::mcast_rect ? "a NoC multicast to an empty or inverted rectangle (allowed: x0 <= x1, y0 <= y1)"
+         : f == HeaderFault::no_dest   ? "a 2D header without its destination word and a route command (allowed: at least 5 route bytes)"
                                        : "valid";
 }
 
@@ -146,6 +167,7 @@ inline HeaderFault validate_header(const volatile uint32_t* w, uint32_t header_b
     if ((w[hw::kind] & 0xFFFFu) != header_magic) return HeaderFault::magic;
     const uint32_t ncmds = header_cmd_count(w);
     if (ncmds > header_bytes - header_base_bytes) return HeaderFault::too_many_cmds;
+    if (kind_routing(w[hw::kind]) == uint32_t(Routing::path_2d) && ncmds < route_dest_bytes + 1) return HeaderFault::no_dest;
     if (w[hw::check] != header_check(w, reinterpret_cast<const volatile uint8_t*>(w + hw::words), ncmds))
         return HeaderFault::check;
     if (!valid_cmd(kind_cmd(w[hw::kind]))) return HeaderFault::command;
@@ -195,6 +217,9 @@ inline void write_header(volatile uint32_t* h, const HeaderFields& f, uint32_t n
 //   +status_bytes            semaphores, 16 bytes apart: fill[c] (c < max_sender_channels),
 //                            fwd_credit[d] (d < num_dirs), link credit inbox, link ack inbox (16-byte words)
 //   then                     the credit and ack sources (16 bytes each)
+//   then                     the routing table (16 bytes, written by the host): this chip's mesh,
+//                            this chip (tt-metal's routing table in the router's L1, which its 2D
+//                            router reads for every packet)
 //   then                     receiver channel: rx_slots slots of slot_bytes
 //   then                     sender channels 0 .. max_sender_channels-1: tx_slots slots each
 // A slot: header_bytes + max_payload rounded up to 16, then a 16-byte sync word. A sender slot
@@ -232,7 +257,8 @@ struct RouterLayout {
     constexpr uint32_t ack_inbox() const { return credit_inbox() + 16u; }
     constexpr uint32_t credit_src() const { return ack_inbox() + 16u; }
     constexpr uint32_t ack_src() const { return credit_src() + 16u; }
-    constexpr uint32_t rx_slot(uint32_t i) const { return ack_src() + 16u + i * slot_bytes(); }
+    constexpr uint32_t route_table() const { return ack_src() + 16u; }  ///< +0 mesh, +4 chip
+    constexpr uint32_t rx_slot(uint32_t i) const { return route_table() + 16u + i * slot_bytes(); }
     constexpr uint32_t tx_slot(uint32_t c, uint32_t i) const {
         const uint32_t pos = sender_positions < max_sender_channels ? (c ? 1u : 0u) : c;
         return rx_slot(rx_slots) + (pos * tx_slots + i) * slot_bytes();

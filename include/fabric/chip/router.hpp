@@ -17,11 +17,16 @@
 //     router returns a slot by incrementing the producer's credit semaphore.
 //   * one receiver channel (rx_slots slots, tt-metal: 16) for its link's inbound packets, shared
 //     by every sender channel of the router at the other end of the link.
+//   * a routing table in L1 (RouterLayout::route_table: this chip's mesh and chip, host-written),
+//     which a 2D router reads for every packet to check the header's destination, as tt-metal's
+//     2D router reads its own (my_mesh_id against the header's dst_start_mesh_id).
+//   A 2D router polls the local channel and the channel of each other direction in every loop,
+//   fed or not, as tt-metal's 2D router steps its four sender channels; a 1D router the two it has.
 //   Main loop (round robin, never blocking): find the packets that have landed and process the
 //   head of the receiver channel (execute its NoC command here, forward it to the router of the
 //   next direction, or both) — first, so a packet that lands while the router idles is forwarded
 //   at once; send one packet of a ready sender channel over the link when the peer's receiver has
-//   room; acknowledge what landed; give back sender slots whose packets the peer has freed.
+//   room; acknowledge what landed (rings); give back sender slots whose packets the peer has freed.
 //
 // ORDERING: one virtual channel per direction. A route's packets enter one sender channel, leave
 //   it in order, cross the link on one Ethernet queue in order, are processed by the receiver in
@@ -42,12 +47,17 @@
 //     packet's start (RouterLayout::rx_packet) without reading anything that may not have landed. The
 //     peer clears the sync word when it has finished with the slot, then sends its count of freed
 //     slots (cumulative) into this router's credit inbox. Free slots = rx_slots - (sent - freed).
-//   * first-level acknowledgement: as soon as a packet has landed (its sync word is there), the
-//     peer sends its count of landed packets into this router's ack inbox, and the sender slot
-//     goes back to its producer (the eth_send source is no longer needed, E1). Without it a
-//     packet would hold a sender slot and a receiver slot at once, and a full ring deadlocks even
-//     with the bubble rule. tt-metal's rings pay the same: "first-level acknowledgement ...
-//     doubles the credit traffic" (tt-metal's CCL bandwidth notes).
+//   * first-level acknowledgement (rings only: with bubble flow control, as tt-metal's fabric
+//     router, whose EDM asserts "Bubble flow control and first level ack must be set to the same
+//     values"): as soon as a packet has landed (its sync word is there), the peer sends its count
+//     of landed packets into this router's ack inbox, and the sender slot goes back to its
+//     producer (the eth_send source is no longer needed, E1). Without it a packet would hold a
+//     sender slot and a receiver slot at once, and a full ring deadlocks even with the bubble
+//     rule. tt-metal's rings pay the same: "first-level acknowledgement ... doubles the credit
+//     traffic" (tt-metal's CCL bandwidth notes). Lines and meshes without a ring (no bubble) send
+//     no ack, as tt-metal's FABRIC_1D: a sender slot goes back to its producer when the peer's
+//     completion (the freed-slot count above) says the packet was processed — one credit message
+//     per packet instead of two; their channels form no cycle, so holding both slots is safe.
 //   * forwarding: the receiver writes the packet into the next router's channel 1 + (its own
 //     direction) and increments that channel's fill; the next router gives the slot back by
 //     incrementing this router's fwd_credit[next direction].
@@ -72,8 +82,10 @@
 //   The sync word of packet n carries n, ~n and a hash of n and its length, so n = 0 after the wrap is no weaker.
 //
 // FAULTS: a header without magic or with a wrong check (an uninitialised slot) is a device error
-//   naming the router, the channel and the slot; so is a route that leaves the mesh and a NoC
-//   multicast to an empty rectangle (or on a backend without NoC multicast). The router keeps a status block (header.hpp, st::)
+//   naming the router, the channel and the slot; so is a route that leaves the mesh, a 2D packet
+//   for another mesh or whose route ends off its destination chip, a packet in a polled channel
+//   that no router feeds, and a NoC multicast to an empty rectangle (or on a backend without NoC
+//   multicast). The router keeps a status block (header.hpp, st::)
 //   in its L1: the host's dump hooks read it to say what a stalled router waits for.
 //
 // C++17, freestanding, no heap.
@@ -144,7 +156,8 @@ public:
 
 private:
     struct Channel {
-        bool present = false;
+        bool present = false;  ///< a producer feeds it (the worker, or the router facing its direction)
+        bool polled = false;   ///< the loop reads its fill semaphore (present, or any non-own direction on 2D)
         uint32_t taken = 0, released = 0, idx = 0, rel_idx = 0;
         uint32_t seq[Config::max_tx_slots] = {};
     };
@@ -167,6 +180,7 @@ private:
         master_ = hal.arg(b + rargs::master) != 0;
         reserved_ = hal.arg(b + rargs::reserved);
         bubble_ = hal.arg(b + rargs::bubble) != 0 && !Config::mutation_no_bubble;
+        first_level_ack_ = hal.arg(b + rargs::bubble) != 0;  // tt-metal: on exactly when bubble flow control is
         in_last_ = hal.arg(b + rargs::in_last);
         out_last_ = hal.arg(b + rargs::out_last);
         const uint32_t mask = hal.arg(b + rargs::channels);
@@ -186,6 +200,11 @@ private:
             die(m);
         }
         for (uint32_t c = 0; c < max_sender_channels; ++c) ch_[c].present = (mask >> c) & 1u;
+        // 2D: the loop polls the worker's channel and the channel of every other direction, fed
+        // or not (tt-metal's 2D router runs a sender-channel step for each of its four sender
+        // channels in every loop iteration, whatever routers the chip has); 1D: the present ones.
+        const bool two_d = !(mask & channels_packed_1d);
+        for (uint32_t c = 0; c < max_sender_channels; ++c) ch_[c].polled = ch_[c].present || (two_d && c != 1 + dir_);
         if (mask & channels_packed_1d) {  // 1D: one pass-through channel, slots at position 1
             L_.sender_positions = 2;
             uint32_t through = 0;
@@ -250,7 +269,13 @@ private:
         for (uint32_t k = 0; k < max_sender_channels; ++k) {
             const uint32_t c = (rr_ + k) % max_sender_channels;
             Channel& x = ch_[c];
-            if (!x.present || hal.sem_read(L_.fill_sem(c)) == x.taken) continue;
+            if (!x.polled || hal.sem_read(L_.fill_sem(c)) == x.taken) continue;
+            if (KCCL_UNLIKELY(!x.present)) {  // 2D: a polled channel that no router feeds
+                ::kccl::detail::Msg m;
+                where(m, hal).s("sender channel ").u(c).s(" (from direction ").s(dir_name(c - 1))
+                    .s(") was filled, but this chip has no router facing that direction; use host::build_fabric");
+                die(m);
+            }
             const uint32_t need = (c == 0 && bubble_) ? 2u : 1u;
             if (free < need) {
                 set_wait(hal, 1, c, free, need);
@@ -288,7 +313,8 @@ private:
     template <class H>
     bool free_step(H& hal) {
         set_status(hal, st::tx_freed, link_freed(hal));
-        const uint32_t freed = hal.sem_read(L_.ack_inbox());
+        // rings: the first-level ack (landed); otherwise the completion (processed) frees the slot
+        const uint32_t freed = first_level_ack_ ? hal.sem_read(L_.ack_inbox()) : link_freed(hal);
         bool progress = false;
         for (uint32_t c = 0; c < max_sender_channels; ++c) {
             Channel& x = ch_[c];
@@ -313,8 +339,8 @@ private:
     }
 
     // ---- receiver side: link -> this chip or the next router ---------------------------------------
-    /// Finds every packet that has landed in the receiver channel; ack_send acknowledges them (the
-    /// first-level ack: tt-metal's rings pay it as doubled credit traffic), so the peer can reuse
+    /// Finds every packet that has landed in the receiver channel; on rings ack_send acknowledges them
+    /// (the first-level ack: tt-metal's rings pay it as doubled credit traffic), so the peer can reuse
     /// its sender slots. The loop sends the ack after rx_step, so a packet that can be forwarded
     /// or delivered at once is, before the ack's Ethernet send (one fewer send on every hop's path).
     template <class H>
@@ -338,7 +364,7 @@ private:
     }
     template <class H>
     bool ack_send(H& hal) {
-        if (ack_sent_ == rx_acked_) return false;
+        if (!first_level_ack_ || ack_sent_ == rx_acked_) return false;  // lines: no first-level ack
         ack_sent_ = rx_acked_;
         if (!Config::mutation_leak_link_credit) {
             put4(hal, L_.ack_src(), ack_sent_, sync_magic, ~ack_sent_, 0);
@@ -387,11 +413,20 @@ private:
         } else {
             const uint32_t i = route & 0xFFFFu, cnt = route >> 16;
             if (KCCL_UNLIKELY(i >= cnt)) route_error(hal, h, "a 2D packet past its last route command");
+            if (KCCL_UNLIKELY(i < route_dest_bytes)) route_error(hal, h, "a 2D route index inside the destination word");
+            // The routing table in L1, read for every packet as tt-metal's 2D router reads its own
+            // (its mesh, compared with the header's destination mesh).
+            volatile uint32_t* table = words(hal, L_.route_table(), 8u);
+            const uint32_t dest = h[hw::dest];
+            if (KCCL_UNLIKELY((dest >> 16) != table[0]))
+                route_error(hal, h, "a 2D packet for another mesh (this fabric is one mesh; routes between meshes are not supported)");
             const uint8_t c = cmds[i];
             deliver = (c & cmd_deliver) != 0;
             forward = (c & cmd_forward) != 0;
             to = c & 3u;
             if (KCCL_UNLIKELY(!deliver && !forward)) route_error(hal, h, "a 2D route command that neither delivers nor forwards");
+            if (KCCL_UNLIKELY(deliver && !forward && (dest & 0xFFFFu) != table[1]))
+                route_error(hal, h, "a 2D route that ends on another chip than the header's destination");
             route = (i + 1) | (cnt << 16);
         }
         uint32_t target = 0;
@@ -543,7 +578,7 @@ private:
     RouterLayout L_{};
     uint32_t chip_ = 0, dir_ = 0, reserved_ = 0, in_last_ = 0, out_last_ = 0, worker_xy_ = 0, worker_credit_ = 0,
              peer_chip_ = 0;
-    bool master_ = false, bubble_ = false, rx_checked_ = false;
+    bool master_ = false, bubble_ = false, first_level_ack_ = false, rx_checked_ = false;
     uint32_t router_xy_[num_dirs] = {};
     Channel ch_[max_sender_channels];
     uint32_t rr_ = 0, tx_sent_ = 0, tx_rx_idx_ = 0, tx_last_ = 0;

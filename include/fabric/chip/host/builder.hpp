@@ -17,7 +17,7 @@
 //   line_1d   towards the destination, |b - a| hops
 //   ring_1d   the shorter way round (ties: E), at most n / 2 hops
 //   mesh_2d   dimension order: along the row (E / W) first, then the column (N / S); one route
-//             command per hop plus the deliver command, at most header_bytes - 48 commands
+//             command per hop plus the deliver command, at most header_bytes - 52 commands (after the 4-byte destination)
 // NAMED ERRORS: a route beyond the mesh (a destination or a hop with no link), a header too small
 //   for the hops, a channel without credits (0 slots, or a ring receiver of < 2 slots: the bubble
 //   rule needs 2), a ring without its deadlock rule (bubble flow control off), L1 that does not fit.
@@ -90,9 +90,17 @@ struct Route {
     uint32_t first_dir = no_router;
     Routing routing = Routing::unicast_1d;
     uint32_t route = 0;
-    std::vector<uint8_t> cmds;  ///< 2D: all commands (cmds[0] is the first exit, taken at the source)
+    /// 2D: the route bytes: the destination word (route_dest, 4 bytes), then every command
+    /// (cmds[4] is the first exit, taken at the source)
+    std::vector<uint8_t> cmds;
     std::vector<std::pair<uint32_t, uint32_t>> links;  ///< (position, direction) of every hop
 };
+
+/// Appends the 2D destination word of chip `chip` (this fabric's mesh) to a route's bytes.
+inline void push_route_dest(Route& r, uint32_t chip) {
+    const uint32_t w = route_dest(chip, fabric_mesh_id);
+    for (uint32_t i = 0; i < route_dest_bytes; ++i) r.cmds.push_back(uint8_t(w >> (8 * i)));
+}
 
 struct FabricPlan {
     FabricSpec spec;
@@ -120,6 +128,8 @@ struct FabricPlan {
             for (uint32_t w = 0; w < status_words; ++w) v.push_back({r.core, router.status() + 4 * w, 0});
             for (uint32_t c = 0; c < max_sender_channels; ++c) v.push_back({r.core, router.fill_sem(c), c0});
             for (uint32_t d = 0; d < num_dirs; ++d) v.push_back({r.core, router.fwd_credit_sem(d), c0});
+            v.push_back({r.core, router.route_table(), fabric_mesh_id});  // the routing table the router reads
+            v.push_back({r.core, router.route_table() + 4, spec.chips[r.pos]});
         }
         for (const Core& w : spec.workers) {
             for (uint32_t i = 0; i < status_words; ++i) v.push_back({w, worker.status() + 4 * i, 0});
@@ -199,18 +209,19 @@ inline Route unicast_route(const FabricSpec& s, uint32_t a, uint32_t b) {
     r.first_dir = dirs.front();
     const uint32_t hops = uint32_t(dirs.size());
     if (s.kind == FabricKind::mesh_2d) {
-        const uint32_t cap = s.header_bytes - header_base_bytes;
+        const uint32_t cap = s.header_bytes - header_base_bytes - route_dest_bytes;
         if (hops + 1 > cap)
             throw FabricError("chip fabric: the route from chip " + std::to_string(s.chips[a]) + " to chip " +
                               std::to_string(s.chips[b]) + " needs " + std::to_string(hops + 1) +
                               " route commands (one per hop and the deliver), but a " + std::to_string(s.header_bytes) +
                               "-byte header holds " + std::to_string(cap) +
                               " (header too small for the hops; allowed: header_bytes up to " +
-                              std::to_string(header_max_bytes) + ", 48 + one byte per command)");
+                              std::to_string(header_max_bytes) + ", 52 + one byte per command)");
         r.routing = Routing::path_2d;
+        push_route_dest(r, s.chips[b]);
         for (uint32_t i = 0; i < hops; ++i) r.cmds.push_back(route_forward(dirs[i]));
         r.cmds.push_back(route_deliver());
-        r.route = 1u | (uint32_t(r.cmds.size()) << 16);
+        r.route = (route_dest_bytes + 1u) | (uint32_t(r.cmds.size()) << 16);
     } else {
         if (hops > 0xFFFFu) throw FabricError("chip fabric: a 1D route of more than 65535 hops (header too small for the hops)");
         r.routing = Routing::unicast_1d;
@@ -245,18 +256,19 @@ inline Route path_route_2d(const FabricSpec& s, uint32_t a, const std::vector<ui
         r.links.push_back({p, d});
         p = neighbour(s, p, d);
     }
-    const uint32_t cap = s.header_bytes - header_base_bytes;
+    const uint32_t cap = s.header_bytes - header_base_bytes - route_dest_bytes;
     if (dirs.size() + 1 > cap)
         throw FabricError("chip fabric: a 2D path of " + std::to_string(dirs.size()) + " hops needs " +
                           std::to_string(dirs.size() + 1) + " route commands; a " + std::to_string(s.header_bytes) +
                           "-byte header holds " + std::to_string(cap) + " (header too small for the hops)");
     r.first_dir = dirs[0];
     r.routing = Routing::path_2d;
+    push_route_dest(r, s.chips[p]);  // the path's last chip
     r.cmds.push_back(route_forward(dirs[0]));
     for (size_t i = 1; i < dirs.size(); ++i)
         r.cmds.push_back(i >= skip ? route_deliver_and_forward(dirs[i]) : route_forward(dirs[i]));
     r.cmds.push_back(route_deliver());
-    r.route = 1u | (uint32_t(r.cmds.size()) << 16);
+    r.route = (route_dest_bytes + 1u) | (uint32_t(r.cmds.size()) << 16);
     return r;
 }
 

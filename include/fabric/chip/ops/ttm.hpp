@@ -1,35 +1,53 @@
 // kccl/fabric/chip/ops/ttm.hpp — tt-metal's op structure for all_gather and all_to_all on the chip
-// fabric: DRAM tensors read page by page, every slice sent ONCE as a 1D fabric packet stream
-// (multicast start + range on a line, both directions on a ring; unicast for all_to_all), the
-// receiving routers writing straight into the destination tensor's pages (scatter write), the
-// last packet of each stream a fused write + semaphore increment that tells the receiving chip's
-// worker its data is complete. No collective executor, no message slots, no copies out of slots.
+// fabric: DRAM tensors read page by page and sent as 1D fabric packets that the receiving routers
+// write straight into the destination tensor's pages (scatter write). all_gather relays as
+// tt-metal's minimal default program (make_all_gather_relay: 1-hop unicasts, each chip forwarding
+// what it received out of its output tensor, announced by a semaphore every chunks_per_sync
+// packets; make_all_gather: the older multicast streams); all_to_all sends a unicast stream per
+// destination whose last packet is a fused write + semaphore increment. No collective executor,
+// no message slots, no copies out of slots.
 //
 // WHAT IT MODELS (tt-metal's all_gather_async "minimal default" program, and its all_to_all)
-//   * per direction a sender core (run_sender): tt-metal's reader kernel (DRAM input pages -> a
+//   * sender cores (run_sender): all_gather with relay: per direction tt-metal's number of workers
+//     (ttm_workers_per_direction: default_workers' 1, 2 or 4), each its share of every slice's
+//     pages; otherwise one per direction. Each is tt-metal's reader kernel (DRAM pages -> a
 //     circular buffer of 3 packets in L1, its "triple buffering") and writer kernel (CB -> the
-//     fabric; the E sender also writes the own part into the local output tensor); the reads of
+//     fabric; the backward (W) senders, tt-metal's direction 1, also write the own part into the
+//     local output tensor, with a write barrier per packet as tt-metal's writers); the reads of
 //     packet k+1 are issued before packet k is written, so the two overlap as tt-metal's two RISCs;
 //   * a mux (run_mux, tt-metal's fabric mux core between the workers and the router): the chip's
 //     fabric worker, which owns the connections to the E and W routers, forwards each sender's
 //     packets from its channel (MuxWiring::mux_slots slots, tt-metal's default 1) into the router;
 //     `run` (Structure one_core) does reader, writer and mux work on that one core instead;
-//   * packets of `pages_per_packet` pages (tt-metal: min(2, packet payload / page) — its scatter
-//     write takes 2 NoC addresses — so 2 pages of 2048 B in a 6144 B channel), written by the
-//     delivering router as one NoC write per page (`NocCmd::scatter_write`);
-//   * all_gather: chip r's slice goes forward (E) to `num_targets_forward` chips and backward (W) to
-//     `num_targets_backward` (tt-metal's get_forward_backward_line_mcast_distance: on a line, the
-//     chips on each side; on a ring, n/2 forward and (n-1)/2 backward), one multicast_1d packet per
-//     direction per packet of the slice (start 1, range = the targets);
+//   * packets of `pages_per_packet` pages (all_gather: tt-metal's min(4, packet payload / page) —
+//     its scatter write takes 4 NoC addresses — so 3 pages of 2048 B in a 6144 B packet; all_to_all:
+//     all_to_all_async_generic's 2 pages), written by the delivering router as one NoC write per
+//     page (`NocCmd::scatter_write`);
+//   * all_gather, relay (make_all_gather_relay, the default of the per-direction structure): each
+//     sender sends its part of the own slice one hop (unicast_1d, 1 hop) into the neighbour's
+//     output, then the parts that arrived from upstream, read back out of its output tensor once
+//     the relay semaphore counts their syncs (a header-only fused write + increment after every
+//     chunks_per_sync packets and the last, executed by the delivering router after a write
+//     barrier); a line forwards while a neighbour is downstream, a ring n/2 hops forward and
+//     (n-1)/2 backward, an even ring splitting the opposite chip's slice per worker ("split
+//     forwarding": first half forward, second half backward);
+//   * all_gather, multicast (make_all_gather; one_core and relay off): chip r's slice goes forward
+//     (E) to `num_targets_forward` chips and backward (W) to `num_targets_backward` (tt-metal's
+//     get_forward_backward_line_mcast_distance), one multicast_1d packet per direction per packet
+//     of the slice (start 1, range = the targets), split in halves on an even ring likewise;
 //   * all_to_all: chunk j of chip r goes to chip j by a unicast_1d stream (a line: towards j; a
-//     ring: the shorter way, ties E, as the fabric routes), written at offset r * chunk of j's
-//     output; the chip's own chunk is copied locally; streams take turns packet by packet;
-//   * completion: each receiving chip waits until its semaphore counted one increment per stream
-//     that reaches it (n - 1 per op) and its local copy landed; the mux then lets the senders start
-//     the next op. Even and odd ops count on two semaphores (a chip is at most one op ahead).
+//     ring: the shorter way, the distance-n/2 tie backward as tt-metal's all_to_all_async_generic),
+//     written at offset r * chunk of j's output; the chip's own chunk is copied locally; streams
+//     take turns packet by packet;
+//   * completion: relay: every sender waits until its relay semaphore counted the syncs of every
+//     part that reaches it in its direction; streams: each receiving chip waits until its
+//     semaphore counted one increment per stream that reaches it (n - 1 per op) and its local copy
+//     landed (even and odd ops on two semaphores: a chip is at most one op ahead). The mux then
+//     lets the senders start the next op.
 // Differences from tt-metal (docs/fabric.md, "tt-metal's op structure"): the router has one
-// worker channel, so one mux serves both directions (tt-metal: a mux core per direction); one
-// sender per direction (tt-metal's num_workers_per_direction default); pages of a tensor are
+// worker channel, so one mux serves both directions (tt-metal: a mux core per direction); the
+// barrier before the sends is the fabric worker's for the chip (tt-metal: every writer's); all_to_all's streams take
+// turns where tt-metal's one core sends destination after destination; pages of a tensor are
 // contiguous in the one emulated DRAM endpoint, whose channel model stands for the interleaving.
 //
 // Plans are computed on the device from a handful of numbers (make_all_gather / make_all_to_all),
@@ -46,6 +64,9 @@
 namespace kccl::fabric::chip::ops {
 
 inline constexpr uint32_t max_streams = 64;
+inline constexpr uint32_t max_relay_items = 34;  ///< per sender: the own slice, up to 32 relayed, a split half
+inline constexpr uint32_t max_workers = 4;       ///< senders per direction (tt-metal's default_workers: 1, 2 or 4)
+inline constexpr uint32_t max_channels = 2 * max_workers;
 inline constexpr uint32_t cb_packets = 3;       ///< tt-metal's sender CB: 3 packets ("triple buffering")
 inline constexpr uint32_t tgt_fwd = 1, tgt_bwd = 2, tgt_local = 4;
 
@@ -53,6 +74,15 @@ inline constexpr uint32_t tgt_fwd = 1, tgt_bwd = 2, tgt_local = 4;
 struct Stream {
     uint32_t src = 0, dst = 0, bytes = 0, targets = 0;
     uint32_t routing[2] = {0, 0}, route[2] = {0, 0};  ///< [0] forward (E), [1] backward (W)
+};
+
+/// One item of a relaying sender's list (all_gather relay): bytes [off, off + bytes) of chip
+/// `chip`'s slice; `own`: read from the input (else from the output, where it arrived); `recv`:
+/// arrives from the upstream neighbour (counted on the relay semaphore); `send`: goes to the
+/// downstream neighbour (a 1-hop unicast into its output at chip * slice + off).
+struct RelayItem {
+    uint32_t chip = 0, off = 0, bytes = 0;
+    bool own = false, recv = false, send = false;
 };
 
 /// Everything a worker needs for one op (what its runtime args would hold).
@@ -66,24 +96,50 @@ struct Plan {
     /// with every other chip's op-i stream), so two never mix two ops' increments
     uint32_t sem_l1 = 0;
     uint32_t sem_initial = 0;
+    /// the start barrier's semaphore on the fabric worker core (host-initialised to sem_initial):
+    /// every other chip increments it once per op (tt-metal's barrier before the sends)
+    uint32_t barrier_l1 = 0;
+    bool ring = false;  ///< the barrier's routes: a ring multicasts around, a line to both sides
     uint32_t header_l1 = 0;                ///< 2 headers of header_bytes
     uint32_t header_bytes = header_base_bytes;
     uint32_t cb_l1 = 0;                    ///< cb_packets packets
     uint32_t expect = 0;                   ///< increments per op at this chip
     uint32_t nstreams = 0;
     Stream s[max_streams];
+    /// all_gather relay (make_all_gather_relay; the per-direction structure): instead of the
+    /// streams, each direction's sender works through its items; a sync packet (a header-only
+    /// fused write + increment) follows every relay_sync packets of an item and its last one
+    /// Senders (mux channels) per direction: channel c = d * workers + k is worker k of direction d
+    /// (1 unless relaying: tt-metal's workers each relay their part of every slice).
+    bool relay = false;
+    bool relay_local = true;  ///< the backward senders copy the own slice locally (false: a test mutation)
+    uint32_t workers = 1;
+    uint32_t slice = 0, relay_sync = 1;
+    uint32_t nitems[max_channels] = {};
+    RelayItem items[max_channels][max_relay_items];
+    constexpr uint32_t channels() const { return 2 * workers; }
 
     constexpr uint32_t packet_bytes() const { return page * pages_per_packet; }
     /// L1 bytes a core needs from the plan's base: 64 bytes of semaphores, 2 headers, then the CB
     /// (senders, one_core) or the mux channels (the mux: 2 x mux_slots slots of header + packet).
-    static constexpr uint32_t l1_bytes(uint32_t header_bytes, uint32_t packet, uint32_t mux_slots) {
+    static constexpr uint32_t l1_bytes(uint32_t header_bytes, uint32_t packet, uint32_t mux_slots, uint32_t workers = 1) {
         return 80 + 2 * header_bytes +
-               (cb_packets * packet > 2 * mux_slots * (header_bytes + packet) ? cb_packets * packet : 2 * mux_slots * (header_bytes + packet));
+               (cb_packets * packet > mux_counters + 2 * workers * mux_slots * (header_bytes + packet)
+                    ? cb_packets * packet
+                    : mux_counters + 2 * workers * mux_slots * (header_bytes + packet));
     }
+    /// on the mux, before its slots: a fill counter per channel and the senders' "op done" count
+    static constexpr uint32_t mux_counters = 16 * (max_channels + 1);
 };
 
-/// tt-metal's pages per packet: the packet payload's whole pages, at most 2 (its scatter write).
+/// tt-metal's all_gather pages per packet: the packet payload's whole pages, at most 4 (its
+/// minimal default program: min(4 scatter-write NoC addresses, packet / page); 3 pages of 2048 B
+/// in a 6144 B packet).
 constexpr uint32_t ttm_pages_per_packet(uint32_t payload, uint32_t page) {
+    return payload / page < 4 ? payload / page : 4;
+}
+/// tt-metal's all_to_all (all_to_all_async_generic) pages per packet: number_pages_per_packet = 2.
+constexpr uint32_t ttm_a2a_pages_per_packet(uint32_t payload, uint32_t page) {
     return payload / page < 2 ? payload / page : 2;
 }
 
@@ -99,31 +155,149 @@ inline void plan_common(Plan& p, uint32_t rank, uint32_t ranks, uint32_t dram_xy
     p.page = page;
     p.pages_per_packet = pages_per_packet;
     p.header_bytes = header_bytes;
-    p.sem_l1 = base;  // + 16 .. + 48: the mux's / senders' semaphores (MuxWiring); + 64: odd ops' completion
+    p.sem_l1 = base;  // + 16: the start barrier (fabric worker) / the senders' semaphores (MuxWiring); + 64: odd ops' completion
+    p.barrier_l1 = base + 16;
+    p.ring = false;
     p.header_l1 = base + 80;
     p.cb_l1 = base + 80 + 2 * header_bytes;
     p.nstreams = 0;
+    p.relay = false;
+    p.relay_local = true;
+    p.workers = 1;
+    for (uint32_t c = 0; c < max_channels; ++c) p.nitems[c] = 0;
 }
 
 /// all_gather of `slice` bytes per chip (output: ranks * slice, chip q's slice at q * slice).
+/// On an even ring of more than 2 chips the slice goes as two streams, as tt-metal's "split
+/// forwarding" (minimal default reader / writer: the opposite chip gets the first half of the slice
+/// forward and the second half backward): the first half forward to n/2 chips and backward to
+/// n/2 - 1, the second half forward to n/2 - 1 and backward to n/2, so both directions of every
+/// link carry (n - 1) / 2 slices (4 and 3 without the split on 8 chips).
 inline void make_all_gather(Plan& p, bool ring, uint32_t slice) {
     const uint32_t r = p.rank, n = p.ranks;
-    const uint32_t fwd = ring ? n / 2 : n - 1 - r, bwd = ring ? (n - 1) / 2 : r;
-    Stream& s = p.s[p.nstreams++];
-    s.src = 0;
-    s.dst = r * slice;
-    s.bytes = slice;
-    s.targets = tgt_local | (fwd ? tgt_fwd : 0u) | (bwd ? tgt_bwd : 0u);
-    s.routing[0] = s.routing[1] = uint32_t(Routing::multicast_1d);
-    s.route[0] = 1u | (fwd << 16);
-    s.route[1] = 1u | (bwd << 16);
+    p.ring = ring;
+    auto add = [&](uint32_t off, uint32_t bytes, uint32_t fwd, uint32_t bwd) {
+        Stream& s = p.s[p.nstreams++];
+        s.src = off;
+        s.dst = r * slice + off;
+        s.bytes = bytes;
+        s.targets = tgt_local | (fwd ? tgt_fwd : 0u) | (bwd ? tgt_bwd : 0u);
+        s.routing[0] = s.routing[1] = uint32_t(Routing::multicast_1d);
+        s.route[0] = 1u | (fwd << 16);
+        s.route[1] = 1u | (bwd << 16);
+    };
+    const uint32_t pages = (slice + p.page - 1) / p.page;
+    if (ring && n % 2 == 0 && n > 2 && pages >= 2) {  // tt-metal: split forwarding needs >= 2 tiles
+        const uint32_t half = (pages / 2) * p.page;   // first_half_tiles = tiles / 2
+        add(0, half, n / 2, n / 2 - 1);
+        add(half, slice - half, n / 2 - 1, n / 2);
+        p.expect = 2 * (n - 1);  // both halves reach every other chip
+        return;
+    }
+    add(0, slice, ring ? n / 2 : n - 1 - r, ring ? (n - 1) / 2 : r);
     p.expect = n - 1;
 }
 
+/// tt-metal's workers per direction for an all_gather of `out_bytes` gathered bytes (its
+/// default_workers: 4 above 256 KiB per link, 1 up to 4 KiB, else 2; a ring halves the bytes).
+constexpr uint32_t ttm_workers_per_direction(uint64_t out_bytes, uint32_t n, bool ring) {
+    const uint64_t per_link = out_bytes * (n - 1) / n / (ring ? 2 : 1);
+    return per_link > 256u * 1024u ? 4u : per_link <= 4096u ? 1u : 2u;
+}
+/// tt-metal's chunks_per_sync: a worker's packets, at least 1, at most 160 (its
+/// HEURISTIC_MAX_CHUNKS_PER_SYNC); a worker's pages are the slice's pages / workers.
+constexpr uint32_t ttm_chunks_per_sync(uint32_t slice_pages, uint32_t workers, uint32_t pages_per_packet) {
+    const uint32_t c = slice_pages / workers / pages_per_packet;
+    return c < 1 ? 1u : c > 160 ? 160u : c;
+}
+
+/// all_gather as tt-metal's minimal default program relays it: every hop is a 1-hop unicast
+/// into the neighbour's output tensor; a chip's sender of direction d first sends its own slice,
+/// then, as the relay semaphore says chunks have arrived (a sync every `sync` packets), reads the
+/// slices that came from upstream back out of its output tensor and sends them one hop on (its
+/// reader: "read the next slice out of memory, and put it in CB for writer to forward"). A line
+/// forwards while there is a neighbour downstream; a ring forwards a slice until it has travelled
+/// its targets (n/2 forward, (n-1)/2 backward), and an even ring of more than 2 chips splits the
+/// opposite chip's slice: its first half travels forward, its second half backward ("split
+/// forwarding"). Direction 0 is forward (E), 1 backward (W).
+inline void make_all_gather_relay(Plan& p, bool ring, uint32_t slice, uint32_t sync, uint32_t workers) {
+    const uint32_t r = p.rank, n = p.ranks;
+    p.ring = ring;
+    const uint32_t pages = (slice + p.page - 1) / p.page;
+    p.relay = true;
+    p.workers = workers < 1 ? 1 : workers > max_workers ? max_workers : workers;
+    p.slice = slice;
+    p.relay_sync = sync ? sync : 1;
+    p.expect = 0;  // completion is counted by the senders on their relay semaphores
+    for (uint32_t c = 0; c < p.channels(); ++c) {
+        // worker k's pages of every slice (tt-metal: input_tile_id_start / end per worker)
+        const uint32_t d = c / p.workers, k = c % p.workers, W = p.workers;
+        const uint32_t base = pages / W, rem = pages % W;
+        const uint32_t a = k * base + (k < rem ? k : rem), b = (k + 1) * base + (k + 1 < rem ? k + 1 : rem);
+        const uint32_t lo = a * p.page, hi = b * p.page < slice ? b * p.page : slice;
+        const bool split = ring && n % 2 == 0 && n > 2 && b - a >= 2;  // tt-metal: >= 2 tiles of the worker
+        const uint32_t mid = (a + (b - a) / 2) * p.page;
+        uint32_t& m = p.nitems[c];
+        m = 0;
+        if (hi <= lo) continue;  // no pages for this worker
+        const uint32_t hops = ring ? (split ? n / 2 : d == 0 ? n / 2 : (n - 1) / 2) : 0;
+        const bool down = ring || (d == 0 ? r + 1 < n : r > 0);            // a neighbour downstream
+        const uint32_t arrive = ring ? hops : (d == 0 ? r : n - 1 - r);   // slices that arrive here
+        auto range = [&](uint32_t dist, uint32_t& off, uint32_t& bytes) {   // what travels distance dist
+            off = lo;
+            bytes = hi - lo;
+            if (split && dist == n / 2) {
+                off = d == 0 ? lo : mid;
+                bytes = d == 0 ? mid - lo : hi - mid;
+            }
+        };
+        if (down || d == 1) {  // the backward senders also copy the own slice locally (tt-metal's direction 1)
+            RelayItem& it = p.items[c][m++] = RelayItem{};
+            it.chip = r;
+            it.off = lo;
+            it.bytes = hi - lo;
+            it.own = true;
+            it.send = down;
+        }
+        for (uint32_t dist = 1; dist <= arrive; ++dist) {
+            const uint32_t from = d == 0 ? (r + n - dist) % n : (r + dist) % n;
+            const bool fwd = down && (!ring || dist < hops);
+            uint32_t off, bytes, foff, fbytes;
+            range(dist, off, bytes);
+            range(dist + 1, foff, fbytes);
+            if (fwd && (foff != off || fbytes != bytes)) {  // forwards only a half of what arrived
+                RelayItem& x = p.items[c][m++] = RelayItem{};
+                x.chip = from;
+                x.off = off;
+                x.bytes = bytes;
+                x.recv = true;
+                RelayItem& y = p.items[c][m++] = RelayItem{};
+                y.chip = from;
+                y.off = foff;
+                y.bytes = fbytes;
+                y.send = true;
+                continue;
+            }
+            RelayItem& it = p.items[c][m++] = RelayItem{};
+            it.chip = from;
+            it.off = off;
+            it.bytes = bytes;
+            it.recv = true;
+            it.send = fwd;
+        }
+    }
+}
+
 /// all_to_all of `chunk` bytes per pair (input and output: ranks * chunk; chunk j of chip r's
-/// input lands at r * chunk of chip j's output). Streams alternate forward and backward by distance.
+/// input lands at r * chunk of chip j's output). Streams in tt-metal's destination order
+/// (all_to_all_async_generic's sender reader): a line chip 0, 1, .., n - 1 (its own chunk copied
+/// locally); a ring from the farthest chip inwards, distance (d + 1) / 2 for d = n - 1 .. 0,
+/// backward when d is odd and forward when even (so the distance-n/2 chip of an even ring goes
+/// backward), the own chunk last. They take turns packet by packet (tt-metal's reader sends them
+/// one after another from one core; see docs/fabric.md for why that is not modelled).
 inline void make_all_to_all(Plan& p, bool ring, uint32_t chunk) {
     const uint32_t r = p.rank, n = p.ranks;
+    p.ring = ring;
     auto add = [&](uint32_t j, uint32_t dir, uint32_t hops) {
         Stream& s = p.s[p.nstreams++];
         s.src = j * chunk;
@@ -133,47 +307,49 @@ inline void make_all_to_all(Plan& p, bool ring, uint32_t chunk) {
         s.routing[0] = s.routing[1] = uint32_t(Routing::unicast_1d);
         s.route[0] = s.route[1] = hops;
     };
-    add(r, 2, 0);
-    for (uint32_t k = 1; k < n; ++k) {  // distance k forward, then distance k backward
-        if (ring) {
-            const uint32_t j = (r + k) % n;  // forward distance k; the shorter way (ties forward)
-            if (k <= n - k) add(j, 0, k);
-            const uint32_t i = (r + n - k) % n;  // backward distance k
-            if (k < n - k) add(i, 1, k);
-        } else {
-            if (r + k < n) add(r + k, 0, k);
-            if (k <= r) add(r - k, 1, k);
+    if (ring) {
+        for (uint32_t d = n; d-- > 0;) {
+            const uint32_t k = (d + 1) / 2;
+            if (k == 0) add(r, 2, 0);
+            else if (d % 2) add((r + n - k) % n, 1, k);  // backward distance k
+            else add((r + k) % n, 0, k);                 // forward distance k
         }
+    } else {
+        for (uint32_t j = 0; j < n; ++j) add(j, j == r ? 2u : j > r ? 0u : 1u, j > r ? j - r : r - j);
     }
     p.expect = n - 1;
 }
 
-/// The wiring of plan p's cores: mux at mux_xy, senders at s0 (E) and s1 (W), mux_slots per channel.
+/// The wiring of plan p's cores: mux at mux_xy, the sender of channel c at first_sender + c
+/// columns to the right (x + c, same y), mux_slots per channel.
 struct MuxWiring;
-inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t s0, uint32_t s1, uint32_t mux_slots);
+inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t first_sender, uint32_t mux_slots);
 
 /// Sender / mux wiring (Structure::per_direction): one sender core per direction and the chip's
 /// fabric worker as the mux that forwards their packets into the routers.
 struct MuxWiring {
     uint32_t mux_xy = 0;            ///< the fabric worker core (x | y << 16)
-    uint32_t mux_slots_l1 = 0;      ///< on the mux: 2 channels x mux_slots slots of header + packet bytes
+    uint32_t mux_slots_l1 = 0;      ///< on the mux: p.channels() channels x mux_slots slots of header + packet bytes
     uint32_t mux_slots = 1;         ///< tt-metal's fabric mux: num_buffers_per_channel, default 1
-    uint32_t mux_fill_l1 = 0;       ///< on the mux: fill[d] at +16 d; senders' "iteration done" at +32
-    uint32_t sender_xy[2] = {0, 0}; ///< the sender of direction d
+    uint32_t mux_fill_l1 = 0;       ///< on the mux: fill[c] at +16 c; senders' "iteration done" at done_l1
+    uint32_t done_l1 = 0;
+    uint32_t sender_xy[max_channels] = {};  ///< the sender of channel c
     uint32_t credit_l1 = 0;         ///< on a sender: mux slots given back; "go" (next iteration) at +16
+    uint32_t relay_l1 = 0;          ///< on a sender: the relay semaphore (all_gather relay), +32 from credit_l1
     constexpr uint32_t slot_bytes(const Plan& p) const { return p.header_bytes + p.packet_bytes(); }
     constexpr uint32_t slot(const Plan& p, uint32_t d, uint32_t i) const { return mux_slots_l1 + (d * mux_slots + i) * slot_bytes(p); }
 };
 
-inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t s0, uint32_t s1, uint32_t mux_slots) {
+inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t first_sender, uint32_t mux_slots) {
     MuxWiring w;
     w.mux_xy = mux_xy;
     w.mux_slots = mux_slots;
-    w.mux_slots_l1 = p.cb_l1;
-    w.mux_fill_l1 = p.sem_l1 + 16;
-    w.sender_xy[0] = s0;
-    w.sender_xy[1] = s1;
+    w.mux_fill_l1 = p.cb_l1;
+    w.done_l1 = p.cb_l1 + 16 * max_channels;
+    w.mux_slots_l1 = p.cb_l1 + Plan::mux_counters;
+    for (uint32_t c = 0; c < p.channels(); ++c) w.sender_xy[c] = first_sender + c;
     w.credit_l1 = p.sem_l1 + 16;
+    w.relay_l1 = p.sem_l1 + 48;
     return w;
 }
 
@@ -273,10 +449,12 @@ void packet_loop(H& hal, const Plan& p, uint32_t mask, Send send) {
         const uint32_t t = s.targets & mask, l1 = p.cb_l1 + slot * pk;
         if (t & tgt_fwd) send(s, cur.off, cur.n, cur.last, l1, 0u);
         if (t & tgt_bwd) send(s, cur.off, cur.n, cur.last, l1, 1u);
-        if (t & tgt_local) {  // the own slice / chunk into the local output, page by page
+        if (t & tgt_local) {  // the own slice / chunk into the local output, page by page, and
+                              // waited for, as tt-metal's writers (a write barrier per packet)
             const uint32_t dst = p.output + s.dst + cur.off;
             for (uint32_t o = 0; o < cur.n; o += p.page)
                 hal.noc_write(l1 + o, hal.noc_addr(dx, dy, dst + o), cur.n - o < p.page ? cur.n - o : p.page);
+            hal.noc_write_barrier();
         }
         if (nx.valid) hal.noc_read_barrier();
         cur = nx;
@@ -285,10 +463,21 @@ void packet_loop(H& hal, const Plan& p, uint32_t mask, Send send) {
     }
 }
 
-/// Fabric packets of direction d per op (the mux forwards exactly these).
-inline uint32_t packets_to(const Plan& p, uint32_t d) {
+/// Relay: sync increments per item of P packets (one after every relay_sync packets and the last).
+inline uint32_t relay_syncs(const Plan& p, uint32_t bytes) {
+    const uint32_t pk = p.packet_bytes(), np = (bytes + pk - 1) / pk;
+    return (np + p.relay_sync - 1) / p.relay_sync;
+}
+
+/// Fabric packets of mux channel c per op (the mux forwards exactly these; without relay, c is the direction).
+inline uint32_t packets_to(const Plan& p, uint32_t c) {
     uint32_t n = 0;
-    const uint32_t pk = p.packet_bytes(), bit = d == 0 ? tgt_fwd : tgt_bwd;
+    const uint32_t pk = p.packet_bytes(), bit = c == 0 ? tgt_fwd : tgt_bwd;
+    if (p.relay) {
+        for (uint32_t i = 0; i < p.nitems[c]; ++i)
+            if (p.items[c][i].send) n += (p.items[c][i].bytes + pk - 1) / pk + relay_syncs(p, p.items[c][i].bytes);
+        return n;
+    }
     for (uint32_t i = 0; i < p.nstreams; ++i)
         if (p.s[i].targets & bit) n += (p.s[i].bytes + pk - 1) / pk;
     return n;
@@ -299,12 +488,12 @@ void wait_at_least(H& hal, uint32_t l1, uint32_t want) {
     while (int32_t(hal.sem_read(l1) - want) < 0) hal.idle();
 }
 
-/// A sender's hand-off of one packet (header f, n payload bytes at l1) to channel d of the mux:
-/// waits for a free slot (`sent` packets handed over so far, `idx` the next slot; at most `limit`
-/// packets waiting in the mux, 0: every slot), writes header and payload into it and announces it.
-/// Returns when the payload has left l1.
+/// A sender's hand-off of one packet (header f, n payload bytes at l1; n may be 0) to channel c of
+/// the mux: waits for a free slot (`sent` packets handed over so far, `idx` the next slot; at most
+/// `limit` packets waiting in the mux, 0: every slot), writes header and payload into it and
+/// announces it. Returns when the payload has left l1.
 template <class H>
-void to_mux(H& hal, const Plan& p, const MuxWiring& w, uint32_t d, const HeaderFields& f, uint32_t l1, uint32_t n, uint32_t& sent,
+void to_mux(H& hal, const Plan& p, const MuxWiring& w, uint32_t c, const HeaderFields& f, uint32_t l1, uint32_t n, uint32_t& sent,
             uint32_t& idx, uint32_t limit = 0) {
     const uint32_t mx = w.mux_xy & 0xFFFFu, my = w.mux_xy >> 16, hl1 = p.header_l1;
     const uint32_t most = limit && limit < w.mux_slots ? limit : w.mux_slots;
@@ -312,13 +501,46 @@ void to_mux(H& hal, const Plan& p, const MuxWiring& w, uint32_t d, const HeaderF
     volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
     write_header(h, f, 0, [](uint32_t) { return uint8_t(0); });
     kccl::hal::l1_store_fence(hal, hl1, p.header_bytes);  // the header stores above (N7)
-    const uint32_t slot = w.slot(p, d, idx);
+    const uint32_t slot = w.slot(p, c, idx);
     hal.noc_write(hl1, hal.noc_addr(mx, my, slot), p.header_bytes);
-    hal.noc_write(l1, hal.noc_addr(mx, my, slot + p.header_bytes), n);
+    if (n) hal.noc_write(l1, hal.noc_addr(mx, my, slot + p.header_bytes), n);
     hal.noc_writes_flushed();  // the packet before its announcement (N1, strict profile)
-    hal.sem_inc(hal.noc_addr(mx, my, w.mux_fill_l1 + 16 * d), 1);
+    hal.sem_inc(hal.noc_addr(mx, my, w.mux_fill_l1 + 16 * c), 1);
     idx = idx + 1 == w.mux_slots ? 0 : idx + 1;
     ++sent;
+}
+}  // namespace detail
+
+namespace detail {
+/// tt-metal's barrier before the sends (its writers multicast an atomic increment to the other
+/// chips and wait for n - 1 of them; all_to_all_async_generic's init semaphore likewise): the
+/// fabric worker sends a header-only multicast_1d increment of every other chip's barrier
+/// semaphore (a line: to each side; a ring: around, range n - 1) and waits until its own counted
+/// n - 1 for op `it`. No chip starts op it before every chip has finished op it - 1, so no chip
+/// writes op it's pages into an output its neighbour still reads op it - 1's out of (relay).
+template <class H, class Link>
+void start_barrier(H& hal, Link& link, const Plan& p, uint32_t it) {
+    const uint32_t r = p.rank, n = p.ranks;
+    const uint32_t range[2] = {p.ring ? n - 1 : n - 1 - r, p.ring ? 0u : r};
+    for (uint32_t d = 0; d < 2; ++d) {
+        if (!range[d]) continue;
+        const uint32_t hl1 = p.header_l1 + d * p.header_bytes;
+        HeaderFields f;
+        f.routing = Routing::multicast_1d;
+        f.route = 1u | (range[d] << 16);
+        f.cmd = NocCmd::atomic_inc;
+        f.payload = 0;
+        f.sem_xy = p.worker_xy;
+        f.sem_l1 = p.barrier_l1;
+        f.value = 1;
+        f.source = r & 0xFFu;
+        volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
+        write_header(h, f, 0, [](uint32_t) { return uint8_t(0); });
+        Connection& c = link.connection(d == 0 ? uint32_t(Dir::E) : uint32_t(Dir::W));
+        c.reserve(hal);
+        c.write(hal, hl1, p.header_bytes, 0, 0);
+    }
+    wait_at_least(hal, p.barrier_l1, p.sem_initial + (it + 1) * (n - 1));
 }
 }  // namespace detail
 
@@ -328,6 +550,7 @@ template <class H, class Link>
 uint32_t run(H& hal, Link& link, const Plan& p, uint32_t iters) {
     detail::check_plan(p);
     for (uint32_t it = 0; it < iters; ++it) {
+        detail::start_barrier(hal, link, p, it);
         detail::packet_loop(hal, p, tgt_fwd | tgt_bwd | tgt_local,
                             [&](const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t l1, uint32_t d) {
                                 const uint32_t hl1 = p.header_l1 + d * p.header_bytes;
@@ -343,73 +566,214 @@ uint32_t run(H& hal, Link& link, const Plan& p, uint32_t iters) {
     return 0;
 }
 
-/// Structure::per_direction, the sender of direction d (0: E, 1: W; the local copy goes with E):
-/// reader and writer of tt-metal's worker; each packet goes into a slot of the mux's channel d.
+namespace detail {
+/// Relay (all_gather, per-direction structure): sender d's items for op `it`, packets read into
+/// the CB (the reads of packet k+1 issued before packet k is written when its data is already
+/// there), each sent with `send(header fields, cb l1, n)`; the own slice also copied locally by
+/// the backward sender. `relay_l1`: this sender's relay semaphore (cumulative over ops).
+template <class H, class Send>
+void relay_loop(H& hal, const Plan& p, uint32_t c, uint32_t it, uint32_t relay_l1, uint32_t peer_xy, Send send) {
+    const uint32_t pk = p.packet_bytes(), sync = p.relay_sync, d = c / p.workers;
+    const uint32_t dx = p.dram_xy & 0xFFFFu, dy = p.dram_xy >> 16;
+    const RelayItem* items = p.items[c];
+    const uint32_t m = p.nitems[c];
+    uint32_t per_op = 0;
+    for (uint32_t i = 0; i < m; ++i)
+        if (items[i].recv) per_op += relay_syncs(p, items[i].bytes);
+    const uint32_t base = it * per_op;
+    struct Pk {
+        uint32_t i = 0, j = 0, off = 0, n = 0, need = 0;  // item, packet index, offset in the slice, bytes, syncs needed
+        bool valid = false;
+    };
+    // the recv item covering the current item's data and the syncs counted before it
+    uint32_t cur_i = 0, cur_j = 0, rstart = 0, roff = 0, rnp = 0, cum = 0;
+    bool started = false;
+    auto next = [&]() {
+        Pk k;
+        while (cur_i < m) {
+            const RelayItem& x = items[cur_i];
+            if (!started) {
+                started = true;
+                cur_j = 0;
+                if (x.recv) {
+                    rstart = cum;
+                    roff = x.off;
+                    rnp = (x.bytes + pk - 1) / pk;
+                    cum += relay_syncs(p, x.bytes);
+                }
+            }
+            const uint32_t np = (x.bytes + pk - 1) / pk;
+            if (!(x.send || (x.own && d == 1 && p.relay_local)) || cur_j >= np) {
+                ++cur_i;
+                started = false;
+                continue;
+            }
+            k.i = cur_i;
+            k.j = cur_j++;
+            k.off = x.off + k.j * pk;
+            k.n = x.bytes - k.j * pk < pk ? x.bytes - k.j * pk : pk;
+            if (!x.own) {  // arrived data: the syncs covering its last packet within the recv item
+                const uint32_t last = (k.off + k.n - roff + pk - 1) / pk - 1;
+                const uint32_t total = (rnp + sync - 1) / sync;
+                k.need = base + rstart + (last / sync + 1 < total ? last / sync + 1 : total);
+            }
+            k.valid = true;
+            return k;
+        }
+        return k;
+    };
+    auto ready = [&](const Pk& k) { return items[k.i].own || int32_t(hal.sem_read(relay_l1) - k.need) >= 0; };
+    auto read = [&](const Pk& k, uint32_t slot) {
+        const RelayItem& x = items[k.i];
+        const uint32_t src = x.own ? p.input + k.off : p.output + x.chip * p.slice + k.off, l1 = p.cb_l1 + slot * pk;
+        if (!x.own) wait_at_least(hal, relay_l1, k.need);
+        for (uint32_t o = 0; o < k.n; o += p.page)
+            hal.noc_read(hal.noc_addr(dx, dy, src + o), l1 + o, k.n - o < p.page ? k.n - o : p.page);
+    };
+    Pk cur = next();
+    uint32_t slot = 0;
+    if (cur.valid) {
+        read(cur, slot);
+        hal.noc_read_barrier();
+    }
+    while (cur.valid) {
+        const Pk nx = next();
+        const uint32_t nslot = slot + 1 == cb_packets ? 0 : slot + 1;
+        const bool pre = nx.valid && ready(nx);
+        if (pre) read(nx, nslot);  // overlaps the writes below
+        const RelayItem& x = items[cur.i];
+        const uint32_t l1 = p.cb_l1 + slot * pk;
+        const uint32_t dst = p.output + x.chip * p.slice + cur.off;
+        if (x.send) {
+            HeaderFields f;
+            f.routing = Routing::unicast_1d;
+            f.route = 1;
+            f.payload = cur.n;
+            f.dst_xy = p.dram_xy;
+            f.dst_l1 = dst;
+            f.source = (p.rank & 0xFFu) | (cur.off << 8);
+            f.cmd = NocCmd::scatter_write;  // one NoC write per page of the destination tensor
+            f.sem_xy = dst + p.page;
+            f.sem_l1 = dst + 2 * p.page;
+            f.value = dst + 3 * p.page;
+            f.scatter01 = p.page | (p.page << 16);
+            f.scatter2n = p.page | (((cur.n + p.page - 1) / p.page) << 16);
+            send(f, l1, cur.n);
+            const uint32_t np = (x.bytes + pk - 1) / pk;
+            if ((cur.j + 1) % sync == 0 || cur.j + 1 == np) {  // the sync: lands after the data (the router's write barrier)
+                HeaderFields g;
+                g.routing = Routing::unicast_1d;
+                g.route = 1;
+                g.payload = 0;
+                g.cmd = NocCmd::fused_write_inc;
+                g.dst_xy = p.dram_xy;
+                g.dst_l1 = dst;
+                g.sem_xy = peer_xy;
+                g.sem_l1 = relay_l1;
+                g.value = 1;
+                g.source = (p.rank & 0xFFu) | (cur.off << 8);
+                send(g, l1, 0);
+            }
+        }
+        if (x.own && d == 1 && p.relay_local) {  // the own slice into the local output, waited for (tt-metal's writer)
+            for (uint32_t o = 0; o < cur.n; o += p.page)
+                hal.noc_write(l1 + o, hal.noc_addr(dx, dy, dst + o), cur.n - o < p.page ? cur.n - o : p.page);
+            hal.noc_write_barrier();
+        }
+        if (nx.valid && !pre) read(nx, nslot);
+        if (nx.valid) hal.noc_read_barrier();
+        cur = nx;
+        slot = nslot;
+        hal.noc_writes_flushed();  // the CB slot read next was written out (N3)
+    }
+    wait_at_least(hal, relay_l1, base + per_op);  // every slice that reaches this chip in direction d
+}
+}  // namespace detail
+
+/// Structure::per_direction, the sender of mux channel c (direction d = c / p.workers: 0 E, 1 W;
+/// without relay one sender per direction, c = d, the local copy with the backward one): reader
+/// and writer of tt-metal's worker; each packet goes into a slot of the mux's channel c.
 template <class H>
-uint32_t run_sender(H& hal, const Plan& p, const MuxWiring& w, uint32_t d, uint32_t iters) {
+uint32_t run_sender(H& hal, const Plan& p, const MuxWiring& w, uint32_t c, uint32_t iters) {
     detail::check_plan(p);
     const uint32_t mx = w.mux_xy & 0xFFFFu, my = w.mux_xy >> 16;
-    const uint32_t mask = d == 0 ? (tgt_fwd | tgt_local) : tgt_bwd;
-    uint32_t sent = 0, idx = 0;  // packets handed to the mux; the next mux slot
+    const uint32_t d = c / p.workers;
+    const uint32_t mask = d == 0 ? tgt_fwd : (tgt_bwd | tgt_local);  // the local copy with the backward sender, as tt-metal's (direction 1)
+    uint32_t sent = 0, idx = 0;
     for (uint32_t it = 0; it < iters; ++it) {
-        if (it) detail::wait_at_least(hal, w.credit_l1 + 16, it);  // the chip finished op it - 1 (the mux says go)
-        detail::packet_loop(hal, p, mask, [&](const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t l1, uint32_t dd) {
-            detail::to_mux(hal, p, w, d, detail::packet_header(p, s, off, n, last, dd, it), l1, n, sent, idx);
-        });
+        detail::wait_at_least(hal, w.credit_l1 + 16, it + 1);  // the mux says go: every chip finished op it - 1 (the start barrier)
+        auto to_mux = [&](const HeaderFields& f, uint32_t l1, uint32_t n) { detail::to_mux(hal, p, w, c, f, l1, n, sent, idx); };
+        if (p.relay) detail::relay_loop(hal, p, c, it, w.relay_l1, w.sender_xy[c], to_mux);
+        else
+            detail::packet_loop(hal, p, mask, [&](const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t l1, uint32_t dd) {
+                to_mux(detail::packet_header(p, s, off, n, last, dd, it), l1, n);
+            });
         hal.noc_write_barrier();  // the local copy landed
-        hal.sem_inc(hal.noc_addr(mx, my, w.mux_fill_l1 + 32), 1);  // this sender's part of op it is done
+        hal.sem_inc(hal.noc_addr(mx, my, w.done_l1), 1);  // this sender's part of op it is done
     }
     return 0;
 }
 
 /// Structure::per_direction, the mux (tt-metal's fabric mux core; here the chip's fabric worker,
-/// which owns the router connections): forwards each sender's packets into the router of its
-/// direction, gives the slot back, and ends an op when both senders are done and every stream
-/// that reaches this chip signalled; then tells the senders to go on.
-/// The op's counts are given: want0 / want1 packets per op from the E / W sender, and
-/// `expect` completion increments per op at the plan's semaphores (0: none; the senders' own
-/// waits make the op complete). The reducing ops (ttm_reduce.hpp) use it.
+/// which owns the router connections), with the op's counts given: an op is `phases` programs
+/// (tt-metal device operations: all_reduce is reduce_scatter then all_gather), each starting with
+/// the start barrier and a "go" to every sender, then forwarding want[ph * nc + c] packets of
+/// channel c into the router of its direction (giving each slot back) until every sender said
+/// its part of the phase is done. The op ends when `expect` increments per op counted at the
+/// plan's completion semaphores (0: none; the senders' own waits complete it).
 template <class H, class Link>
-uint32_t run_mux_counts(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t want0, uint32_t want1, uint32_t expect,
+uint32_t run_mux_counts(H& hal, Link& link, const Plan& p, const MuxWiring& w, const uint32_t* want, uint32_t phases, uint32_t expect,
                         uint32_t iters) {
-    const uint32_t want[2] = {want0, want1};
-    uint32_t taken[2] = {0, 0}, idx[2] = {0, 0};
+    const uint32_t nc = p.channels();
+    uint32_t taken[max_channels] = {}, idx[max_channels] = {};
     for (uint32_t it = 0; it < iters; ++it) {
-        uint32_t done[2] = {0, 0};
-        while (done[0] < want[0] || done[1] < want[1]) {
-            bool moved = false;
-            for (uint32_t d = 0; d < 2; ++d) {
-                if (done[d] == want[d] || hal.sem_read(w.mux_fill_l1 + 16 * d) == taken[d]) continue;
-                Connection& c = link.connection(d == 0 ? uint32_t(Dir::E) : uint32_t(Dir::W));
-                if (!c.slot_free(hal)) continue;
-                const uint32_t slot = w.slot(p, d, idx[d]);
-                const volatile uint32_t* h = reinterpret_cast<const volatile uint32_t*>(hal.l1_ptr(slot, p.header_bytes));
-                c.reserve(hal);
-                c.write(hal, slot, p.header_bytes, slot + p.header_bytes, h[hw::payload]);  // left the slot on return
-                const uint32_t sx = w.sender_xy[d] & 0xFFFFu, sy = w.sender_xy[d] >> 16;
-                hal.sem_inc(hal.noc_addr(sx, sy, w.credit_l1), 1);
-                idx[d] = idx[d] + 1 == w.mux_slots ? 0 : idx[d] + 1;
-                ++taken[d];
-                ++done[d];
-                moved = true;
+        for (uint32_t ph = 0; ph < phases; ++ph) {
+            const uint32_t prog = it * phases + ph;  // programs started so far
+            detail::start_barrier(hal, link, p, prog);
+            for (uint32_t c = 0; c < nc; ++c) {
+                const uint32_t sx = w.sender_xy[c] & 0xFFFFu, sy = w.sender_xy[c] >> 16;
+                hal.sem_inc(hal.noc_addr(sx, sy, w.credit_l1 + 16), 1);  // go: program prog
             }
-            if (!moved) hal.idle();
+            uint32_t done[max_channels] = {};
+            for (;;) {
+                bool moved = false, left = false;
+                for (uint32_t c = 0; c < nc; ++c) {
+                    if (done[c] == want[ph * nc + c]) continue;
+                    left = true;
+                    if (hal.sem_read(w.mux_fill_l1 + 16 * c) == taken[c]) continue;
+                    const uint32_t d = c / p.workers;
+                    Connection& cn = link.connection(d == 0 ? uint32_t(Dir::E) : uint32_t(Dir::W));
+                    if (!cn.slot_free(hal)) continue;
+                    const uint32_t slot = w.slot(p, c, idx[c]);
+                    const volatile uint32_t* h = reinterpret_cast<const volatile uint32_t*>(hal.l1_ptr(slot, p.header_bytes));
+                    cn.reserve(hal);
+                    cn.write(hal, slot, p.header_bytes, slot + p.header_bytes, h[hw::payload]);  // left the slot on return
+                    const uint32_t sx = w.sender_xy[c] & 0xFFFFu, sy = w.sender_xy[c] >> 16;
+                    hal.sem_inc(hal.noc_addr(sx, sy, w.credit_l1), 1);
+                    idx[c] = idx[c] + 1 == w.mux_slots ? 0 : idx[c] + 1;
+                    ++taken[c];
+                    ++done[c];
+                    moved = true;
+                }
+                if (!left) break;
+                if (!moved) hal.idle();
+            }
+            detail::wait_at_least(hal, w.done_l1, nc * (prog + 1));  // every sender's part of the phase
         }
-        detail::wait_at_least(hal, w.mux_fill_l1 + 32, 2 * (it + 1));                 // both senders' local work
         detail::wait_at_least(hal, p.sem_l1 + 64 * (it & 1), p.sem_initial + (it / 2 + 1) * expect);  // every stream that reaches this chip
-        for (uint32_t d = 0; d < 2; ++d) {
-            const uint32_t sx = w.sender_xy[d] & 0xFFFFu, sy = w.sender_xy[d] >> 16;
-            hal.sem_inc(hal.noc_addr(sx, sy, w.credit_l1 + 16), 1);  // go: op it + 1
-        }
     }
     return 0;
 }
 
-/// run_mux_counts with plan p's own counts (all_gather, all_to_all).
+/// Structure::per_direction, the mux with plan p's own counts (all_gather, all_to_all): one
+/// program per op; it ends when every sender is done and every stream that reaches this chip
+/// signalled.
 template <class H, class Link>
 uint32_t run_mux(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t iters) {
     detail::check_plan(p);
-    return run_mux_counts(hal, link, p, w, detail::packets_to(p, 0), detail::packets_to(p, 1), p.expect, iters);
+    uint32_t want[max_channels] = {};
+    for (uint32_t c = 0; c < p.channels(); ++c) want[c] = detail::packets_to(p, c);
+    return run_mux_counts(hal, link, p, w, want, 1, p.expect, iters);
 }
 
 }  // namespace kccl::fabric::chip::ops

@@ -39,14 +39,19 @@
 //     bytes"): every chip sends slice j of its input straight to chip j (a unicast stream the
 //     shorter way round, the half-way peer half each way: 2.3x the pipelined ring's bytes at
 //     n = 8); chip j's E worker waits for the n - 1 parts and sums them with its own;
+//   * every program starts with tt-metal's start barrier (ttm.hpp's run_mux_counts: the fabric
+//     worker multicasts an increment to every other chip and waits for n - 1), so no chip writes
+//     op i + 1's partials into an intermediate tensor a neighbour still reads op i's out of;
 //   * all_reduce: the reduce_scatter with the final sums written into the output tensor at
-//     r * slice, then ttm.hpp's all_gather of that slice (multicast streams) from the same workers.
+//     r * slice, then, as a second program with its own start barrier, ttm.hpp's all_gather of
+//     that slice (multicast streams) from the same workers.
 // DIFFERENCES FROM TT-METAL (docs/fabric.md, "tt-metal's op structure for reduce_scatter and
 // all_reduce"): one worker core runs reader, compute and writer in turn (tt-metal: three kernels
 // on one Tensix core's five RISC-Vs, overlapping), one worker per direction (tt-metal: 2 to 8 by
-// the size, each reading and summing its share in parallel; here only their mux buffers are); a ring direction's half of a slice is contiguous (tt-metal alternates chunks);
-// the intermediate tensor is double-buffered by op parity (tt-metal: a barrier semaphore between
-// calls); the one-shot algorithm's exact kernels are not published in the report, only its bytes.
+// the size, each reading and summing its share in parallel; here only their mux buffers are: the
+// direction's one mux channel holds as many packets); a ring direction's half of a slice is
+// contiguous (tt-metal alternates chunks); the one-shot algorithm's exact kernels are not
+// published in the report, only its bytes.
 //
 // Plans are computed on the device from a handful of numbers (make_reduce), so a plan is what a
 // kernel would derive from its runtime args. C++17, freestanding, no heap.
@@ -73,6 +78,10 @@ constexpr uint32_t ttm_rs_workers(uint64_t input_bytes, uint32_t ranks, bool rin
     return ring ? (moved < 1000000ull ? 2 : moved <= 50000000ull ? 4 : 8) : (moved < 500000ull ? 2 : moved <= 4000000ull ? 4 : 8);
 }
 
+/// tt-metal's reduce_scatter_minimal_async pages per packet: its scatter write of 2 pages (the
+/// same rule as all_to_all_async_generic's, ttm_a2a_pages_per_packet).
+constexpr uint32_t ttm_rs_pages_per_packet(uint32_t payload, uint32_t page) { return ttm_a2a_pages_per_packet(payload, page); }
+
 /// tt-metal's tile_granularity in pages, from the pages a packet's payload holds (payload / page,
 /// before the scatter write's limit of 2): 4 packets' worth when that is below 4, else 8.
 constexpr uint32_t ttm_chunk_pages(uint32_t payload_pages) { return payload_pages < 4 ? 4 * payload_pages : 8; }
@@ -94,28 +103,28 @@ struct ReducePlan {
     uint32_t input = 0;            ///< DRAM address of the op's input tensor
     bool ring = false, all_reduce = false, use_direct = false;
     uint32_t slice = 0;            ///< S: bytes of each chip's slice (input = ranks * S)
-    uint32_t inter = 0;            ///< DRAM intermediate tensor: 2 parities of inter_bytes (one when one op runs)
-    uint32_t inter_bytes = 0;      ///< per parity: ranks * S + S (the line's second partial of the own slice at ranks * S)
+    uint32_t inter = 0;            ///< DRAM intermediate tensor of inter_bytes
+    uint32_t inter_bytes = 0;      ///< ranks * S + S (the line's second partial of the own slice at ranks * S)
     uint32_t chunk = 0;            ///< bytes per chunk
     uint32_t sync = 1;             ///< chunks per announcement
-    uint32_t words_l1 = 0;         ///< on each worker: partial counters of kind 0 / 1 at +0 / +16, "final done" at +32,
+    uint32_t words_l1 = 0;         ///< on each worker: partial counters of kind 0 / 1 at +0 / +16,
                                    ///< the one-shot's arrivals at +48 (even ops) / +112 (odd ops),
                                    ///< final chunks of the E worker (line: the W worker accumulates) at +80
     uint32_t buf_l1 = 0;           ///< on each worker: 2 slots of (input, partial 0, partial 1) chunks
     uint32_t sender_xy[2] = {0, 0};
     uint32_t nsteps[2] = {0, 0};
     RStep steps[2][max_steps];
-    /// all_reduce: after its final sums worker d tells the other (`signal`), or waits for the other's (`wait`)
-    bool ar_signal[2] = {false, false}, ar_wait[2] = {false, false};
 
     /// L1 bytes a worker needs from the ttm Plan's base (see Plan::l1_bytes) for chunks of `chunk` bytes.
     static constexpr uint32_t l1_bytes(uint32_t header_bytes, uint32_t packet, uint32_t mux_slots, uint32_t chunk) {
         return Plan::l1_bytes(header_bytes, packet, mux_slots) + 16 + 176 + 6 * chunk;
     }
-    /// Where the partial of kind b for slice s lands on chip q (op parity par).
-    constexpr uint32_t partial_at(uint32_t q, uint32_t b, uint32_t s, uint32_t par) const {
-        return inter + par * inter_bytes + (b == 1 && s == q && !ring ? ag.ranks * slice : s * slice);
+    /// Where the partial of kind b for slice s lands on chip q.
+    constexpr uint32_t partial_at(uint32_t q, uint32_t b, uint32_t s) const {
+        return inter + (b == 1 && s == q && !ring ? ag.ranks * slice : s * slice);
     }
+    /// Programs (tt-metal device operations) per op, each with its start barrier: all_reduce 2.
+    constexpr uint32_t phases() const { return all_reduce ? 2 : 1; }
 };
 
 namespace detail {
@@ -164,7 +173,7 @@ inline void make_direct(Plan& p, uint32_t slice, uint32_t page) {
 }  // namespace detail
 
 /// Builds chip ag.rank's plan. `rp.ag` must hold plan_common's fields (its output: the op's output
-/// tensor); `inter` the intermediate tensor's DRAM address (2 x inter_bytes); s0 / s1 the E / W
+/// tensor); `inter` the intermediate tensor's DRAM address (inter_bytes); s0 / s1 the E / W
 /// workers' cores (the same on every chip); words / bufs their L1 (ReducePlan::l1_bytes); chunks of
 /// `chunk_pages` pages (ttm_chunk_pages); allow_direct: the ring's one-shot algorithm at its sizes.
 inline void make_reduce(ReducePlan& rp, bool ring, bool all_reduce, uint32_t slice, uint32_t inter, uint32_t s0, uint32_t s1,
@@ -190,11 +199,13 @@ inline void make_reduce(ReducePlan& rp, bool ring, bool all_reduce, uint32_t sli
     if (all_reduce) {
         rp.ag.input = rp.ag.output;
         make_all_gather(rp.ag, ring, slice);
-        rp.ag.s[0].src = r * slice;
-        rp.ag.s[0].targets &= ~tgt_local;
+        for (uint32_t i = 0; i < rp.ag.nstreams; ++i) {  // one stream, or an even ring's two halves
+            rp.ag.s[i].src += r * slice;
+            rp.ag.s[i].targets &= ~tgt_local;
+        }
     }
     if (rp.use_direct) {
-        rp.direct.output = inter;                 // + parity, added by the worker
+        rp.direct.output = inter;
         rp.direct.worker_xy = s0;                 // the E worker waits for the parts
         rp.direct.sem_l1 = words_l1 + 48;         // even ops; odd ops at + 64
         detail::make_direct(rp.direct, slice, page);
@@ -204,7 +215,6 @@ inline void make_reduce(ReducePlan& rp, bool ring, bool all_reduce, uint32_t sli
         st.final = true;
         detail::add_step(rp, 0, st);
         rp.sync = 1;
-        rp.ar_signal[0] = rp.ar_wait[1] = true;
         return;
     }
     // chunks per announcement: tt-metal's default, at most half a step's chunks (at least 1)
@@ -227,8 +237,6 @@ inline void make_reduce(ReducePlan& rp, bool ring, bool all_reduce, uint32_t sli
                 st.dst_core = rp.sender_xy[d];
                 detail::add_step(rp, d, st);
             }
-        for (uint32_t d = 0; d < 2; ++d)  // each worker's half of the own slice
-            rp.ar_signal[d] = rp.ar_wait[d ^ 1u] = rp.nsteps[d] != 0;
     } else {
         for (uint32_t s = n - 1; s > r; --s) {  // E: partial of chips 0..r-1 (from chip r-1) + mine -> chip r+1
             RStep st;
@@ -259,17 +267,15 @@ inline void make_reduce(ReducePlan& rp, bool ring, bool all_reduce, uint32_t sli
             fin.accumulate = r > 0;
             detail::add_step(rp, 1, fin);
         }
-        // all_reduce: the slice is complete when the W worker's final sums are (on the last chip: the E worker's)
-        const uint32_t last = r + 1 < n ? 1 : 0;
-        rp.ar_signal[last] = true;
-        rp.ar_wait[last ^ 1u] = true;
     }
 }
 
-/// Packets per op the worker of direction d hands to the mux (the mux forwards exactly these).
-inline uint32_t reduce_packets_to(const ReducePlan& rp, uint32_t d) {
+/// Packets the worker of direction d hands to the mux in program `phase` of an op (0: the
+/// reduce_scatter, 1: all_reduce's all_gather); the mux forwards exactly these.
+inline uint32_t reduce_packets_to(const ReducePlan& rp, uint32_t d, uint32_t phase) {
+    if (phase == 1) return rp.all_reduce ? detail::packets_to(rp.ag, d) : 0;
     const uint32_t pk = rp.ag.packet_bytes();
-    uint32_t n = detail::packets_to(rp.ag, d) + detail::packets_to(rp.direct, d);
+    uint32_t n = detail::packets_to(rp.direct, d);
     for (uint32_t j = 0; j < rp.nsteps[d]; ++j) {
         const RStep& st = rp.steps[d][j];
         if (st.final) continue;
@@ -312,8 +318,8 @@ inline RChunk next_chunk(const ReducePlan& rp, uint32_t d, RChunk c) {
 
 /// The worker of direction d (0: E, 1: W): tt-metal's reader, compute and writer kernels of one
 /// reduce_scatter_minimal_async worker, in turn on one core; `Red` the combine (an
-/// OnComputeEngine reducer: hal::compute_reduce). Runs `iters` ops; the mux (run_mux_counts with
-/// reduce_packets_to and, for all_reduce, the all_gather's expect) forwards its packets.
+/// OnComputeEngine reducer: hal::compute_reduce). Runs `iters` ops, each program after the mux's
+/// go (the start barrier passed); the mux (run_reduce_mux) forwards its packets.
 template <class Red, class H>
 uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uint32_t d, uint32_t iters) {
     using T = typename Red::value_type;
@@ -327,7 +333,7 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
     uint32_t sent = 0, idx = 0;    // packets handed to the mux; its next slot
     uint32_t need[2] = {0, 0};     // announcements of partials of kind 0 / 1 consumed so far (all ops)
     uint32_t acc_need = 0;         // the E worker's final chunks accumulated so far (line, W worker)
-    const uint32_t other = rp.sender_xy[d ^ 1u];
+    const uint32_t other = rp.sender_xy[d ^ 1u], phases = rp.phases();
     // the line's E worker announces each final chunk to the W worker when the W worker accumulates
     bool announce_final = false;
     if (d == 0 && !rp.ring)
@@ -338,13 +344,13 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
             hal.noc_read(hal.noc_addr(dx, dy, src + o), l1 + o, bytes - o < p.page ? bytes - o : p.page);
     };
     for (uint32_t it = 0; it < iters; ++it) {
-        if (it) detail::wait_at_least(hal, w.credit_l1 + 16, it);  // the chip finished op it - 1 (the mux says go)
-        const uint32_t par = it & 1;
+        detail::wait_at_least(hal, w.credit_l1 + 16, it * phases + 1);  // the mux says go: the start barrier passed
+        const uint32_t par = it & 1;  // the one-shot's arrival semaphore
         if (rp.use_direct) {  // the one-shot algorithm: this direction's streams, then (E) the sum
             detail::packet_loop(hal, rp.direct, d == 0 ? tgt_fwd : tgt_bwd,
                                 [&](const Stream& s, uint32_t off, uint32_t nb, bool last, uint32_t l1, uint32_t dd) {
                                     HeaderFields f = detail::data_header(
-                                        p, Routing(s.routing[dd]), s.route[dd], rp.direct.output + par * rp.inter_bytes + s.dst + off, nb,
+                                        p, Routing(s.routing[dd]), s.route[dd], rp.direct.output + s.dst + off, nb,
                                         last, rp.direct.worker_xy, rp.direct.sem_l1 + 64 * par, (r & 0xFFu) | (off << 8));
                                     detail::to_mux(hal, p, w, d, f, l1, nb, sent, idx);
                                 });
@@ -381,7 +387,7 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
             for (uint32_t b = 0; b < 2; ++b)
                 if (st.partials & (1u << b)) {
                     if (c.k % rp.sync == 0) ++need[b];
-                    read_pages(rp.partial_at(r, b, st.slice, par) + st.off + c.off, buf(slot, 1 + b), c.n);
+                    read_pages(rp.partial_at(r, b, st.slice) + st.off + c.off, buf(slot, 1 + b), c.n);
                 }
         };
         detail::RChunk cur = detail::next_chunk(rp, d, detail::RChunk{});
@@ -398,7 +404,7 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
             if (rp.use_direct) {  // the n - 1 parts that arrived, one after another through partial buffer 0
                 for (uint32_t q = 0; q < n; ++q) {
                     if (q == r) continue;
-                    read_pages(rp.inter + par * rp.inter_bytes + q * rp.slice + cur.off, buf(slot, 1), cur.n);
+                    read_pages(rp.inter + q * rp.slice + cur.off, buf(slot, 1), cur.n);
                     hal.noc_read_barrier();
                     kccl::hal::compute_reduce<Red>(hal, in, in, buf(slot, 1), elems);
                 }
@@ -424,7 +430,7 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
                 }
             } else {  // the next chip's intermediate, packet by packet; the group's last packet announces it
                 const uint32_t b = d;  // the kind of partial this direction produces
-                const uint32_t dst = rp.partial_at(next, b, st.slice, par) + st.off + cur.off;
+                const uint32_t dst = rp.partial_at(next, b, st.slice) + st.off + cur.off;
                 const bool last_chunk = cur.off + cur.n >= st.bytes;
                 const bool announce = last_chunk || (cur.k + 1) % rp.sync == 0;
                 for (uint32_t o = 0; o < cur.n; o += pk) {
@@ -446,8 +452,8 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
         }
         if (rp.all_reduce) {  // the all_gather of the final sums: both workers read the whole own slice
             hal.noc_write_barrier();  // my final sums landed in the output
-            if (rp.ar_signal[d]) hal.sem_inc(hal.noc_addr(other & 0xFFFFu, other >> 16, rp.words_l1 + 32), 1);
-            if (rp.ar_wait[d]) detail::wait_at_least(hal, rp.words_l1 + 32, p.sem_initial + it + 1);
+            hal.sem_inc(hal.noc_addr(mx, my, w.done_l1), 1);  // this worker's reduce_scatter is done
+            detail::wait_at_least(hal, w.credit_l1 + 16, it * phases + 2);  // go: both workers' sums are in, the barrier passed
             detail::packet_loop(hal, p, d == 0 ? tgt_fwd : tgt_bwd,
                                 [&](const Stream& s, uint32_t off, uint32_t nb, bool last, uint32_t l1, uint32_t dd) {
                                     detail::to_mux(hal, p, w, d, detail::packet_header(p, s, off, nb, last, dd, it), l1, nb, sent, idx,
@@ -455,9 +461,21 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
                                 });
         }
         hal.noc_write_barrier();  // the final sums landed
-        hal.sem_inc(hal.noc_addr(mx, my, w.mux_fill_l1 + 32), 1);  // this worker's part of op it is done
+        hal.sem_inc(hal.noc_addr(mx, my, w.done_l1), 1);  // this worker's part of the op's last program is done
     }
     return 0;
+}
+
+/// The mux of a reduce_scatter / all_reduce (the chip's fabric worker): ttm.hpp's run_mux_counts
+/// with the op's programs and the packets each worker hands over in each; all_reduce's op ends
+/// when the all_gather's streams reached this chip.
+template <class H, class Link>
+uint32_t run_reduce_mux(H& hal, Link& link, const ReducePlan& rp, const MuxWiring& w, uint32_t iters) {
+    detail::check_plan(rp.ag);
+    uint32_t want[4] = {};
+    for (uint32_t ph = 0; ph < rp.phases(); ++ph)
+        for (uint32_t d = 0; d < 2; ++d) want[ph * 2 + d] = reduce_packets_to(rp, d, ph);
+    return run_mux_counts(hal, link, rp.ag, w, want, rp.phases(), rp.all_reduce ? rp.ag.expect : 0, iters);
 }
 
 }  // namespace kccl::fabric::chip::ops
