@@ -152,7 +152,7 @@ TEST_CASE("ttm reduce: reduce_scatter and all_reduce bit-exact on lines of 2, 4 
             o.size = c.size;
             o.one_shot = c.one_shot;
             o.rs_workers = (seed >> 33) % 2 ? 1 : 3;  // mux slots of the reduce_scatter phase
-            o.iters = 3;  // ops back to back: the intermediate tensor's two parities, the counters across ops
+            o.iters = 3;  // ops back to back: one intermediate tensor ordered by the start barriers, the counters across ops
             INFO(c.op << (c.ring ? " ring " : " line ") << c.ranks << " size " << c.size << (c.one_shot ? "" : " pipelined")
                       << " seed " << seed);
             CHECK(check(o, seed) == "");

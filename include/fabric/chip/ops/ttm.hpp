@@ -19,6 +19,8 @@
 //     fabric worker, which owns the connections to the E and W routers, forwards each sender's
 //     packets from its channel (MuxWiring::mux_slots slots, tt-metal's default 1) into the router;
 //     `run` (Structure one_core) does reader, writer and mux work on that one core instead;
+//     run_mux_counts is the same mux for an op of one or more programs with the packet counts
+//     given (the reducing ops of ttm_reduce.hpp: all_reduce is two programs);
 //   * packets of `pages_per_packet` pages (all_gather: tt-metal's min(4, packet payload / page) —
 //     its scatter write takes 4 NoC addresses — so 3 pages of 2048 B in a 6144 B packet; all_to_all:
 //     all_to_all_async_generic's 2 pages), written by the delivering router as one NoC write per
