@@ -3,7 +3,7 @@
 
     scripts/fabric_fidelity.py [--tool build/default/examples/coll_perf] [--min 64K] [--max 256M]
                                [--ops all_gather,...] [--mem-gib 4] [--csv out.csv] [--svg out.svg]
-                               [--generic] [--update-csv FILE]
+                               [--generic | --executor-reductions] [--update-csv FILE]
     scripts/fabric_fidelity.py --from-csv docs/data/fabric_fidelity.csv --svg docs/fabric_fidelity.svg
 
 For every point of tt-metal's measured grid (docs/data/ttmetal_wormhole_b0_bfloat16_6144.csv: op,
@@ -15,21 +15,24 @@ device count n, ring or line, size) between --min and --max it runs
 (the Wormhole model, 6144-byte packet payloads as tt-metal's benchmark ran; every output verified)
 and prints our modelled time, our line rate in tt-metal's definition (bottleneck bytes / (time x
 directions) / 12.5 GB/s; directions 2 on a ring, 1 on a line), tt-metal's measured time and the
-error (ours / theirs - 1). Methods: ring all_gather / reduce_scatter / all_reduce ring_bidir
-(bidirectional, as tt-metal's ring ops), line ones `line`. all_gather and all_to_all run tt-metal's
-op structure instead (`--structure ttm`, include/fabric/chip/ops/ttm.hpp: DRAM tensors, relayed /
-unicast packet streams written into the destination tensor); --generic runs them on the collectives
-executor too (method all_gather as above, all_to_all pairwise). reduce_scatter and all_reduce run the
-collectives executor with the combine on the Tensix compute engine (`--structure ttm`; docs/fabric.md,
-"Reductions on the compute engine"); --generic combines on the RISC-V instead. --update-csv FILE runs --ops and
-replaces their rows in FILE (those within --min..--max), keeping the others.
+error (ours / theirs - 1). Every op runs tt-metal's op structure (`--structure ttm`: DRAM tensors,
+packets written into the destination tensor): all_gather relayed hop by hop by worker cores per
+direction behind a mux and all_to_all from one core (include/fabric/chip/ops/ttm.hpp);
+reduce_scatter and all_reduce by include/fabric/chip/ops/ttm_reduce.hpp (partial sums passed chip
+to chip by a worker per direction behind the mux, summed on the Tensix compute engine; the ring's
+one-shot algorithm up to 512 KiB; all_reduce = reduce_scatter + all_gather, two programs).
+--generic runs every op on the collectives executor instead (ring ring_bidir, line `line`;
+all_to_all pairwise; reductions on the RISC-V); --executor-reductions runs reduce_scatter and
+all_reduce on the executor with the combine on the compute engine (`--structure ttm_executor`;
+docs/fabric.md, "Reductions on the compute engine"). --update-csv FILE runs --ops and replaces
+their rows in FILE (those within --min..--max), keeping the others.
 
-A point is emulated whole or not at all: one whose emulated L1 (n ranks x 3 buffers of the size)
-exceeds --mem-gib is printed as "not emulated" with the reason, never extrapolated. The summary
-counts the emulated points in 64 KiB..256 MiB. Every cost is the Wormhole model's
-(docs/emulation-timing.md); the one fitted constant is coll_perf's per-op overhead of the ttm
-all_gather / all_to_all rows (`OpOverhead`, fitted to tt-metal's smallest sizes, below this
-table's range; docs/fabric.md). Standard library only.
+A point is emulated whole or not at all: one whose emulated memory (executor: n ranks x 3 L1
+buffers of the size; ttm: n x the DRAM tensors) exceeds --mem-gib is printed as "not emulated"
+with the reason, never extrapolated. The summary counts the emulated points in 64 KiB..256 MiB.
+Every cost is the Wormhole model's (docs/emulation-timing.md); the one fitted constant is
+coll_perf's per-op overhead of the ttm rows (`OpOverhead`, fitted to tt-metal's smallest
+all_gather / all_to_all sizes, below this table's range; docs/fabric.md). Standard library only.
 """
 import argparse
 import csv
@@ -53,13 +56,14 @@ def size_arg(s):
     return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]
 
 
-TTM_OPS = {"all_gather", "all_to_all"}  # ops run by tt-metal's op kernels (--structure ttm; unless --generic)
-TTM_REDUCE_OPS = {"reduce_scatter", "all_reduce"}  # executor + combine on the compute engine (unless --generic)
+TTM_OPS = {"all_gather", "all_to_all", "reduce_scatter", "all_reduce"}  # tt-metal's op kernels (--structure ttm)
+TTM_REDUCE_OPS = {"reduce_scatter", "all_reduce"}
 GENERIC = False
+EXECUTOR_REDUCTIONS = False  # reduce_scatter / all_reduce on the executor, combine on the compute engine
 
 
 def method_for(op, topo):
-    if op in TTM_OPS and not GENERIC:
+    if op in TTM_OPS and not GENERIC and not (EXECUTOR_REDUCTIONS and op in TTM_REDUCE_OPS):
         return "ttm"
     if op == "all_to_all":
         return "pairwise"
@@ -95,6 +99,9 @@ def emulated_gib(p):
     """Host memory of a point's emulated tensors: L1 buffers (generic) or DRAM input + output (ttm)."""
     n, size = p["n"], p["size"]
     if method_for(p["op"], p["topology"]) == "ttm":
+        if p["op"] in TTM_REDUCE_OPS:  # input, output, the intermediate (n + 1 slices)
+            out = size if p["op"] == "all_reduce" else size // n
+            return n * (size + out + (n + 1) * (size // n)) / 2 ** 30
         return n * ((size // n if p["op"] == "all_gather" else size) + size) / 2 ** 30
     return n * 3 * size / 2 ** 30
 
@@ -102,8 +109,8 @@ def emulated_gib(p):
 def run_point(tool, p, timeout):
     m = method_for(p["op"], p["topology"])
     how = ["--structure", "ttm"] if m == "ttm" else ["--method", m, "--slots", "8"]
-    if p["op"] in TTM_REDUCE_OPS and not GENERIC:
-        how += ["--structure", "ttm"]  # the combine on the Tensix compute engine
+    if p["op"] in TTM_REDUCE_OPS and EXECUTOR_REDUCTIONS and not GENERIC:
+        how += ["--structure", "ttm_executor"]  # the executor, the combine on the Tensix compute engine
     cmd = [tool, "--transport", "fabric", "--topology", p["topology"], "--ranks", str(p["n"]), "--coll", p["op"]] + how + [
            "-b", str(p["size"]), "-e", str(p["size"]), "-n", "1",
            "-w", "0", "-d", "bfloat16", "--message", "6144", "--timing", "wormhole"]
@@ -219,9 +226,12 @@ def main():
     ap.add_argument("--update-csv", help="run --ops and replace their rows within --min..--max in this CSV (the other rows kept)")
     ap.add_argument("--generic", action="store_true",
                     help="every op on the collectives executor, reductions on the RISC-V (no --structure ttm)")
+    ap.add_argument("--executor-reductions", action="store_true",
+                    help="reduce_scatter / all_reduce on the collectives executor, combine on the compute engine")
     a = ap.parse_args()
-    global GENERIC
+    global GENERIC, EXECUTOR_REDUCTIONS
     GENERIC = a.generic
+    EXECUTOR_REDUCTIONS = a.executor_reductions
     if a.from_csv:
         with open(a.from_csv) as f:
             rows = []
@@ -255,12 +265,13 @@ def main():
                                  "err": float(r["err"]) if r["err"] else None, "note": r["note"],
                                  "method": r.get("method") or method_for(r["op"], r["topology"])})
     print("# chip fabric (coll_perf --transport fabric) on the Wormhole model against tt-metal's measured times")
-    print("# (FULL_wormhole_b0_bfloat16_6144: DRAM tensors, 1 link per direction); ours: L1 buffers, bfloat16,")
-    print("# 6144 B packet payload, 8 message slots per peer, one worker per chip; all_gather and all_to_all: tt-metal's")
-    print("# op structure (ttm: DRAM tensors, packet streams). %% = tt-metal's line rate:")
+    print("# (FULL_wormhole_b0_bfloat16_6144: DRAM tensors, 1 link per direction); ours: bfloat16, 6144 B packet")
+    print("# payload; ttm rows: tt-metal's op structure (DRAM tensors, packet streams, a worker per direction behind a")
+    print("# mux; reductions on the compute engine); executor rows (line, ring_bidir, pairwise): L1 buffers, 8 message")
+    print("# slots per peer, one worker per chip. % = tt-metal's line rate:")
     print("# bottleneck bytes / (time x directions) / 12.5 GB/s. error = ours / theirs - 1.")
-    if not a.generic:
-        print("# reduce_scatter and all_reduce: the executor with the combine on the Tensix compute engine (--structure ttm).")
+    if a.executor_reductions and not a.generic:
+        print("# reduce_scatter and all_reduce: the executor with the combine on the Tensix compute engine (--structure ttm_executor).")
     header()
     for r in rows:
         mem = emulated_gib(r)

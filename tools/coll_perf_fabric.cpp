@@ -68,11 +68,13 @@ struct FOptions {
     uint32_t tx_slots = 0, rx_slots = 0;  ///< router channels; 0: 8 / 16 on 1D, 4 / 8 on 2D
     std::string timing;
     // --structure: "generic" (default: the collectives executor over FabricLink), "ttm" (tt-metal's op
-    // structure as far as it is built: all_gather / all_to_all by tools/ttm_fabric_ops.hpp;
-    // reduce_scatter / all_reduce by the executor with the combine on the Tensix compute engine,
-    // OnComputeEngine) or "ttm_one_core" (the gathering ops' kernels on the fabric worker alone).
+    // structure, tools/ttm_fabric_ops.hpp: all_gather / all_to_all by ops/ttm.hpp, reduce_scatter /
+    // all_reduce by ops/ttm_reduce.hpp), "ttm_one_core" (the gathering ops' kernels on the fabric
+    // worker alone) or "ttm_executor" (reduce_scatter / all_reduce on the collectives executor with
+    // the combine on the Tensix compute engine, OnComputeEngine).
     std::string structure = "generic";
     uint32_t mux_slots = 1;  ///< --structure ttm: slots per mux channel
+    bool mux_slots_given = false;
 };
 
 
@@ -140,10 +142,13 @@ FOptions parse(int argc, char** argv, bool& help) {
             o.rx_slots = parse_u32("--router-slots RX", v.substr(c + 1), 2, 64);
         }
         else if (a == "--structure") {
-            if (v != "generic" && v != "ttm" && v != "ttm_one_core")
-                bad("--structure '" + v + "' is not known (allowed: generic, ttm, ttm_one_core)");
+            if (v != "generic" && v != "ttm" && v != "ttm_one_core" && v != "ttm_executor")
+                bad("--structure '" + v + "' is not known (allowed: generic, ttm, ttm_one_core, ttm_executor)");
             o.structure = v;
-        } else if (a == "--mux-slots") o.mux_slots = parse_u32(a, v, 1, 8);
+        } else if (a == "--mux-slots") {
+            o.mux_slots = parse_u32(a, v, 1, 8);
+            o.mux_slots_given = true;
+        }
         else if (a == "--timing") {
             if (v != "wormhole") bad("--timing '" + v + "' is not offered with --transport fabric (allowed: wormhole)");
             o.timing = v;
@@ -175,15 +180,18 @@ void print_help(const char* prog) {
         "                  1D fabric (tt-metal's 1D router), 4,8 on 2D (5 sender channels must fit the Ethernet core's L1)\n"
         "  --timing wormhole  the timed fiber engine with the Wormhole model: modelled time per iteration\n"
         "  --structure S   generic (default: the collectives executor over the fabric link) or ttm, tt-metal's op\n"
-        "                  structure: all_gather and all_to_all on a line or ring as DRAM tensors, packets written\n"
-        "                  into the destination tensor; all_gather relayed hop by hop by tt-metal's worker cores per\n"
-        "                  direction behind a mux, all_to_all as all_to_all_async_generic schedules it (one core, or\n"
-        "                  3 workers per direction behind the mux; include/fabric/chip/ops/ttm.hpp);\n"
-        "                  reduce_scatter and all_reduce combine on the Tensix\n"
-        "                  compute engine (unpack, FPU add, pack) instead of the RISC-V's loads and stores.\n"
-        "                  ttm_one_core: all_gather (multicast streams) and all_to_all (destinations in turns) with the fabric\n"
-        "                  worker doing everything\n"
-        "  --mux-slots N   --structure ttm: packet slots per mux channel, 1..8, default 1 (tt-metal's fabric mux default)\n"
+        "                  structure on a line or ring: DRAM tensors, packets written into the destination tensor;\n"
+        "                  all_gather relayed hop by hop by tt-metal's worker cores per direction behind a mux,\n"
+        "                  all_to_all as all_to_all_async_generic schedules it (one core, or 3 workers per direction\n"
+        "                  behind the mux; include/fabric/chip/ops/ttm.hpp); reduce_scatter / all_reduce (bfloat16)\n"
+        "                  by partial sums passed chip to chip by a worker per direction behind the mux, summed on\n"
+        "                  the Tensix compute engine (ops/ttm_reduce.hpp).\n"
+        "                  ttm_one_core: all_gather (multicast streams) and all_to_all (destinations in turns) with the\n"
+        "                  fabric worker doing everything;\n"
+        "                  ttm_executor: reduce_scatter / all_reduce on the collectives executor, the combine on the\n"
+        "                  compute engine (unpack, FPU add, pack) instead of the RISC-V's loads and stores\n"
+        "  --mux-slots N   --structure ttm: packet slots per mux channel, 1..8; default 1 (tt-metal's fabric mux default),\n"
+        "                  for reduce_scatter / all_reduce tt-metal's workers per direction, one mux buffer each (2..8)\n"
         "Exit codes: 0 every row ran and verified; 1 a row failed or had wrong elements; 2 bad options.\n",
         prog);
 }
@@ -260,13 +268,14 @@ Shape shape_of(const FOptions& o, Op op, Method m, std::vector<uint32_t>& parent
     return sh;
 }
 
-/// --structure ttm on a reducing op: reduce on the Tensix compute engine (OnComputeEngine).
+/// --structure ttm_executor on a reducing op: the executor, reducing on the Tensix compute engine (OnComputeEngine).
 bool ttm_reduces(const FOptions& o, Op op) {
-    return o.structure == "ttm" && (op == Op::reduce_scatter || op == Op::all_reduce);
+    return o.structure == "ttm_executor" && (op == Op::reduce_scatter || op == Op::all_reduce);
 }
-/// --structure ttm / ttm_one_core on a gathering op: tools/ttm_fabric_ops.hpp's kernels.
+/// --structure ttm / ttm_one_core: tools/ttm_fabric_ops.hpp's kernels (every op for ttm, the gathering ones for ttm_one_core).
 bool ttm_gathers(const FOptions& o, Op op) {
-    return o.structure != "generic" && (op == Op::all_gather || op == Op::all_to_all);
+    const bool gathers = op == Op::all_gather || op == Op::all_to_all, reduces = op == Op::reduce_scatter || op == Op::all_reduce;
+    return (o.structure == "ttm" && (gathers || reduces)) || (o.structure == "ttm_one_core" && gathers);
 }
 
 std::vector<Row> plan_rows(FOptions& o) {
@@ -294,12 +303,17 @@ std::vector<Row> plan_rows(FOptions& o) {
         for (Op op : o.colls) {
             const bool gathers = op == Op::all_gather || op == Op::all_to_all;
             const bool reduces = op == Op::reduce_scatter || op == Op::all_reduce;
-            if (!gathers && !(reduces && o.structure == "ttm"))
+            const bool built = o.structure == "ttm" ? gathers || reduces : o.structure == "ttm_one_core" ? gathers : reduces;
+            if (!built)
                 bad("--structure " + o.structure + " is built for " +
-                    (o.structure == "ttm" ? "all_gather, all_to_all, reduce_scatter and all_reduce" : "all_gather and all_to_all") +
+                    (o.structure == "ttm"            ? "all_gather, all_to_all, reduce_scatter and all_reduce"
+                     : o.structure == "ttm_one_core" ? "all_gather and all_to_all"
+                                                     : "reduce_scatter and all_reduce") +
                     ", not " + op_name(op) + " (leave --structure out for it)");
-            if (gathers && o.topology != "line" && o.topology != "ring")
-                bad("--structure " + o.structure + " runs all_gather and all_to_all on --topology line or ring (a 1D fabric); got " + o.topology);
+            if (o.structure != "ttm_executor" && o.topology != "line" && o.topology != "ring")
+                bad("--structure " + o.structure + " runs on --topology line or ring (a 1D fabric); got " + o.topology);
+            if (o.structure == "ttm" && reduces && o.dtype != DataType::bf16)
+                bad("--structure ttm sums bfloat16 (tt-metal's benchmark type) for " + std::string(op_name(op)) + ": use -d bfloat16");
         }
     if (o.method_given && o.method == Method::mesh_2d && kind_of(o) != fh::FabricKind::mesh_2d)
         bad("--method mesh_2d runs on a 2D mesh of chips (--topology mesh, t3000 or galaxy with the 2d fabric); --topology " +
@@ -337,8 +351,14 @@ std::vector<Row> plan_rows(FOptions& o) {
             const std::string where = std::string(op_name(op)) + " / " + method_name(r.method) + " at size " + std::to_string(size);
             if (r.count > 0x7FFFFFFFull) bad(where + ": count too large (lower -e)");
             r.shape = shape_of(o, op, r.method, r.parent);
-            if (ttm_gathers(o, op)) {  // DRAM tensors (tools/ttm_fabric_ops.hpp): input and output per rank
-                const uint64_t host = uint64_t(o.ranks) * ((op == Op::all_gather ? size / o.ranks : size) + size);
+            if (ttm_gathers(o, op)) {  // DRAM tensors (tools/ttm_fabric_ops.hpp): input and output (and intermediate) per rank
+                kccl::tools::ttm_fabric::Options t;
+                t.op = op_name(op);
+                t.ranks = o.ranks;
+                t.size = r.bytes;
+                t.iters = o.iters;
+                t.warmup = o.warmup;
+                const uint64_t host = uint64_t(o.ranks) * kccl::tools::ttm_fabric::dram_bytes(t);
                 if (host > worst) { worst = host; worst_row = where; }
                 rows.push_back(std::move(r));
                 continue;
@@ -480,6 +500,7 @@ Result run_row_ttm(const FOptions& o, const Row& row) {
     t.warmup = o.warmup;
     t.structure = o.structure == "ttm_one_core" ? "one_core" : "auto";  // auto: the op's own (tools/ttm_fabric_ops.hpp)
     t.mux_slots = o.mux_slots;
+    t.rs_workers = o.mux_slots_given ? o.mux_slots : 0;  // reduce_scatter / all_reduce: else tt-metal's worker count
     Result res;
     tf::Result r;
     const double t0 = now();
@@ -489,7 +510,7 @@ Result run_row_ttm(const FOptions& o, const Row& row) {
         ro.dirty_l1 = emu::RunOptions::DirtyL1::off;
         r = tf::run(t, ro);
     } else {
-        res.model_us = tf::timed_us(t, r) + tf::OpOverhead::us(o.ranks);  // the fitted fixed cost per op
+        res.model_us = tf::timed_us(t, r) + tf::device_ops(t) * tf::OpOverhead::us(o.ranks);  // the fitted fixed cost per tt-metal program
     }
     res.host_us = (now() - t0) * 1e6 / std::max(1u, o.iters);
     if (!r.error.empty()) res.error = "run failed: " + r.error;
@@ -564,7 +585,7 @@ int run(const FOptions& o, const std::vector<Row>& rows) {
         if (ttm_gathers(o, row.op)) std::printf("  %s / %s\n", op_name(row.op), o.structure.c_str());
         else
             std::printf("  %s / %s%s%s\n", op_name(row.op), method_name(row.method), row.automatic ? " (auto)" : "",
-                        ttm_reduces(o, row.op) ? " (ttm: compute-engine reduction)" : "");
+                        ttm_reduces(o, row.op) ? " (ttm_executor: compute-engine reduction)" : "");
         if (r.wrong) {
             std::printf("#   first wrong:%s\n", r.first_wrong.c_str());
             status = 1;

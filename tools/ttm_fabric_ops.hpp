@@ -1,16 +1,22 @@
-// tools/ttm_fabric_ops.hpp — host side of include/fabric/chip/ops/ttm.hpp: an emulated line or
-// ring of chips with the chip fabric, a DRAM endpoint per chip holding the input and output
-// tensors, the op's plan per chip, one run of warmup + iterations, and a bit-exact check of every
-// output byte against values computed here from the seed (never by the code under test).
+// tools/ttm_fabric_ops.hpp — host side of include/fabric/chip/ops/ttm.hpp and ttm_reduce.hpp: an
+// emulated line or ring of chips with the chip fabric, a DRAM endpoint per chip holding the input,
+// output (and, for reduce_scatter / all_reduce, intermediate) tensors, the op's plan per chip, one
+// run of warmup + iterations, and a bit-exact check of every output byte against values computed
+// here from the seed (never by the code under test; the reductions against the host reference of
+// emulation/collective.hpp, bfloat16 sums).
 // Used by `coll_perf --transport fabric --structure ttm` and tests/fabric/chip_ttm_test.cpp.
 // Host code (std, exceptions).
 #pragma once
 
+#include <collectives/ops.hpp>
 #include <emulation/chip_fabric.hpp>
+#include <emulation/collective.hpp>
 #include <fabric/chip/ops/ttm.hpp>
+#include <fabric/chip/ops/ttm_reduce.hpp>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -23,10 +29,10 @@ namespace ops = kccl::fabric::chip::ops;
 namespace emu = kccl::emu;
 
 struct Options {
-    std::string op = "all_gather";  ///< all_gather or all_to_all
+    std::string op = "all_gather";  ///< all_gather, all_to_all, reduce_scatter or all_reduce
     bool ring = false;              ///< ring (FABRIC_1D_RING) or line (FABRIC_1D)
     uint32_t ranks = 4;
-    /// nccl-tests' size: all_gather the gathered output, all_to_all each chip's input
+    /// nccl-tests' size: all_gather the gathered output, the others each chip's input
     uint64_t size = 64 * 1024;
     uint32_t page = 2048;             ///< a bfloat16 32 x 32 tile
     uint32_t message = 6144;          ///< the fabric's packet payload (tt-metal's benchmark)
@@ -43,6 +49,13 @@ struct Options {
     std::string structure = "auto";
     uint32_t mux_slots = 1;  ///< slots per mux channel (tt-metal's fabric mux default: 1 buffer per channel)
     bool mutation_no_local_copy = false;  ///< tests: the plans drop the local copy (the check must find every own part)
+    /// reduce_scatter / all_reduce on a ring: tt-metal's one-shot algorithm up to 512 KiB per chip
+    /// (ops::rs_direct_max_bytes); false: the pipelined ring at every size
+    bool one_shot = true;
+    /// reduce_scatter / all_reduce: tt-metal's worker channels per direction, one mux buffer each
+    /// (the mux slots of the reduce_scatter phase); 0: tt-metal's rule, ops::ttm_rs_workers
+    uint32_t rs_workers = 0;
+    bool mutation_no_final_partial = false;  ///< tests: the line's E workers' final sums skip the partial they received
     /// all_gather, per_direction: tt-metal's relay (1-hop unicasts, each chip forwarding what it
     /// received from its output tensor) instead of one multicast stream per direction
     bool relay = true;
@@ -50,6 +63,8 @@ struct Options {
     /// all_to_all: ops::ttm_a2a_workers_per_direction, where 0 or 1 is the direct structure)
     uint32_t workers = 0;
 };
+
+inline bool reduces(const Options& o) { return o.op == "reduce_scatter" || o.op == "all_reduce"; }
 
 struct Result {
     std::string error;           ///< empty: the run finished
@@ -70,6 +85,7 @@ inline uint8_t input_byte(uint64_t seed, uint32_t r, uint64_t i) {
 /// Pages per packet: the option, else tt-metal's rule for the op.
 inline uint32_t pages_per_packet_of(const Options& o) {
     if (o.pages_per_packet) return o.pages_per_packet;
+    if (reduces(o)) return ops::ttm_rs_pages_per_packet(o.message, o.page);
     return o.op == "all_to_all" ? ops::ttm_a2a_pages_per_packet(o.message, o.page) : ops::ttm_pages_per_packet(o.message, o.page);
 }
 /// The structure the run uses ("auto": the op's own).
@@ -77,12 +93,30 @@ inline std::string structure_of(const Options& o) {
     return o.structure != "auto" ? o.structure : "per_direction";
 }
 
+/// DRAM bytes per chip for the op's tensors (reductions: input, output and the intermediate tensor
+/// of ranks + 1 slices).
+inline uint64_t dram_bytes(const Options& o) {
+    auto up = [](uint64_t b) { return (b + 4095) & ~4095ull; };
+    if (reduces(o)) {
+        const uint64_t slice = o.size / o.ranks;
+        return up(o.size) + up(o.op == "all_reduce" ? o.size : slice) + up((o.ranks + 1) * slice);
+    }
+    const uint64_t in = o.op == "all_gather" ? o.size / o.ranks : o.size;
+    return up(in) + ((o.size + 15) & ~15ull);
+}
+
 /// Checks the options; throws std::invalid_argument naming what is wrong and what is allowed.
 inline void validate(const Options& o) {
-    if (o.op != "all_gather" && o.op != "all_to_all")
-        throw std::invalid_argument("ttm structure: op '" + o.op + "' is not built (allowed: all_gather, all_to_all)");
+    if (o.op != "all_gather" && o.op != "all_to_all" && !reduces(o))
+        throw std::invalid_argument("ttm structure: op '" + o.op +
+                                    "' is not built (allowed: all_gather, all_to_all, reduce_scatter, all_reduce)");
+    if (reduces(o) && o.structure != "auto" && o.structure != "per_direction")
+        throw std::invalid_argument("ttm structure: " + o.op + " runs a worker per direction (structure per_direction or auto), not '" +
+                                    o.structure + "'");
     if (o.structure != "auto" && o.structure != "per_direction" && o.structure != "one_core")
         throw std::invalid_argument("ttm structure: '" + o.structure + "' (allowed: auto, per_direction, one_core)");
+    if (o.rs_workers > 8)
+        throw std::invalid_argument("ttm structure: " + std::to_string(o.rs_workers) + " reduce_scatter workers per direction (allowed: 0 = tt-metal's rule, 1..8)");
     if (o.mux_slots < 1 || o.mux_slots > 8)
         throw std::invalid_argument("ttm structure: " + std::to_string(o.mux_slots) + " mux slots (allowed: 1..8)");
     if (o.workers > ops::max_workers)
@@ -98,19 +132,16 @@ inline void validate(const Options& o) {
     if (o.size % o.ranks || part % 16 || part == 0)
         throw std::invalid_argument("ttm structure: size " + std::to_string(o.size) + " B is not " + std::to_string(o.ranks) +
                                     " parts of a multiple of 16 bytes");
-    if (2 * o.size + 4096 > 0xF0000000ull)
+    if (dram_bytes(o) > 0xF0000000ull)
         throw std::invalid_argument("ttm structure: size " + std::to_string(o.size) + " B: the tensors exceed the 32-bit DRAM address space");
 }
 
-/// DRAM bytes per chip for the op's tensors.
-inline uint64_t dram_bytes(const Options& o) {
-    const uint64_t in = o.op == "all_gather" ? o.size / o.ranks : o.size;
-    return ((in + 4095) & ~4095ull) + ((o.size + 15) & ~15ull);
-}
+Result run_reduce(const Options& o, emu::RunOptions ro);
 
 /// Runs warmup + iters ops on a fresh emulated cluster and checks every output byte.
 inline Result run(const Options& o, emu::RunOptions ro) {
     validate(o);
+    if (reduces(o)) return run_reduce(o, ro);
     Result res;
     const bool ag = o.op == "all_gather";
     const uint32_t n = o.ranks;
@@ -217,6 +248,111 @@ inline Result run(const Options& o, emu::RunOptions ro) {
     return res;
 }
 
+/// reduce_scatter / all_reduce (ttm_reduce.hpp): bfloat16 inputs from the seed (every summation
+/// order gives the same exact sum: emulation/collective.hpp's input_value), the sum on the compute
+/// engine; chip r's reduce_scatter output is slice r of the sum, all_reduce's the whole sum.
+inline Result run_reduce(const Options& o, emu::RunOptions ro) {
+    using Bf = kccl::coll::bfloat16;
+    using Red = kccl::coll::OnComputeEngine<kccl::coll::Reducer<Bf, kccl::coll::RedOp::sum>>;
+    namespace cb = kccl::emu::collective;
+    Result res;
+    const bool ar = o.op == "all_reduce";
+    const uint32_t n = o.ranks;
+    const uint32_t in_bytes = uint32_t(o.size), slice = in_bytes / n, out_bytes = ar ? in_bytes : slice;
+    const uint32_t ppp = pages_per_packet_of(o);
+    const uint32_t chunk = ops::ttm_chunk_pages(o.message / o.page) * o.page;
+    const uint32_t slots = o.rs_workers ? o.rs_workers : ops::ttm_rs_workers(o.size, n, o.ring);
+    cf::BedOptions b;
+    b.topology = o.ring ? "ring" : "line";
+    b.kind = o.ring ? cf::FabricKind::ring_1d : cf::FabricKind::line_1d;
+    b.ranks = n;
+    b.message_bytes = o.message;
+    b.peer_slots = 2;
+    b.tx_slots = o.tx_slots;
+    b.rx_slots = o.rx_slots;
+    b.buffer_bytes = ops::ReducePlan::l1_bytes(48, ppp * o.page, slots, chunk);
+    b.grid_w = 3;  // the workers at (1, 0) (E) and (2, 0) (W)
+    b.dram_bytes = uint32_t(dram_bytes(o));
+    cf::Bed bed(b);
+    auto up = [](uint32_t x) { return (x + 4095u) & ~4095u; };
+    const uint32_t in_at = 0, out_at = up(in_bytes), inter_at = out_at + up(out_bytes);
+    const emu::CoreCoord dram0 = bed.cluster->chip(0).dram();
+    const uint32_t dram_xy = dram0.x | (dram0.y << 16);
+    std::vector<std::unique_ptr<ops::ReducePlan>> plans(n);
+    std::vector<ops::MuxWiring> wires(n);
+    std::vector<Bf> buf(std::max(in_bytes, out_bytes) / 2);
+    for (uint32_t r = 0; r < n; ++r) {
+        const emu::CoreCoord w = bed.worker(r);
+        if (w.x != bed.worker(0).x || w.y != bed.worker(0).y) throw std::logic_error("ttm structure: workers at different cores");
+        auto p = std::make_unique<ops::ReducePlan>();
+        const uint32_t base = bed.buffers(r).input_l1;
+        ops::plan_common(p->ag, r, n, dram_xy, w.x | (w.y << 16), in_at, out_at, o.page, ppp, base, 48);
+        const uint32_t words = (base + ops::Plan::l1_bytes(48, ppp * o.page, slots) + 15u) & ~15u;
+        const uint32_t s0 = (w.x + 1) | (w.y << 16), s1 = (w.x + 2) | (w.y << 16);
+        ops::make_reduce(*p, o.ring, ar, slice, inter_at, s0, s1, words, words + 176, chunk / o.page, o.one_shot);
+        if (o.mutation_no_final_partial)
+            for (uint32_t j = 0; j < p->nsteps[0]; ++j)
+                if (p->steps[0][j].final) p->steps[0][j].partials &= ~1u;
+        wires[r] = ops::mux_wiring(p->ag, w.x | (w.y << 16), s0, slots);  // channel d's worker at s0 + d
+        bed.launch->init_word(w, p->ag.sem_l1, p->ag.sem_initial);
+        bed.launch->init_word(w, p->ag.sem_l1 + 64, p->ag.sem_initial);
+        bed.launch->init_word(w, p->ag.barrier_l1, p->ag.sem_initial);
+        for (uint32_t k = 0; k <= ops::max_channels; ++k) bed.launch->init_word(w, wires[r].mux_fill_l1 + 16 * k, 0);
+        for (uint32_t d = 0; d < 2; ++d) {
+            const emu::CoreCoord sc{w.chip, w.x + 1 + d, w.y};
+            for (uint32_t k = 0; k < 2; ++k) bed.launch->init_word(sc, wires[r].credit_l1 + 16 * k, 0);
+            for (uint32_t off : {0u, 16u, 32u, 48u, 80u, 112u}) bed.launch->init_word(sc, words + off, p->ag.sem_initial);
+        }
+        plans[r] = std::move(p);
+        for (uint32_t i = 0; i < in_bytes / 2; ++i) buf[i] = cb::input_value<Bf>(o.seed, kccl::coll::RedOp::sum, true, r, i);
+        const emu::CoreCoord d = bed.cluster->chip(bed.plan.spec.workers[r].chip).dram();
+        bed.cluster->write(d, in_at, buf.data(), in_bytes);
+        std::vector<uint8_t> stale(std::max(out_bytes, (n + 1) * slice));
+        for (uint32_t i = 0; i < stale.size(); ++i) stale[i] = uint8_t(0xA5 ^ (i * 131u) ^ r);  // stale output and intermediate
+        bed.cluster->write(d, out_at, stale.data(), out_bytes);
+        bed.cluster->write(d, inter_at, stale.data(), (n + 1) * slice);
+    }
+    const uint32_t total = o.warmup + o.iters;
+    bed.add([&plans, &wires, total](auto& hal, auto& link, const cf::RankBuffers& rb) -> uint64_t {
+        const ops::ReducePlan& p = *plans[rb.rank];
+        ops::run_reduce_mux(hal, link, p, wires[rb.rank], total);
+        link.quiesce();
+        return 0;
+    });
+    for (uint32_t r = 0; r < n; ++r)
+        for (uint32_t d = 0; d < 2; ++d) {
+            const emu::CoreCoord w = bed.worker(r);
+            bed.launch->add({w.chip, w.x + 1 + d, w.y}, [&plans, &wires, total, r, d](auto& hal) -> uint64_t {
+                return ops::run_reduce_sender<Red>(hal, *plans[r], wires[r], d, total);
+            });
+        }
+    res.report = bed.run(ro);
+    if (!res.report.ok()) {
+        res.error = res.report.summary();
+        return res;
+    }
+    // the expected sums, element by element (each chip's output holds a part of the same vector)
+    std::vector<Bf> xs(n);
+    for (uint32_t r = 0; r < n; ++r) {
+        const auto dram = bed.cluster->l1(bed.cluster->chip(bed.plan.spec.workers[r].chip).dram());
+        const uint8_t* out = dram.data() + out_at;
+        const uint32_t first = ar ? 0 : r * (slice / 2);
+        for (uint32_t e = 0; e < out_bytes / 2; ++e) {
+            for (uint32_t q = 0; q < n; ++q) xs[q] = cb::input_value<Bf>(o.seed, kccl::coll::RedOp::sum, true, q, first + e);
+            const Bf want = cb::reference_reduce<Bf>(kccl::coll::RedOp::sum, xs);
+            uint16_t got, w;
+            std::memcpy(&got, out + 2 * e, 2);
+            std::memcpy(&w, &want, 2);
+            if (got != w && !res.wrong++) {
+                char t[160];
+                std::snprintf(t, sizeof t, " chip %u output element %u: got 0x%04x, expected 0x%04x", r, e, got, w);
+                res.first_wrong = t;
+            }
+        }
+    }
+    return res;
+}
+
 /// tt-metal's fixed cost of one op that the emulated kernels do not contain (dispatching the
 /// program to every device, the op's start and end; the start barrier is modelled):
 /// fixed_us + per_device_us x devices.
@@ -227,11 +363,17 @@ inline Result run(const Options& o, emu::RunOptions ro) {
 /// fidelity table's 64 KiB..256 MiB. Not a fit of any point of the table. Refitted the same way
 /// whenever the structure changes (last: the start barrier modelled, which took most of the
 /// per-device part; before it 2.18 + 1.13 us per device).
+/// Charged once per tt-metal device operation the op is made of (device_ops): all_reduce twice.
 struct OpOverhead {
     static constexpr double fixed_us = 2.48;
     static constexpr double per_device_us = 0.33;
     static constexpr double us(uint32_t devices) { return fixed_us + per_device_us * devices; }
 };
+
+/// tt-metal device operations (programs dispatched to every device) of one call: all_reduce_async
+/// runs reduce_scatter_minimal_async and then all_gather_async (two programs, each with its own
+/// start barrier); the other ops are one. Not fitted: a count of tt-metal's programs.
+inline uint32_t device_ops(const Options& o) { return o.op == "all_reduce" ? 2 : 1; }
 
 /// Modelled time of one op in us on the Wormhole model: (makespan of warmup + iters - makespan of
 /// warmup only) / iters, as coll_perf, without OpOverhead. `r` gets the checked run.

@@ -259,8 +259,8 @@ TEST_CASE("ttm ops: mutation, no local copy: the check finds the own part of eve
 
 TEST_CASE("ttm ops: named errors for options the structure does not take", "[fabric][ttm]") {
     tf::Options o;
-    o.op = "reduce_scatter";
-    CHECK_THROWS_WITH(tf::validate(o), Catch::Contains("allowed: all_gather, all_to_all"));
+    o.op = "broadcast";
+    CHECK_THROWS_WITH(tf::validate(o), Catch::Contains("allowed: all_gather, all_to_all, reduce_scatter, all_reduce"));
     o.op = "all_gather";
     o.size = 4 * 1000 + 4;
     CHECK_THROWS_WITH(tf::validate(o), Catch::Contains("parts of a multiple of 16"));

@@ -19,6 +19,8 @@
 //     fabric worker, which owns the connections to the E and W routers, forwards each sender's
 //     packets from its channel (MuxWiring::mux_slots slots, tt-metal's default 1) into the router;
 //     `run` (Structure one_core) does reader, writer and mux work on that one core instead;
+//     run_mux_counts is the same mux for an op of one or more programs with the packet counts
+//     given (the reducing ops of ttm_reduce.hpp: all_reduce is two programs);
 //   * packets of `pages_per_packet` pages (all_gather: tt-metal's min(4, packet payload / page) —
 //     its scatter write takes 4 NoC addresses — so 3 pages of 2048 B in a 6144 B packet; all_to_all
 //     likewise, all_to_all_async_generic's number_pages_per_packet), written by the delivering
@@ -425,21 +427,23 @@ inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t first_sende
 }
 
 namespace detail {
-/// The header of one packet of stream `s` (payload n bytes at stream offset off) to direction d.
-inline HeaderFields packet_header(const Plan& p, const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t d, uint32_t op) {
-    const uint32_t dst = p.output + s.dst + off;
+/// The header of a data packet of n bytes written at `dst` of the chip(s) `route` reaches: one NoC
+/// write per page (scatter write), or, when `inc`, a fused write + increment of (sem_xy, sem_l1)
+/// on the delivering chip (after a barrier: every earlier packet from the same source went
+/// through the same delivering router, so the increment says they all landed).
+inline HeaderFields data_header(const Plan& p, Routing routing, uint32_t route, uint32_t dst, uint32_t n, bool inc,
+                                uint32_t sem_xy, uint32_t sem_l1, uint32_t source) {
     HeaderFields f;
-    f.routing = Routing(s.routing[d]);
-    f.route = s.route[d];
+    f.routing = routing;
+    f.route = route;
     f.payload = n;
     f.dst_xy = p.dram_xy;
     f.dst_l1 = dst;
-    f.source = (p.rank & 0xFFu) | (off << 8);
-    if (last) {  // the stream's last packet: data, then the receiver's semaphore (after a barrier:
-                 // every earlier packet of the stream went through the same delivering router)
+    f.source = source;
+    if (inc) {
         f.cmd = NocCmd::fused_write_inc;
-        f.sem_xy = p.worker_xy;
-        f.sem_l1 = p.sem_l1 + 64 * (op & 1);
+        f.sem_xy = sem_xy;
+        f.sem_l1 = sem_l1;
         f.value = 1;
     } else {  // one NoC write per page of the destination tensor
         const uint32_t np = (n + p.page - 1) / p.page;
@@ -451,6 +455,13 @@ inline HeaderFields packet_header(const Plan& p, const Stream& s, uint32_t off, 
         f.scatter2n = p.page | (np << 16);
     }
     return f;
+}
+
+/// The header of one packet of stream `s` (payload n bytes at stream offset off) to direction d;
+/// the stream's last packet increments the receiving worker's completion semaphore of op `op`.
+inline HeaderFields packet_header(const Plan& p, const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t d, uint32_t op) {
+    return data_header(p, Routing(s.routing[d]), s.route[d], p.output + s.dst + off, n, last, p.worker_xy,
+                       p.sem_l1 + 64 * (op & 1), (p.rank & 0xFFu) | (off << 8));
 }
 
 inline void check_plan(const Plan& p) {
@@ -554,6 +565,28 @@ inline uint32_t packets_to(const Plan& p, uint32_t c) {
 template <class H>
 void wait_at_least(H& hal, uint32_t l1, uint32_t want) {
     while (int32_t(hal.sem_read(l1) - want) < 0) hal.idle();
+}
+
+/// A sender's hand-off of one packet (header f, n payload bytes at l1; n may be 0) to channel c of
+/// the mux: waits for a free slot (`sent` packets handed over so far, `idx` the next slot; at most
+/// `limit` packets waiting in the mux, 0: every slot), writes header and payload into it and
+/// announces it. Returns when the payload has left l1.
+template <class H>
+void to_mux(H& hal, const Plan& p, const MuxWiring& w, uint32_t c, const HeaderFields& f, uint32_t l1, uint32_t n, uint32_t& sent,
+            uint32_t& idx, uint32_t limit = 0) {
+    const uint32_t mx = w.mux_xy & 0xFFFFu, my = w.mux_xy >> 16, hl1 = p.header_l1;
+    const uint32_t most = limit && limit < w.mux_slots ? limit : w.mux_slots;
+    while (sent - hal.sem_read(w.credit_l1) >= most) hal.idle();  // a free mux slot
+    volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
+    write_header(h, f, 0, [](uint32_t) { return uint8_t(0); });
+    kccl::hal::l1_store_fence(hal, hl1, p.header_bytes);  // the header stores above (N7)
+    const uint32_t slot = w.slot(p, c, idx);
+    hal.noc_write(hl1, hal.noc_addr(mx, my, slot), p.header_bytes);
+    if (n) hal.noc_write(l1, hal.noc_addr(mx, my, slot + p.header_bytes), n);
+    hal.noc_writes_flushed();  // the packet before its announcement (N1, strict profile)
+    hal.sem_inc(hal.noc_addr(mx, my, w.mux_fill_l1 + 16 * c), 1);
+    idx = idx + 1 == w.mux_slots ? 0 : idx + 1;
+    ++sent;
 }
 }  // namespace detail
 
@@ -750,20 +783,7 @@ uint32_t run_sender(H& hal, const Plan& p, const MuxWiring& w, uint32_t c, uint3
     uint32_t sent = 0, idx = 0;
     for (uint32_t it = 0; it < iters; ++it) {
         detail::wait_at_least(hal, w.credit_l1 + 16, it + 1);  // the mux says go: every chip finished op it - 1 (the start barrier)
-        auto to_mux = [&](const HeaderFields& f, uint32_t l1, uint32_t n) {
-            const uint32_t hl1 = p.header_l1;
-            while (sent - hal.sem_read(w.credit_l1) >= w.mux_slots) hal.idle();  // a free mux slot
-            volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
-            write_header(h, f, 0, [](uint32_t) { return uint8_t(0); });
-            kccl::hal::l1_store_fence(hal, hl1, p.header_bytes);  // the header stores above (N7)
-            const uint32_t slot = w.slot(p, c, idx);
-            hal.noc_write(hl1, hal.noc_addr(mx, my, slot), p.header_bytes);
-            if (n) hal.noc_write(l1, hal.noc_addr(mx, my, slot + p.header_bytes), n);
-            hal.noc_writes_flushed();  // the packet before its announcement (N1, strict profile)
-            hal.sem_inc(hal.noc_addr(mx, my, w.mux_fill_l1 + 16 * c), 1);
-            idx = idx + 1 == w.mux_slots ? 0 : idx + 1;
-            ++sent;
-        };
+        auto to_mux = [&](const HeaderFields& f, uint32_t l1, uint32_t n) { detail::to_mux(hal, p, w, c, f, l1, n, sent, idx); };
         if (p.relay) detail::relay_loop(hal, p, c, it, w.relay_l1, w.sender_xy[c], to_mux);
         else
             detail::packet_loop(
@@ -779,47 +799,52 @@ uint32_t run_sender(H& hal, const Plan& p, const MuxWiring& w, uint32_t c, uint3
 }
 
 /// Structure::per_direction, the mux (tt-metal's fabric mux core; here the chip's fabric worker,
-/// which owns the router connections): forwards each sender's packets into the router of its
-/// direction, gives the slot back, and ends an op when every sender is done and every stream
-/// that reaches this chip signalled; then tells the senders to go on.
+/// which owns the router connections), with the op's counts given: an op is `phases` programs
+/// (tt-metal device operations: all_reduce is reduce_scatter then all_gather), each starting with
+/// the start barrier and a "go" to every sender, then forwarding want[ph * nc + c] packets of
+/// channel c into the router of its direction (giving each slot back) until every sender said
+/// its part of the phase is done. The op ends when `expect` increments per op counted at the
+/// plan's completion semaphores (0: none; the senders' own waits complete it).
 template <class H, class Link>
-uint32_t run_mux(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t iters) {
-    detail::check_plan(p);
+uint32_t run_mux_counts(H& hal, Link& link, const Plan& p, const MuxWiring& w, const uint32_t* want, uint32_t phases, uint32_t expect,
+                        uint32_t iters) {
     const uint32_t nc = p.channels();
-    uint32_t want[max_channels] = {}, taken[max_channels] = {}, idx[max_channels] = {};
-    for (uint32_t c = 0; c < nc; ++c) want[c] = detail::packets_to(p, c);
+    uint32_t taken[max_channels] = {}, idx[max_channels] = {};
     for (uint32_t it = 0; it < iters; ++it) {
-        detail::start_barrier(hal, link, p, it);
-        for (uint32_t c = 0; c < nc; ++c) {
-            const uint32_t sx = w.sender_xy[c] & 0xFFFFu, sy = w.sender_xy[c] >> 16;
-            hal.sem_inc(hal.noc_addr(sx, sy, w.credit_l1 + 16), 1);  // go: op it
-        }
-        uint32_t done[max_channels] = {};
-        for (;;) {
-            bool moved = false, left = false;
+        for (uint32_t ph = 0; ph < phases; ++ph) {
+            const uint32_t prog = it * phases + ph;  // programs started so far
+            detail::start_barrier(hal, link, p, prog);
             for (uint32_t c = 0; c < nc; ++c) {
-                if (done[c] == want[c]) continue;
-                left = true;
-                if (hal.sem_read(w.mux_fill_l1 + 16 * c) == taken[c]) continue;
-                const uint32_t d = c / p.workers;
-                Connection& cn = link.connection(d == 0 ? uint32_t(Dir::E) : uint32_t(Dir::W));
-                if (!cn.slot_free(hal)) continue;
-                const uint32_t slot = w.slot(p, c, idx[c]);
-                const volatile uint32_t* h = reinterpret_cast<const volatile uint32_t*>(hal.l1_ptr(slot, p.header_bytes));
-                cn.reserve(hal);
-                cn.write(hal, slot, p.header_bytes, slot + p.header_bytes, h[hw::payload]);  // left the slot on return
                 const uint32_t sx = w.sender_xy[c] & 0xFFFFu, sy = w.sender_xy[c] >> 16;
-                hal.sem_inc(hal.noc_addr(sx, sy, w.credit_l1), 1);
-                idx[c] = idx[c] + 1 == w.mux_slots ? 0 : idx[c] + 1;
-                ++taken[c];
-                ++done[c];
-                moved = true;
+                hal.sem_inc(hal.noc_addr(sx, sy, w.credit_l1 + 16), 1);  // go: program prog
             }
-            if (!left) break;
-            if (!moved) hal.idle();
+            uint32_t done[max_channels] = {};
+            for (;;) {
+                bool moved = false, left = false;
+                for (uint32_t c = 0; c < nc; ++c) {
+                    if (done[c] == want[ph * nc + c]) continue;
+                    left = true;
+                    if (hal.sem_read(w.mux_fill_l1 + 16 * c) == taken[c]) continue;
+                    const uint32_t d = c / p.workers;
+                    Connection& cn = link.connection(d == 0 ? uint32_t(Dir::E) : uint32_t(Dir::W));
+                    if (!cn.slot_free(hal)) continue;
+                    const uint32_t slot = w.slot(p, c, idx[c]);
+                    const volatile uint32_t* h = reinterpret_cast<const volatile uint32_t*>(hal.l1_ptr(slot, p.header_bytes));
+                    cn.reserve(hal);
+                    cn.write(hal, slot, p.header_bytes, slot + p.header_bytes, h[hw::payload]);  // left the slot on return
+                    const uint32_t sx = w.sender_xy[c] & 0xFFFFu, sy = w.sender_xy[c] >> 16;
+                    hal.sem_inc(hal.noc_addr(sx, sy, w.credit_l1), 1);
+                    idx[c] = idx[c] + 1 == w.mux_slots ? 0 : idx[c] + 1;
+                    ++taken[c];
+                    ++done[c];
+                    moved = true;
+                }
+                if (!left) break;
+                if (!moved) hal.idle();
+            }
+            detail::wait_at_least(hal, w.done_l1, nc * (prog + 1));  // every sender's part of the phase
         }
-        detail::wait_at_least(hal, w.done_l1, nc * (it + 1));  // every sender's local work
-        detail::wait_at_least(hal, p.sem_l1 + 64 * (it & 1), p.sem_initial + (it / 2 + 1) * p.expect);  // every stream that reaches this chip
+        detail::wait_at_least(hal, p.sem_l1 + 64 * (it & 1), p.sem_initial + (it / 2 + 1) * expect);  // every stream that reaches this chip
     }
     return 0;
 }
@@ -850,6 +875,17 @@ uint32_t run_direct(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint3
         detail::wait_at_least(hal, p.sem_l1 + 64 * (it & 1), p.sem_initial + (it / 2 + 1) * p.expect);  // every stream that reaches this chip
     }
     return 0;
+}
+
+/// Structure::per_direction, the mux with plan p's own counts (all_gather, all_to_all): one
+/// program per op; it ends when every sender is done and every stream that reaches this chip
+/// signalled.
+template <class H, class Link>
+uint32_t run_mux(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t iters) {
+    detail::check_plan(p);
+    uint32_t want[max_channels] = {};
+    for (uint32_t c = 0; c < p.channels(); ++c) want[c] = detail::packets_to(p, c);
+    return run_mux_counts(hal, link, p, w, want, 1, p.expect, iters);
 }
 
 }  // namespace kccl::fabric::chip::ops

@@ -1,0 +1,481 @@
+// kccl/fabric/chip/ops/ttm_reduce.hpp — tt-metal's op structure for reduce_scatter and all_reduce
+// on the chip fabric, built from the pieces of ttm.hpp (plans, the sender -> mux hand-off, the mux,
+// the all_gather plan): DRAM tensors read page by page, partial sums moved chip to chip as 1D
+// unicast packet streams written by the receiving routers straight into the neighbour's DRAM
+// intermediate tensor, the combine on the Tensix compute engine (hal::compute_reduce).
+//
+// WHAT IT MODELS (tt-metal's reduce_scatter_minimal_async: its ring and line program factories,
+// ring_/line_reduce_scatter_minimal_async_{reader,writer} and the ring/line reduction compute
+// kernels; all_reduce as tt-metal defines it, ReduceScatter followed by AllGather)
+//   * per direction a worker core (run_reduce_sender) that is tt-metal's reader (the input pages
+//     and the partial sum that arrived from the neighbour, DRAM -> L1), compute (hal::compute_reduce:
+//     input + partial, bfloat16 on the matrix unit) and writer (the sum as packets of 2 pages to
+//     the neighbour's intermediate tensor, through the mux; or the final sum to the output tensor);
+//     the reads of chunk k + 1 are issued before chunk k is sent, as tt-metal's reader runs ahead;
+//   * work in chunks of `chunk` bytes (tt-metal's tile_granularity: 4 x the pages a packet's
+//     payload holds when that is below 4, so 12 pages of 2048 B with its 6144 B packets), each
+//     chunk's pages sent as packets of `pages_per_packet` pages (its scatter write, 2);
+//   * the mux buffers one packet per tt-metal worker channel (ttm_rs_workers: 2 to 8 per
+//     direction by the size; the host sets MuxWiring::mux_slots to it), so that many of a
+//     direction's packets wait in the mux; all_reduce's all_gather phase keeps one (tt-metal's
+//     all_gather_async: one worker per direction);
+//   * a partial sum is announced to the receiving worker every `sync` chunks (tt-metal's
+//     chunks_per_sync: every 4 chunks on a ring, every 20 on a line, at most half a step's chunks)
+//     by a fused write + increment on the group's last packet; the receiving reader waits for it
+//     before it reads the group's first chunk;
+//   * ring (ring_reduce_scatter_minimal_async): each direction owns half of every slice; in step
+//     i = 0 .. n-1 the E worker of chip r handles slice (r - 1 - i) mod n, the W worker slice
+//     (r + 1 + i) mod n: step 0 sends the own input's part, steps 1 .. n-2 add the partial that
+//     arrived from the neighbour and send the sum on, step n - 1 (the own slice) writes the sum
+//     to the output;
+//   * line (line_reduce_scatter_minimal_async): the E worker of chip r handles slices n-1 down to
+//     r+1 (adding the partial of chips 0..r-1 that arrived from chip r-1, sending to chip r+1), the
+//     W worker slices 0 up to r-1 the other way; then each worker that received partials does its
+//     part of the final reduction of the own slice r: the E worker input + the W side's partial
+//     -> output, the W worker adds the E side's partial (output += partial, chunk by chunk after
+//     the E worker announced the chunk; input + partial on chip 0, which has no W side);
+//   * one-shot (`direct`, tt-metal's ring reduce_scatter / all_reduce up to 512 KiB per device,
+//     per its CCL bandwidth report "a one-shot direct algorithm, which sends about 2.3x the
+//     bytes"): every chip sends slice j of its input straight to chip j (a unicast stream the
+//     shorter way round, the half-way peer half each way: 2.3x the pipelined ring's bytes at
+//     n = 8); chip j's E worker waits for the n - 1 parts and sums them with its own;
+//   * every program starts with tt-metal's start barrier (ttm.hpp's run_mux_counts: the fabric
+//     worker multicasts an increment to every other chip and waits for n - 1), so no chip writes
+//     op i + 1's partials into an intermediate tensor a neighbour still reads op i's out of;
+//   * all_reduce: the reduce_scatter with the final sums written into the output tensor at
+//     r * slice, then, as a second program with its own start barrier, ttm.hpp's all_gather of
+//     that slice (multicast streams) from the same workers.
+// DIFFERENCES FROM TT-METAL (docs/fabric.md, "tt-metal's op structure for reduce_scatter and
+// all_reduce"): one worker core runs reader, compute and writer in turn (tt-metal: three kernels
+// on one Tensix core's five RISC-Vs, overlapping), one worker per direction (tt-metal: 2 to 8 by
+// the size, each reading and summing its share in parallel; here only their mux buffers are: the
+// direction's one mux channel holds as many packets); a ring direction's half of a slice is
+// contiguous (tt-metal alternates chunks); the one-shot algorithm's exact kernels are not
+// published in the report, only its bytes.
+//
+// Plans are computed on the device from a handful of numbers (make_reduce), so a plan is what a
+// kernel would derive from its runtime args. C++17, freestanding, no heap.
+#pragma once
+
+#include <fabric/chip/ops/ttm.hpp>
+
+#include <stdint.h>
+
+namespace kccl::fabric::chip::ops {
+
+inline constexpr uint32_t max_steps = 40;
+inline constexpr uint32_t rs_sync_ring = 4;   ///< tt-metal's reduce_scatter: chunks per sync on a ring
+inline constexpr uint32_t rs_sync_line = 20;  ///< ... and on a line
+/// tt-metal's ring reduce_scatter / all_reduce use the one-shot algorithm up to this input per device.
+inline constexpr uint32_t rs_direct_max_bytes = 512u * 1024u;
+
+/// tt-metal's reduce_scatter_minimal_async workers per direction (its default_workers, one link):
+/// by the bytes a link moves, input x (n-1)/n (halved on a ring): on a ring 2 below 1 MB, 4 up to
+/// 50 MB, 8 above; on a line 2 below 0.5 MB, 4 up to 4 MB, 8 above. Each worker has a channel of
+/// one buffer on the mux, so a direction has this many packets waiting in the mux.
+constexpr uint32_t ttm_rs_workers(uint64_t input_bytes, uint32_t ranks, bool ring) {
+    const uint64_t moved = input_bytes * (ranks - 1) / ranks / (ring ? 2 : 1);
+    return ring ? (moved < 1000000ull ? 2 : moved <= 50000000ull ? 4 : 8) : (moved < 500000ull ? 2 : moved <= 4000000ull ? 4 : 8);
+}
+
+/// tt-metal's reduce_scatter_minimal_async pages per packet: its scatter write of 2 pages (the
+/// same rule as all_to_all_async_generic's, ttm_a2a_pages_per_packet).
+constexpr uint32_t ttm_rs_pages_per_packet(uint32_t payload, uint32_t page) { return ttm_a2a_pages_per_packet(payload, page); }
+
+/// tt-metal's tile_granularity in pages, from the pages a packet's payload holds (payload / page,
+/// before the scatter write's limit of 2): 4 packets' worth when that is below 4, else 8.
+constexpr uint32_t ttm_chunk_pages(uint32_t payload_pages) { return payload_pages < 4 ? 4 * payload_pages : 8; }
+
+/// One slice's part handled by one direction's worker.
+struct RStep {
+    uint32_t slice = 0;            ///< which slice of the input (bytes [slice * S + off, + bytes))
+    uint32_t off = 0, bytes = 0;   ///< the part of the slice
+    uint32_t partials = 0;         ///< bit b: add the partial of kind b (0: from the W side, 1: from the E side)
+    bool final = false;            ///< the sum goes to the output; else to the next chip of the direction
+    bool accumulate = false;       ///< final: add to the output (the other worker's final sum), not to the input
+    uint32_t dst_core = 0;         ///< not final: the receiving worker's core on the next chip (x | y << 16)
+};
+
+/// Everything the workers of one chip need for one reduce_scatter / all_reduce.
+struct ReducePlan {
+    Plan ag;                       ///< common fields (rank, tensors, pages, L1); all_reduce: its all_gather
+    Plan direct;                   ///< the one-shot algorithm's streams (unicast to each chip)
+    uint32_t input = 0;            ///< DRAM address of the op's input tensor
+    bool ring = false, all_reduce = false, use_direct = false;
+    uint32_t slice = 0;            ///< S: bytes of each chip's slice (input = ranks * S)
+    uint32_t inter = 0;            ///< DRAM intermediate tensor of inter_bytes
+    uint32_t inter_bytes = 0;      ///< ranks * S + S (the line's second partial of the own slice at ranks * S)
+    uint32_t chunk = 0;            ///< bytes per chunk
+    uint32_t sync = 1;             ///< chunks per announcement
+    uint32_t words_l1 = 0;         ///< on each worker: partial counters of kind 0 / 1 at +0 / +16,
+                                   ///< the one-shot's arrivals at +48 (even ops) / +112 (odd ops),
+                                   ///< final chunks of the E worker (line: the W worker accumulates) at +80
+    uint32_t buf_l1 = 0;           ///< on each worker: 2 slots of (input, partial 0, partial 1) chunks
+    uint32_t sender_xy[2] = {0, 0};
+    uint32_t nsteps[2] = {0, 0};
+    RStep steps[2][max_steps];
+
+    /// L1 bytes a worker needs from the ttm Plan's base (see Plan::l1_bytes) for chunks of `chunk` bytes.
+    static constexpr uint32_t l1_bytes(uint32_t header_bytes, uint32_t packet, uint32_t mux_slots, uint32_t chunk) {
+        return Plan::l1_bytes(header_bytes, packet, mux_slots) + 16 + 176 + 6 * chunk;
+    }
+    /// Where the partial of kind b for slice s lands on chip q.
+    constexpr uint32_t partial_at(uint32_t q, uint32_t b, uint32_t s) const {
+        return inter + (b == 1 && s == q && !ring ? ag.ranks * slice : s * slice);
+    }
+    /// Programs (tt-metal device operations) per op, each with its start barrier: all_reduce 2.
+    constexpr uint32_t phases() const { return all_reduce ? 2 : 1; }
+};
+
+namespace detail {
+inline void add_step(ReducePlan& rp, uint32_t d, const RStep& st) {
+    if (st.bytes == 0) return;  // a direction with nothing of this slice (tiny slices)
+    if (KCCL_UNLIKELY(rp.nsteps[d] >= max_steps)) {
+        ::kccl::detail::Msg m;
+        m.s("ttm reduce: rank ").u(rp.ag.rank).s(": more than ").u(max_steps).s(" steps per direction (allowed: at most ")
+            .u(max_steps - 1).s(" chips)");
+        ::kccl::detail::assert_fail("ttm reduce", m.buf, __FILE__, __LINE__);
+    }
+    rp.steps[d][rp.nsteps[d]++] = st;
+}
+
+/// The one-shot algorithm's streams: slice j of the input to chip j's intermediate at rank * S,
+/// unicast the shorter way round; the half-way peer (even ring) gets half each way.
+inline void make_direct(Plan& p, uint32_t slice, uint32_t page) {
+    const uint32_t r = p.rank, n = p.ranks;
+    p.nstreams = 0;
+    auto add = [&](uint32_t j, uint32_t dir, uint32_t hops, uint32_t off, uint32_t bytes) {
+        if (bytes == 0) return;
+        Stream& s = p.s[p.nstreams++];
+        s.src = j * slice + off;
+        s.dst = r * slice + off;
+        s.bytes = bytes;
+        s.targets = dir == 0 ? tgt_fwd : tgt_bwd;
+        s.routing[0] = s.routing[1] = uint32_t(Routing::unicast_1d);
+        s.route[0] = s.route[1] = hops;
+    };
+    uint32_t streams_in = 0;
+    for (uint32_t k = 1; k < n; ++k) {
+        const uint32_t j = (r + k) % n, i = (r + n - k) % n;
+        if (k == n - k) {  // the half-way peer: the first half forward, the rest backward
+            const uint32_t h = (slice / 2 + page - 1) / page * page < slice ? (slice / 2 + page - 1) / page * page : slice;
+            add(j, 0, k, 0, h);
+            add(j, 1, k, h, slice - h);
+            streams_in += (h != 0) + (slice - h != 0);
+        } else if (k < n - k) {
+            add(j, 0, k, 0, slice);
+            add(i, 1, k, 0, slice);
+            streams_in += 2;
+        }
+    }
+    p.expect = streams_in;  // the same count reaches every chip (the ring is symmetric)
+}
+}  // namespace detail
+
+/// Builds chip ag.rank's plan. `rp.ag` must hold plan_common's fields (its output: the op's output
+/// tensor); `inter` the intermediate tensor's DRAM address (inter_bytes); s0 / s1 the E / W
+/// workers' cores (the same on every chip); words / bufs their L1 (ReducePlan::l1_bytes); chunks of
+/// `chunk_pages` pages (ttm_chunk_pages); allow_direct: the ring's one-shot algorithm at its sizes.
+inline void make_reduce(ReducePlan& rp, bool ring, bool all_reduce, uint32_t slice, uint32_t inter, uint32_t s0, uint32_t s1,
+                        uint32_t words_l1, uint32_t buf_l1, uint32_t chunk_pages, bool allow_direct = true) {
+    const uint32_t r = rp.ag.rank, n = rp.ag.ranks, page = rp.ag.page;
+    rp.ring = ring;
+    rp.all_reduce = all_reduce;
+    rp.slice = slice;
+    rp.inter = inter;
+    rp.inter_bytes = (n + 1) * slice;
+    rp.chunk = chunk_pages * page;
+    rp.words_l1 = words_l1;
+    rp.buf_l1 = buf_l1;
+    rp.sender_xy[0] = s0;
+    rp.sender_xy[1] = s1;
+    rp.nsteps[0] = rp.nsteps[1] = 0;
+    rp.use_direct = allow_direct && ring && uint64_t(n) * slice <= rs_direct_max_bytes;
+    rp.input = rp.ag.input;
+    rp.ag.nstreams = 0;
+    rp.ag.expect = 0;
+    rp.direct = rp.ag;
+    // all_reduce's all_gather: the own slice of the output, multicast (no local copy: the final sums are in place)
+    if (all_reduce) {
+        rp.ag.input = rp.ag.output;
+        make_all_gather(rp.ag, ring, slice);
+        for (uint32_t i = 0; i < rp.ag.nstreams; ++i) {  // one stream, or an even ring's two halves
+            rp.ag.s[i].src += r * slice;
+            rp.ag.s[i].targets &= ~tgt_local;
+        }
+    }
+    if (rp.use_direct) {
+        rp.direct.output = inter;
+        rp.direct.worker_xy = s0;                 // the E worker waits for the parts
+        rp.direct.sem_l1 = words_l1 + 48;         // even ops; odd ops at + 64
+        detail::make_direct(rp.direct, slice, page);
+        RStep st;
+        st.slice = r;
+        st.bytes = slice;
+        st.final = true;
+        detail::add_step(rp, 0, st);
+        rp.sync = 1;
+        return;
+    }
+    // chunks per announcement: tt-metal's default, at most half a step's chunks (at least 1)
+    const uint32_t part = ring ? slice - slice / 2 : slice;
+    const uint32_t step_chunks = (part + rp.chunk - 1) / rp.chunk;
+    const uint32_t def = ring ? rs_sync_ring : rs_sync_line;
+    rp.sync = step_chunks / 2 < def ? (step_chunks / 2 ? step_chunks / 2 : 1) : def;
+    if (ring) {
+        // direction 0 (E) owns the first half of every slice (whole pages), direction 1 (W) the rest
+        uint32_t h = (slice / 2 + page - 1) / page * page;
+        if (h > slice) h = slice;
+        for (uint32_t d = 0; d < 2; ++d)
+            for (uint32_t i = 0; i < n; ++i) {
+                RStep st;
+                st.slice = d == 0 ? (r + 2 * n - 1 - i) % n : (r + 1 + i) % n;
+                st.off = d == 0 ? 0 : h;
+                st.bytes = d == 0 ? h : slice - h;
+                st.partials = i ? 1u << d : 0u;
+                st.final = i == n - 1;
+                st.dst_core = rp.sender_xy[d];
+                detail::add_step(rp, d, st);
+            }
+    } else {
+        for (uint32_t s = n - 1; s > r; --s) {  // E: partial of chips 0..r-1 (from chip r-1) + mine -> chip r+1
+            RStep st;
+            st.slice = s;
+            st.bytes = slice;
+            st.partials = r > 0 ? 1u : 0u;
+            st.dst_core = rp.sender_xy[0];  // chip r+1's E worker
+            detail::add_step(rp, 0, st);
+        }
+        for (uint32_t s = 0; s < r; ++s) {  // W: partial of chips r+1..n-1 (from chip r+1) + mine -> chip r-1
+            RStep st;
+            st.slice = s;
+            st.bytes = slice;
+            st.partials = r + 1 < n ? 2u : 0u;
+            st.dst_core = rp.sender_xy[1];  // chip r-1's W worker
+            detail::add_step(rp, 1, st);
+        }
+        RStep fin;  // the own slice: each side's partial by the worker that received it
+        fin.slice = r;
+        fin.bytes = slice;
+        fin.final = true;
+        if (r > 0) {  // E: input + the partial of chips 0..r-1 -> output
+            fin.partials = 1;
+            detail::add_step(rp, 0, fin);
+        }
+        if (r + 1 < n) {  // W: (output or input) + the partial of chips r+1..n-1 -> output
+            fin.partials = 2;
+            fin.accumulate = r > 0;
+            detail::add_step(rp, 1, fin);
+        }
+    }
+}
+
+/// Packets the worker of direction d hands to the mux in program `phase` of an op (0: the
+/// reduce_scatter, 1: all_reduce's all_gather); the mux forwards exactly these.
+inline uint32_t reduce_packets_to(const ReducePlan& rp, uint32_t d, uint32_t phase) {
+    if (phase == 1) return rp.all_reduce ? detail::packets_to(rp.ag, d) : 0;
+    const uint32_t pk = rp.ag.packet_bytes();
+    uint32_t n = detail::packets_to(rp.direct, d);
+    for (uint32_t j = 0; j < rp.nsteps[d]; ++j) {
+        const RStep& st = rp.steps[d][j];
+        if (st.final) continue;
+        for (uint32_t o = 0; o < st.bytes; o += rp.chunk) {  // packets never straddle chunks
+            const uint32_t c = st.bytes - o < rp.chunk ? st.bytes - o : rp.chunk;
+            n += (c + pk - 1) / pk;
+        }
+    }
+    return n;
+}
+
+namespace detail {
+/// The sequence of (step, chunk) a worker processes, with its L1 slot.
+struct RChunk {
+    uint32_t step = 0, k = 0, off = 0, n = 0;  ///< chunk k of the step: bytes [off, off + n) of the step's part
+    bool valid = false;
+};
+
+inline RChunk next_chunk(const ReducePlan& rp, uint32_t d, RChunk c) {
+    if (!c.valid) {
+        c.step = 0;
+        c.k = 0;
+        c.off = 0;
+    } else {
+        c.off += c.n;
+        ++c.k;
+        if (c.off >= rp.steps[d][c.step].bytes) {
+            ++c.step;
+            c.k = 0;
+            c.off = 0;
+        }
+    }
+    c.valid = c.step < rp.nsteps[d];
+    if (!c.valid) return c;
+    const uint32_t left = rp.steps[d][c.step].bytes - c.off;
+    c.n = left < rp.chunk ? left : rp.chunk;
+    return c;
+}
+}  // namespace detail
+
+/// The worker of direction d (0: E, 1: W): tt-metal's reader, compute and writer kernels of one
+/// reduce_scatter_minimal_async worker, in turn on one core; `Red` the combine (an
+/// OnComputeEngine reducer: hal::compute_reduce). Runs `iters` ops, each program after the mux's
+/// go (the start barrier passed); the mux (run_reduce_mux) forwards its packets.
+template <class Red, class H>
+uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uint32_t d, uint32_t iters) {
+    using T = typename Red::value_type;
+    const Plan& p = rp.ag;
+    detail::check_plan(p);
+    detail::check_plan(rp.direct);
+    const uint32_t mx = w.mux_xy & 0xFFFFu, my = w.mux_xy >> 16;
+    const uint32_t dx = p.dram_xy & 0xFFFFu, dy = p.dram_xy >> 16;
+    const uint32_t n = p.ranks, r = p.rank, pk = p.packet_bytes();
+    const uint32_t next = d == 0 ? (r + 1) % n : (r + n - 1) % n;  // the chip this direction sends to
+    uint32_t sent = 0, idx = 0;    // packets handed to the mux; its next slot
+    uint32_t need[2] = {0, 0};     // announcements of partials of kind 0 / 1 consumed so far (all ops)
+    uint32_t acc_need = 0;         // the E worker's final chunks accumulated so far (line, W worker)
+    const uint32_t other = rp.sender_xy[d ^ 1u], phases = rp.phases();
+    // the line's E worker announces each final chunk to the W worker when the W worker accumulates
+    bool announce_final = false;
+    if (d == 0 && !rp.ring)
+        for (uint32_t j = 0; j < rp.nsteps[1]; ++j) announce_final = announce_final || rp.steps[1][j].accumulate;
+    auto buf = [&](uint32_t slot, uint32_t which) { return rp.buf_l1 + (slot * 3 + which) * rp.chunk; };
+    auto read_pages = [&](uint32_t src, uint32_t l1, uint32_t bytes) {
+        for (uint32_t o = 0; o < bytes; o += p.page)
+            hal.noc_read(hal.noc_addr(dx, dy, src + o), l1 + o, bytes - o < p.page ? bytes - o : p.page);
+    };
+    for (uint32_t it = 0; it < iters; ++it) {
+        detail::wait_at_least(hal, w.credit_l1 + 16, it * phases + 1);  // the mux says go: the start barrier passed
+        const uint32_t par = it & 1;  // the one-shot's arrival semaphore
+        if (rp.use_direct) {  // the one-shot algorithm: this direction's streams, then (E) the sum
+            detail::packet_loop(hal, rp.direct, d == 0 ? tgt_fwd : tgt_bwd,
+                                [&](const Stream& s, uint32_t off, uint32_t nb, bool last, uint32_t l1, uint32_t dd) {
+                                    HeaderFields f = detail::data_header(
+                                        p, Routing(s.routing[dd]), s.route[dd], rp.direct.output + s.dst + off, nb,
+                                        last, rp.direct.worker_xy, rp.direct.sem_l1 + 64 * par, (r & 0xFFu) | (off << 8));
+                                    detail::to_mux(hal, p, w, d, f, l1, nb, sent, idx);
+                                });
+            if (d == 0)  // every part of my slice arrived
+                detail::wait_at_least(hal, rp.direct.sem_l1 + 64 * par, p.sem_initial + (it / 2 + 1) * rp.direct.expect);
+        }
+        // the reader's waits for an announcement, and its reads of chunk c into slot `slot`
+        auto ready = [&](const detail::RChunk& c, bool block) {
+            const RStep& st = rp.steps[d][c.step];
+            if (st.accumulate) {  // the E worker's final sum of this chunk is in the output
+                const uint32_t want = p.sem_initial + acc_need + 1;
+                if (!block && int32_t(hal.sem_read(rp.words_l1 + 80) - want) < 0) return false;
+                detail::wait_at_least(hal, rp.words_l1 + 80, want);
+            }
+            if (rp.use_direct || c.k % rp.sync) return true;
+            for (uint32_t b = 0; b < 2; ++b)
+                if (st.partials & (1u << b)) {
+                    const uint32_t want = p.sem_initial + need[b] + 1, at = rp.words_l1 + 16 * b;
+                    if (!block && int32_t(hal.sem_read(at) - want) < 0) return false;
+                    detail::wait_at_least(hal, at, want);
+                }
+            return true;
+        };
+        auto issue = [&](const detail::RChunk& c, uint32_t slot) {
+            const RStep& st = rp.steps[d][c.step];
+            const uint32_t at = st.slice * rp.slice + st.off + c.off;
+            if (st.accumulate) {
+                ++acc_need;
+                read_pages(p.output + (rp.all_reduce ? r * rp.slice : 0) + st.off + c.off, buf(slot, 0), c.n);
+            } else {
+                read_pages(rp.input + at, buf(slot, 0), c.n);
+            }
+            if (rp.use_direct) return;
+            for (uint32_t b = 0; b < 2; ++b)
+                if (st.partials & (1u << b)) {
+                    if (c.k % rp.sync == 0) ++need[b];
+                    read_pages(rp.partial_at(r, b, st.slice) + st.off + c.off, buf(slot, 1 + b), c.n);
+                }
+        };
+        detail::RChunk cur = detail::next_chunk(rp, d, detail::RChunk{});
+        uint32_t slot = 0;
+        if (cur.valid) {
+            ready(cur, true);
+            issue(cur, slot);
+            hal.noc_read_barrier();
+        }
+        while (cur.valid) {
+            const RStep& st = rp.steps[d][cur.step];
+            const uint32_t in = buf(slot, 0), elems = cur.n / uint32_t(sizeof(T));
+            // compute: the sum into the input's buffer
+            if (rp.use_direct) {  // the n - 1 parts that arrived, one after another through partial buffer 0
+                for (uint32_t q = 0; q < n; ++q) {
+                    if (q == r) continue;
+                    read_pages(rp.inter + q * rp.slice + cur.off, buf(slot, 1), cur.n);
+                    hal.noc_read_barrier();
+                    kccl::hal::compute_reduce<Red>(hal, in, in, buf(slot, 1), elems);
+                }
+            } else {
+                for (uint32_t b = 0; b < 2; ++b)
+                    if (st.partials & (1u << b)) kccl::hal::compute_reduce<Red>(hal, in, in, buf(slot, 1 + b), elems);
+            }
+            kccl::hal::l1_store_fence(hal, in, cur.n);  // the packer's stores before the NoC reads them (N7)
+            const detail::RChunk nx = detail::next_chunk(rp, d, cur);
+            const uint32_t nslot = slot ^ 1u;
+            bool early = false;
+            if (nx.valid && ready(nx, false)) {  // the reader runs ahead when the partial is announced
+                issue(nx, nslot);
+                early = true;
+            }
+            if (st.final) {  // the output tensor (all_reduce: its slice r)
+                const uint32_t dst = p.output + (rp.all_reduce ? r * rp.slice : 0) + st.off + cur.off;
+                for (uint32_t o = 0; o < cur.n; o += p.page)
+                    hal.noc_write(in + o, hal.noc_addr(dx, dy, dst + o), cur.n - o < p.page ? cur.n - o : p.page);
+                if (announce_final) {  // the chunk landed, then the W worker may add its partial to it
+                    hal.noc_write_barrier();
+                    hal.sem_inc(hal.noc_addr(other & 0xFFFFu, other >> 16, rp.words_l1 + 80), 1);
+                }
+            } else {  // the next chip's intermediate, packet by packet; the group's last packet announces it
+                const uint32_t b = d;  // the kind of partial this direction produces
+                const uint32_t dst = rp.partial_at(next, b, st.slice) + st.off + cur.off;
+                const bool last_chunk = cur.off + cur.n >= st.bytes;
+                const bool announce = last_chunk || (cur.k + 1) % rp.sync == 0;
+                for (uint32_t o = 0; o < cur.n; o += pk) {
+                    const uint32_t nb = cur.n - o < pk ? cur.n - o : pk;
+                    const bool inc = announce && o + nb >= cur.n;
+                    const HeaderFields f = detail::data_header(p, Routing::unicast_1d, 1, dst + o, nb, inc, st.dst_core,
+                                                               rp.words_l1 + 16 * b, (r & 0xFFu) | (o << 8));
+                    detail::to_mux(hal, p, w, d, f, in + o, nb, sent, idx);
+                }
+            }
+            if (nx.valid && !early) {
+                ready(nx, true);
+                issue(nx, nslot);
+            }
+            if (nx.valid) hal.noc_read_barrier();
+            hal.noc_writes_flushed();  // this slot's bytes have left: it may be refilled
+            cur = nx;
+            slot = nslot;
+        }
+        if (rp.all_reduce) {  // the all_gather of the final sums: both workers read the whole own slice
+            hal.noc_write_barrier();  // my final sums landed in the output
+            hal.sem_inc(hal.noc_addr(mx, my, w.done_l1), 1);  // this worker's reduce_scatter is done
+            detail::wait_at_least(hal, w.credit_l1 + 16, it * phases + 2);  // go: both workers' sums are in, the barrier passed
+            detail::packet_loop(hal, p, d == 0 ? tgt_fwd : tgt_bwd,
+                                [&](const Stream& s, uint32_t off, uint32_t nb, bool last, uint32_t l1, uint32_t dd) {
+                                    detail::to_mux(hal, p, w, d, detail::packet_header(p, s, off, nb, last, dd, it), l1, nb, sent, idx,
+                                                   1);  // all_gather_async: one worker, one mux buffer per direction
+                                });
+        }
+        hal.noc_write_barrier();  // the final sums landed
+        hal.sem_inc(hal.noc_addr(mx, my, w.done_l1), 1);  // this worker's part of the op's last program is done
+    }
+    return 0;
+}
+
+/// The mux of a reduce_scatter / all_reduce (the chip's fabric worker): ttm.hpp's run_mux_counts
+/// with the op's programs and the packets each worker hands over in each; all_reduce's op ends
+/// when the all_gather's streams reached this chip.
+template <class H, class Link>
+uint32_t run_reduce_mux(H& hal, Link& link, const ReducePlan& rp, const MuxWiring& w, uint32_t iters) {
+    detail::check_plan(rp.ag);
+    uint32_t want[4] = {};
+    for (uint32_t ph = 0; ph < rp.phases(); ++ph)
+        for (uint32_t d = 0; d < 2; ++d) want[ph * 2 + d] = reduce_packets_to(rp, d, ph);
+    return run_mux_counts(hal, link, rp.ag, w, want, rp.phases(), rp.all_reduce ? rp.ag.expect : 0, iters);
+}
+
+}  // namespace kccl::fabric::chip::ops
