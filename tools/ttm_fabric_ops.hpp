@@ -68,7 +68,7 @@ inline bool reduces(const Options& o) { return o.op == "reduce_scatter" || o.op 
 
 struct Result {
     std::string error;           ///< empty: the run finished
-    uint64_t wrong = 0;          ///< output bytes that differ from the expected ones
+    uint64_t wrong = 0;          ///< output units that differ from the expected ones: bytes (all_gather, all_to_all), bfloat16 elements (reduce_scatter, all_reduce)
     std::string first_wrong;
     emu::RunReport report;
 };
@@ -138,6 +138,20 @@ inline void validate(const Options& o) {
 
 Result run_reduce(const Options& o, emu::RunOptions ro);
 
+/// The bed both runners start from: o's line or ring of o.ranks chips on the 1D fabric, o's packet
+/// size and router slots.
+inline cf::BedOptions line_or_ring_bed(const Options& o) {
+    cf::BedOptions b;
+    b.topology = o.ring ? "ring" : "line";
+    b.kind = o.ring ? cf::FabricKind::ring_1d : cf::FabricKind::line_1d;
+    b.ranks = o.ranks;
+    b.message_bytes = o.message;
+    b.peer_slots = 2;
+    b.tx_slots = o.tx_slots;
+    b.rx_slots = o.rx_slots;
+    return b;
+}
+
 /// Runs warmup + iters ops on a fresh emulated cluster and checks every output byte.
 inline Result run(const Options& o, emu::RunOptions ro) {
     validate(o);
@@ -147,14 +161,7 @@ inline Result run(const Options& o, emu::RunOptions ro) {
     const uint32_t n = o.ranks;
     const uint32_t in_bytes = uint32_t(ag ? o.size / n : o.size), out_bytes = uint32_t(o.size);
     const uint32_t ppp = pages_per_packet_of(o);
-    cf::BedOptions b;
-    b.topology = o.ring ? "ring" : "line";
-    b.kind = o.ring ? cf::FabricKind::ring_1d : cf::FabricKind::line_1d;
-    b.ranks = n;
-    b.message_bytes = o.message;
-    b.peer_slots = 2;
-    b.tx_slots = o.tx_slots;
-    b.rx_slots = o.rx_slots;
+    cf::BedOptions b = line_or_ring_bed(o);
     b.buffer_bytes = ops::Plan::l1_bytes(48, ppp * o.page, o.mux_slots, ops::max_workers);
     const bool split = structure_of(o) == "per_direction";
     if (split) b.grid_w = 1 + 2 * ops::max_workers;  // the senders of channels c at (1 + c, 0)
@@ -262,14 +269,7 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
     const uint32_t ppp = pages_per_packet_of(o);
     const uint32_t chunk = ops::ttm_chunk_pages(o.message / o.page) * o.page;
     const uint32_t slots = o.rs_workers ? o.rs_workers : ops::ttm_rs_workers(o.size, n, o.ring);
-    cf::BedOptions b;
-    b.topology = o.ring ? "ring" : "line";
-    b.kind = o.ring ? cf::FabricKind::ring_1d : cf::FabricKind::line_1d;
-    b.ranks = n;
-    b.message_bytes = o.message;
-    b.peer_slots = 2;
-    b.tx_slots = o.tx_slots;
-    b.rx_slots = o.rx_slots;
+    cf::BedOptions b = line_or_ring_bed(o);
     b.buffer_bytes = ops::ReducePlan::l1_bytes(48, ppp * o.page, slots, chunk);
     b.grid_w = 3;  // the workers at (1, 0) (E) and (2, 0) (W)
     b.dram_bytes = uint32_t(dram_bytes(o));

@@ -8,7 +8,7 @@
 // shapes at 1 MiB on the timed engine, bit-exact.
 #include <catch2/catch.hpp>
 
-#include "tools/ttm_fabric_ops.hpp"
+#include "ttm_check.hpp"
 
 #include <string>
 
@@ -18,22 +18,8 @@ namespace ops = kccl::fabric::chip::ops;
 
 namespace {
 
-void throw_handler(const char*, const char* msg, const char*, int) { throw emu::EmulationError(msg); }
-
-std::string check(tf::Options o, uint64_t seed) {
-    kccl::set_assert_handler(&throw_handler);
-    emu::RunOptions ro;
-    ro.watchdog = std::chrono::milliseconds(30000);
-    ro.adversary.enabled = true;
-    ro.adversary.seed = seed;
-    ro.dirty_l1 = emu::RunOptions::DirtyL1::on;
-    ro.race = emu::RunOptions::RaceCheck::on;
-    o.seed = seed;
-    const tf::Result r = tf::run(o, ro);
-    if (!r.error.empty()) return "run failed: " + r.error;
-    if (r.wrong) return std::to_string(r.wrong) + " wrong elements; first:" + r.first_wrong;
-    return "";
-}
+using tf::test::check;
+using tf::test::throw_handler;
 
 ops::ReducePlan plan(uint32_t rank, uint32_t ranks, bool ring, bool all_reduce, uint32_t slice, bool one_shot = true) {
     ops::ReducePlan p;

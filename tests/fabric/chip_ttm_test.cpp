@@ -7,7 +7,7 @@
 // never written is found. [long]: the timed fidelity sizes, bit-exact.
 #include <catch2/catch.hpp>
 
-#include "tools/ttm_fabric_ops.hpp"
+#include "ttm_check.hpp"
 
 #include <string>
 
@@ -17,22 +17,8 @@ namespace ops = kccl::fabric::chip::ops;
 
 namespace {
 
-void throw_handler(const char*, const char* msg, const char*, int) { throw emu::EmulationError(msg); }
-
-std::string check(tf::Options o, uint64_t seed) {
-    kccl::set_assert_handler(&throw_handler);
-    emu::RunOptions ro;
-    ro.watchdog = std::chrono::milliseconds(20000);
-    ro.adversary.enabled = true;
-    ro.adversary.seed = seed;
-    ro.dirty_l1 = emu::RunOptions::DirtyL1::on;
-    ro.race = emu::RunOptions::RaceCheck::on;
-    o.seed = seed;
-    const tf::Result r = tf::run(o, ro);
-    if (!r.error.empty()) return "run failed: " + r.error;
-    if (r.wrong) return std::to_string(r.wrong) + " wrong bytes; first:" + r.first_wrong;
-    return "";
-}
+using tf::test::throw_handler;
+std::string check(tf::Options o, uint64_t seed) { return tf::test::check(o, seed, std::chrono::milliseconds(20000)); }
 
 }  // namespace
 
