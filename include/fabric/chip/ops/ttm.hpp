@@ -810,6 +810,13 @@ uint32_t run_mux_counts(H& hal, Link& link, const Plan& p, const MuxWiring& w, c
                         uint32_t iters) {
     const uint32_t nc = p.channels();
     uint32_t taken[max_channels] = {}, idx[max_channels] = {};
+    // Channels 0 .. ne - 1 go E, the others W (c / workers > 0). Each direction's channels take
+    // turns for its router (first[d]: the one its scan starts with, counted from the direction's
+    // first channel), as tt-metal's mux (a core per direction) polls its channels in a loop: a
+    // scan starting at channel 0 after every wait would let channel 0 take every router slot that
+    // frees while the link is congested, starving the others.
+    const uint32_t ne = p.workers < nc ? p.workers : nc;
+    uint32_t first[2] = {0, 0};
     for (uint32_t it = 0; it < iters; ++it) {
         for (uint32_t ph = 0; ph < phases; ++ph) {
             const uint32_t prog = it * phases + ph;  // programs started so far
@@ -821,11 +828,12 @@ uint32_t run_mux_counts(H& hal, Link& link, const Plan& p, const MuxWiring& w, c
             uint32_t done[max_channels] = {};
             for (;;) {
                 bool moved = false, left = false;
-                for (uint32_t c = 0; c < nc; ++c) {
+                for (uint32_t i = 0; i < nc; ++i) {
+                    const uint32_t d = i < ne ? 0u : 1u, m = d == 0 ? ne : nc - ne, b = d == 0 ? 0u : ne;
+                    const uint32_t c = b + (first[d] + i - b) % m;  // direction d's channels, from first[d] on
                     if (done[c] == want[ph * nc + c]) continue;
                     left = true;
                     if (hal.sem_read(w.mux_fill_l1 + 16 * c) == taken[c]) continue;
-                    const uint32_t d = c / p.workers;
                     Connection& cn = link.connection(d == 0 ? uint32_t(Dir::E) : uint32_t(Dir::W));
                     if (!cn.slot_free(hal)) continue;
                     const uint32_t slot = w.slot(p, c, idx[c]);
@@ -838,6 +846,7 @@ uint32_t run_mux_counts(H& hal, Link& link, const Plan& p, const MuxWiring& w, c
                     ++taken[c];
                     ++done[c];
                     moved = true;
+                    first[d] = c + 1 - b;  // round robin per direction: its next scan starts after the channel served
                 }
                 if (!left) break;
                 if (!moved) hal.idle();
