@@ -17,7 +17,8 @@
 //     packet k+1 are issued before packet k is written, so the two overlap as tt-metal's two RISCs;
 //   * a mux (run_mux, tt-metal's fabric mux core between the workers and the router): the chip's
 //     fabric worker, which owns the connections to the E and W routers, forwards each sender's
-//     packets from its channel (MuxWiring::mux_slots slots, tt-metal's default 1) into the router;
+//     packets from its channel (MuxWiring::mux_slots slots, tt-metal's default 1) into the router,
+//     a direction's channels in turns (round robin, as tt-metal's mux loops over its channels);
 //     `run` (Structure one_core) does reader, writer and mux work on that one core instead;
 //     run_mux_counts is the same mux for an op of one or more programs with the packet counts
 //     given (the reducing ops of ttm_reduce.hpp: all_reduce is two programs);
@@ -812,9 +813,10 @@ uint32_t run_mux_counts(H& hal, Link& link, const Plan& p, const MuxWiring& w, c
     uint32_t taken[max_channels] = {}, idx[max_channels] = {};
     // Channels 0 .. ne - 1 go E, the others W (c / workers > 0). Each direction's channels take
     // turns for its router (first[d]: the one its scan starts with, counted from the direction's
-    // first channel), as tt-metal's mux (a core per direction) polls its channels in a loop: a
-    // scan starting at channel 0 after every wait would let channel 0 take every router slot that
-    // frees while the link is congested, starving the others.
+    // first channel), as tt-metal's mux (tt_fabric_mux.cpp, a core per direction) loops over its
+    // channels, a channel with a packet waiting for a free router slot before the next one is
+    // looked at. A scan restarting at channel 0 after every wait gave channel 0 every router slot
+    // that freed while the link was congested, starving the others.
     const uint32_t ne = p.workers < nc ? p.workers : nc;
     uint32_t first[2] = {0, 0};
     for (uint32_t it = 0; it < iters; ++it) {
