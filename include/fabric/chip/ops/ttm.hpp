@@ -830,9 +830,10 @@ uint32_t run_mux_counts(H& hal, Link& link, const Plan& p, const MuxWiring& w, c
             uint32_t done[max_channels] = {};
             for (;;) {
                 bool moved = false, left = false;
+                const uint32_t from[2] = {first[0], first[1]};  // this scan's start (first[] moves as channels are served)
                 for (uint32_t i = 0; i < nc; ++i) {
                     const uint32_t d = i < ne ? 0u : 1u, m = d == 0 ? ne : nc - ne, b = d == 0 ? 0u : ne;
-                    const uint32_t c = b + (first[d] + i - b) % m;  // direction d's channels, from first[d] on
+                    const uint32_t c = b + (from[d] + i - b) % m;  // direction d's channels, from from[d] on
                     if (done[c] == want[ph * nc + c]) continue;
                     left = true;
                     if (hal.sem_read(w.mux_fill_l1 + 16 * c) == taken[c]) continue;
