@@ -510,7 +510,15 @@ Result run_row_ttm(const FOptions& o, const Row& row) {
         ro.dirty_l1 = emu::RunOptions::DirtyL1::off;
         r = tf::run(t, ro);
     } else {
-        res.model_us = tf::timed_us(t, r) + tf::device_ops(t) * tf::OpOverhead::us(o.ranks);  // the fitted fixed cost per tt-metal program
+        const char* trace_out = std::getenv("KCCL_TRACE_OUT");  // the timed run's trace (docs/emulation-traces.md)
+        emu::Trace trace;
+        res.model_us = tf::timed_us(t, r, trace_out && *trace_out ? &trace : nullptr) +
+                       tf::device_ops(t) * tf::OpOverhead::us(o.ranks);  // the fitted fixed cost per tt-metal program
+        if (trace_out && *trace_out && r.error.empty()) {
+            std::string err;
+            if (!trace.write_json(trace_out, &err)) { res.error = "cannot write the trace: " + err; return res; }
+            std::printf("# trace: %s\n", trace_out);
+        }
     }
     res.host_us = (now() - t0) * 1e6 / std::max(1u, o.iters);
     if (!r.error.empty()) res.error = "run failed: " + r.error;

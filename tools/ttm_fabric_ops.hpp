@@ -376,14 +376,17 @@ struct OpOverhead {
 inline uint32_t device_ops(const Options& o) { return o.op == "all_reduce" ? 2 : 1; }
 
 /// Modelled time of one op in us on the Wormhole model: (makespan of warmup + iters - makespan of
-/// warmup only) / iters, as coll_perf, without OpOverhead. `r` gets the checked run.
-inline double timed_us(const Options& o, Result& r) {
+/// warmup only) / iters, as coll_perf, without OpOverhead. `r` gets the checked run; `trace`, if
+/// given, records it (docs/emulation-traces.md).
+inline double timed_us(const Options& o, Result& r, emu::Trace* trace = nullptr) {
     auto model = emu::wormhole_model();
     emu::RunOptions ro;
     ro.watchdog = std::chrono::milliseconds(600000);
     ro.dirty_l1 = emu::RunOptions::DirtyL1::off;
     ro.timing = model.get();
+    ro.trace = trace;
     r = run(o, ro);
+    ro.trace = nullptr;
     if (!r.error.empty()) return 0;
     Options base = o;
     base.iters = 0;

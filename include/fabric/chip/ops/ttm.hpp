@@ -17,7 +17,8 @@
 //     packet k+1 are issued before packet k is written, so the two overlap as tt-metal's two RISCs;
 //   * a mux (run_mux, tt-metal's fabric mux core between the workers and the router): the chip's
 //     fabric worker, which owns the connections to the E and W routers, forwards each sender's
-//     packets from its channel (MuxWiring::mux_slots slots, tt-metal's default 1) into the router;
+//     packets from its channel (MuxWiring::mux_slots slots, tt-metal's default 1) into the router,
+//     a direction's channels in turns (round robin, as tt-metal's mux loops over its channels);
 //     `run` (Structure one_core) does reader, writer and mux work on that one core instead;
 //     run_mux_counts is the same mux for an op of one or more programs with the packet counts
 //     given (the reducing ops of ttm_reduce.hpp: all_reduce is two programs);
@@ -810,6 +811,14 @@ uint32_t run_mux_counts(H& hal, Link& link, const Plan& p, const MuxWiring& w, c
                         uint32_t iters) {
     const uint32_t nc = p.channels();
     uint32_t taken[max_channels] = {}, idx[max_channels] = {};
+    // Channels 0 .. ne - 1 go E, the others W (c / workers > 0). Each direction's channels take
+    // turns for its router (first[d]: the one its scan starts with, counted from the direction's
+    // first channel), as tt-metal's mux (tt_fabric_mux.cpp, a core per direction) loops over its
+    // channels, a channel with a packet waiting for a free router slot before the next one is
+    // looked at. A scan restarting at channel 0 after every wait gave channel 0 every router slot
+    // that freed while the link was congested, starving the others.
+    const uint32_t ne = p.workers < nc ? p.workers : nc;
+    uint32_t first[2] = {0, 0};
     for (uint32_t it = 0; it < iters; ++it) {
         for (uint32_t ph = 0; ph < phases; ++ph) {
             const uint32_t prog = it * phases + ph;  // programs started so far
@@ -821,11 +830,13 @@ uint32_t run_mux_counts(H& hal, Link& link, const Plan& p, const MuxWiring& w, c
             uint32_t done[max_channels] = {};
             for (;;) {
                 bool moved = false, left = false;
-                for (uint32_t c = 0; c < nc; ++c) {
+                const uint32_t from[2] = {first[0], first[1]};  // this scan's start (first[] moves as channels are served)
+                for (uint32_t i = 0; i < nc; ++i) {
+                    const uint32_t d = i < ne ? 0u : 1u, m = d == 0 ? ne : nc - ne, b = d == 0 ? 0u : ne;
+                    const uint32_t c = b + (from[d] + i - b) % m;  // direction d's channels, from from[d] on
                     if (done[c] == want[ph * nc + c]) continue;
                     left = true;
                     if (hal.sem_read(w.mux_fill_l1 + 16 * c) == taken[c]) continue;
-                    const uint32_t d = c / p.workers;
                     Connection& cn = link.connection(d == 0 ? uint32_t(Dir::E) : uint32_t(Dir::W));
                     if (!cn.slot_free(hal)) continue;
                     const uint32_t slot = w.slot(p, c, idx[c]);
@@ -838,6 +849,7 @@ uint32_t run_mux_counts(H& hal, Link& link, const Plan& p, const MuxWiring& w, c
                     ++taken[c];
                     ++done[c];
                     moved = true;
+                    first[d] = c + 1 - b;  // round robin per direction: its next scan starts after the channel served
                 }
                 if (!left) break;
                 if (!moved) hal.idle();
