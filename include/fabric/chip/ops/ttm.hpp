@@ -474,6 +474,41 @@ inline void check_plan(const Plan& p) {
     }
 }
 
+/// The reader / writer pipeline of a sender core over the CB's `cb_packets` slots: packet 0 is read
+/// and waited for; then, per packet k, the reads of packet k + 1 are issued (when `ready(k + 1)`;
+/// else after packet k's writes, `read` waiting for its data) before `work(k, slot)` writes packet
+/// k out, and the CB slot read next is flushed before the loop goes on (N3). `next()` gives the
+/// packets in order (`valid` false at the end), `read(k, slot)` issues a packet's NoC reads.
+template <class H, class Next, class Ready, class Read, class Work>
+void cb_pipeline(H& hal, Next next, Ready ready, Read read, Work work) {
+    auto cur = next();
+    uint32_t slot = 0;
+    if (cur.valid) {
+        read(cur, slot);
+        hal.noc_read_barrier();
+    }
+    while (cur.valid) {
+        const auto nx = next();
+        const uint32_t nslot = slot + 1 == cb_packets ? 0 : slot + 1;
+        const bool pre = nx.valid && ready(nx);
+        if (pre) read(nx, nslot);  // overlaps the writes below (the slot's last writes were flushed)
+        work(cur, slot);
+        if (nx.valid && !pre) read(nx, nslot);
+        if (nx.valid) hal.noc_read_barrier();
+        cur = nx;
+        slot = nslot;
+        hal.noc_writes_flushed();  // the CB slot read next was written out (N3)
+    }
+}
+
+/// Bytes [l1, l1 + n) of L1 to DRAM tensor address `dst` at (dx, dy), one NoC write per page, waited
+/// for (tt-metal's writers: a write barrier per packet).
+template <class H>
+void write_pages_waited(H& hal, uint32_t l1, uint32_t dx, uint32_t dy, uint32_t dst, uint32_t n, uint32_t page) {
+    for (uint32_t o = 0; o < n; o += page) hal.noc_write(l1 + o, hal.noc_addr(dx, dy, dst + o), n - o < page ? n - o : page);
+    hal.noc_write_barrier();
+}
+
 /// One op's packet loop: the streams' packets whose targets meet `mask`, in turns, each read from
 /// the DRAM input into the CB (the reads of packet k+1 issued before packet k is written), then
 /// `send(stream, off, n, last, cb_l1, d)` per fabric direction d and the local copy.
@@ -510,32 +545,15 @@ void packet_loop(H& hal, const Plan& p, uint32_t mask, Send send, uint32_t chann
         for (uint32_t o = 0; o < k.n; o += p.page)
             hal.noc_read(hal.noc_addr(dx, dy, src + o), l1 + o, k.n - o < p.page ? k.n - o : p.page);
     };
-    Pk cur = next();
-    uint32_t slot = 0;
-    if (cur.valid) {
-        read(cur, slot);
-        hal.noc_read_barrier();
-    }
-    while (cur.valid) {
-        const Pk nx = next();
-        const uint32_t nslot = slot + 1 == cb_packets ? 0 : slot + 1;
-        if (nx.valid) read(nx, nslot);  // overlaps the writes below (the slot's last writes were flushed)
-        const Stream& s = p.s[cur.s];
-        const uint32_t t = s.targets & mask, l1 = p.cb_l1 + slot * pk;
-        if (t & tgt_fwd) send(s, cur.off, cur.n, cur.last, l1, 0u);
-        if (t & tgt_bwd) send(s, cur.off, cur.n, cur.last, l1, 1u);
-        if (t & tgt_local) {  // the own slice / chunk into the local output, page by page, and
-                              // waited for, as tt-metal's writers (a write barrier per packet)
-            const uint32_t dst = p.output + s.dst + cur.off;
-            for (uint32_t o = 0; o < cur.n; o += p.page)
-                hal.noc_write(l1 + o, hal.noc_addr(dx, dy, dst + o), cur.n - o < p.page ? cur.n - o : p.page);
-            hal.noc_write_barrier();
-        }
-        if (nx.valid) hal.noc_read_barrier();
-        cur = nx;
-        slot = nslot;
-        hal.noc_writes_flushed();  // the CB slot read next was written out (N3)
-    }
+    cb_pipeline(
+        hal, next, [](const Pk&) { return true; }, read,
+        [&](const Pk& cur, uint32_t slot) {
+            const Stream& s = p.s[cur.s];
+            const uint32_t t = s.targets & mask, l1 = p.cb_l1 + slot * pk;
+            if (t & tgt_fwd) send(s, cur.off, cur.n, cur.last, l1, 0u);
+            if (t & tgt_bwd) send(s, cur.off, cur.n, cur.last, l1, 1u);
+            if (t & tgt_local) write_pages_waited(hal, l1, dx, dy, p.output + s.dst + cur.off, cur.n, p.page);  // the own slice / chunk
+        });
 }
 
 /// Relay: sync increments per item of P packets (one after every relay_sync packets and the last).
@@ -710,17 +728,7 @@ void relay_loop(H& hal, const Plan& p, uint32_t c, uint32_t it, uint32_t relay_l
         for (uint32_t o = 0; o < k.n; o += p.page)
             hal.noc_read(hal.noc_addr(dx, dy, src + o), l1 + o, k.n - o < p.page ? k.n - o : p.page);
     };
-    Pk cur = next();
-    uint32_t slot = 0;
-    if (cur.valid) {
-        read(cur, slot);
-        hal.noc_read_barrier();
-    }
-    while (cur.valid) {
-        const Pk nx = next();
-        const uint32_t nslot = slot + 1 == cb_packets ? 0 : slot + 1;
-        const bool pre = nx.valid && ready(nx);
-        if (pre) read(nx, nslot);  // overlaps the writes below
+    cb_pipeline(hal, next, ready, read, [&](const Pk& cur, uint32_t slot) {
         const RelayItem& x = items[cur.i];
         const uint32_t l1 = p.cb_l1 + slot * pk;
         const uint32_t dst = p.output + x.chip * p.slice + cur.off;
@@ -755,17 +763,8 @@ void relay_loop(H& hal, const Plan& p, uint32_t c, uint32_t it, uint32_t relay_l
                 send(g, l1, 0);
             }
         }
-        if (x.own && d == 1 && p.relay_local) {  // the own slice into the local output, waited for (tt-metal's writer)
-            for (uint32_t o = 0; o < cur.n; o += p.page)
-                hal.noc_write(l1 + o, hal.noc_addr(dx, dy, dst + o), cur.n - o < p.page ? cur.n - o : p.page);
-            hal.noc_write_barrier();
-        }
-        if (nx.valid && !pre) read(nx, nslot);
-        if (nx.valid) hal.noc_read_barrier();
-        cur = nx;
-        slot = nslot;
-        hal.noc_writes_flushed();  // the CB slot read next was written out (N3)
-    }
+        if (x.own && d == 1 && p.relay_local) write_pages_waited(hal, l1, dx, dy, dst, cur.n, p.page);  // the own slice, locally
+    });
     wait_at_least(hal, relay_l1, base + per_op);  // every slice that reaches this chip in direction d
 }
 }  // namespace detail
