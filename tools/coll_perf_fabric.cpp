@@ -74,7 +74,7 @@ struct FOptions {
     // the combine on the Tensix compute engine, OnComputeEngine).
     std::string structure = "generic";
     uint32_t mux_slots = 1;  ///< --structure ttm: slots per mux channel
-    bool mux_slots_given = false;
+    uint32_t rs_workers = 0;  ///< --structure ttm: reduce_scatter workers per direction (0: tt-metal's rule)
 };
 
 
@@ -147,7 +147,8 @@ FOptions parse(int argc, char** argv, bool& help) {
             o.structure = v;
         } else if (a == "--mux-slots") {
             o.mux_slots = parse_u32(a, v, 1, 8);
-            o.mux_slots_given = true;
+        } else if (a == "--rs-workers") {
+            o.rs_workers = parse_u32(a, v, 1, 8);
         }
         else if (a == "--timing") {
             if (v != "wormhole") bad("--timing '" + v + "' is not offered with --transport fabric (allowed: wormhole)");
@@ -184,14 +185,16 @@ void print_help(const char* prog) {
         "                  all_gather relayed hop by hop by tt-metal's worker cores per direction behind a mux,\n"
         "                  all_to_all as all_to_all_async_generic schedules it (one core, or 3 workers per direction\n"
         "                  behind the mux; include/fabric/chip/ops/ttm.hpp); reduce_scatter / all_reduce (bfloat16)\n"
-        "                  by partial sums passed chip to chip by a worker per direction behind the mux, summed on\n"
-        "                  the Tensix compute engine (ops/ttm_reduce.hpp).\n"
+        "                  by partial sums passed chip to chip by tt-metal's workers per direction (2..8 by the size,\n"
+        "                  each its share of every slice) behind the mux, summed on the Tensix compute engine\n"
+        "                  (ops/ttm_reduce.hpp).\n"
         "                  ttm_one_core: all_gather (multicast streams) and all_to_all (destinations in turns) with the\n"
         "                  fabric worker doing everything;\n"
         "                  ttm_executor: reduce_scatter / all_reduce on the collectives executor, the combine on the\n"
         "                  compute engine (unpack, FPU add, pack) instead of the RISC-V's loads and stores\n"
-        "  --mux-slots N   --structure ttm: packet slots per mux channel, 1..8; default 1 (tt-metal's fabric mux default),\n"
-        "                  for reduce_scatter / all_reduce tt-metal's workers per direction, one mux buffer each (2..8)\n"
+        "  --mux-slots N   --structure ttm: packet slots per mux channel, 1..8; default 1 (tt-metal's fabric mux default)\n"
+        "  --rs-workers N  --structure ttm, reduce_scatter / all_reduce: workers per direction, 1..8; default tt-metal's\n"
+        "                  rule (default_workers: 2, 4 or 8 by the bytes a link moves; the ring's one-shot sizes 1)\n"
         "Exit codes: 0 every row ran and verified; 1 a row failed or had wrong elements; 2 bad options.\n",
         prog);
 }
@@ -500,7 +503,7 @@ Result run_row_ttm(const FOptions& o, const Row& row) {
     t.warmup = o.warmup;
     t.structure = o.structure == "ttm_one_core" ? "one_core" : "auto";  // auto: the op's own (tools/ttm_fabric_ops.hpp)
     t.mux_slots = o.mux_slots;
-    t.rs_workers = o.mux_slots_given ? o.mux_slots : 0;  // reduce_scatter / all_reduce: else tt-metal's worker count
+    t.rs_workers = o.rs_workers;  // reduce_scatter / all_reduce: 0 is tt-metal's worker count
     Result res;
     tf::Result r;
     const double t0 = now();

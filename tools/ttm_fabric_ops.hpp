@@ -52,8 +52,9 @@ struct Options {
     /// reduce_scatter / all_reduce on a ring: tt-metal's one-shot algorithm up to 512 KiB per chip
     /// (ops::rs_direct_max_bytes); false: the pipelined ring at every size
     bool one_shot = true;
-    /// reduce_scatter / all_reduce: tt-metal's worker channels per direction, one mux buffer each
-    /// (the mux slots of the reduce_scatter phase); 0: tt-metal's rule, ops::ttm_rs_workers
+    /// reduce_scatter / all_reduce: workers per direction of the reduce_scatter (each a core with a
+    /// mux channel of mux_slots buffers); 0: tt-metal's rule, ops::ttm_rs_workers. The ring's
+    /// one-shot algorithm runs one.
     uint32_t rs_workers = 0;
     bool mutation_no_final_partial = false;  ///< tests: the line's E workers' final sums skip the partial they received
     /// all_gather, per_direction: tt-metal's relay (1-hop unicasts, each chip forwarding what it
@@ -71,6 +72,9 @@ struct Result {
     uint64_t wrong = 0;          ///< output units that differ from the expected ones: bytes (all_gather, all_to_all), bfloat16 elements (reduce_scatter, all_reduce)
     std::string first_wrong;
     emu::RunReport report;
+    /// reduce_scatter / all_reduce: per chip, the packets each mux channel's worker handed to the
+    /// mux over the run (the mux's fill counters; channel c = d * workers + k)
+    std::vector<std::vector<uint32_t>> channel_packets;
 };
 
 /// The input byte i of chip r (a hash of seed, r, i).
@@ -115,8 +119,10 @@ inline void validate(const Options& o) {
                                     o.structure + "'");
     if (o.structure != "auto" && o.structure != "per_direction" && o.structure != "one_core")
         throw std::invalid_argument("ttm structure: '" + o.structure + "' (allowed: auto, per_direction, one_core)");
-    if (o.rs_workers > 8)
-        throw std::invalid_argument("ttm structure: " + std::to_string(o.rs_workers) + " reduce_scatter workers per direction (allowed: 0 = tt-metal's rule, 1..8)");
+    if (o.rs_workers > ops::max_rs_workers)
+        throw std::invalid_argument("ttm structure: " + std::to_string(o.rs_workers) +
+                                    " reduce_scatter workers per direction (allowed: 0 = tt-metal's rule, 1.." +
+                                    std::to_string(ops::max_rs_workers) + ")");
     if (o.mux_slots < 1 || o.mux_slots > 8)
         throw std::invalid_argument("ttm structure: " + std::to_string(o.mux_slots) + " mux slots (allowed: 1..8)");
     if (o.workers > ops::max_workers)
@@ -197,7 +203,7 @@ inline Result run(const Options& o, emu::RunOptions ro) {
         bed.launch->init_word(w, p->barrier_l1, p->sem_initial);
         if (split) {
             wires[r] = ops::mux_wiring(*p, w.x | (w.y << 16), (w.x + 1) | (w.y << 16), o.mux_slots);
-            for (uint32_t k = 0; k <= ops::max_channels; ++k) bed.launch->init_word(w, wires[r].mux_fill_l1 + 16 * k, 0);
+            for (uint32_t k = 0; k <= ops::max_mux_channels; ++k) bed.launch->init_word(w, wires[r].mux_fill_l1 + 16 * k, 0);
             bed.launch->init_word(w, wires[r].done_l1, 0);
             for (uint32_t c = 0; c < p->channels(); ++c)
                 for (uint32_t k = 0; k < 3; ++k) bed.launch->init_word({w.chip, w.x + 1 + c, w.y}, wires[r].credit_l1 + 16 * k, 0);
@@ -268,10 +274,12 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
     const uint32_t in_bytes = uint32_t(o.size), slice = in_bytes / n, out_bytes = ar ? in_bytes : slice;
     const uint32_t ppp = pages_per_packet_of(o);
     const uint32_t chunk = ops::ttm_chunk_pages(o.message / o.page) * o.page;
-    const uint32_t slots = o.rs_workers ? o.rs_workers : ops::ttm_rs_workers(o.size, n, o.ring);
+    const bool direct = o.one_shot && o.ring && o.size <= ops::rs_direct_max_bytes;  // make_reduce's rule: one worker
+    const uint32_t W = direct ? 1u : o.rs_workers ? o.rs_workers : ops::ttm_rs_workers(o.size, n, o.ring);
     cf::BedOptions b = line_or_ring_bed(o);
-    b.buffer_bytes = ops::ReducePlan::l1_bytes(48, ppp * o.page, slots, chunk);
-    b.grid_w = 3;  // the workers at (1, 0) (E) and (2, 0) (W)
+    b.buffer_bytes = ops::ReducePlan::l1_bytes(48, ppp * o.page, o.mux_slots, chunk, W);
+    b.grid_w = 1 + W;  // worker k of the E direction at (1 + k, 0), of the W direction at (1 + k, 1)
+    b.grid_h = 2;
     b.dram_bytes = uint32_t(dram_bytes(o));
     cf::Bed bed(b);
     auto up = [](uint32_t x) { return (x + 4095u) & ~4095u; };
@@ -287,19 +295,21 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
         auto p = std::make_unique<ops::ReducePlan>();
         const uint32_t base = bed.buffers(r).input_l1;
         ops::plan_common(p->ag, r, n, dram_xy, w.x | (w.y << 16), in_at, out_at, o.page, ppp, base, 48);
-        const uint32_t words = (base + ops::Plan::l1_bytes(48, ppp * o.page, slots) + 15u) & ~15u;
-        const uint32_t s0 = (w.x + 1) | (w.y << 16), s1 = (w.x + 2) | (w.y << 16);
-        ops::make_reduce(*p, o.ring, ar, slice, inter_at, s0, s1, words, words + 176, chunk / o.page, o.one_shot);
+        const uint32_t words = (base + ops::Plan::l1_bytes(48, ppp * o.page, o.mux_slots, W) + 15u) & ~15u;
+        const uint32_t e0 = (w.x + 1) | (w.y << 16), w0 = (w.x + 1) | ((w.y + 1) << 16);
+        ops::make_reduce(*p, o.ring, ar, slice, inter_at, e0, w0, W, words, words + 176, chunk / o.page, o.one_shot);
+        if (p->workers != W) throw std::logic_error("ttm structure: the plan's workers per direction differ from the host's");
         if (o.mutation_no_final_partial)
             for (uint32_t j = 0; j < p->nsteps[0]; ++j)
                 if (p->steps[0][j].final) p->steps[0][j].partials &= ~1u;
-        wires[r] = ops::mux_wiring(p->ag, w.x | (w.y << 16), s0, slots);  // channel d's worker at s0 + d
+        wires[r] = ops::mux_wiring(p->ag, w.x | (w.y << 16), e0, o.mux_slots);
+        for (uint32_t c = 0; c < p->channels(); ++c) wires[r].sender_xy[c] = p->sender_xy[c];  // channel c's worker
         bed.launch->init_word(w, p->ag.sem_l1, p->ag.sem_initial);
         bed.launch->init_word(w, p->ag.sem_l1 + 64, p->ag.sem_initial);
         bed.launch->init_word(w, p->ag.barrier_l1, p->ag.sem_initial);
-        for (uint32_t k = 0; k <= ops::max_channels; ++k) bed.launch->init_word(w, wires[r].mux_fill_l1 + 16 * k, 0);
-        for (uint32_t d = 0; d < 2; ++d) {
-            const emu::CoreCoord sc{w.chip, w.x + 1 + d, w.y};
+        for (uint32_t k = 0; k <= ops::max_mux_channels; ++k) bed.launch->init_word(w, wires[r].mux_fill_l1 + 16 * k, 0);
+        for (uint32_t c = 0; c < p->channels(); ++c) {
+            const emu::CoreCoord sc{w.chip, p->sender_xy[c] & 0xFFFFu, p->sender_xy[c] >> 16};
             for (uint32_t k = 0; k < 2; ++k) bed.launch->init_word(sc, wires[r].credit_l1 + 16 * k, 0);
             for (uint32_t off : {0u, 16u, 32u, 48u, 80u, 112u}) bed.launch->init_word(sc, words + off, p->ag.sem_initial);
         }
@@ -320,16 +330,22 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
         return 0;
     });
     for (uint32_t r = 0; r < n; ++r)
-        for (uint32_t d = 0; d < 2; ++d) {
-            const emu::CoreCoord w = bed.worker(r);
-            bed.launch->add({w.chip, w.x + 1 + d, w.y}, [&plans, &wires, total, r, d](auto& hal) -> uint64_t {
-                return ops::run_reduce_sender<Red>(hal, *plans[r], wires[r], d, total);
+        for (uint32_t c = 0; c < plans[r]->channels(); ++c) {
+            const uint32_t xy = plans[r]->sender_xy[c];
+            bed.launch->add({bed.worker(r).chip, xy & 0xFFFFu, xy >> 16}, [&plans, &wires, total, r, c](auto& hal) -> uint64_t {
+                return ops::run_reduce_sender<Red>(hal, *plans[r], wires[r], c, total);
             });
         }
     res.report = bed.run(ro);
     if (!res.report.ok()) {
         res.error = res.report.summary();
         return res;
+    }
+    for (uint32_t r = 0; r < n; ++r) {  // the packets each channel's worker handed to the mux
+        const auto mux = bed.cluster->l1(bed.worker(r));
+        std::vector<uint32_t> counts(plans[r]->channels());
+        for (uint32_t c = 0; c < counts.size(); ++c) std::memcpy(&counts[c], mux.data() + wires[r].mux_fill_l1 + 16 * c, 4);
+        res.channel_packets.push_back(std::move(counts));
     }
     // the expected sums, element by element (each chip's output holds a part of the same vector)
     std::vector<Bf> xs(n);

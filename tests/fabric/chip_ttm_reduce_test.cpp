@@ -21,10 +21,12 @@ namespace {
 using tf::test::check;
 using tf::test::throw_handler;
 
-ops::ReducePlan plan(uint32_t rank, uint32_t ranks, bool ring, bool all_reduce, uint32_t slice, bool one_shot = true) {
+ops::ReducePlan plan(uint32_t rank, uint32_t ranks, bool ring, bool all_reduce, uint32_t slice, bool one_shot = true,
+                     uint32_t workers = 1) {
     ops::ReducePlan p;
     ops::plan_common(p.ag, rank, ranks, 0, 0, 0, 1 << 20, 2048, 2, 0x1000, 48);
-    ops::make_reduce(p, ring, all_reduce, slice, 1 << 24, 1, 2, 0x8000, 0x8000 + 176, ops::ttm_chunk_pages(6144 / 2048), one_shot);
+    ops::make_reduce(p, ring, all_reduce, slice, 1 << 24, 1, 1 | 1 << 16, workers, 0x8000, 0x8000 + 176,
+                     ops::ttm_chunk_pages(6144 / 2048), one_shot);
     return p;
 }
 
@@ -45,12 +47,12 @@ TEST_CASE("ttm reduce: the plans (steps, partials, one-shot streams, chunks per 
     REQUIRE(p.nsteps[1] == 2);
     CHECK(p.steps[1][0].slice == 0);
     CHECK(p.steps[1][0].partials == 2);
-    CHECK(p.steps[1][0].dst_core == 2);  // chip 0's W worker
+    CHECK(p.sender_xy[1] == (1u | 1u << 16));  // the W worker (chip 0's receives from it on the same core)
     CHECK(p.steps[1][1].final);
     CHECK(p.steps[1][1].partials == 2);
     CHECK(p.steps[1][1].accumulate);
     CHECK(p.chunk == 12 * 2048);         // tt-metal's tile_granularity: 4 x the 3 pages of a 6144 B payload
-    CHECK(p.sync == 2);                  // line: 20 chunks, at most half a step's 4 chunks
+    CHECK(p.sync[0] == 2);               // line: 20 chunks, at most half a step's 4 chunks
     // line chip 0 has no partials to add going E, and its W worker sums input + partial (no E side);
     // chip 3 has no E steps but the final one, and no W final
     p = plan(0, 4, false, false, 4096);
@@ -75,7 +77,7 @@ TEST_CASE("ttm reduce: the plans (steps, partials, one-shot streams, chunks per 
     CHECK(p.steps[0][0].bytes + p.steps[1][0].bytes == 1u << 20);
     CHECK(p.steps[0][1].partials == 1);
     CHECK(p.steps[1][1].partials == 2);
-    CHECK(p.sync == 4);  // ring: every 4 chunks
+    CHECK(p.sync[0] == 4);  // ring: every 4 chunks
     // ring of 8 at 512 KiB per chip: the one-shot algorithm, 8 streams out (the half-way peer split)
     p = plan(5, 8, true, false, 64 * 1024);
     CHECK(p.use_direct);
@@ -102,6 +104,30 @@ TEST_CASE("ttm reduce: the plans (steps, partials, one-shot streams, chunks per 
     CHECK(p.ag.s[0].src == 2 * 8192);
     CHECK(p.ag.s[1].src == 2 * 8192 + 4096);
     CHECK((p.ag.s[1].targets & ops::tgt_local) == 0);
+    // 3 workers per direction on the 8-ring, 1 MiB slices of 512 pages: worker k has pages
+    // [512 k / 3, 512 (k + 1) / 3) of every slice (170, 171, 171), its first half E, the rest W
+    p = plan(5, 8, true, false, 1 << 20, true, 3);
+    REQUIRE(p.workers == 3);
+    CHECK(p.channels() == 6);
+    CHECK(p.woff[0] == 0);
+    CHECK(p.wbytes[0] == 85 * 2048);
+    CHECK(p.woff[3] == 85 * 2048);
+    CHECK(p.wbytes[3] == 85 * 2048);
+    CHECK(p.woff[1] == 170 * 2048);
+    CHECK(p.wbytes[1] == 86 * 2048);
+    CHECK(p.woff[5] == (341 + 86) * 2048);  // worker 2 has pages 341..511: 86 E, 85 W
+    CHECK(p.woff[5] + p.wbytes[5] == 1u << 20);
+    CHECK(p.sender_xy[2] == 3u);
+    CHECK(p.sender_xy[4] == (2u | 1u << 16));
+    CHECK(p.sync[0] == 4);
+    CHECK(p.steps[0][0].bytes + p.steps[1][0].bytes == 1u << 20);
+    // the one-shot sizes run one worker per direction
+    CHECK(plan(5, 8, true, false, 64 * 1024, true, 4).workers == 1);
+    // a line's workers share the whole slice, and the line's chunks per sync apply to each share
+    p = plan(1, 4, false, false, 96 * 1024, true, 2);
+    CHECK(p.wbytes[0] == 24 * 2048);
+    CHECK(p.woff[3] == 24 * 2048);
+    CHECK(p.sync[0] == 1);  // 2 chunks of 12 pages per share
     // tt-metal's workers per direction by the bytes a link moves
     CHECK(ops::ttm_rs_workers(64 * 1024, 2, false) == 2);
     CHECK(ops::ttm_rs_workers(1 << 20, 2, false) == 4);     // 0.52 MB on the line
@@ -142,6 +168,59 @@ TEST_CASE("ttm reduce: reduce_scatter and all_reduce bit-exact on lines of 2, 4 
             INFO(c.op << (c.ring ? " ring " : " line ") << c.ranks << " size " << c.size << (c.one_shot ? "" : " pipelined")
                       << " seed " << seed);
             CHECK(check(o, seed) == "");
+        }
+    }
+}
+
+TEST_CASE("ttm reduce: tt-metal's several workers per direction, each its own core and mux channel, bit-exact",
+          "[fabric][ttm]") {
+    // line of 2 at 1 MiB: 0.52 MB cross the link, tt-metal's rule gives 4 workers per direction.
+    // Slice 512 KiB = 256 pages, 64 per worker: chunks of 12 pages (5 full, one of 4), 3 pages per
+    // 6144 B packet -> 5 x 4 + 2 = 22 packets per worker and op; chip 0 sends E only, chip 1 W only.
+    {
+        tf::Options o;
+        o.op = "reduce_scatter";
+        o.ranks = 2;
+        o.size = 1 << 20;
+        o.iters = 2;
+        REQUIRE(ops::ttm_rs_workers(o.size, 2, false) == 4);
+        REQUIRE(tf::pages_per_packet_of(o) == 3);
+        tf::Result r;
+        CHECK(check(o, 77, std::chrono::milliseconds(60000), &r) == "");
+        REQUIRE(r.channel_packets.size() == 2);
+        for (uint32_t q = 0; q < 2; ++q) {
+            REQUIRE(r.channel_packets[q].size() == 8);  // 4 E and 4 W workers, a mux channel each
+            for (uint32_t k = 0; k < 4; ++k) {
+                INFO("chip " << q << " worker " << k);
+                CHECK(r.channel_packets[q][(q == 0 ? 0 : 4) + k] == 2 * 22);  // the sending direction's worker k
+                CHECK(r.channel_packets[q][(q == 0 ? 4 : 0) + k] == 0);       // the other direction only sums
+            }
+        }
+    }
+    // 8 workers per direction on the 8-ring (pipelined; slices of 17 pages, at least 2 per worker) and on
+    // an all_reduce line of 4 (19 pages): every worker core of every chip hands packets to the mux
+    // wherever its direction has a neighbour; the all_gather phase goes from worker 0 of each direction
+    for (auto [op, ring, n, size] : {std::tuple{"reduce_scatter", true, 8u, 8u * 33808u}, {"all_reduce", false, 4u, 4u * 37904u}}) {
+        tf::Options o;
+        o.op = op;
+        o.ring = ring;
+        o.ranks = n;
+        o.size = size;
+        o.one_shot = false;
+        o.rs_workers = 8;
+        o.iters = 2;
+        INFO(op << (ring ? " ring " : " line ") << n);
+        tf::Result r;
+        CHECK(check(o, 78 + n, std::chrono::milliseconds(60000), &r) == "");
+        REQUIRE(r.channel_packets.size() == n);
+        for (uint32_t q = 0; q < n; ++q) {
+            REQUIRE(r.channel_packets[q].size() == 16);
+            for (uint32_t c = 0; c < 16; ++c) {
+                INFO("chip " << q << " channel " << c);
+                const bool sends = ring || (c < 8 ? q + 1 < n : q > 0);  // a line's end chip has no neighbour one way
+                if (sends) CHECK(r.channel_packets[q][c] > 0);
+                else CHECK(r.channel_packets[q][c] == 0);
+            }
         }
     }
 }

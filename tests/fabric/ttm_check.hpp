@@ -2,7 +2,7 @@
 // schedules and the race detector, every output unit compared with the values the runner computes
 // from the seed (tools/ttm_fabric_ops.hpp: bytes for all_gather / all_to_all, bfloat16 elements
 // for reduce_scatter / all_reduce). Returns "" when the run finished with no wrong output, else
-// what went wrong.
+// what went wrong; `out`, if given, gets the run's Result.
 #pragma once
 
 #include "tools/ttm_fabric_ops.hpp"
@@ -14,7 +14,8 @@ namespace kccl::tools::ttm_fabric::test {
 
 inline void throw_handler(const char*, const char* msg, const char*, int) { throw emu::EmulationError(msg); }
 
-inline std::string check(Options o, uint64_t seed, std::chrono::milliseconds watchdog = std::chrono::milliseconds(30000)) {
+inline std::string check(Options o, uint64_t seed, std::chrono::milliseconds watchdog = std::chrono::milliseconds(30000),
+                         Result* out = nullptr) {
     kccl::set_assert_handler(&throw_handler);
     emu::RunOptions ro;
     ro.watchdog = watchdog;
@@ -24,6 +25,7 @@ inline std::string check(Options o, uint64_t seed, std::chrono::milliseconds wat
     ro.race = emu::RunOptions::RaceCheck::on;
     o.seed = seed;
     const Result r = run(o, ro);
+    if (out) *out = r;
     if (!r.error.empty()) return "run failed: " + r.error;
     if (r.wrong) return std::to_string(r.wrong) + (reduces(o) ? " wrong elements" : " wrong bytes") + "; first:" + r.first_wrong;
     return "";

@@ -76,6 +76,9 @@ inline constexpr uint32_t max_streams = 64;
 inline constexpr uint32_t max_relay_items = 34;  ///< per sender: the own slice, up to 32 relayed, a split half
 inline constexpr uint32_t max_workers = 4;       ///< senders per direction (tt-metal's default_workers: 1, 2 or 4)
 inline constexpr uint32_t max_channels = 2 * max_workers;
+/// Mux channels (MuxWiring, run_mux_counts): 2 x up to 8 workers per direction (tt-metal's
+/// reduce_scatter_minimal_async: default_workers up to 8, a mux channel each).
+inline constexpr uint32_t max_mux_channels = 16;
 inline constexpr uint32_t cb_packets = 3;       ///< tt-metal's sender CB: 3 packets ("triple buffering")
 inline constexpr uint32_t tgt_fwd = 1, tgt_bwd = 2, tgt_local = 4;
 /// Stream::channel of the streams the fabric worker sends itself (all_to_all, direct structure).
@@ -152,7 +155,7 @@ struct Plan {
                     : mux_counters + 2 * workers * mux_slots * (header_bytes + packet));
     }
     /// on the mux, before its slots: a fill counter per channel and the senders' "op done" count
-    static constexpr uint32_t mux_counters = 16 * (max_channels + 1);
+    static constexpr uint32_t mux_counters = 16 * (max_mux_channels + 1);
 };
 
 /// tt-metal's all_gather pages per packet: the packet payload's whole pages, at most 4 (its
@@ -407,7 +410,7 @@ struct MuxWiring {
     uint32_t mux_slots = 1;         ///< tt-metal's fabric mux: num_buffers_per_channel, default 1
     uint32_t mux_fill_l1 = 0;       ///< on the mux: fill[c] at +16 c; senders' "iteration done" at done_l1
     uint32_t done_l1 = 0;
-    uint32_t sender_xy[max_channels] = {};  ///< the sender of channel c
+    uint32_t sender_xy[max_mux_channels] = {};  ///< the sender of channel c
     uint32_t credit_l1 = 0;         ///< on a sender: mux slots given back; "go" (next iteration) at +16
     uint32_t relay_l1 = 0;          ///< on a sender: the relay semaphore (all_gather relay), +32 from credit_l1
     constexpr uint32_t slot_bytes(const Plan& p) const { return p.header_bytes + p.packet_bytes(); }
@@ -419,7 +422,7 @@ inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t first_sende
     w.mux_xy = mux_xy;
     w.mux_slots = mux_slots;
     w.mux_fill_l1 = p.cb_l1;
-    w.done_l1 = p.direct ? p.sem_l1 + 32 : p.cb_l1 + 16 * max_channels;  // direct: the fabric worker's CB is in use
+    w.done_l1 = p.direct ? p.sem_l1 + 32 : p.cb_l1 + 16 * max_mux_channels;  // direct: the fabric worker's CB is in use
     w.mux_slots_l1 = p.cb_l1 + Plan::mux_counters;
     for (uint32_t c = 0; c < p.channels(); ++c) w.sender_xy[c] = first_sender + c;
     w.credit_l1 = p.sem_l1 + 16;
@@ -809,7 +812,7 @@ template <class H, class Link>
 uint32_t run_mux_counts(H& hal, Link& link, const Plan& p, const MuxWiring& w, const uint32_t* want, uint32_t phases, uint32_t expect,
                         uint32_t iters) {
     const uint32_t nc = p.channels();
-    uint32_t taken[max_channels] = {}, idx[max_channels] = {};
+    uint32_t taken[max_mux_channels] = {}, idx[max_mux_channels] = {};
     // Channels 0 .. ne - 1 go E, the others W (c / workers > 0). Each direction's channels take
     // turns for its router (first[d]: the one its scan starts with, counted from the direction's
     // first channel), as tt-metal's mux (tt_fabric_mux.cpp, a core per direction) loops over its
@@ -826,7 +829,7 @@ uint32_t run_mux_counts(H& hal, Link& link, const Plan& p, const MuxWiring& w, c
                 const uint32_t sx = w.sender_xy[c] & 0xFFFFu, sy = w.sender_xy[c] >> 16;
                 hal.sem_inc(hal.noc_addr(sx, sy, w.credit_l1 + 16), 1);  // go: program prog
             }
-            uint32_t done[max_channels] = {};
+            uint32_t done[max_mux_channels] = {};
             for (;;) {
                 bool moved = false, left = false;
                 const uint32_t from[2] = {first[0], first[1]};  // this scan's start (first[] moves as channels are served)

@@ -64,6 +64,9 @@
 namespace kccl::fabric::chip::ops {
 
 inline constexpr uint32_t max_steps = 40;
+/// reduce_scatter workers per direction (tt-metal's default_workers: 1, 2, 4 or 8), a mux channel each.
+inline constexpr uint32_t max_rs_workers = 8;
+static_assert(2 * max_rs_workers <= max_mux_channels, "The mux needs a channel for every reduce_scatter worker of both directions.");
 inline constexpr uint32_t rs_sync_ring = 4;   ///< tt-metal's reduce_scatter: chunks per sync on a ring
 inline constexpr uint32_t rs_sync_line = 20;  ///< ... and on a line
 /// tt-metal's ring reduce_scatter / all_reduce use the one-shot algorithm up to this input per device.
@@ -71,8 +74,8 @@ inline constexpr uint32_t rs_direct_max_bytes = 512u * 1024u;
 
 /// tt-metal's reduce_scatter_minimal_async workers per direction (its default_workers, one link):
 /// by the bytes a link moves, input x (n-1)/n (halved on a ring): on a ring 2 below 1 MB, 4 up to
-/// 50 MB, 8 above; on a line 2 below 0.5 MB, 4 up to 4 MB, 8 above. Each worker has a channel of
-/// one buffer on the mux, so a direction has this many packets waiting in the mux.
+/// 50 MB, 8 above; on a line 2 below 0.5 MB, 4 up to 4 MB, 8 above. Each worker is a core of its
+/// own (reader, compute, writer) with a channel of one buffer on its direction's mux.
 constexpr uint32_t ttm_rs_workers(uint64_t input_bytes, uint32_t ranks, bool ring) {
     const uint64_t moved = input_bytes * (ranks - 1) / ranks / (ring ? 2 : 1);
     return ring ? (moved < 1000000ull ? 2 : moved <= 50000000ull ? 4 : 8) : (moved < 500000ull ? 2 : moved <= 4000000ull ? 4 : 8);
@@ -86,14 +89,13 @@ constexpr uint32_t ttm_rs_pages_per_packet(uint32_t payload, uint32_t page) { re
 /// before the scatter write's limit of 2): 4 packets' worth when that is below 4, else 8.
 constexpr uint32_t ttm_chunk_pages(uint32_t payload_pages) { return payload_pages < 4 ? 4 * payload_pages : 8; }
 
-/// One slice's part handled by one direction's worker.
+/// One slice handled by one direction's workers, each its share (ReducePlan::woff / wbytes).
 struct RStep {
-    uint32_t slice = 0;            ///< which slice of the input (bytes [slice * S + off, + bytes))
-    uint32_t off = 0, bytes = 0;   ///< the part of the slice
+    uint32_t slice = 0;            ///< which slice of the input (bytes [slice * S, + S))
+    uint32_t bytes = 0;            ///< the direction's bytes of the slice (every worker's share)
     uint32_t partials = 0;         ///< bit b: add the partial of kind b (0: from the W side, 1: from the E side)
     bool final = false;            ///< the sum goes to the output; else to the next chip of the direction
-    bool accumulate = false;       ///< final: add to the output (the other worker's final sum), not to the input
-    uint32_t dst_core = 0;         ///< not final: the receiving worker's core on the next chip (x | y << 16)
+    bool accumulate = false;       ///< final: add to the output (the other direction's final sum), not to the input
 };
 
 /// Everything the workers of one chip need for one reduce_scatter / all_reduce.
@@ -106,19 +108,28 @@ struct ReducePlan {
     uint32_t inter = 0;            ///< DRAM intermediate tensor of inter_bytes
     uint32_t inter_bytes = 0;      ///< ranks * S + S (the line's second partial of the own slice at ranks * S)
     uint32_t chunk = 0;            ///< bytes per chunk
-    uint32_t sync = 1;             ///< chunks per announcement
+    /// workers per direction: channel c = d * workers + k is worker k of direction d (0: E, 1: W),
+    /// its core sender_xy[c] (the same on every chip: a worker's counterpart on the next chip)
+    uint32_t workers = 1;
+    /// channel c's share of every slice of its direction's steps: bytes [woff[c], woff[c] + wbytes[c])
+    /// (tt-metal's start_tiles_read .. start_tiles_to_read of the worker, a ring's share halved between
+    /// the directions)
+    uint32_t woff[2 * max_rs_workers] = {}, wbytes[2 * max_rs_workers] = {};
+    uint32_t sync[2 * max_rs_workers] = {};  ///< channel c's chunks per announcement
     uint32_t words_l1 = 0;         ///< on each worker: partial counters of kind 0 / 1 at +0 / +16,
                                    ///< the one-shot's arrivals at +48 (even ops) / +112 (odd ops),
                                    ///< final chunks of the E worker (line: the W worker accumulates) at +80
     uint32_t buf_l1 = 0;           ///< on each worker: 2 slots of (input, partial 0, partial 1) chunks
-    uint32_t sender_xy[2] = {0, 0};
+    uint32_t sender_xy[2 * max_rs_workers] = {};  ///< the worker of channel c
     uint32_t nsteps[2] = {0, 0};
     RStep steps[2][max_steps];
 
-    /// L1 bytes a worker needs from the ttm Plan's base (see Plan::l1_bytes) for chunks of `chunk` bytes.
-    static constexpr uint32_t l1_bytes(uint32_t header_bytes, uint32_t packet, uint32_t mux_slots, uint32_t chunk) {
-        return Plan::l1_bytes(header_bytes, packet, mux_slots) + 16 + 176 + 6 * chunk;
+    /// L1 bytes a worker needs from the ttm Plan's base (see Plan::l1_bytes: the mux's channels for
+    /// `workers` per direction) for chunks of `chunk` bytes.
+    static constexpr uint32_t l1_bytes(uint32_t header_bytes, uint32_t packet, uint32_t mux_slots, uint32_t chunk, uint32_t workers) {
+        return Plan::l1_bytes(header_bytes, packet, mux_slots, workers) + 16 + 176 + 6 * chunk;
     }
+    constexpr uint32_t channels() const { return 2 * workers; }
     /// Where the partial of kind b for slice s lands on chip q.
     constexpr uint32_t partial_at(uint32_t q, uint32_t b, uint32_t s) const {
         return inter + (b == 1 && s == q && !ring ? ag.ranks * slice : s * slice);
@@ -173,12 +184,19 @@ inline void make_direct(Plan& p, uint32_t slice, uint32_t page) {
 }  // namespace detail
 
 /// Builds chip ag.rank's plan. `rp.ag` must hold plan_common's fields (its output: the op's output
-/// tensor); `inter` the intermediate tensor's DRAM address (inter_bytes); s0 / s1 the E / W
-/// workers' cores (the same on every chip); words / bufs their L1 (ReducePlan::l1_bytes); chunks of
-/// `chunk_pages` pages (ttm_chunk_pages); allow_direct: the ring's one-shot algorithm at its sizes.
-inline void make_reduce(ReducePlan& rp, bool ring, bool all_reduce, uint32_t slice, uint32_t inter, uint32_t s0, uint32_t s1,
-                        uint32_t words_l1, uint32_t buf_l1, uint32_t chunk_pages, bool allow_direct = true) {
+/// tensor); `inter` the intermediate tensor's DRAM address (inter_bytes); `workers` per direction
+/// (ttm_rs_workers; 1..max_rs_workers; the one-shot algorithm uses one), worker k of the E / W
+/// direction at core e0 / w0 + k columns (the same on every chip); words / bufs their L1
+/// (ReducePlan::l1_bytes); chunks of `chunk_pages` pages (ttm_chunk_pages); allow_direct: the
+/// ring's one-shot algorithm at its sizes.
+inline void make_reduce(ReducePlan& rp, bool ring, bool all_reduce, uint32_t slice, uint32_t inter, uint32_t e0, uint32_t w0,
+                        uint32_t workers, uint32_t words_l1, uint32_t buf_l1, uint32_t chunk_pages, bool allow_direct = true) {
     const uint32_t r = rp.ag.rank, n = rp.ag.ranks, page = rp.ag.page;
+    if (KCCL_UNLIKELY(workers < 1 || workers > max_rs_workers)) {
+        ::kccl::detail::Msg m;
+        m.s("ttm reduce: rank ").u(r).s(": ").u(workers).s(" workers per direction (allowed: 1..").u(max_rs_workers).s(")");
+        ::kccl::detail::assert_fail("ttm reduce", m.buf, __FILE__, __LINE__);
+    }
     rp.ring = ring;
     rp.all_reduce = all_reduce;
     rp.slice = slice;
@@ -187,18 +205,29 @@ inline void make_reduce(ReducePlan& rp, bool ring, bool all_reduce, uint32_t sli
     rp.chunk = chunk_pages * page;
     rp.words_l1 = words_l1;
     rp.buf_l1 = buf_l1;
-    rp.sender_xy[0] = s0;
-    rp.sender_xy[1] = s1;
     rp.nsteps[0] = rp.nsteps[1] = 0;
     rp.use_direct = allow_direct && ring && uint64_t(n) * slice <= rs_direct_max_bytes;
+    rp.workers = rp.use_direct ? 1u : workers;
+    const uint32_t W = rp.workers;
+    for (uint32_t c = 0; c < 2 * max_rs_workers; ++c) {
+        rp.sender_xy[c] = 0;
+        rp.woff[c] = rp.wbytes[c] = 0;
+        rp.sync[c] = 1;
+    }
+    for (uint32_t k = 0; k < W; ++k) {
+        rp.sender_xy[k] = e0 + k;
+        rp.sender_xy[W + k] = w0 + k;
+    }
     rp.input = rp.ag.input;
     rp.ag.nstreams = 0;
     rp.ag.expect = 0;
+    rp.ag.workers = W;  // the mux's channels: W per direction
     rp.direct = rp.ag;
     // all_reduce's all_gather: the own slice of the output, multicast (no local copy: the final sums are in place)
     if (all_reduce) {
         rp.ag.input = rp.ag.output;
         make_all_gather(rp.ag, ring, slice);
+        rp.ag.workers = W;
         for (uint32_t i = 0; i < rp.ag.nstreams; ++i) {  // one stream, or an even ring's two halves
             rp.ag.s[i].src += r * slice;
             rp.ag.s[i].targets &= ~tgt_local;
@@ -206,7 +235,7 @@ inline void make_reduce(ReducePlan& rp, bool ring, bool all_reduce, uint32_t sli
     }
     if (rp.use_direct) {
         rp.direct.output = inter;
-        rp.direct.worker_xy = s0;                 // the E worker waits for the parts
+        rp.direct.worker_xy = e0;                 // the E worker waits for the parts
         rp.direct.sem_l1 = words_l1 + 48;         // even ops; odd ops at + 64
         detail::make_direct(rp.direct, slice, page);
         RStep st;
@@ -214,47 +243,58 @@ inline void make_reduce(ReducePlan& rp, bool ring, bool all_reduce, uint32_t sli
         st.bytes = slice;
         st.final = true;
         detail::add_step(rp, 0, st);
-        rp.sync = 1;
+        rp.wbytes[0] = slice;
         return;
     }
-    // chunks per announcement: tt-metal's default, at most half a step's chunks (at least 1)
-    const uint32_t part = ring ? slice - slice / 2 : slice;
-    const uint32_t step_chunks = (part + rp.chunk - 1) / rp.chunk;
+    // each worker's share of a slice: pages [k P / W, (k + 1) P / W) (tt-metal's get_tile_offsets);
+    // on a ring the E worker takes the first half of it (whole pages), the W worker the rest
+    const uint32_t pages = (slice + page - 1) / page;
+    uint32_t dir_bytes[2] = {0, 0};
+    for (uint32_t k = 0; k < W; ++k) {
+        const uint32_t a = uint32_t(uint64_t(k) * pages / W), b = uint32_t(uint64_t(k + 1) * pages / W);
+        const uint32_t lo = a * page < slice ? a * page : slice, hi = b * page < slice ? b * page : slice;
+        uint32_t mid = (a + (b - a + 1) / 2) * page;
+        mid = !ring ? hi : mid < hi ? mid : hi;
+        rp.woff[k] = lo;
+        rp.wbytes[k] = mid - lo;
+        rp.woff[W + k] = ring ? mid : lo;
+        rp.wbytes[W + k] = ring ? hi - mid : hi - lo;
+        dir_bytes[0] += rp.wbytes[k];
+        dir_bytes[1] += rp.wbytes[W + k];
+    }
+    // chunks per announcement per worker: tt-metal's default, at most half the worker's chunks of a step (at least 1)
     const uint32_t def = ring ? rs_sync_ring : rs_sync_line;
-    rp.sync = step_chunks / 2 < def ? (step_chunks / 2 ? step_chunks / 2 : 1) : def;
+    for (uint32_t c = 0; c < 2 * W; ++c) {
+        const uint32_t step_chunks = (rp.wbytes[c] + rp.chunk - 1) / rp.chunk;
+        rp.sync[c] = step_chunks / 2 < def ? (step_chunks / 2 ? step_chunks / 2 : 1) : def;
+    }
+    // a step covers its direction's bytes of the slice (each worker its share of them)
     if (ring) {
-        // direction 0 (E) owns the first half of every slice (whole pages), direction 1 (W) the rest
-        uint32_t h = (slice / 2 + page - 1) / page * page;
-        if (h > slice) h = slice;
         for (uint32_t d = 0; d < 2; ++d)
             for (uint32_t i = 0; i < n; ++i) {
                 RStep st;
                 st.slice = d == 0 ? (r + 2 * n - 1 - i) % n : (r + 1 + i) % n;
-                st.off = d == 0 ? 0 : h;
-                st.bytes = d == 0 ? h : slice - h;
+                st.bytes = dir_bytes[d];
                 st.partials = i ? 1u << d : 0u;
                 st.final = i == n - 1;
-                st.dst_core = rp.sender_xy[d];
                 detail::add_step(rp, d, st);
             }
     } else {
-        for (uint32_t s = n - 1; s > r; --s) {  // E: partial of chips 0..r-1 (from chip r-1) + mine -> chip r+1
+        for (uint32_t s = n - 1; s > r; --s) {  // E: partial of chips 0..r-1 (from chip r-1) + mine -> chip r+1's E workers
             RStep st;
             st.slice = s;
             st.bytes = slice;
             st.partials = r > 0 ? 1u : 0u;
-            st.dst_core = rp.sender_xy[0];  // chip r+1's E worker
             detail::add_step(rp, 0, st);
         }
-        for (uint32_t s = 0; s < r; ++s) {  // W: partial of chips r+1..n-1 (from chip r+1) + mine -> chip r-1
+        for (uint32_t s = 0; s < r; ++s) {  // W: partial of chips r+1..n-1 (from chip r+1) + mine -> chip r-1's W workers
             RStep st;
             st.slice = s;
             st.bytes = slice;
             st.partials = r + 1 < n ? 2u : 0u;
-            st.dst_core = rp.sender_xy[1];  // chip r-1's W worker
             detail::add_step(rp, 1, st);
         }
-        RStep fin;  // the own slice: each side's partial by the worker that received it
+        RStep fin;  // the own slice: each side's partial by the workers that received it
         fin.slice = r;
         fin.bytes = slice;
         fin.final = true;
@@ -270,31 +310,35 @@ inline void make_reduce(ReducePlan& rp, bool ring, bool all_reduce, uint32_t sli
     }
 }
 
-/// Packets the worker of direction d hands to the mux in program `phase` of an op (0: the
-/// reduce_scatter, 1: all_reduce's all_gather); the mux forwards exactly these.
-inline uint32_t reduce_packets_to(const ReducePlan& rp, uint32_t d, uint32_t phase) {
-    if (phase == 1) return rp.all_reduce ? detail::packets_to(rp.ag, d) : 0;
+/// Packets the worker of mux channel c (direction c / workers) hands to the mux in program `phase`
+/// of an op (0: the reduce_scatter, 1: all_reduce's all_gather, sent by each direction's worker 0);
+/// the mux forwards exactly these.
+inline uint32_t reduce_packets_to(const ReducePlan& rp, uint32_t c, uint32_t phase) {
+    const uint32_t d = c / rp.workers, k = c % rp.workers;
+    if (phase == 1) return rp.all_reduce && k == 0 ? detail::packets_to(rp.ag, d) : 0;
     const uint32_t pk = rp.ag.packet_bytes();
     uint32_t n = detail::packets_to(rp.direct, d);
+    const uint32_t bytes = rp.wbytes[c];
     for (uint32_t j = 0; j < rp.nsteps[d]; ++j) {
-        const RStep& st = rp.steps[d][j];
-        if (st.final) continue;
-        for (uint32_t o = 0; o < st.bytes; o += rp.chunk) {  // packets never straddle chunks
-            const uint32_t c = st.bytes - o < rp.chunk ? st.bytes - o : rp.chunk;
-            n += (c + pk - 1) / pk;
+        if (rp.steps[d][j].final) continue;
+        for (uint32_t o = 0; o < bytes; o += rp.chunk) {  // packets never straddle chunks
+            const uint32_t m = bytes - o < rp.chunk ? bytes - o : rp.chunk;
+            n += (m + pk - 1) / pk;
         }
     }
     return n;
 }
 
 namespace detail {
-/// The sequence of (step, chunk) a worker processes, with its L1 slot.
+/// The sequence of (step, chunk) the worker of channel ch processes: chunk k of each step covers
+/// bytes [off, off + n) of the worker's share of the step's slice.
 struct RChunk {
-    uint32_t step = 0, k = 0, off = 0, n = 0;  ///< chunk k of the step: bytes [off, off + n) of the step's part
+    uint32_t step = 0, k = 0, off = 0, n = 0;
     bool valid = false;
 };
 
-inline RChunk next_chunk(const ReducePlan& rp, uint32_t d, RChunk c) {
+inline RChunk next_chunk(const ReducePlan& rp, uint32_t ch, RChunk c) {
+    const uint32_t d = ch / rp.workers, bytes = rp.wbytes[ch];
     if (!c.valid) {
         c.step = 0;
         c.k = 0;
@@ -302,26 +346,30 @@ inline RChunk next_chunk(const ReducePlan& rp, uint32_t d, RChunk c) {
     } else {
         c.off += c.n;
         ++c.k;
-        if (c.off >= rp.steps[d][c.step].bytes) {
+        if (c.off >= bytes) {
             ++c.step;
             c.k = 0;
             c.off = 0;
         }
     }
-    c.valid = c.step < rp.nsteps[d];
+    c.valid = bytes != 0 && c.step < rp.nsteps[d];
     if (!c.valid) return c;
-    const uint32_t left = rp.steps[d][c.step].bytes - c.off;
+    const uint32_t left = bytes - c.off;
     c.n = left < rp.chunk ? left : rp.chunk;
     return c;
 }
 }  // namespace detail
 
-/// The worker of direction d (0: E, 1: W): tt-metal's reader, compute and writer kernels of one
-/// reduce_scatter_minimal_async worker, in turn on one core; `Red` the combine (an
-/// OnComputeEngine reducer: hal::compute_reduce). Runs `iters` ops, each program after the mux's
-/// go (the start barrier passed); the mux (run_reduce_mux) forwards its packets.
+/// The worker of mux channel ch: worker k = ch % workers of direction d = ch / workers (0: E, 1: W),
+/// tt-metal's reader, compute and writer kernels of one reduce_scatter_minimal_async worker, in
+/// turn on one core, over its share of every slice; its partial sums go to worker k of direction
+/// d on the next chip (its counterpart, the same core), announced on that core's counters. `Red`
+/// the combine (an OnComputeEngine reducer: hal::compute_reduce). Runs `iters` ops, each program
+/// after the mux's go (the start barrier passed); the mux (run_reduce_mux) forwards its packets.
+/// all_reduce's all_gather is sent by worker 0 of each direction (tt-metal's all_gather_async: one
+/// worker per direction).
 template <class Red, class H>
-uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uint32_t d, uint32_t iters) {
+uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uint32_t ch, uint32_t iters) {
     using T = typename Red::value_type;
     const Plan& p = rp.ag;
     detail::check_plan(p);
@@ -329,11 +377,13 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
     const uint32_t mx = w.mux_xy & 0xFFFFu, my = w.mux_xy >> 16;
     const uint32_t dx = p.dram_xy & 0xFFFFu, dy = p.dram_xy >> 16;
     const uint32_t n = p.ranks, r = p.rank, pk = p.packet_bytes();
+    const uint32_t W = rp.workers, d = ch / W, k = ch % W, woff = rp.woff[ch], sync = rp.sync[ch];
+    const uint32_t me = rp.sender_xy[ch];  // this worker's core, and its counterpart's on the next chip
     const uint32_t next = d == 0 ? (r + 1) % n : (r + n - 1) % n;  // the chip this direction sends to
     uint32_t sent = 0, idx = 0;    // packets handed to the mux; its next slot
     uint32_t need[2] = {0, 0};     // announcements of partials of kind 0 / 1 consumed so far (all ops)
     uint32_t acc_need = 0;         // the E worker's final chunks accumulated so far (line, W worker)
-    const uint32_t other = rp.sender_xy[d ^ 1u], phases = rp.phases();
+    const uint32_t other = rp.sender_xy[(d ^ 1u) * W + k], phases = rp.phases();  // the other direction's worker k
     // the line's E worker announces each final chunk to the W worker when the W worker accumulates
     bool announce_final = false;
     if (d == 0 && !rp.ring)
@@ -352,7 +402,7 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
                                     HeaderFields f = detail::data_header(
                                         p, Routing(s.routing[dd]), s.route[dd], rp.direct.output + s.dst + off, nb,
                                         last, rp.direct.worker_xy, rp.direct.sem_l1 + 64 * par, (r & 0xFFu) | (off << 8));
-                                    detail::to_mux(hal, p, w, d, f, l1, nb, sent, idx);
+                                    detail::to_mux(hal, p, w, ch, f, l1, nb, sent, idx);
                                 });
             if (d == 0)  // every part of my slice arrived
                 detail::wait_at_least(hal, rp.direct.sem_l1 + 64 * par, p.sem_initial + (it / 2 + 1) * rp.direct.expect);
@@ -365,7 +415,7 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
                 if (!block && int32_t(hal.sem_read(rp.words_l1 + 80) - want) < 0) return false;
                 detail::wait_at_least(hal, rp.words_l1 + 80, want);
             }
-            if (rp.use_direct || c.k % rp.sync) return true;
+            if (rp.use_direct || c.k % sync) return true;
             for (uint32_t b = 0; b < 2; ++b)
                 if (st.partials & (1u << b)) {
                     const uint32_t want = p.sem_initial + need[b] + 1, at = rp.words_l1 + 16 * b;
@@ -376,21 +426,21 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
         };
         auto issue = [&](const detail::RChunk& c, uint32_t slot) {
             const RStep& st = rp.steps[d][c.step];
-            const uint32_t at = st.slice * rp.slice + st.off + c.off;
+            const uint32_t at = st.slice * rp.slice + woff + c.off;
             if (st.accumulate) {
                 ++acc_need;
-                read_pages(p.output + (rp.all_reduce ? r * rp.slice : 0) + st.off + c.off, buf(slot, 0), c.n);
+                read_pages(p.output + (rp.all_reduce ? r * rp.slice : 0) + woff + c.off, buf(slot, 0), c.n);
             } else {
                 read_pages(rp.input + at, buf(slot, 0), c.n);
             }
             if (rp.use_direct) return;
             for (uint32_t b = 0; b < 2; ++b)
                 if (st.partials & (1u << b)) {
-                    if (c.k % rp.sync == 0) ++need[b];
-                    read_pages(rp.partial_at(r, b, st.slice) + st.off + c.off, buf(slot, 1 + b), c.n);
+                    if (c.k % sync == 0) ++need[b];
+                    read_pages(rp.partial_at(r, b, st.slice) + woff + c.off, buf(slot, 1 + b), c.n);
                 }
         };
-        detail::RChunk cur = detail::next_chunk(rp, d, detail::RChunk{});
+        detail::RChunk cur = detail::next_chunk(rp, ch, detail::RChunk{});
         uint32_t slot = 0;
         if (cur.valid) {
             ready(cur, true);
@@ -413,7 +463,7 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
                     if (st.partials & (1u << b)) kccl::hal::compute_reduce<Red>(hal, in, in, buf(slot, 1 + b), elems);
             }
             kccl::hal::l1_store_fence(hal, in, cur.n);  // the packer's stores before the NoC reads them (N7)
-            const detail::RChunk nx = detail::next_chunk(rp, d, cur);
+            const detail::RChunk nx = detail::next_chunk(rp, ch, cur);
             const uint32_t nslot = slot ^ 1u;
             bool early = false;
             if (nx.valid && ready(nx, false)) {  // the reader runs ahead when the partial is announced
@@ -421,7 +471,7 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
                 early = true;
             }
             if (st.final) {  // the output tensor (all_reduce: its slice r)
-                const uint32_t dst = p.output + (rp.all_reduce ? r * rp.slice : 0) + st.off + cur.off;
+                const uint32_t dst = p.output + (rp.all_reduce ? r * rp.slice : 0) + woff + cur.off;
                 for (uint32_t o = 0; o < cur.n; o += p.page)
                     hal.noc_write(in + o, hal.noc_addr(dx, dy, dst + o), cur.n - o < p.page ? cur.n - o : p.page);
                 if (announce_final) {  // the chunk landed, then the W worker may add its partial to it
@@ -430,15 +480,15 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
                 }
             } else {  // the next chip's intermediate, packet by packet; the group's last packet announces it
                 const uint32_t b = d;  // the kind of partial this direction produces
-                const uint32_t dst = rp.partial_at(next, b, st.slice) + st.off + cur.off;
-                const bool last_chunk = cur.off + cur.n >= st.bytes;
-                const bool announce = last_chunk || (cur.k + 1) % rp.sync == 0;
+                const uint32_t dst = rp.partial_at(next, b, st.slice) + woff + cur.off;
+                const bool last_chunk = cur.off + cur.n >= rp.wbytes[ch];
+                const bool announce = last_chunk || (cur.k + 1) % sync == 0;
                 for (uint32_t o = 0; o < cur.n; o += pk) {
                     const uint32_t nb = cur.n - o < pk ? cur.n - o : pk;
                     const bool inc = announce && o + nb >= cur.n;
-                    const HeaderFields f = detail::data_header(p, Routing::unicast_1d, 1, dst + o, nb, inc, st.dst_core,
+                    const HeaderFields f = detail::data_header(p, Routing::unicast_1d, 1, dst + o, nb, inc, me,
                                                                rp.words_l1 + 16 * b, (r & 0xFFu) | (o << 8));
-                    detail::to_mux(hal, p, w, d, f, in + o, nb, sent, idx);
+                    detail::to_mux(hal, p, w, ch, f, in + o, nb, sent, idx);
                 }
             }
             if (nx.valid && !early) {
@@ -450,15 +500,16 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
             cur = nx;
             slot = nslot;
         }
-        if (rp.all_reduce) {  // the all_gather of the final sums: both workers read the whole own slice
+        if (rp.all_reduce) {  // the all_gather of the final sums: worker 0 of each direction reads the whole own slice
             hal.noc_write_barrier();  // my final sums landed in the output
             hal.sem_inc(hal.noc_addr(mx, my, w.done_l1), 1);  // this worker's reduce_scatter is done
-            detail::wait_at_least(hal, w.credit_l1 + 16, it * phases + 2);  // go: both workers' sums are in, the barrier passed
-            detail::packet_loop(hal, p, d == 0 ? tgt_fwd : tgt_bwd,
-                                [&](const Stream& s, uint32_t off, uint32_t nb, bool last, uint32_t l1, uint32_t dd) {
-                                    detail::to_mux(hal, p, w, d, detail::packet_header(p, s, off, nb, last, dd, it), l1, nb, sent, idx,
-                                                   1);  // all_gather_async: one worker, one mux buffer per direction
-                                });
+            detail::wait_at_least(hal, w.credit_l1 + 16, it * phases + 2);  // go: every worker's sums are in, the barrier passed
+            if (k == 0)
+                detail::packet_loop(hal, p, d == 0 ? tgt_fwd : tgt_bwd,
+                                    [&](const Stream& s, uint32_t off, uint32_t nb, bool last, uint32_t l1, uint32_t dd) {
+                                        detail::to_mux(hal, p, w, ch, detail::packet_header(p, s, off, nb, last, dd, it), l1, nb, sent,
+                                                       idx, 1);  // all_gather_async: one worker, one mux buffer per direction
+                                    });
         }
         hal.noc_write_barrier();  // the final sums landed
         hal.sem_inc(hal.noc_addr(mx, my, w.done_l1), 1);  // this worker's part of the op's last program is done
@@ -472,9 +523,10 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
 template <class H, class Link>
 uint32_t run_reduce_mux(H& hal, Link& link, const ReducePlan& rp, const MuxWiring& w, uint32_t iters) {
     detail::check_plan(rp.ag);
-    uint32_t want[4] = {};
+    uint32_t want[2 * 2 * max_rs_workers] = {};
+    const uint32_t nc = rp.channels();
     for (uint32_t ph = 0; ph < rp.phases(); ++ph)
-        for (uint32_t d = 0; d < 2; ++d) want[ph * 2 + d] = reduce_packets_to(rp, d, ph);
+        for (uint32_t c = 0; c < nc; ++c) want[ph * nc + c] = reduce_packets_to(rp, c, ph);
     return run_mux_counts(hal, link, rp.ag, w, want, rp.phases(), rp.all_reduce ? rp.ag.expect : 0, iters);
 }
 
