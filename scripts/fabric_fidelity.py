@@ -19,8 +19,9 @@ error (ours / theirs - 1). Every op runs tt-metal's op structure (`--structure t
 packets written into the destination tensor): all_gather relayed hop by hop by worker cores per
 direction behind a mux and all_to_all from one core (include/fabric/chip/ops/ttm.hpp);
 reduce_scatter and all_reduce by include/fabric/chip/ops/ttm_reduce.hpp (partial sums passed chip
-to chip by a worker per direction behind the mux, summed on the Tensix compute engine; the ring's
-one-shot algorithm up to 512 KiB; all_reduce = reduce_scatter + all_gather, two programs).
+to chip by tt-metal's 2 to 8 worker cores per direction behind the mux, each its share of every
+slice, summed on the Tensix compute engine; the ring's one-shot algorithm up to 512 KiB;
+all_reduce = reduce_scatter + all_gather, two programs).
 --generic runs every op on the collectives executor instead (ring ring_bidir, line `line`;
 all_to_all pairwise; reductions on the RISC-V); --executor-reductions runs reduce_scatter and
 all_reduce on the executor with the combine on the compute engine (`--structure ttm_executor`;
@@ -266,7 +267,7 @@ def main():
                                  "method": r.get("method") or method_for(r["op"], r["topology"])})
     print("# chip fabric (coll_perf --transport fabric) on the Wormhole model against tt-metal's measured times")
     print("# (FULL_wormhole_b0_bfloat16_6144: DRAM tensors, 1 link per direction); ours: bfloat16, 6144 B packet")
-    print("# payload; ttm rows: tt-metal's op structure (DRAM tensors, packet streams, a worker per direction behind a")
+    print("# payload; ttm rows: tt-metal's op structure (DRAM tensors, packet streams, worker cores per direction behind a")
     print("# mux; reductions on the compute engine); executor rows (line, ring_bidir, pairwise): L1 buffers, 8 message")
     print("# slots per peer, one worker per chip. % = tt-metal's line rate:")
     print("# bottleneck bytes / (time x directions) / 12.5 GB/s. error = ours / theirs - 1.")

@@ -1,6 +1,7 @@
 // tt-metal's op structure for reduce_scatter and all_reduce on the chip fabric
-// (include/fabric/chip/ops/ttm_reduce.hpp): a worker per direction (reader, compute-engine sum,
-// writer) behind the mux, partial sums as unicast packet streams into the neighbour's DRAM
+// (include/fabric/chip/ops/ttm_reduce.hpp): tt-metal's workers per direction (reader,
+// compute-engine sum, writer; each its share of every slice and its own mux channel) behind the
+// mux, partial sums as unicast packet streams into the neighbour's DRAM
 // intermediate tensor, announced every `sync` chunks; the ring's one-shot algorithm up to 512 KiB;
 // all_reduce as reduce_scatter + all_gather. Every output element of every chip is checked against
 // the host reference (emulation/collective.hpp: bfloat16 sums of the seeded inputs) on dirty L1,

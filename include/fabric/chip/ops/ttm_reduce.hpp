@@ -7,51 +7,63 @@
 // WHAT IT MODELS (tt-metal's reduce_scatter_minimal_async: its ring and line program factories,
 // ring_/line_reduce_scatter_minimal_async_{reader,writer} and the ring/line reduction compute
 // kernels; all_reduce as tt-metal defines it, ReduceScatter followed by AllGather)
-//   * per direction a worker core (run_reduce_sender) that is tt-metal's reader (the input pages
-//     and the partial sum that arrived from the neighbour, DRAM -> L1), compute (hal::compute_reduce:
-//     input + partial, bfloat16 on the matrix unit) and writer (the sum as packets of 2 pages to
-//     the neighbour's intermediate tensor, through the mux; or the final sum to the output tensor);
-//     the reads of chunk k + 1 are issued before chunk k is sent, as tt-metal's reader runs ahead;
-//   * work in chunks of `chunk` bytes (tt-metal's tile_granularity: 4 x the pages a packet's
-//     payload holds when that is below 4, so 12 pages of 2048 B with its 6144 B packets), each
-//     chunk's pages sent as packets of `pages_per_packet` pages (its scatter write, 2);
-//   * the mux buffers one packet per tt-metal worker channel (ttm_rs_workers: 2 to 8 per
-//     direction by the size; the host sets MuxWiring::mux_slots to it), so that many of a
-//     direction's packets wait in the mux; all_reduce's all_gather phase keeps one (tt-metal's
-//     all_gather_async: one worker per direction);
+//   * per direction tt-metal's number of workers (ttm_rs_workers, its default_workers: 2 below
+//     1 MB moved per link on a ring / 0.5 MB on a line, 4 up to 50 MB / 4 MB, 8 above), each a core
+//     of its own (run_reduce_sender) with its share of every slice — worker k of W has pages
+//     [k P / W, (k + 1) P / W) of a slice of P pages, as tt-metal's get_tile_offsets — and its own
+//     mux channel of one buffer (tt-metal's fabric mux: num_buffers_per_channel 1, a full-size
+//     channel per worker). Each is tt-metal's reader (its input pages and the partial sum that
+//     arrived from the neighbour, DRAM -> L1), compute (hal::compute_reduce: input + partial,
+//     bfloat16 on the matrix unit) and writer (the sum as packets to the same share of the
+//     neighbour's intermediate tensor, through the mux; or the final sum to the output tensor);
+//     the reads of chunk k + 1 are issued before chunk k is sent, as tt-metal's reader runs ahead.
+//     Worker k of a direction works with worker k of the same direction on the next chip (the same
+//     core): it announces its partials on that core's counters (tt-metal: the writer increments
+//     the out_ready semaphore at its own core's coordinates on the neighbour, a semaphore per
+//     direction on every worker core);
+//   * each worker works in chunks of `chunk` bytes of its share (tt-metal's tile_granularity: 4 x
+//     the pages a packet's payload holds when that is below 4, so 12 pages of 2048 B with its
+//     6144 B packets), each chunk's pages sent as packets of `pages_per_packet` pages;
+//   * the mux (the chip's fabric worker, ttm.hpp's run_mux_counts) serves a direction's worker
+//     channels in turns;
 //   * a partial sum is announced to the receiving worker every `sync` chunks (tt-metal's
-//     chunks_per_sync: every 4 chunks on a ring, every 20 on a line, at most half a step's chunks)
+//     chunks_per_sync: every 4 chunks on a ring, every 20 on a line, at most half the chunks of
+//     the worker's share of a step, per worker as tt-metal computes it)
 //     by a fused write + increment on the group's last packet; the receiving reader waits for it
 //     before it reads the group's first chunk;
-//   * ring (ring_reduce_scatter_minimal_async): each direction owns half of every slice; in step
-//     i = 0 .. n-1 the E worker of chip r handles slice (r - 1 - i) mod n, the W worker slice
+//   * ring (ring_reduce_scatter_minimal_async): each direction owns half of every worker's share
+//     of a slice (the E worker k the first half of share k, the W worker k the rest); in step
+//     i = 0 .. n-1 the E workers of chip r handle slice (r - 1 - i) mod n, the W workers slice
 //     (r + 1 + i) mod n: step 0 sends the own input's part, steps 1 .. n-2 add the partial that
 //     arrived from the neighbour and send the sum on, step n - 1 (the own slice) writes the sum
 //     to the output;
-//   * line (line_reduce_scatter_minimal_async): the E worker of chip r handles slices n-1 down to
+//   * line (line_reduce_scatter_minimal_async): the E workers of chip r handle slices n-1 down to
 //     r+1 (adding the partial of chips 0..r-1 that arrived from chip r-1, sending to chip r+1), the
-//     W worker slices 0 up to r-1 the other way; then each worker that received partials does its
-//     part of the final reduction of the own slice r: the E worker input + the W side's partial
-//     -> output, the W worker adds the E side's partial (output += partial, chunk by chunk after
-//     the E worker announced the chunk; input + partial on chip 0, which has no W side);
+//     W workers slices 0 up to r-1 the other way, each worker its share of the whole slice; then
+//     each worker that received partials does its share of the final reduction of the own slice
+//     r: E worker k input + the W side's partial -> output, W worker k adds the E side's partial
+//     (output += partial, chunk by chunk after E worker k announced the chunk; input + partial on
+//     chip 0, which has no W side);
 //   * one-shot (`direct`, tt-metal's ring reduce_scatter / all_reduce up to 512 KiB per device,
 //     per its CCL bandwidth report "a one-shot direct algorithm, which sends about 2.3x the
 //     bytes"): every chip sends slice j of its input straight to chip j (a unicast stream the
 //     shorter way round, the half-way peer half each way: 2.3x the pipelined ring's bytes at
-//     n = 8); chip j's E worker waits for the n - 1 parts and sums them with its own;
+//     n = 8), from one worker per direction; chip j's E worker waits for the n - 1 parts and sums
+//     them with its own;
 //   * every program starts with tt-metal's start barrier (ttm.hpp's run_mux_counts: the fabric
 //     worker multicasts an increment to every other chip and waits for n - 1), so no chip writes
 //     op i + 1's partials into an intermediate tensor a neighbour still reads op i's out of;
 //   * all_reduce: the reduce_scatter with the final sums written into the output tensor at
 //     r * slice, then, as a second program with its own start barrier, ttm.hpp's all_gather of
-//     that slice (multicast streams) from the same workers.
+//     that slice (multicast streams) from worker 0 of each direction (tt-metal's all_gather_async
+//     here: one worker per direction, one mux buffer).
 // DIFFERENCES FROM TT-METAL (docs/fabric.md, "tt-metal's op structure for reduce_scatter and
-// all_reduce"): one worker core runs reader, compute and writer in turn (tt-metal: three kernels
-// on one Tensix core's five RISC-Vs, overlapping), one worker per direction (tt-metal: 2 to 8 by
-// the size, each reading and summing its share in parallel; here only their mux buffers are: the
-// direction's one mux channel holds as many packets); a ring direction's half of a slice is
-// contiguous (tt-metal alternates chunks); the one-shot algorithm's exact kernels are not
-// published in the report, only its bytes.
+// all_reduce"): a worker core runs reader, compute and writer in turn (tt-metal: three kernels on
+// one Tensix core's five RISC-Vs, overlapping); one mux, the chip's fabric worker, serves both
+// directions' channels (tt-metal: a mux core per direction; the router has one worker channel);
+// within a worker's share a ring direction's half is contiguous (tt-metal's reader alternates
+// chunks between the directions); the one-shot algorithm runs one worker per direction (its
+// kernels are not published in the report, only its bytes).
 //
 // Plans are computed on the device from a handful of numbers (make_reduce), so a plan is what a
 // kernel would derive from its runtime args. C++17, freestanding, no heap.
