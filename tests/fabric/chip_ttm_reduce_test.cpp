@@ -129,6 +129,9 @@ TEST_CASE("ttm reduce: the plans (steps, partials, one-shot streams, chunks per 
     CHECK(p.wbytes[0] == 24 * 2048);
     CHECK(p.woff[3] == 24 * 2048);
     CHECK(p.sync[0] == 1);  // 2 chunks of 12 pages per share
+    // tt-metal's pages per packet: 2 (its scatter write's NoC addresses), also in a 6144 B payload
+    CHECK(ops::ttm_rs_pages_per_packet(6144, 2048) == 2);
+    CHECK(ops::ttm_rs_pages_per_packet(4096, 4096) == 1);
     // tt-metal's workers per direction by the bytes a link moves
     CHECK(ops::ttm_rs_workers(64 * 1024, 2, false) == 2);
     CHECK(ops::ttm_rs_workers(1 << 20, 2, false) == 4);     // 0.52 MB on the line
@@ -176,8 +179,8 @@ TEST_CASE("ttm reduce: reduce_scatter and all_reduce bit-exact on lines of 2, 4 
 TEST_CASE("ttm reduce: tt-metal's several workers per direction, each its own core and mux channel, bit-exact",
           "[fabric][ttm]") {
     // line of 2 at 1 MiB: 0.52 MB cross the link, tt-metal's rule gives 4 workers per direction.
-    // Slice 512 KiB = 256 pages, 64 per worker: chunks of 12 pages (5 full, one of 4), 3 pages per
-    // 6144 B packet -> 5 x 4 + 2 = 22 packets per worker and op; chip 0 sends E only, chip 1 W only.
+    // Slice 512 KiB = 256 pages, 64 per worker: chunks of 12 pages (5 full, one of 4), 2 pages per
+    // packet -> 5 x 6 + 2 = 32 packets per worker and op; chip 0 sends E only, chip 1 W only.
     {
         tf::Options o;
         o.op = "reduce_scatter";
@@ -185,7 +188,7 @@ TEST_CASE("ttm reduce: tt-metal's several workers per direction, each its own co
         o.size = 1 << 20;
         o.iters = 2;
         REQUIRE(ops::ttm_rs_workers(o.size, 2, false) == 4);
-        REQUIRE(tf::pages_per_packet_of(o) == 3);
+        REQUIRE(tf::pages_per_packet_of(o) == 2);
         tf::Result r;
         CHECK(check(o, 77, std::chrono::milliseconds(60000), &r) == "");
         REQUIRE(r.channel_packets.size() == 2);
@@ -193,7 +196,7 @@ TEST_CASE("ttm reduce: tt-metal's several workers per direction, each its own co
             REQUIRE(r.channel_packets[q].size() == 8);  // 4 E and 4 W workers, a mux channel each
             for (uint32_t k = 0; k < 4; ++k) {
                 INFO("chip " << q << " worker " << k);
-                CHECK(r.channel_packets[q][(q == 0 ? 0 : 4) + k] == 2 * 22);  // the sending direction's worker k
+                CHECK(r.channel_packets[q][(q == 0 ? 0 : 4) + k] == 2 * 32);  // the sending direction's worker k
                 CHECK(r.channel_packets[q][(q == 0 ? 4 : 0) + k] == 0);       // the other direction only sums
             }
         }

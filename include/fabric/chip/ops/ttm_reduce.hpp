@@ -23,7 +23,8 @@
 //     direction on every worker core);
 //   * each worker works in chunks of `chunk` bytes of its share (tt-metal's tile_granularity: 4 x
 //     the pages a packet's payload holds when that is below 4, so 12 pages of 2048 B with its
-//     6144 B packets), each chunk's pages sent as packets of `pages_per_packet` pages;
+//     6144 B packets), each chunk's pages sent as packets of `pages_per_packet` pages
+//     (ttm_rs_pages_per_packet: 2, tt-metal's num_tiles_to_write_per_packet);
 //   * the mux (the chip's fabric worker, ttm.hpp's run_mux_counts) serves a direction's worker
 //     channels in turns;
 //   * a partial sum is announced to the receiving worker every `sync` chunks (tt-metal's
@@ -93,9 +94,10 @@ constexpr uint32_t ttm_rs_workers(uint64_t input_bytes, uint32_t ranks, bool rin
     return ring ? (moved < 1000000ull ? 2 : moved <= 50000000ull ? 4 : 8) : (moved < 500000ull ? 2 : moved <= 4000000ull ? 4 : 8);
 }
 
-/// tt-metal's reduce_scatter_minimal_async pages per packet: its scatter write of 2 pages (the
-/// same rule as all_to_all_async_generic's, ttm_a2a_pages_per_packet).
-constexpr uint32_t ttm_rs_pages_per_packet(uint32_t payload, uint32_t page) { return ttm_a2a_pages_per_packet(payload, page); }
+/// tt-metal's reduce_scatter_minimal_async pages per packet: num_tiles_to_write_per_packet =
+/// min(2, payload / page) (its program factories: the scatter write takes 2 NoC addresses), so 2
+/// pages of 2048 B in a 6144 B packet.
+constexpr uint32_t ttm_rs_pages_per_packet(uint32_t payload, uint32_t page) { return payload / page < 2 ? payload / page : 2; }
 
 /// tt-metal's tile_granularity in pages, from the pages a packet's payload holds (payload / page,
 /// before the scatter write's limit of 2): 4 packets' worth when that is below 4, else 8.
