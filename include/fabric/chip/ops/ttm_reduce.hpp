@@ -265,7 +265,7 @@ inline void make_reduce(ReducePlan& rp, bool ring, bool all_reduce, uint32_t sli
     const uint32_t pages = (slice + page - 1) / page;
     uint32_t dir_bytes[2] = {0, 0};
     for (uint32_t k = 0; k < W; ++k) {
-        const uint32_t a = uint32_t(uint64_t(k) * pages / W), b = uint32_t(uint64_t(k + 1) * pages / W);
+        const uint32_t a = k * pages / W, b = (k + 1) * pages / W;  // < 2^32: pages <= 2^28 (pages of 16 B or more)
         const uint32_t lo = a * page < slice ? a * page : slice, hi = b * page < slice ? b * page : slice;
         uint32_t mid = (a + (b - a + 1) / 2) * page;
         mid = !ring ? hi : mid < hi ? mid : hi;
