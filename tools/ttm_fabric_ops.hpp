@@ -164,7 +164,7 @@ inline Result run(const Options& o, emu::RunOptions ro) {
     cf::BedOptions b = line_or_ring_bed(o);
     b.buffer_bytes = ops::Plan::l1_bytes(48, ppp * o.page, o.mux_slots, ops::max_workers);
     const bool split = structure_of(o) == "per_direction";
-    if (split) b.grid_w = 1 + 2 * ops::max_workers;  // the senders of channels c at (1 + c, 0)
+    if (split) b.grid_w = 1 + ops::max_channels;  // the senders of channels c at (1 + c, 0)
     b.dram_bytes = uint32_t(dram_bytes(o));
     cf::Bed bed(b);
     const uint32_t in_at = 0, out_at = (in_bytes + 4095u) & ~4095u;

@@ -75,7 +75,9 @@ namespace kccl::fabric::chip::ops {
 inline constexpr uint32_t max_streams = 64;
 inline constexpr uint32_t max_relay_items = 34;  ///< per sender: the own slice, up to 32 relayed, a split half
 inline constexpr uint32_t max_workers = 4;       ///< senders per direction (tt-metal's default_workers: 1, 2 or 4)
-inline constexpr uint32_t max_channels = 2 * max_workers;
+/// Sender cores per op: the workers of both directions, and all_to_all's local-copy core
+/// (Plan::channels()).
+inline constexpr uint32_t max_channels = 2 * max_workers + 1;
 inline constexpr uint32_t cb_packets = 3;       ///< tt-metal's sender CB: 3 packets ("triple buffering")
 inline constexpr uint32_t tgt_fwd = 1, tgt_bwd = 2, tgt_local = 4;
 /// Stream::channel of the streams the fabric worker sends itself (all_to_all, direct structure).
@@ -123,12 +125,13 @@ struct Plan {
     uint32_t nstreams = 0;
     Stream s[max_streams];
     /// all_gather relay (make_all_gather_relay; the per-direction structure): instead of the
-    /// streams, each direction's sender works through its items; a sync packet (a header-only
-    /// fused write + increment) follows every relay_sync packets of an item and its last one
-    /// Senders (mux channels) per direction: channel c = d * workers + k is worker k of direction d
-    /// (1 unless relaying: tt-metal's workers each relay their part of every slice).
+    /// streams, each sender (mux channel) works through its items; a sync packet (a header-only
+    /// fused write + increment) follows every relay_sync packets of an item and its last one.
     bool relay = false;
     bool relay_local = true;  ///< the backward senders copy the own slice locally (false: a test mutation)
+    /// Senders (mux channels) per direction: channel c = d * workers + k is worker k of direction d
+    /// (relay: tt-metal's workers each relay their part of every slice; all_to_all's direction-owned
+    /// schedule: its workers per direction; else 1).
     uint32_t workers = 1;
     uint32_t slice = 0, relay_sync = 1;
     uint32_t nitems[max_channels] = {};
@@ -394,13 +397,8 @@ inline void make_all_to_all_generic(Plan& p, bool ring, uint32_t chunk, uint32_t
     p.expect = n - 1;
 }
 
-/// The wiring of plan p's cores: mux at mux_xy, the sender of channel c at first_sender + c
-/// columns to the right (x + c, same y), mux_slots per channel.
-struct MuxWiring;
-inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t first_sender, uint32_t mux_slots);
-
-/// Sender / mux wiring (Structure::per_direction): one sender core per direction and the chip's
-/// fabric worker as the mux that forwards their packets into the routers.
+/// Sender / mux wiring (Structure::per_direction): the sender cores (p.channels() of them) and the
+/// chip's fabric worker as the mux that forwards their packets into the routers.
 struct MuxWiring {
     uint32_t mux_xy = 0;            ///< the fabric worker core (x | y << 16)
     uint32_t mux_slots_l1 = 0;      ///< on the mux: p.channels() channels x mux_slots slots of header + packet bytes
@@ -414,6 +412,8 @@ struct MuxWiring {
     constexpr uint32_t slot(const Plan& p, uint32_t d, uint32_t i) const { return mux_slots_l1 + (d * mux_slots + i) * slot_bytes(p); }
 };
 
+/// The wiring of plan p's cores: mux at mux_xy, the sender of channel c at first_sender + c
+/// columns to the right (x + c, same y), mux_slots per channel.
 inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t first_sender, uint32_t mux_slots) {
     MuxWiring w;
     w.mux_xy = mux_xy;
