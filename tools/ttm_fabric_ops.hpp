@@ -122,7 +122,8 @@ inline void validate(const Options& o) {
     if (o.workers > ops::max_workers)
         throw std::invalid_argument("ttm structure: " + std::to_string(o.workers) + " workers per direction (allowed: 0 = tt-metal's default, 1.." +
                                     std::to_string(ops::max_workers) + ")");
-    if (o.ranks < 2 || o.ranks > 32) throw std::invalid_argument("ttm structure: " + std::to_string(o.ranks) + " chips (allowed: 2..32)");
+    if (o.ranks < 2 || o.ranks > ops::max_ranks)
+        throw std::invalid_argument("ttm structure: " + std::to_string(o.ranks) + " chips (allowed: 2.." + std::to_string(ops::max_ranks) + ")");
     const uint32_t ppp = o.page ? pages_per_packet_of(o) : 0;
     if (o.page == 0 || o.page % 16 || ppp == 0 || ppp > kccl::fabric::chip::max_scatter_chunks || uint64_t(ppp) * o.page > o.message)
         throw std::invalid_argument("ttm structure: page " + std::to_string(o.page) + " B x " + std::to_string(ppp) +

@@ -263,6 +263,15 @@ TEST_CASE("ttm ops: named errors for options the structure does not take", "[fab
     o = tf::Options{};
     o.structure = "two_cores";
     CHECK_THROWS_WITH(tf::validate(o), Catch::Contains("allowed: auto, per_direction, one_core"));
+    o = tf::Options{};
+    o.ranks = 33;
+    CHECK_THROWS_WITH(tf::validate(o), Catch::Contains("33 chips (allowed: 2..32)"));
+    // the device-side plan rejects a chip count its arrays do not hold, before writing any of it
+    kccl::set_assert_handler(&throw_handler);
+    ops::Plan p;
+    CHECK_THROWS_WITH(ops::plan_common(p, 0, 33, 0, 0, 0, 0, 2048, 3, 0x1000, 48),
+                      Catch::Contains("ttm op: rank 0 of 33 chips (allowed: 2..32 chips, rank below the chips)"));
+    CHECK_THROWS_WITH(ops::plan_common(p, 4, 4, 0, 0, 0, 0, 2048, 3, 0x1000, 48), Catch::Contains("rank 4 of 4 chips"));
 }
 
 TEST_CASE("ttm ops: the fidelity grid's shapes at 1 MiB, bit-exact on the timed engine", "[fabric][ttm][long]") {
