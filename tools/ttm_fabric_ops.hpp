@@ -361,9 +361,9 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
 /// (devices, tt-metal's measured time - our modelled time) at the smallest published size of each
 /// of the 8 measured series (line 2 at 4 KiB, line 4 at 8 KiB, line 8 and ring 8 at 16 KiB;
 /// all_gather 4.45, 2.68, 2.19, 5.34 us, all_to_all 2.19, 4.43, 5.84, 7.34 us), sizes below the
-/// fidelity table's 64 KiB..256 MiB. Not a fit of any point of the table. Refitted the same way
-/// whenever the structure changes (last: the start barrier modelled, which took most of the
-/// per-device part; before it 2.18 + 1.13 us per device).
+/// fidelity table's 64 KiB..256 MiB. Not a fit of any point of the table. The fit depends on what
+/// the kernels model (without the modelled start barrier it gives 2.18 + 1.13 us per device: the
+/// barrier is most of the per-device part), so it is refitted the same way when they change.
 /// Charged once per tt-metal device operation the op is made of (device_ops): all_reduce twice.
 struct OpOverhead {
     static constexpr double fixed_us = 2.48;
