@@ -368,9 +368,9 @@ emu::RunReport mesh_raw(uint32_t chip_of_rank, uint32_t mesh, bool fill_unfed) {
     const fc::RouterLayout rl = bed.plan.router;
     bed.add([hb, dest, rl, fill_unfed](auto& hal, auto& link, const cf::RankBuffers& b) -> uint64_t {
         if (link.rank() == 0 && !fill_unfed) {
-            std::vector<uint8_t> cmds;
+            std::vector<uint8_t> cmds;  // the destination word, then E, E, deliver
             for (uint32_t k = 0; k < fc::route_dest_bytes; ++k) cmds.push_back(uint8_t(dest >> (8 * k)));
-            cmds = {cmds[0], cmds[1], cmds[2], cmds[3], fc::route_forward(2), fc::route_forward(2), fc::route_deliver()};
+            for (uint8_t c : {fc::route_forward(2), fc::route_forward(2), fc::route_deliver()}) cmds.push_back(c);
             fc::HeaderFields f;
             f.cmd = fc::NocCmd::inline_write;
             f.routing = fc::Routing::path_2d;
