@@ -386,6 +386,9 @@ private:
             const HeaderFault f = validate_header(h, L_.header_bytes, L_.max_payload);
             if (KCCL_UNLIKELY(f != HeaderFault::none)) header_error(hal, "receiver channel", rx_idx_, rx_processed_, f);
             rx_checked_ = true;
+            // A 2D packet's hop-command decode and full NoC write setup (once per packet, however
+            // often forwarding has to wait for credits): the timing model's cost, nothing on hardware.
+            if (kind_routing(h[hw::kind]) == uint32_t(Routing::path_2d)) kccl::hal::note_work(hal, kccl::hal::Work::route_2d_hop);
         }
         // Decide what to do, without changing the header yet (forwarding may have to wait).
         const uint32_t routing = kind_routing(h[hw::kind]);
