@@ -184,6 +184,18 @@ constexpr uint32_t ttm_a2a_workers_per_direction(uint64_t out_bytes, uint32_t pa
     return lanes >= (ring ? 4u : 16u) ? w : 0u;
 }
 
+namespace detail {
+/// A plan's workers per direction beyond max_workers: a named error (the plan's arrays hold no more).
+inline void check_workers(const Plan& p, uint32_t workers, const char* what) {
+    if (KCCL_UNLIKELY(workers > max_workers)) {
+        ::kccl::detail::Msg m;
+        m.s("ttm op: rank ").u(p.rank).s(": ").s(what).s(" with ").u(workers).s(" workers per direction (allowed: at most ")
+            .u(max_workers).s(")");
+        ::kccl::detail::assert_fail("ttm op", m.buf, __FILE__, __LINE__);
+    }
+}
+}  // namespace detail
+
 /// Lays out the plan's L1 from `base` (16-aligned) and the common fields.
 inline void plan_common(Plan& p, uint32_t rank, uint32_t ranks, uint32_t dram_xy, uint32_t worker_xy, uint32_t input,
                         uint32_t output, uint32_t page, uint32_t pages_per_packet, uint32_t base, uint32_t header_bytes) {
@@ -272,8 +284,9 @@ inline void make_all_gather_relay(Plan& p, bool ring, uint32_t slice, uint32_t s
     const uint32_t r = p.rank, n = p.ranks;
     p.ring = ring;
     const uint32_t pages = (slice + p.page - 1) / p.page;
+    detail::check_workers(p, workers, "make_all_gather_relay");
     p.relay = true;
-    p.workers = workers < 1 ? 1 : workers > max_workers ? max_workers : workers;
+    p.workers = workers < 1 ? 1 : workers;  // 0: one worker
     p.slice = slice;
     p.relay_sync = sync ? sync : 1;
     p.expect = 0;  // completion is counted by the senders on their relay semaphores
@@ -381,8 +394,9 @@ inline void make_all_to_all_generic(Plan& p, bool ring, uint32_t chunk, uint32_t
     const uint32_t r = p.rank, n = p.ranks;
     p.ring = ring;
     p.by_channel = p.in_order = true;
+    detail::check_workers(p, workers, "make_all_to_all_generic");
     p.direct = workers <= 1;
-    p.workers = p.direct ? 1u : workers > max_workers ? max_workers : workers;
+    p.workers = p.direct ? 1u : workers;
     p.local_channel = p.direct ? 0u : 2 * p.workers;
     uint32_t fwd_i = 0, bwd_i = 0;
     for (uint32_t step = 0; step < n; ++step) {
@@ -478,6 +492,23 @@ inline void check_plan(const Plan& p) {
         ::kccl::detail::Msg m;
         m.s("ttm op: rank ").u(p.rank).s(": ").u(p.pages_per_packet).s(" pages per packet, ").u(p.nstreams)
             .s(" streams (allowed: 1..4 pages, a scatter write's chunks; at most ").u(max_streams).s(" streams)");
+        ::kccl::detail::assert_fail("ttm op", m.buf, __FILE__, __LINE__);
+    }
+}
+
+/// The runners of a plan's fabric worker: `run` (Structure one_core), `run_direct` (all_to_all's
+/// direct structure, Plan::direct), `run_mux` (the per-direction structure behind the mux).
+enum class Runner : uint32_t { one_core, direct, mux };
+/// A plan on a runner it cannot run (a relay plan on one core sends nothing; a direct plan behind
+/// the mux, or a mux plan on run_direct, waits forever): a named error before the op starts.
+inline void check_runner(const Plan& p, Runner r) {
+    const char* why = r == Runner::one_core && p.relay ? "a relay plan (make_all_gather_relay) runs on run_sender + run_mux, not run"
+                    : r == Runner::direct && !p.direct ? "run_direct runs a direct plan (make_all_to_all_generic with 0 or 1 workers); this one runs on run_sender + run_mux"
+                    : r == Runner::mux && p.direct    ? "a direct plan (make_all_to_all_generic with 0 or 1 workers) runs on run_direct, not run_mux"
+                                                      : nullptr;
+    if (KCCL_UNLIKELY(why != nullptr)) {
+        ::kccl::detail::Msg m;
+        m.s("ttm op: rank ").u(p.rank).s(": ").s(why);
         ::kccl::detail::assert_fail("ttm op", m.buf, __FILE__, __LINE__);
     }
 }
@@ -663,6 +694,7 @@ void start_barrier(H& hal, Link& link, const Plan& p, uint32_t it) {
 template <class H, class Link>
 uint32_t run(H& hal, Link& link, const Plan& p, uint32_t iters) {
     detail::check_plan(p);
+    detail::check_runner(p, detail::Runner::one_core);
     for (uint32_t it = 0; it < iters; ++it) {
         detail::start_barrier(hal, link, p, it);
         detail::packet_loop(hal, p, tgt_fwd | tgt_bwd | tgt_local,
@@ -854,6 +886,7 @@ uint32_t run_mux_counts(H& hal, Link& link, const Plan& p, const MuxWiring& w, c
 template <class H, class Link>
 uint32_t run_direct(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t iters) {
     detail::check_plan(p);
+    detail::check_runner(p, detail::Runner::direct);
     const uint32_t sx = w.sender_xy[0] & 0xFFFFu, sy = w.sender_xy[0] >> 16;
     for (uint32_t it = 0; it < iters; ++it) {
         detail::start_barrier(hal, link, p, it);
@@ -876,6 +909,7 @@ uint32_t run_direct(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint3
 template <class H, class Link>
 uint32_t run_mux(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t iters) {
     detail::check_plan(p);
+    detail::check_runner(p, detail::Runner::mux);
     uint32_t want[max_channels] = {};
     for (uint32_t c = 0; c < p.channels(); ++c) want[c] = detail::packets_to(p, c);
     return run_mux_counts(hal, link, p, w, want, 1, p.expect, iters);
