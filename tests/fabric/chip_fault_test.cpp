@@ -428,6 +428,8 @@ TEST_CASE("chip fabric header: a 2D header needs its destination word and a rout
         f.route = (fc::route_dest_bytes + 1u) | (n << 16);
         fc::write_header(w, f, n, [&](uint32_t i) { return cmds[i]; });
         CHECK(fc::validate_header(w, 80, 64) == fc::HeaderFault::no_dest);
+        w[fc::hw::check] ^= 1u;  // a torn or stale header is named as one, whatever its fields say
+        CHECK(fc::validate_header(w, 80, 64) == fc::HeaderFault::check);
     }
     f.route = (fc::route_dest_bytes + 1u) | (5u << 16);
     fc::write_header(w, f, 5, [&](uint32_t i) { return cmds[i]; });
