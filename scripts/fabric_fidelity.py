@@ -266,7 +266,7 @@ def main():
                                  "method": r.get("method") or method_for(r["op"], r["topology"])})
     print("# chip fabric (coll_perf --transport fabric) on the Wormhole model against tt-metal's measured times")
     print("# (FULL_wormhole_b0_bfloat16_6144: DRAM tensors, 1 link per direction); ours: bfloat16, 6144 B packet")
-    print("# payload; ttm rows: tt-metal's op structure (DRAM tensors, packet streams, a worker per direction behind a")
+    print("# payload; ttm rows: tt-metal's op structure (DRAM tensors, packet streams, worker cores per direction behind a")
     print("# mux; reductions on the compute engine); executor rows (line, ring_bidir, pairwise): L1 buffers, 8 message")
     print("# slots per peer, one worker per chip. % = tt-metal's line rate:")
     print("# bottleneck bytes / (time x directions) / 12.5 GB/s. error = ours / theirs - 1.")

@@ -308,12 +308,12 @@ private:
         return false;
     }
 
-    /// Gives back sender slots whose packets have landed in the peer's receiver (first-level
-    /// acknowledgement: the eth_send source is no longer needed, E1).
+    /// Gives back sender slots whose packets the peer is done with: on rings those that have landed
+    /// in its receiver (first-level acknowledgement: the eth_send source is no longer needed, E1),
+    /// elsewhere those it has processed (its freed-slot count).
     template <class H>
     bool free_step(H& hal) {
         set_status(hal, st::tx_freed, link_freed(hal));
-        // rings: the first-level ack (landed); otherwise the completion (processed) frees the slot
         const uint32_t freed = first_level_ack_ ? hal.sem_read(L_.ack_inbox()) : link_freed(hal);
         bool progress = false;
         for (uint32_t c = 0; c < max_sender_channels; ++c) {
