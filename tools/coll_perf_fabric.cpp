@@ -272,11 +272,11 @@ Shape shape_of(const FOptions& o, Op op, Method m, std::vector<uint32_t>& parent
 }
 
 /// --structure ttm_executor on a reducing op: the executor, reducing on the Tensix compute engine (OnComputeEngine).
-bool ttm_reduces(const FOptions& o, Op op) {
+bool executor_on_compute_engine(const FOptions& o, Op op) {
     return o.structure == "ttm_executor" && (op == Op::reduce_scatter || op == Op::all_reduce);
 }
 /// --structure ttm / ttm_one_core: tools/ttm_fabric_ops.hpp's kernels (every op for ttm, the gathering ones for ttm_one_core).
-bool ttm_gathers(const FOptions& o, Op op) {
+bool ttm_kernels(const FOptions& o, Op op) {
     const bool gathers = op == Op::all_gather || op == Op::all_to_all, reduces = op == Op::reduce_scatter || op == Op::all_reduce;
     return (o.structure == "ttm" && (gathers || reduces)) || (o.structure == "ttm_one_core" && gathers);
 }
@@ -304,10 +304,8 @@ std::vector<Row> plan_rows(FOptions& o) {
     if (o.colls.empty()) bad("--coll needs at least one op");
     if (o.structure != "generic")
         for (Op op : o.colls) {
-            const bool gathers = op == Op::all_gather || op == Op::all_to_all;
             const bool reduces = op == Op::reduce_scatter || op == Op::all_reduce;
-            const bool built = o.structure == "ttm" ? gathers || reduces : o.structure == "ttm_one_core" ? gathers : reduces;
-            if (!built)
+            if (!ttm_kernels(o, op) && !executor_on_compute_engine(o, op))
                 bad("--structure " + o.structure + " is built for " +
                     (o.structure == "ttm"            ? "all_gather, all_to_all, reduce_scatter and all_reduce"
                      : o.structure == "ttm_one_core" ? "all_gather and all_to_all"
@@ -354,7 +352,7 @@ std::vector<Row> plan_rows(FOptions& o) {
             const std::string where = std::string(op_name(op)) + " / " + method_name(r.method) + " at size " + std::to_string(size);
             if (r.count > 0x7FFFFFFFull) bad(where + ": count too large (lower -e)");
             r.shape = shape_of(o, op, r.method, r.parent);
-            if (ttm_gathers(o, op)) {  // DRAM tensors (tools/ttm_fabric_ops.hpp): input and output (and intermediate) per rank
+            if (ttm_kernels(o, op)) {  // DRAM tensors (tools/ttm_fabric_ops.hpp): input and output (and intermediate) per rank
                 kccl::tools::ttm_fabric::Options t;
                 t.op = op_name(op);
                 t.ranks = o.ranks;
@@ -561,8 +559,8 @@ int run(const FOptions& o, const std::vector<Row>& rows) {
     for (const Row& row : rows) {
         Result r;
         try {
-            if (ttm_gathers(o, row.op)) r = run_row_ttm(o, row);
-            else if (ttm_reduces(o, row.op))  // --structure ttm: the combine on the compute engine
+            if (ttm_kernels(o, row.op)) r = run_row_ttm(o, row);
+            else if (executor_on_compute_engine(o, row.op))  // --structure ttm_executor
                 r = o.dtype == DataType::bf16 ? run_row<bfloat16, true>(o, row) : run_row<float, true>(o, row);
             else
                 r = o.dtype == DataType::bf16 ? run_row<bfloat16>(o, row) : run_row<float>(o, row);
@@ -593,10 +591,10 @@ int run(const FOptions& o, const std::vector<Row>& rows) {
             std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * mbus / 12.5);
             std::printf(" | %12.2f %8.3f %8.3f %8s", r.model_us, malg, mbus, pct);
         }
-        if (ttm_gathers(o, row.op)) std::printf("  %s / %s\n", op_name(row.op), o.structure.c_str());
+        if (ttm_kernels(o, row.op)) std::printf("  %s / %s\n", op_name(row.op), o.structure.c_str());
         else
             std::printf("  %s / %s%s%s\n", op_name(row.op), method_name(row.method), row.automatic ? " (auto)" : "",
-                        ttm_reduces(o, row.op) ? " (ttm_executor: compute-engine reduction)" : "");
+                        executor_on_compute_engine(o, row.op) ? " (ttm_executor: compute-engine reduction)" : "");
         if (r.wrong) {
             std::printf("#   first wrong:%s\n", r.first_wrong.c_str());
             status = 1;

@@ -128,7 +128,8 @@ inline void validate(const Options& o) {
     if (o.workers > ops::max_workers)
         throw std::invalid_argument("ttm structure: " + std::to_string(o.workers) + " workers per direction (allowed: 0 = tt-metal's default, 1.." +
                                     std::to_string(ops::max_workers) + ")");
-    if (o.ranks < 2 || o.ranks > 32) throw std::invalid_argument("ttm structure: " + std::to_string(o.ranks) + " chips (allowed: 2..32)");
+    if (o.ranks < 2 || o.ranks > ops::max_ranks)
+        throw std::invalid_argument("ttm structure: " + std::to_string(o.ranks) + " chips (allowed: 2.." + std::to_string(ops::max_ranks) + ")");
     const uint32_t ppp = o.page ? pages_per_packet_of(o) : 0;
     if (o.page == 0 || o.page % 16 || ppp == 0 || ppp > kccl::fabric::chip::max_scatter_chunks || uint64_t(ppp) * o.page > o.message)
         throw std::invalid_argument("ttm structure: page " + std::to_string(o.page) + " B x " + std::to_string(ppp) +
@@ -170,7 +171,7 @@ inline Result run(const Options& o, emu::RunOptions ro) {
     cf::BedOptions b = line_or_ring_bed(o);
     b.buffer_bytes = ops::Plan::l1_bytes(48, ppp * o.page, o.mux_slots, ops::max_workers);
     const bool split = structure_of(o) == "per_direction";
-    if (split) b.grid_w = 1 + 2 * ops::max_workers;  // the senders of channels c at (1 + c, 0)
+    if (split) b.grid_w = 1 + ops::max_channels;  // the senders of channels c at (1 + c, 0)
     b.dram_bytes = uint32_t(dram_bytes(o));
     cf::Bed bed(b);
     const uint32_t in_at = 0, out_at = (in_bytes + 4095u) & ~4095u;
@@ -376,9 +377,9 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
 /// (devices, tt-metal's measured time - our modelled time) at the smallest published size of each
 /// of the 8 measured series (line 2 at 4 KiB, line 4 at 8 KiB, line 8 and ring 8 at 16 KiB;
 /// all_gather 4.45, 2.68, 2.19, 5.34 us, all_to_all 2.19, 4.43, 5.84, 7.34 us), sizes below the
-/// fidelity table's 64 KiB..256 MiB. Not a fit of any point of the table. Refitted the same way
-/// whenever the structure changes (last: the start barrier modelled, which took most of the
-/// per-device part; before it 2.18 + 1.13 us per device).
+/// fidelity table's 64 KiB..256 MiB. Not a fit of any point of the table. The fit depends on what
+/// the kernels model (without the modelled start barrier it gives 2.18 + 1.13 us per device: the
+/// barrier is most of the per-device part), so it is refitted the same way when they change.
 /// Charged once per tt-metal device operation the op is made of (device_ops): all_reduce twice.
 struct OpOverhead {
     static constexpr double fixed_us = 2.48;

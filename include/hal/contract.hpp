@@ -123,6 +123,14 @@
 //   hal::note_read(h, l1, bytes)    this core uses bytes of its L1 it reads through l1_ptr
 //   hal::note_write(h, l1, bytes)   this core stores to bytes of its L1 through l1_ptr
 //
+// MODELLED INSTRUCTION WORK (optional; a free function, a no-op on a backend without it)
+//   hal::note_work(h, Work::k)  this core just did the instruction work `k` names, work that no
+//                               NoC, L1 or Ethernet operation of the contract stands for. On
+//                               hardware it compiles to nothing (the instructions take their own
+//                               time); a timed emulation charges the model's cost for `k`.
+//     Work::route_2d_hop        a 2D fabric router's per-packet work beyond a 1D router's:
+//                               decoding the hop command and the full NoC write's command setup
+//
 // STORE FENCE (N7; a free function, so that scripted test backends need not provide it)
 //   hal::l1_store_fence(h, l1, bytes)  this core's stores to [l1, l1 + bytes) have reached L1
 //                                      before any later NoC operation reads them. tt-metal: a
@@ -354,6 +362,25 @@ inline void note_write(H& h, uint32_t l1, uint32_t bytes, const char* file = __b
                        uint32_t line = __builtin_LINE()) {
     if constexpr (detail::has_race_notes<H>::value) h.note_write(l1, bytes, file, line);
     else (void)h, (void)l1, (void)bytes, (void)file, (void)line;
+}
+
+/// Instruction work a timed backend charges by name (hal::note_work; see the contract block above).
+enum class Work : uint8_t {
+    route_2d_hop,  ///< a 2D fabric router's per-packet work beyond a 1D router's (hop-command decode, full NoC write setup)
+};
+
+namespace detail {
+template <class H, class = void>
+struct has_note_work : std::false_type {};
+template <class H>
+struct has_note_work<H, void_t<decltype(std::declval<H&>().note_work(Work{}))>> : std::true_type {};
+}  // namespace detail
+
+/// This core did the instruction work `w` names: charged by a timed backend, nothing elsewhere.
+template <class H>
+inline void note_work(H& h, Work w) {
+    if constexpr (detail::has_note_work<H>::value) h.note_work(w);
+    else (void)h, (void)w;
 }
 
 namespace detail {

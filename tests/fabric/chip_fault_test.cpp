@@ -354,8 +354,10 @@ TEST_CASE("chip fabric faults: each ends in a named report, never a hang", "[fab
 namespace {
 /// On a 1 x 3 mesh, rank 0 sends one raw 2D packet along E, E to rank 2 whose destination word
 /// names (`chip`, `mesh`); or (`fill_unfed`) rank 1 increments the fill semaphore of its E
-/// router's sender channel from N, which no router feeds. Returns the run's report.
-emu::RunReport mesh_raw(uint32_t chip_of_rank, uint32_t mesh, bool fill_unfed) {
+/// router's sender channel from N, which no router feeds. `wait_delivery`: rank 2 waits until the
+/// packet's inline word has landed in its scratch. Returns the run's report.
+emu::RunReport mesh_raw(uint32_t chip_of_rank, uint32_t mesh, bool fill_unfed, bool wait_delivery = false) {
+    constexpr uint32_t word = 0x5EED1234u;
     cf::BedOptions o;
     o.topology = "mesh";
     o.kind = fh::FabricKind::mesh_2d;
@@ -366,23 +368,26 @@ emu::RunReport mesh_raw(uint32_t chip_of_rank, uint32_t mesh, bool fill_unfed) {
     const uint32_t hb = bed.plan.spec.header_bytes;
     const uint32_t dest = fc::route_dest(bed.plan.spec.chips[chip_of_rank], mesh);
     const fc::RouterLayout rl = bed.plan.router;
-    bed.add([hb, dest, rl, fill_unfed](auto& hal, auto& link, const cf::RankBuffers& b) -> uint64_t {
+    bed.add([hb, dest, rl, fill_unfed, wait_delivery](auto& hal, auto& link, const cf::RankBuffers& b) -> uint64_t {
         if (link.rank() == 0 && !fill_unfed) {
-            std::vector<uint8_t> cmds;
+            std::vector<uint8_t> cmds;  // the destination word, then E, E, deliver
             for (uint32_t k = 0; k < fc::route_dest_bytes; ++k) cmds.push_back(uint8_t(dest >> (8 * k)));
-            cmds = {cmds[0], cmds[1], cmds[2], cmds[3], fc::route_forward(2), fc::route_forward(2), fc::route_deliver()};
+            for (uint8_t c : {fc::route_forward(2), fc::route_forward(2), fc::route_deliver()}) cmds.push_back(c);
             fc::HeaderFields f;
             f.cmd = fc::NocCmd::inline_write;
             f.routing = fc::Routing::path_2d;
             f.route = (fc::route_dest_bytes + 1u) | (uint32_t(cmds.size()) << 16);
             f.dst_xy = link.peer_xy(1);
             f.dst_l1 = b.scratch_l1;
+            f.value = word;
             volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(b.output_l1, hb));
             fc::write_header(h, f, uint32_t(cmds.size()), [&](uint32_t i) { return cmds[i]; });
             fc::Connection& c = link.connection(link.route_dir(2));
             c.reserve(hal);
             c.write(hal, b.output_l1, hb, 0, 0);
         }
+        if (link.rank() == 2 && wait_delivery)
+            while (hal.sem_read(b.scratch_l1) != word) hal.idle();
         if (link.rank() == 1 && fill_unfed) {
             const uint32_t e = hal.arg(cf::bed_args + fc::wargs::router_xy + uint32_t(fc::Dir::E));
             hal.sem_inc(hal.noc_addr(e & 0xFFFFu, e >> 16, rl.fill_sem(1 + uint32_t(fc::Dir::N))), 1);
@@ -396,7 +401,7 @@ emu::RunReport mesh_raw(uint32_t chip_of_rank, uint32_t mesh, bool fill_unfed) {
 
 TEST_CASE("chip fabric 2D: the routing-table check and the polled sender channels name what is wrong", "[fabric][fault]") {
     SECTION("a well-formed raw 2D packet is delivered (the cases below differ from it in one field)") {
-        CHECK(mesh_raw(2, fc::fabric_mesh_id, false).ok());
+        CHECK(mesh_raw(2, fc::fabric_mesh_id, false, true).ok());
     }
     SECTION("a destination on another mesh: the first router's routing-table check") {
         const emu::RunReport r = mesh_raw(2, fc::fabric_mesh_id + 1, false);
@@ -428,6 +433,8 @@ TEST_CASE("chip fabric header: a 2D header needs its destination word and a rout
         f.route = (fc::route_dest_bytes + 1u) | (n << 16);
         fc::write_header(w, f, n, [&](uint32_t i) { return cmds[i]; });
         CHECK(fc::validate_header(w, 80, 64) == fc::HeaderFault::no_dest);
+        w[fc::hw::check] ^= 1u;  // a torn or stale header is named as one, whatever its fields say
+        CHECK(fc::validate_header(w, 80, 64) == fc::HeaderFault::check);
     }
     f.route = (fc::route_dest_bytes + 1u) | (5u << 16);
     fc::write_header(w, f, 5, [&](uint32_t i) { return cmds[i]; });

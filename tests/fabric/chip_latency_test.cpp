@@ -23,7 +23,7 @@ namespace {
 void throw_handler(const char*, const char* msg, const char*, int) { throw emu::EmulationError(msg); }
 
 /// Rank 0's modelled time (ns) for `pings` round trips to the rank k hops away.
-double ping_ns(fh::FabricKind kind, uint32_t k, uint32_t pings) {
+double ping_ns(fh::FabricKind kind, uint32_t k, uint32_t pings, const emu::WormholeOptions& w) {
     kccl::set_assert_handler(&throw_handler);
     cf::BedOptions o;
     o.kind = kind;
@@ -56,7 +56,7 @@ double ping_ns(fh::FabricKind kind, uint32_t k, uint32_t pings) {
         link.quiesce();
         return 0;
     });
-    auto model = emu::wormhole_model();
+    auto model = emu::wormhole_model(w);
     emu::RunOptions ro;
     ro.timing = model.get();
     const emu::RunReport r = bed.run(ro);
@@ -65,13 +65,15 @@ double ping_ns(fh::FabricKind kind, uint32_t k, uint32_t pings) {
     return double(c.modelled_end - c.modelled_start) / r.ticks_per_second * 1e9;
 }
 
-double round_trip_ns(fh::FabricKind kind, uint32_t k) { return (ping_ns(kind, k, 21) - ping_ns(kind, k, 1)) / 20.0; }
+double round_trip_ns(fh::FabricKind kind, uint32_t k, const emu::WormholeOptions& w) {
+    return (ping_ns(kind, k, 21, w) - ping_ns(kind, k, 1, w)) / 20.0;
+}
 
 /// Half the least-squares slope of the round trip over k = 1..K.
-double per_hop_ns(fh::FabricKind kind, uint32_t K, std::vector<double>& rtt) {
+double per_hop_ns(fh::FabricKind kind, uint32_t K, std::vector<double>& rtt, const emu::WormholeOptions& w = {}) {
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (uint32_t k = 1; k <= K; ++k) {
-        const double y = round_trip_ns(kind, k);
+        const double y = round_trip_ns(kind, k, w);
         rtt.push_back(y);
         sx += k;
         sy += y;
@@ -102,20 +104,33 @@ TEST_CASE("fabric latency: per-hop latency of the 1D and 2D fabric vs tt-metal's
         for (size_t i = 1; i < rtt.size(); ++i) CHECK(rtt[i] > rtt[i - 1]);
         CHECK(hop > 300.0);
         CHECK(hop < 3000.0);
-        // The 1D hop: within 5% of tt-metal's figure (nothing in the model is fitted to it).
-        if (row.kind == fh::FabricKind::line_1d) CHECK(std::fabs(hop - row.published) <= 0.05 * row.published);
+        // Within 5% of tt-metal's figure. The 1D hop is a prediction: nothing in the model is
+        // fitted to it. The 2D hop is not: WormholeOptions::cost_route_2d_hop is calibrated from the
+        // two published figures (see the case below), so this checks the calibration holds.
+        CHECK(std::fabs(hop - row.published) <= 0.05 * row.published);
     }
 }
 
-// The 2D hop is not within 5%: tt-metal's 2D hop costs 163 ns more than its 1D hop. The emulated 2D
-// router does the per-hop work of tt-metal's 2D router that the model can cost from its own figures
-// (it polls four sender channels, carries tt-metal's 80-byte mesh header, reads its routing table
-// for every packet): 768 ns, 27 above the 1D hop, 106 ns (12%) under 874. What is left is work the
-// model charges nothing for (instructions: the hop-command decode; tt-metal's 1D stateful NoC write
-// against its 2D full one), with no published cost (docs/fabric.md, "Latency", "The 2D hop").
-// Marked until the model has a sourced cost for it.
-TEST_CASE("fabric latency: the 2D hop within 5% of tt-metal's 874 ns (not met)", "[fabric][latency][fidelity-gap][!shouldfail]") {
+// The 2D router's extra per-hop work: 874 - 711 = 163 ns in tt-metal's figures. The model's own 2D
+// structure (four sender channels polled, the 80-byte mesh header, the routing-table read) costs
+// part of it; the rest, instruction work with no published figure (the hop-command decode, the full
+// NoC write setup), is the calibrated cost_route_2d_hop, charged once per packet at every router
+// it reaches. This case checks where the 2D hop's time comes from: without that cost the 2D hop is
+// within 60 ns of the 1D hop (measured: 27); with it, one cost per hop on the slope, and 2D minus
+// 1D is tt-metal's 163 ns within 20 (measured: 170).
+TEST_CASE("fabric latency: the 2D hop's calibrated instruction work is charged once per hop", "[fabric][latency]") {
     std::vector<double> rtt;
-    const double hop = per_hop_ns(fh::FabricKind::mesh_2d, 6, rtt);
-    CHECK(std::fabs(hop - 874.0) <= 0.05 * 874.0);
+    const double d1 = per_hop_ns(fh::FabricKind::line_1d, 6, rtt);
+    const double d2 = per_hop_ns(fh::FabricKind::mesh_2d, 6, rtt);
+    emu::WormholeOptions none;
+    none.cost_route_2d_hop = 0;
+    const double d2_structural = per_hop_ns(fh::FabricKind::mesh_2d, 6, rtt, none);
+    const double charged = emu::WormholeOptions{}.cost_route_2d_hop;  // cycles at 1 GHz: ns
+    std::printf("2D hop %.0f ns = %.0f without the calibrated %.0f ns (1D hop %.0f ns)\n", d2, d2_structural, charged, d1);
+    CHECK(d2_structural > d1);
+    CHECK(d2_structural - d1 < 60.0);
+    // Once per hop: the slope grows by the charge (plus a few ns: the longer router step delays
+    // its next poll), not by twice it (charged at both routers of a hop) or by nothing.
+    CHECK(std::fabs((d2 - d2_structural) - charged) <= 15.0);
+    CHECK(std::fabs((d2 - d1) - (874.0 - 711.0)) <= 20.0);
 }

@@ -28,7 +28,6 @@ TEST_CASE("ttm ops: the plans' routes (multicast ranges, all_to_all directions)"
     ops::Plan p;
     // line of 4, chip 1: forward range 2 (chips 2, 3), backward range 1 (chip 0)
     ops::plan_common(p, 1, 4, 0, 0, 0, 0, 2048, 2, 0x1000, 48);
-    CHECK(ops::detail::packets_to(p, 0) == 0);
     ops::make_all_gather(p, false, 8192);
     REQUIRE(p.nstreams == 1);
     CHECK(p.s[0].route[0] == (1u | (2u << 16)));
@@ -208,8 +207,9 @@ TEST_CASE("ttm ops: all_gather and all_to_all bit-exact on lines of 2 and 4 and 
             CHECK(check(o, seed) == "");
         }
     // all_to_all_async_generic's direction-owned schedule: workers per direction behind the mux
+    // (4: the most; with the local-copy core that is 9 sender cores, ops::max_channels)
     for (const Case& c : cases)
-        for (uint32_t workers : {2u, 3u}) {
+        for (uint32_t workers : {2u, 3u, 4u}) {
             if (std::string(c.op) != "all_to_all" || c.ranks == 2) continue;
             tf::Options o;
             o.op = c.op;
@@ -217,7 +217,7 @@ TEST_CASE("ttm ops: all_gather and all_to_all bit-exact on lines of 2 and 4 and 
             o.ranks = c.ranks;
             o.size = c.size;
             o.workers = workers;
-            o.mux_slots = workers == 2 ? 1 : 3;
+            o.mux_slots = workers == 3 ? 3 : 1;
             o.iters = 3;
             INFO(c.op << (c.ring ? " ring " : " line ") << c.ranks << " size " << c.size << " workers " << workers);
             CHECK(check(o, 5) == "");
@@ -262,6 +262,33 @@ TEST_CASE("ttm ops: named errors for options the structure does not take", "[fab
     o = tf::Options{};
     o.structure = "two_cores";
     CHECK_THROWS_WITH(tf::validate(o), Catch::Contains("allowed: auto, per_direction, one_core"));
+    o = tf::Options{};
+    o.ranks = 33;
+    CHECK_THROWS_WITH(tf::validate(o), Catch::Contains("33 chips (allowed: 2..32)"));
+    // the device-side plan rejects a chip count its arrays do not hold, before writing any of it
+    kccl::set_assert_handler(&throw_handler);
+    ops::Plan p;
+    CHECK_THROWS_WITH(ops::plan_common(p, 0, 33, 0, 0, 0, 0, 2048, 3, 0x1000, 48),
+                      Catch::Contains("ttm op: rank 0 of 33 chips (allowed: 2..32 chips, rank below the chips)"));
+    CHECK_THROWS_WITH(ops::plan_common(p, 4, 4, 0, 0, 0, 0, 2048, 3, 0x1000, 48), Catch::Contains("rank 4 of 4 chips"));
+    // more workers per direction than the plan holds
+    ops::plan_common(p, 1, 4, 0, 0, 0, 0, 2048, 3, 0x1000, 48);
+    CHECK_THROWS_WITH(ops::make_all_gather_relay(p, false, 8192, 1, 5),
+                      Catch::Contains("make_all_gather_relay with 5 workers per direction (allowed: at most 4)"));
+    CHECK_THROWS_WITH(ops::make_all_to_all_generic(p, false, 8192, 5),
+                      Catch::Contains("make_all_to_all_generic with 5 workers per direction (allowed: at most 4)"));
+    // a plan on a runner it cannot run
+    ops::make_all_gather_relay(p, false, 8192, 1, 1);
+    CHECK_THROWS_WITH(ops::detail::check_runner(p, ops::detail::Runner::one_core), Catch::Contains("a relay plan"));
+    CHECK_NOTHROW(ops::detail::check_runner(p, ops::detail::Runner::mux));
+    ops::plan_common(p, 1, 4, 0, 0, 0, 0, 2048, 3, 0x1000, 48);
+    ops::make_all_to_all_generic(p, false, 8192, 0);
+    CHECK_THROWS_WITH(ops::detail::check_runner(p, ops::detail::Runner::mux), Catch::Contains("runs on run_direct, not run_mux"));
+    CHECK_NOTHROW(ops::detail::check_runner(p, ops::detail::Runner::direct));
+    ops::plan_common(p, 1, 4, 0, 0, 0, 0, 2048, 3, 0x1000, 48);
+    ops::make_all_to_all_generic(p, false, 8192, 3);
+    CHECK_THROWS_WITH(ops::detail::check_runner(p, ops::detail::Runner::direct), Catch::Contains("run_direct runs a direct plan"));
+    CHECK_NOTHROW(ops::detail::check_runner(p, ops::detail::Runner::one_core));
 }
 
 TEST_CASE("ttm ops: the fidelity grid's shapes at 1 MiB, bit-exact on the timed engine", "[fabric][ttm][long]") {

@@ -539,6 +539,14 @@ public:
         if (timed_) sched_->charge(Op::compute_eltwise, elems);
     }
 
+    /// hal::note_work: charges the named instruction work on the timed engine (nothing elsewhere).
+    void note_work(kccl::hal::Work w) {
+        if (!timed_) return;
+        switch (w) {
+            case kccl::hal::Work::route_2d_hop: sched_->charge(Op::route_2d_hop, 1); return;
+        }
+    }
+
     // ---- emulation extensions (not part of the contract) ---------------------------------------
     /// Number of context_switch() calls so far (tests check idle-count policies with it).
     uint64_t context_switches() const { return context_switches_; }

@@ -96,8 +96,9 @@ enum class Op : uint8_t {
     idle_poll,
     l1_access,  ///< per call, bytes given
     compute_eltwise,  ///< an element-wise combine on the Tensix compute engine; the size is ELEMENTS, not bytes
+    route_2d_hop,     ///< a 2D fabric router's per-packet instruction work (hal::note_work, Work::route_2d_hop)
 };
-inline constexpr uint32_t op_count = uint32_t(Op::compute_eltwise) + 1;
+inline constexpr uint32_t op_count = uint32_t(Op::route_2d_hop) + 1;
 
 inline const char* to_string(Op op) {
     switch (op) {
@@ -114,6 +115,7 @@ inline const char* to_string(Op op) {
         case Op::idle_poll: return "idle_poll";
         case Op::l1_access: return "l1_access";
         case Op::compute_eltwise: return "compute_eltwise";
+        case Op::route_2d_hop: return "route_2d_hop";
     }
     return "?";
 }
@@ -233,6 +235,15 @@ struct WormholeOptions {
     uint32_t cost_compute_call = 40;        ///< per call: CB handshakes (cb_wait_front / cb_reserve_back /
                                             ///< push / pop between the data-movement and compute kernels), the
                                             ///< Dst acquire / release, the FPU's 5-cycle latency: ASSUMPTION, not fitted
+    /// A 2D fabric router's per-packet work beyond a 1D router's that no contract operation stands
+    /// for (Op::route_2d_hop): decoding the hop command (tt-metal's 2D router switches over 16
+    /// hop commands, each with its own downstream-space checks) and programming a full NoC write
+    /// where its 1D router reuses a stateful one. No instruction-level figure is published, so it
+    /// is CALIBRATED from the published per-hop latencies (tt-metal's CCL bandwidth notes, Wormhole:
+    /// 1D 711 ns, 2D 874 ns): the 2D hop costs 163 ns more than the 1D hop; the model's own
+    /// structure (four sender channels polled, the 80-byte mesh header, the routing-table read)
+    /// accounts for 27 ns of that; the remaining 136 ns are charged here, once per packet per hop.
+    uint32_t cost_route_2d_hop = 136;
     // Program launch (Launcher::next_program): NOT published per program; 0 by default, so a
     // run's time is its kernels' time only. A caller that models tt-metal's measured op (program
     // dispatch + kernels) sets it and says where its figure comes from (the small-tensor
@@ -327,6 +338,7 @@ public:
                 return cycles(o_.cost_l1_access_base + detail::ceil_div(bytes, o_.l1_bytes_per_cycle));
             case Op::compute_eltwise:  // `bytes` is the element count here
                 return cycles(o_.cost_compute_call + detail::ceil_div(bytes, o_.compute_elems_per_cycle));
+            case Op::route_2d_hop: return cycles(o_.cost_route_2d_hop);
         }
         return 0;
     }
@@ -571,7 +583,8 @@ public:
             case Op::l1_access:
                 return std::max<vtime_t>(1, detail::ceil_div(bytes, o_.l1_bytes_per_cycle));  // T_store = 1
             case Op::eth_send:
-            case Op::eth_txq_check: break;
+            case Op::eth_txq_check:
+            case Op::route_2d_hop: break;
             case Op::compute_eltwise:
                 throw EmulationError("wafer_model: compute_eltwise: a wafer-scale PE has no Tensix compute engine "
                                      "(reduce with loads and stores, or use wormhole_model)");

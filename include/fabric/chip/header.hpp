@@ -167,11 +167,11 @@ inline HeaderFault validate_header(const volatile uint32_t* w, uint32_t header_b
     if ((w[hw::kind] & 0xFFFFu) != header_magic) return HeaderFault::magic;
     const uint32_t ncmds = header_cmd_count(w);
     if (ncmds > header_bytes - header_base_bytes) return HeaderFault::too_many_cmds;
-    if (kind_routing(w[hw::kind]) == uint32_t(Routing::path_2d) && ncmds < route_dest_bytes + 1) return HeaderFault::no_dest;
     if (w[hw::check] != header_check(w, reinterpret_cast<const volatile uint8_t*>(w + hw::words), ncmds))
-        return HeaderFault::check;
+        return HeaderFault::check;  // before the field checks: a garbage header is named as one
     if (!valid_cmd(kind_cmd(w[hw::kind]))) return HeaderFault::command;
     if (!valid_routing(kind_routing(w[hw::kind]))) return HeaderFault::routing;
+    if (kind_routing(w[hw::kind]) == uint32_t(Routing::path_2d) && ncmds < route_dest_bytes + 1) return HeaderFault::no_dest;
     if (w[hw::payload] > max_payload) return HeaderFault::payload;
     if (kind_cmd(w[hw::kind]) == uint32_t(NocCmd::multicast_write) && mcast_rect_of(w).cores() == 0)
         return HeaderFault::mcast_rect;

@@ -308,12 +308,12 @@ private:
         return false;
     }
 
-    /// Gives back sender slots whose packets have landed in the peer's receiver (first-level
-    /// acknowledgement: the eth_send source is no longer needed, E1).
+    /// Gives back sender slots whose packets the peer is done with: on rings those that have landed
+    /// in its receiver (first-level acknowledgement: the eth_send source is no longer needed, E1),
+    /// elsewhere those it has processed (its freed-slot count).
     template <class H>
     bool free_step(H& hal) {
         set_status(hal, st::tx_freed, link_freed(hal));
-        // rings: the first-level ack (landed); otherwise the completion (processed) frees the slot
         const uint32_t freed = first_level_ack_ ? hal.sem_read(L_.ack_inbox()) : link_freed(hal);
         bool progress = false;
         for (uint32_t c = 0; c < max_sender_channels; ++c) {
@@ -386,6 +386,9 @@ private:
             const HeaderFault f = validate_header(h, L_.header_bytes, L_.max_payload);
             if (KCCL_UNLIKELY(f != HeaderFault::none)) header_error(hal, "receiver channel", rx_idx_, rx_processed_, f);
             rx_checked_ = true;
+            // A 2D packet's hop-command decode and full NoC write setup (once per packet, however
+            // often forwarding has to wait for credits): the timing model's cost, nothing on hardware.
+            if (kind_routing(h[hw::kind]) == uint32_t(Routing::path_2d)) kccl::hal::note_work(hal, kccl::hal::Work::route_2d_hop);
         }
         // Decide what to do, without changing the header yet (forwarding may have to wait).
         const uint32_t routing = kind_routing(h[hw::kind]);

@@ -74,11 +74,19 @@ namespace kccl::fabric::chip::ops {
 
 inline constexpr uint32_t max_streams = 64;
 inline constexpr uint32_t max_relay_items = 34;  ///< per sender: the own slice, up to 32 relayed, a split half
+/// The most chips an op's plans hold (plan_common rejects more): all_to_all has a stream per chip,
+/// a line's relaying sender an item per chip.
+inline constexpr uint32_t max_ranks = 32;
+static_assert(max_streams >= max_ranks && max_relay_items >= max_ranks,
+              "A plan must hold a stream per chip (all_to_all) and a relay item per chip (a line's all_gather relay).");
 inline constexpr uint32_t max_workers = 4;       ///< senders per direction (tt-metal's default_workers: 1, 2 or 4)
-inline constexpr uint32_t max_channels = 2 * max_workers;
+/// Sender cores per op: the workers of both directions, and all_to_all's local-copy core
+/// (Plan::channels()).
+inline constexpr uint32_t max_channels = 2 * max_workers + 1;
 /// Mux channels (MuxWiring, run_mux_counts): 2 x up to 8 workers per direction (tt-metal's
 /// reduce_scatter_minimal_async: default_workers up to 8, a mux channel each).
 inline constexpr uint32_t max_mux_channels = 16;
+static_assert(max_mux_channels >= max_channels, "The mux needs a channel for every sender core of an op.");
 inline constexpr uint32_t cb_packets = 3;       ///< tt-metal's sender CB: 3 packets ("triple buffering")
 inline constexpr uint32_t tgt_fwd = 1, tgt_bwd = 2, tgt_local = 4;
 /// Stream::channel of the streams the fabric worker sends itself (all_to_all, direct structure).
@@ -126,12 +134,13 @@ struct Plan {
     uint32_t nstreams = 0;
     Stream s[max_streams];
     /// all_gather relay (make_all_gather_relay; the per-direction structure): instead of the
-    /// streams, each direction's sender works through its items; a sync packet (a header-only
-    /// fused write + increment) follows every relay_sync packets of an item and its last one
-    /// Senders (mux channels) per direction: channel c = d * workers + k is worker k of direction d
-    /// (1 unless relaying: tt-metal's workers each relay their part of every slice).
+    /// streams, each sender (mux channel) works through its items; a sync packet (a header-only
+    /// fused write + increment) follows every relay_sync packets of an item and its last one.
     bool relay = false;
     bool relay_local = true;  ///< the backward senders copy the own slice locally (false: a test mutation)
+    /// Senders (mux channels) per direction: channel c = d * workers + k is worker k of direction d
+    /// (relay: tt-metal's workers each relay their part of every slice; all_to_all's direction-owned
+    /// schedule: its workers per direction; else 1).
     uint32_t workers = 1;
     uint32_t slice = 0, relay_sync = 1;
     uint32_t nitems[max_channels] = {};
@@ -166,10 +175,8 @@ constexpr uint32_t ttm_pages_per_packet(uint32_t payload, uint32_t page) {
 }
 /// tt-metal's all_to_all (all_to_all_async_generic's program factory) pages per packet:
 /// number_pages_per_packet = min(4, max payload / page) for its scatter schedule (the bank-owned
-/// schedule needs more than 4 pages per payload): 3 pages of 2048 B in a 6144 B packet.
-constexpr uint32_t ttm_a2a_pages_per_packet(uint32_t payload, uint32_t page) {
-    return payload / page < 4 ? payload / page : 4;
-}
+/// schedule needs more than 4 pages per payload): the all_gather rule, 3 pages of 2048 B in a 6144 B packet.
+constexpr uint32_t ttm_a2a_pages_per_packet(uint32_t payload, uint32_t page) { return ttm_pages_per_packet(payload, page); }
 
 /// tt-metal's all_to_all_async_generic workers per direction (its program factory, one link):
 /// preferred 3, at most n - 1 on a line; used when the output's packets per lane
@@ -181,9 +188,26 @@ constexpr uint32_t ttm_a2a_workers_per_direction(uint64_t out_bytes, uint32_t pa
     return lanes >= (ring ? 4u : 16u) ? w : 0u;
 }
 
+namespace detail {
+/// A plan's workers per direction beyond max_workers: a named error (the plan's arrays hold no more).
+inline void check_workers(const Plan& p, uint32_t workers, const char* what) {
+    if (KCCL_UNLIKELY(workers > max_workers)) {
+        ::kccl::detail::Msg m;
+        m.s("ttm op: rank ").u(p.rank).s(": ").s(what).s(" with ").u(workers).s(" workers per direction (allowed: at most ")
+            .u(max_workers).s(")");
+        ::kccl::detail::assert_fail("ttm op", m.buf, __FILE__, __LINE__);
+    }
+}
+}  // namespace detail
+
 /// Lays out the plan's L1 from `base` (16-aligned) and the common fields.
 inline void plan_common(Plan& p, uint32_t rank, uint32_t ranks, uint32_t dram_xy, uint32_t worker_xy, uint32_t input,
                         uint32_t output, uint32_t page, uint32_t pages_per_packet, uint32_t base, uint32_t header_bytes) {
+    if (KCCL_UNLIKELY(ranks < 2 || ranks > max_ranks || rank >= ranks)) {
+        ::kccl::detail::Msg m;
+        m.s("ttm op: rank ").u(rank).s(" of ").u(ranks).s(" chips (allowed: 2..").u(max_ranks).s(" chips, rank below the chips)");
+        ::kccl::detail::assert_fail("ttm op", m.buf, __FILE__, __LINE__);
+    }
     p.rank = rank;
     p.ranks = ranks;
     p.dram_xy = dram_xy;
@@ -264,8 +288,9 @@ inline void make_all_gather_relay(Plan& p, bool ring, uint32_t slice, uint32_t s
     const uint32_t r = p.rank, n = p.ranks;
     p.ring = ring;
     const uint32_t pages = (slice + p.page - 1) / p.page;
+    detail::check_workers(p, workers, "make_all_gather_relay");
     p.relay = true;
-    p.workers = workers < 1 ? 1 : workers > max_workers ? max_workers : workers;
+    p.workers = workers < 1 ? 1 : workers;  // 0: one worker
     p.slice = slice;
     p.relay_sync = sync ? sync : 1;
     p.expect = 0;  // completion is counted by the senders on their relay semaphores
@@ -373,8 +398,9 @@ inline void make_all_to_all_generic(Plan& p, bool ring, uint32_t chunk, uint32_t
     const uint32_t r = p.rank, n = p.ranks;
     p.ring = ring;
     p.by_channel = p.in_order = true;
+    detail::check_workers(p, workers, "make_all_to_all_generic");
     p.direct = workers <= 1;
-    p.workers = p.direct ? 1u : workers > max_workers ? max_workers : workers;
+    p.workers = p.direct ? 1u : workers;
     p.local_channel = p.direct ? 0u : 2 * p.workers;
     uint32_t fwd_i = 0, bwd_i = 0;
     for (uint32_t step = 0; step < n; ++step) {
@@ -397,13 +423,8 @@ inline void make_all_to_all_generic(Plan& p, bool ring, uint32_t chunk, uint32_t
     p.expect = n - 1;
 }
 
-/// The wiring of plan p's cores: mux at mux_xy, the sender of channel c at first_sender + c
-/// columns to the right (x + c, same y), mux_slots per channel.
-struct MuxWiring;
-inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t first_sender, uint32_t mux_slots);
-
-/// Sender / mux wiring (Structure::per_direction): one sender core per direction and the chip's
-/// fabric worker as the mux that forwards their packets into the routers.
+/// Sender / mux wiring (Structure::per_direction): the sender cores (p.channels() of them) and the
+/// chip's fabric worker as the mux that forwards their packets into the routers.
 struct MuxWiring {
     uint32_t mux_xy = 0;            ///< the fabric worker core (x | y << 16)
     uint32_t mux_slots_l1 = 0;      ///< on the mux: p.channels() channels x mux_slots slots of header + packet bytes
@@ -417,6 +438,8 @@ struct MuxWiring {
     constexpr uint32_t slot(const Plan& p, uint32_t d, uint32_t i) const { return mux_slots_l1 + (d * mux_slots + i) * slot_bytes(p); }
 };
 
+/// The wiring of plan p's cores: mux at mux_xy, the sender of channel c at first_sender + c
+/// columns to the right (x + c, same y), mux_slots per channel.
 inline MuxWiring mux_wiring(const Plan& p, uint32_t mux_xy, uint32_t first_sender, uint32_t mux_slots) {
     MuxWiring w;
     w.mux_xy = mux_xy;
@@ -473,6 +496,23 @@ inline void check_plan(const Plan& p) {
         ::kccl::detail::Msg m;
         m.s("ttm op: rank ").u(p.rank).s(": ").u(p.pages_per_packet).s(" pages per packet, ").u(p.nstreams)
             .s(" streams (allowed: 1..4 pages, a scatter write's chunks; at most ").u(max_streams).s(" streams)");
+        ::kccl::detail::assert_fail("ttm op", m.buf, __FILE__, __LINE__);
+    }
+}
+
+/// The runners of a plan's fabric worker: `run` (Structure one_core), `run_direct` (all_to_all's
+/// direct structure, Plan::direct), `run_mux` (the per-direction structure behind the mux).
+enum class Runner : uint32_t { one_core, direct, mux };
+/// A plan on a runner it cannot run (a relay plan on one core sends nothing; a direct plan behind
+/// the mux, or a mux plan on run_direct, waits forever): a named error before the op starts.
+inline void check_runner(const Plan& p, Runner r) {
+    const char* why = r == Runner::one_core && p.relay ? "a relay plan (make_all_gather_relay) runs on run_sender + run_mux, not run"
+                    : r == Runner::direct && !p.direct ? "run_direct runs a direct plan (make_all_to_all_generic with 0 or 1 workers); this one runs on run_sender + run_mux"
+                    : r == Runner::mux && p.direct    ? "a direct plan (make_all_to_all_generic with 0 or 1 workers) runs on run_direct, not run_mux"
+                                                      : nullptr;
+    if (KCCL_UNLIKELY(why != nullptr)) {
+        ::kccl::detail::Msg m;
+        m.s("ttm op: rank ").u(p.rank).s(": ").s(why);
         ::kccl::detail::assert_fail("ttm op", m.buf, __FILE__, __LINE__);
     }
 }
@@ -613,6 +653,19 @@ void to_mux(H& hal, const Plan& p, const MuxWiring& w, uint32_t c, const HeaderF
 }  // namespace detail
 
 namespace detail {
+/// The fabric worker's own send (no mux): one packet (header f, n payload bytes at l1; n may be 0)
+/// into the router of direction d (0: E, 1: W), its header written at header slot d. Returns when
+/// header and payload have left L1.
+template <class H, class Link>
+void send_direct(H& hal, Link& link, const Plan& p, uint32_t d, const HeaderFields& f, uint32_t l1, uint32_t n) {
+    const uint32_t hl1 = p.header_l1 + d * p.header_bytes;
+    volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
+    write_header(h, f, 0, [](uint32_t) { return uint8_t(0); });
+    Connection& c = link.connection(d == 0 ? uint32_t(Dir::E) : uint32_t(Dir::W));
+    c.reserve(hal);
+    c.write(hal, hl1, p.header_bytes, l1, n);
+}
+
 /// tt-metal's barrier before the sends (its writers multicast an atomic increment to the other
 /// chips and wait for n - 1 of them; all_to_all_async_generic's init semaphore likewise): the
 /// fabric worker sends a header-only multicast_1d increment of every other chip's barrier
@@ -625,7 +678,6 @@ void start_barrier(H& hal, Link& link, const Plan& p, uint32_t it) {
     const uint32_t range[2] = {p.ring ? n - 1 : n - 1 - r, p.ring ? 0u : r};
     for (uint32_t d = 0; d < 2; ++d) {
         if (!range[d]) continue;
-        const uint32_t hl1 = p.header_l1 + d * p.header_bytes;
         HeaderFields f;
         f.routing = Routing::multicast_1d;
         f.route = 1u | (range[d] << 16);
@@ -635,11 +687,7 @@ void start_barrier(H& hal, Link& link, const Plan& p, uint32_t it) {
         f.sem_l1 = p.barrier_l1;
         f.value = 1;
         f.source = r & 0xFFu;
-        volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
-        write_header(h, f, 0, [](uint32_t) { return uint8_t(0); });
-        Connection& c = link.connection(d == 0 ? uint32_t(Dir::E) : uint32_t(Dir::W));
-        c.reserve(hal);
-        c.write(hal, hl1, p.header_bytes, 0, 0);
+        send_direct(hal, link, p, d, f, 0, 0);
     }
     wait_at_least(hal, p.barrier_l1, p.sem_initial + (it + 1) * (n - 1));
 }
@@ -650,16 +698,12 @@ void start_barrier(H& hal, Link& link, const Plan& p, uint32_t it) {
 template <class H, class Link>
 uint32_t run(H& hal, Link& link, const Plan& p, uint32_t iters) {
     detail::check_plan(p);
+    detail::check_runner(p, detail::Runner::one_core);
     for (uint32_t it = 0; it < iters; ++it) {
         detail::start_barrier(hal, link, p, it);
         detail::packet_loop(hal, p, tgt_fwd | tgt_bwd | tgt_local,
                             [&](const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t l1, uint32_t d) {
-                                const uint32_t hl1 = p.header_l1 + d * p.header_bytes;
-                                volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
-                                write_header(h, detail::packet_header(p, s, off, n, last, d, it), 0, [](uint32_t) { return uint8_t(0); });
-                                Connection& c = link.connection(d == 0 ? uint32_t(Dir::E) : uint32_t(Dir::W));
-                                c.reserve(hal);
-                                c.write(hal, hl1, p.header_bytes, l1, n);  // returns when header and payload left L1
+                                detail::send_direct(hal, link, p, d, detail::packet_header(p, s, off, n, last, d, it), l1, n);
                             });
         detail::wait_at_least(hal, p.sem_l1 + 64 * (it & 1), p.sem_initial + (it / 2 + 1) * p.expect);  // every stream that reaches this chip
         hal.noc_write_barrier();  // the local copy landed
@@ -735,36 +779,12 @@ void relay_loop(H& hal, const Plan& p, uint32_t c, uint32_t it, uint32_t relay_l
         const RelayItem& x = items[cur.i];
         const uint32_t l1 = p.cb_l1 + slot * pk;
         const uint32_t dst = p.output + x.chip * p.slice + cur.off;
-        if (x.send) {
-            HeaderFields f;
-            f.routing = Routing::unicast_1d;
-            f.route = 1;
-            f.payload = cur.n;
-            f.dst_xy = p.dram_xy;
-            f.dst_l1 = dst;
-            f.source = (p.rank & 0xFFu) | (cur.off << 8);
-            f.cmd = NocCmd::scatter_write;  // one NoC write per page of the destination tensor
-            f.sem_xy = dst + p.page;
-            f.sem_l1 = dst + 2 * p.page;
-            f.value = dst + 3 * p.page;
-            f.scatter01 = p.page | (p.page << 16);
-            f.scatter2n = p.page | (((cur.n + p.page - 1) / p.page) << 16);
-            send(f, l1, cur.n);
+        if (x.send) {  // one hop into the neighbour's output, page by page (scatter write)
+            const uint32_t source = (p.rank & 0xFFu) | (cur.off << 8);
+            send(data_header(p, Routing::unicast_1d, 1, dst, cur.n, false, 0, 0, source), l1, cur.n);
             const uint32_t np = (x.bytes + pk - 1) / pk;
-            if ((cur.j + 1) % sync == 0 || cur.j + 1 == np) {  // the sync: lands after the data (the router's write barrier)
-                HeaderFields g;
-                g.routing = Routing::unicast_1d;
-                g.route = 1;
-                g.payload = 0;
-                g.cmd = NocCmd::fused_write_inc;
-                g.dst_xy = p.dram_xy;
-                g.dst_l1 = dst;
-                g.sem_xy = peer_xy;
-                g.sem_l1 = relay_l1;
-                g.value = 1;
-                g.source = (p.rank & 0xFFu) | (cur.off << 8);
-                send(g, l1, 0);
-            }
+            if ((cur.j + 1) % sync == 0 || cur.j + 1 == np)  // the sync: lands after the data (the router's write barrier)
+                send(data_header(p, Routing::unicast_1d, 1, dst, 0, true, peer_xy, relay_l1, source), l1, 0);
         }
         if (x.own && d == 1 && p.relay_local) write_pages_waited(hal, l1, dx, dy, dst, cur.n, p.page);  // the own slice, locally
     });
@@ -817,8 +837,8 @@ uint32_t run_mux_counts(H& hal, Link& link, const Plan& p, const MuxWiring& w, c
     // turns for its router (first[d]: the one its scan starts with, counted from the direction's
     // first channel), as tt-metal's mux (tt_fabric_mux.cpp, a core per direction) loops over its
     // channels, a channel with a packet waiting for a free router slot before the next one is
-    // looked at. A scan restarting at channel 0 after every wait gave channel 0 every router slot
-    // that freed while the link was congested, starving the others.
+    // looked at. A scan that restarted at channel 0 after every wait would give channel 0 every
+    // router slot that frees while the link is congested, starving the others.
     const uint32_t ne = p.workers < nc ? p.workers : nc;
     uint32_t first[2] = {0, 0};
     for (uint32_t it = 0; it < iters; ++it) {
@@ -870,6 +890,7 @@ uint32_t run_mux_counts(H& hal, Link& link, const Plan& p, const MuxWiring& w, c
 template <class H, class Link>
 uint32_t run_direct(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t iters) {
     detail::check_plan(p);
+    detail::check_runner(p, detail::Runner::direct);
     const uint32_t sx = w.sender_xy[0] & 0xFFFFu, sy = w.sender_xy[0] >> 16;
     for (uint32_t it = 0; it < iters; ++it) {
         detail::start_barrier(hal, link, p, it);
@@ -877,12 +898,7 @@ uint32_t run_direct(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint3
         detail::packet_loop(
             hal, p, tgt_fwd | tgt_bwd,
             [&](const Stream& s, uint32_t off, uint32_t n, bool last, uint32_t l1, uint32_t d) {
-                const uint32_t hl1 = p.header_l1 + d * p.header_bytes;
-                volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
-                write_header(h, detail::packet_header(p, s, off, n, last, d, it), 0, [](uint32_t) { return uint8_t(0); });
-                Connection& c = link.connection(d == 0 ? uint32_t(Dir::E) : uint32_t(Dir::W));
-                c.reserve(hal);
-                c.write(hal, hl1, p.header_bytes, l1, n);  // returns when header and payload left L1
+                detail::send_direct(hal, link, p, d, detail::packet_header(p, s, off, n, last, d, it), l1, n);
             },
             fabric_worker_channel);
         detail::wait_at_least(hal, w.done_l1, it + 1);  // the local copy
@@ -897,6 +913,7 @@ uint32_t run_direct(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint3
 template <class H, class Link>
 uint32_t run_mux(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t iters) {
     detail::check_plan(p);
+    detail::check_runner(p, detail::Runner::mux);
     uint32_t want[max_channels] = {};
     for (uint32_t c = 0; c < p.channels(); ++c) want[c] = detail::packets_to(p, c);
     return run_mux_counts(hal, link, p, w, want, 1, p.expect, iters);
