@@ -7,11 +7,13 @@
 // address math or the slicer under test.
 #pragma once
 
+#include <collectives/host/tensor_plan.hpp>
 #include <collectives/tensor.hpp>
 #include <collectives/tensor_sliced.hpp>
 
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -178,6 +180,70 @@ void check_output(const TensorSplit& t, Op op, uint64_t seed, uint32_t r, uint32
             if (mask[o] != 1 + w && view(w)[o] != kSentinel && res.strays++ < 3)
                 res.what += " rank " + std::to_string(r) + " core " + std::to_string(w) + " wrote output byte " +
                             std::to_string(o) + " it does not own;";
+}
+
+/// A random valid memory layout for `s` (its shape and page layout fixed).
+inline TensorSpec random_memory(TensorSpec s, std::mt19937& rng) {
+    auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+    const TensorGeom g0 = geometry([&] { TensorSpec t = s; t.memory = IL; t.banks = 1; return t; }());
+    auto divisor = [&](uint32_t v) {  // a random divisor of v, at most 4
+        std::vector<uint32_t> ds;
+        for (uint32_t d = 1; d <= 4 && d <= v; ++d)
+            if (v % d == 0) ds.push_back(d);
+        return ds[pick(uint32_t(ds.size()))];
+    };
+    const uint32_t unit = s.layout == TL ? kTileDim : 1;
+    const uint32_t pr = g0.rows / unit, pc = g0.cols / unit;
+    const auto ori = pick(2) ? ShardOrientation::row_major : ShardOrientation::col_major;
+    switch (pick(4)) {
+        case 0: s.memory = IL; s.banks = 1 + pick(7); break;
+        case 1: {
+            const uint32_t k = divisor(pr);
+            s.memory = HS;
+            s.shard = {k, 1 + pick(2), g0.rows / k, g0.cols, ori};
+            break;
+        }
+        case 2: {
+            const uint32_t k = divisor(pc);
+            s.memory = WS;
+            s.shard = {k, 1 + pick(2), g0.rows, g0.cols / k, ori};
+            break;
+        }
+        default: {
+            const uint32_t a = divisor(pr), b = divisor(pc);
+            s.memory = BS;
+            const bool rm = ori == ShardOrientation::row_major;
+            s.shard = {rm ? b : a, rm ? a : b, g0.rows / a, g0.cols / b, ori};
+            break;
+        }
+    }
+    return s;
+}
+
+/// A random tensor case (the seed left to the caller): a shape of both page layouts (some tiled
+/// ones padded along W), dims 0..3, both ops, random memory layouts in and out, 1..3 worker bands,
+/// ring_cw / ring_bidir / line, packet sizes of whole pages or not. `parts` ranks, or 2..4 if 0.
+/// False if the split is one check() refuses (a padded W fractured along dim 3).
+inline bool random_case(std::mt19937& rng, uint32_t parts, TensorCase& c) {
+    auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+    const bool tile = pick(2);
+    TensorSpec small = spec(1 + pick(2), 1 + pick(3), tile ? 32 * (1 + pick(2)) : 1 + pick(6),
+                            tile ? 32 * (1 + pick(2)) : 1 + pick(9), 4, tile ? TL : RM, IL);
+    if (tile && pick(4) == 0 && small.shape[0] * small.shape[1] > 1) small.shape[3] = 20 + pick(12);  // padded tiles
+    c.op = pick(2) ? Op::all_gather : Op::reduce_scatter;
+    const uint32_t dim = pick(4), p_drawn = 2 + pick(3);
+    const uint32_t p = parts ? parts : p_drawn;
+    small = random_memory(small, rng);
+    TensorSpec bigm = small;
+    bigm.shape[dim] *= p;
+    bigm = random_memory(bigm, rng);
+    c.split = host::fracture(small, dim, p, bigm);
+    if (check(c.split) != SplitError::ok) return false;
+    c.workers = 1 + pick(3);
+    const Method ms[] = {Method::ring_cw, Method::ring_bidir, Method::line};
+    c.method = ms[pick(3)];
+    c.packet_bytes = tile ? 4096 * (1 + pick(2)) : 64 * (1 + pick(8));
+    return true;
 }
 
 /// The mesh tensor: a [1, 1, 32 R, 64 C] uint32 tiled tensor sharded over an R x C mesh of chips in

@@ -573,70 +573,13 @@ TEST_CASE("tensor plan: slice shapes, page lists, every big byte exactly once, n
                       Catch::Contains("0 workers"));
 }
 
-namespace {
-
-/// A random valid memory layout for `s` (its shape and page layout fixed).
-TensorSpec random_memory(TensorSpec s, std::mt19937& rng) {
-    auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
-    const TensorGeom g0 = geometry([&] { TensorSpec t = s; t.memory = IL; t.banks = 1; return t; }());
-    auto divisor = [&](uint32_t v) {  // a random divisor of v, at most 4
-        std::vector<uint32_t> ds;
-        for (uint32_t d = 1; d <= 4 && d <= v; ++d)
-            if (v % d == 0) ds.push_back(d);
-        return ds[pick(uint32_t(ds.size()))];
-    };
-    const uint32_t unit = s.layout == TL ? kTileDim : 1;
-    const uint32_t pr = g0.rows / unit, pc = g0.cols / unit;
-    const auto ori = pick(2) ? ShardOrientation::row_major : ShardOrientation::col_major;
-    switch (pick(4)) {
-        case 0: s.memory = IL; s.banks = 1 + pick(7); break;
-        case 1: {
-            const uint32_t k = divisor(pr);
-            s.memory = HS;
-            s.shard = {k, 1 + pick(2), g0.rows / k, g0.cols, ori};
-            break;
-        }
-        case 2: {
-            const uint32_t k = divisor(pc);
-            s.memory = WS;
-            s.shard = {k, 1 + pick(2), g0.rows, g0.cols / k, ori};
-            break;
-        }
-        default: {
-            const uint32_t a = divisor(pr), b = divisor(pc);
-            s.memory = BS;
-            const bool rm = ori == ShardOrientation::row_major;
-            s.shard = {rm ? b : a, rm ? a : b, g0.rows / a, g0.cols / b, ori};
-            break;
-        }
-    }
-    return s;
-}
-
-}  // namespace
-
 TEST_CASE("e2e: tensor collectives sweep: random shapes, dims, layouts, memory layouts", "[collectives][tensor][e2e][long]") {
     std::mt19937 rng(2026);
     auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
     uint32_t runs = 0;
     for (uint32_t it = 0; it < 300; ++it) {
-        const bool tile = pick(2);
-        TensorSpec small = spec(1 + pick(2), 1 + pick(3), tile ? 32 * (1 + pick(2)) : 1 + pick(6),
-                                tile ? 32 * (1 + pick(2)) : 1 + pick(9), 4, tile ? TL : RM, IL);
-        if (tile && pick(4) == 0 && small.shape[0] * small.shape[1] > 1) small.shape[3] = 20 + pick(12);  // padded tiles
         TensorCase c;
-        c.op = pick(2) ? Op::all_gather : Op::reduce_scatter;
-        const uint32_t dim = pick(4), p = 2 + pick(3);
-        small = random_memory(small, rng);
-        TensorSpec bigm = small;
-        bigm.shape[dim] *= p;
-        bigm = random_memory(bigm, rng);
-        c.split = ch::fracture(small, dim, p, bigm);
-        if (check(c.split) != SplitError::ok) continue;  // a padded W along dim 3 (named error, tested above)
-        c.workers = 1 + pick(3);
-        const Method ms[] = {Method::ring_cw, Method::ring_bidir, Method::line};
-        c.method = ms[pick(3)];
-        c.packet_bytes = tile ? 4096 * (1 + pick(2)) : 64 * (1 + pick(8));
+        if (!random_case(rng, 0, c)) continue;  // a padded W along dim 3 (named error, tested above)
         c.seed = 1000 + it;
         INFO(c.describe());
         CHECK(plan_covers(ch::plan_tensor(c.op, c.split, c.workers)) == "");

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <random>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -304,4 +305,47 @@ TEST_CASE("fabric tensor: a collective over more ranks than its group is a named
     CHECK(run_fabric_tensor(fc) == "the group size is not the split's parts");
     fc.host_checks = false;
     CHECK_THAT(run_fabric_tensor(fc), Catch::Contains("run failed") && Catch::Contains("has no link direction to rank 2"));
+}
+
+TEST_CASE("fabric tensor: CommGroupDirs maps group ranks to the fabric's directions", "[fabric][tensor]") {
+    // orthogonal(4) of 8 replicas: replica 2 is rank 1 of {0, 2, 4, 6}; the fabric link of rank 2
+    // reaches replica q on direction q < 2 ? q : q - 1
+    const CommGroupDirs d{CommGroup::orthogonal(4), 8, 2};
+    CHECK(d(0, true) == 0);
+    CHECK(d(2, false) == 3);
+    CHECK(d(3, true) == 5);
+    CHECK(d(1, true) == no_dir);  // itself
+    CHECK(d(4, true) == no_dir);  // outside the group
+    const CommGroupDirs e{CommGroup::consecutive(4), 8, 5};  // {4, 5, 6, 7}
+    CHECK(e(0, true) == 4);
+    CHECK(e(3, true) == 6);
+    CHECK(CommGroupDirs{CommGroup::consecutive(3), 8, 0}(1, true) == no_dir);  // 3 does not divide 8
+    CHECK(CommGroupDirs{CommGroup::all(), 4, 4}(0, true) == no_dir);          // no such replica
+}
+
+TEST_CASE("fabric tensor sweep: random shapes, dims, layouts and groups on lines and rings", "[fabric][tensor][long]") {
+    std::mt19937 rng(4242);
+    auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+    uint32_t runs = 0;
+    for (uint32_t it = 0; it < 80; ++it) {
+        const uint32_t chips = 4 + 2 * pick(3);  // 4, 6, 8
+        std::vector<uint32_t> ks;
+        for (uint32_t k = 2; k <= 4; ++k)
+            if (chips % k == 0) ks.push_back(k);
+        const uint32_t k = ks[pick(uint32_t(ks.size()))];
+        const CommGroup g = k == chips ? CommGroup::all() : pick(2) ? CommGroup::orthogonal(k) : CommGroup::consecutive(k);
+        const bool is_ring = pick(2);
+        FabricTensorCase fc{{}, is_ring ? "ring" : "line", is_ring ? fh::FabricKind::ring_1d : fh::FabricKind::line_1d, chips, g};
+        if (!random_case(rng, k, fc.c)) continue;
+        // 8 KiB packets do not fit the router's 16 receiver and 8 sender slots in 256 KiB of
+        // Ethernet L1 (a named builder error); the fabric moves at most a 4 KiB tile per packet
+        fc.c.packet_bytes = std::min(fc.c.packet_bytes, 4096u);
+        fc.c.seed = 5000 + it;
+        INFO(describe(fc));
+        const std::string r = run_fabric_tensor(fc);
+        if (r.rfind("not supported", 0) == 0) continue;
+        CHECK(r == "");
+        ++runs;
+    }
+    CHECK(runs > 50);
 }
