@@ -283,7 +283,7 @@ TEST_CASE("fabric tensor: several workers per chip are a named error", "[fabric]
     o.topology = "line";
     o.kind = fh::FabricKind::line_1d;
     o.workers_per_chip = 2;
-    CHECK_THROWS_WITH(cf::Bed(o), Catch::Contains("chip fabric bed: 2 workers per chip; the fabric has one worker core per chip") &&
+    CHECK_THROWS_WITH(cf::Bed(o), Catch::Contains("chip fabric bed: 2 workers per chip; the fabric link has one worker core per chip") &&
                                       Catch::Contains("Allowed: 1"));
     // the builder: a fabric spec with two worker cores for one position's chip
     o.workers_per_chip = 1;
@@ -291,7 +291,7 @@ TEST_CASE("fabric tensor: several workers per chip are a named error", "[fabric]
     fh::FabricSpec s = bed.plan.spec;
     s.workers.push_back({0, 1, 0});
     CHECK_THROWS_WITH(fh::build_fabric(s), Catch::Contains("one worker per position is needed (4 positions, 5 workers)") &&
-                                               Catch::Contains("several workers per chip are not supported"));
+                                               Catch::Contains("several link workers per chip are not supported"));
 }
 
 TEST_CASE("fabric tensor: a collective over more ranks than its group is a named device error", "[fabric][tensor]") {

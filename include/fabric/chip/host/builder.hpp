@@ -281,8 +281,8 @@ inline FabricPlan build_fabric(const FabricSpec& s) {
                           " (FabricLinkConfig::max_ranks)");
     if (s.workers.size() != n)
         throw FabricError(pfx + "one worker per position is needed (" + std::to_string(n) + " positions, " +
-                          std::to_string(s.workers.size()) + " workers); several workers per chip are not supported: " +
-                          "a position's routers serve one worker, the only producer of their sender channel 0");
+                          std::to_string(s.workers.size()) + " workers); several link workers per chip are not supported: " +
+                          "a position's routers serve one link worker, the only producer of their worker channel");
     if (s.kind == FabricKind::mesh_2d && (s.cols == 0 || n % s.cols))
         throw FabricError(pfx + "cols must divide the chip count (" + std::to_string(n) + " chips, cols " + std::to_string(s.cols) + ")");
     if (s.kind == FabricKind::ring_1d && !s.bubble_flow_control)
