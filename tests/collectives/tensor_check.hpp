@@ -291,6 +291,21 @@ struct MeshTensor {
             }
         return bad;
     }
+    /// Bytes of that output image (its units at `stride`) that no element occupies and that no
+    /// longer hold kSentinel (the image was filled with it before the run).
+    uint64_t strays(bool row_group, const uint8_t* image, uint32_t stride) const {
+        const TensorSpec& b = row_group ? row_split.big : col_split.big;
+        const TensorGeom gb = geometry(b);
+        std::vector<bool> element(size_t(gb.units) * stride, false);
+        for (uint32_t h = 0; h < gb.hp; ++h)
+            for (uint32_t w = 0; w < gb.wp; ++w) {
+                const TensorLoc loc = locate_element(b, gb, 0, 0, h, w);
+                for (uint32_t k = 0; k < 4; ++k) element[loc.unit * stride + loc.offset + k] = true;
+            }
+        uint64_t n = 0;
+        for (size_t o = 0; o < element.size(); ++o) n += !element[o] && image[o] != kSentinel;
+        return n;
+    }
 };
 
 }  // namespace kccl::coll::tensor_check

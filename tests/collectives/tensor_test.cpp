@@ -481,16 +481,18 @@ TEST_CASE("e2e: mesh tensor: row and column all_gathers on a 2x3 mesh of chips o
     ro.adversary.seed = 5;
     const emu::RunReport rep = launch.run(ro);
     REQUIRE(rep.ok());
-    uint64_t bad = 0, checked = 0;
+    uint64_t bad = 0, checked = 0, strays = 0;
     for (const Group& G : groups)
         for (uint32_t r = 0; r < G.members.size(); ++r) {
             const uint32_t replica = G.members[r], i = replica / C, j = replica % C;
             const ch::RankLayout& l = G.plan.at(r, 0);
             const uint8_t* big = cluster.l1({l.worker.chip, l.worker.x, l.worker.y}).data() + l.input + G.small_bytes;
             bad += mt.check(G.core_x == 0, i, j, big, G.big_stride, checked);
+            strays += mt.strays(G.core_x == 0, big, G.big_stride);
         }
     CHECK(checked == R * C * (32 * 192) + R * C * (64 * 64));
     CHECK(bad == 0);
+    CHECK(strays == 0);
 }
 
 namespace {
