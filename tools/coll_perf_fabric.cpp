@@ -194,7 +194,7 @@ void print_help(const char* prog) {
         "                  compute engine (unpack, FPU add, pack) instead of the RISC-V's loads and stores\n"
         "  --mux-slots N   --structure ttm: packet slots per mux channel, 1..8; default 1 (tt-metal's fabric mux default)\n"
         "  --rs-workers N  --structure ttm, reduce_scatter / all_reduce: workers per direction, 1..8; default tt-metal's\n"
-        "                  rule (default_workers: 2, 4 or 8 by the bytes a link moves; the ring's one-shot sizes 1)\n"
+        "                  rule as it runs (default_workers: 8 at every size above a few bytes; the ring's one-shot sizes 1)\n"
         "Exit codes: 0 every row ran and verified; 1 a row failed or had wrong elements; 2 bad options.\n",
         prog);
 }

@@ -274,7 +274,7 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
     const uint32_t n = o.ranks;
     const uint32_t in_bytes = uint32_t(o.size), slice = in_bytes / n, out_bytes = ar ? in_bytes : slice;
     const uint32_t ppp = pages_per_packet_of(o);
-    const uint32_t chunk = ops::ttm_chunk_pages(o.message / o.page) * o.page;
+    const uint32_t chunk = ops::ttm_chunk_pages(ops::ttm_rs_pages_per_packet(o.message, o.page)) * o.page;
     const bool direct = o.one_shot && o.ring && o.size <= ops::rs_direct_max_bytes;  // make_reduce's rule: one worker
     const uint32_t W = direct ? 1u : o.rs_workers ? o.rs_workers : ops::ttm_rs_workers(o.size, n, o.ring);
     cf::BedOptions b = line_or_ring_bed(o);

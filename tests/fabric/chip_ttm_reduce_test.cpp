@@ -27,7 +27,7 @@ ops::ReducePlan plan(uint32_t rank, uint32_t ranks, bool ring, bool all_reduce, 
     ops::ReducePlan p;
     ops::plan_common(p.ag, rank, ranks, 0, 0, 0, 1 << 20, 2048, 2, 0x1000, 48);
     ops::make_reduce(p, ring, all_reduce, slice, 1 << 24, 1, 1 | 1 << 16, workers, 0x8000, 0x8000 + 176,
-                     ops::ttm_chunk_pages(6144 / 2048), one_shot);
+                     ops::ttm_chunk_pages(ops::ttm_rs_pages_per_packet(6144, 2048)), one_shot);
     return p;
 }
 
@@ -52,8 +52,8 @@ TEST_CASE("ttm reduce: the plans (steps, partials, one-shot streams, chunks per 
     CHECK(p.steps[1][1].final);
     CHECK(p.steps[1][1].partials == 2);
     CHECK(p.steps[1][1].accumulate);
-    CHECK(p.chunk == 12 * 2048);         // tt-metal's tile_granularity: 4 x the 3 pages of a 6144 B payload
-    CHECK(p.sync[0] == 2);               // line: 20 chunks, at most half a step's 4 chunks
+    CHECK(p.chunk == 8 * 2048);          // tt-metal's tile_granularity: 4 x the 2 pages of a packet
+    CHECK(p.sync[0] == 3);               // line: 20 chunks, at most half a step's 6 chunks
     // line chip 0 has no partials to add going E, and its W worker sums input + partial (no E side);
     // chip 3 has no E steps but the final one, and no W final
     p = plan(0, 4, false, false, 4096);
@@ -128,17 +128,19 @@ TEST_CASE("ttm reduce: the plans (steps, partials, one-shot streams, chunks per 
     p = plan(1, 4, false, false, 96 * 1024, true, 2);
     CHECK(p.wbytes[0] == 24 * 2048);
     CHECK(p.woff[3] == 24 * 2048);
-    CHECK(p.sync[0] == 1);  // 2 chunks of 12 pages per share
+    CHECK(p.sync[0] == 1);  // 3 chunks of 8 pages per share
     // tt-metal's pages per packet: 2 (its scatter write's NoC addresses), also in a 6144 B payload
     CHECK(ops::ttm_rs_pages_per_packet(6144, 2048) == 2);
     CHECK(ops::ttm_rs_pages_per_packet(4096, 4096) == 1);
-    // tt-metal's workers per direction by the bytes a link moves
-    CHECK(ops::ttm_rs_workers(64 * 1024, 2, false) == 2);
-    CHECK(ops::ttm_rs_workers(1 << 20, 2, false) == 4);     // 0.52 MB on the line
-    CHECK(ops::ttm_rs_workers(16u << 20, 4, false) == 8);
-    CHECK(ops::ttm_rs_workers(1 << 20, 8, true) == 2);      // 0.46 MB per ring direction
-    CHECK(ops::ttm_rs_workers(16u << 20, 8, true) == 4);
-    CHECK(ops::ttm_rs_workers(128u << 20, 8, true) == 8);
+    // tt-metal's workers per direction as its default_workers runs: the bytes a link moves against
+    // thresholds of 0.5 and 4 (line), 1 and 50 (ring)
+    CHECK(ops::ttm_rs_workers(64 * 1024, 2, false) == 8);   // every size of the grid: 8
+    CHECK(ops::ttm_rs_workers(1 << 20, 8, true) == 8);
+    CHECK(ops::ttm_rs_workers(256u << 20, 4, false) == 8);
+    CHECK(ops::ttm_rs_workers(8, 2, false) == 4);           // a line moving 4 bytes
+    CHECK(ops::ttm_rs_workers(1, 2, false) == 2);           // ... 0 bytes (the integer division)
+    CHECK(ops::ttm_rs_workers(160, 2, true) == 4);          // a ring moving 40 bytes per direction
+    CHECK(ops::ttm_rs_workers(2, 2, true) == 2);
 }
 
 TEST_CASE("ttm reduce: reduce_scatter and all_reduce bit-exact on lines of 2, 4 and 8 and a ring of 8", "[fabric][ttm]") {
@@ -178,26 +180,26 @@ TEST_CASE("ttm reduce: reduce_scatter and all_reduce bit-exact on lines of 2, 4 
 
 TEST_CASE("ttm reduce: tt-metal's several workers per direction, each its own core and mux channel, bit-exact",
           "[fabric][ttm]") {
-    // line of 2 at 1 MiB: 0.52 MB cross the link, tt-metal's rule gives 4 workers per direction.
-    // Slice 512 KiB = 256 pages, 64 per worker: chunks of 12 pages (5 full, one of 4), 2 pages per
-    // packet -> 5 x 6 + 2 = 32 packets per worker and op; chip 0 sends E only, chip 1 W only.
+    // line of 2 at 1 MiB: tt-metal's rule gives 8 workers per direction. Slice 512 KiB = 256 pages,
+    // 32 per worker: 4 chunks of 8 pages, 2 pages per packet -> 16 packets per worker and op; chip 0
+    // sends E only, chip 1 W only.
     {
         tf::Options o;
         o.op = "reduce_scatter";
         o.ranks = 2;
         o.size = 1 << 20;
         o.iters = 1;
-        REQUIRE(ops::ttm_rs_workers(o.size, 2, false) == 4);
+        REQUIRE(ops::ttm_rs_workers(o.size, 2, false) == 8);
         REQUIRE(tf::pages_per_packet_of(o) == 2);
         tf::Result r;
         CHECK(check(o, 77, std::chrono::milliseconds(60000), &r) == "");
         REQUIRE(r.channel_packets.size() == 2);
         for (uint32_t q = 0; q < 2; ++q) {
-            REQUIRE(r.channel_packets[q].size() == 8);  // 4 E and 4 W workers, a mux channel each
-            for (uint32_t k = 0; k < 4; ++k) {
+            REQUIRE(r.channel_packets[q].size() == 16);  // 8 E and 8 W workers, a mux channel each
+            for (uint32_t k = 0; k < 8; ++k) {
                 INFO("chip " << q << " worker " << k);
-                CHECK(r.channel_packets[q][(q == 0 ? 0 : 4) + k] == 32);  // the sending direction's worker k
-                CHECK(r.channel_packets[q][(q == 0 ? 4 : 0) + k] == 0);       // the other direction only sums
+                CHECK(r.channel_packets[q][(q == 0 ? 0 : 8) + k] == 16);  // the sending direction's worker k
+                CHECK(r.channel_packets[q][(q == 0 ? 8 : 0) + k] == 0);   // the other direction only sums
             }
         }
     }

@@ -7,8 +7,8 @@
 // WHAT IT MODELS (tt-metal's reduce_scatter_minimal_async: its ring and line program factories,
 // ring_/line_reduce_scatter_minimal_async_{reader,writer} and the ring/line reduction compute
 // kernels; all_reduce as tt-metal defines it, ReduceScatter followed by AllGather)
-//   * per direction tt-metal's number of workers (ttm_rs_workers, its default_workers: 2 below
-//     1 MB moved per link on a ring / 0.5 MB on a line, 4 up to 50 MB / 4 MB, 8 above), each a core
+//   * per direction tt-metal's number of workers (ttm_rs_workers, its default_workers as it runs:
+//     8 at every size of the published grid, its MB thresholds being compared with bytes), each a core
 //     of its own (run_reduce_sender) with its share of every slice — worker k of W has pages
 //     [k P / W, (k + 1) P / W) of a slice of P pages, as tt-metal's get_tile_offsets — and its own
 //     mux channel of one buffer (tt-metal's fabric mux: num_buffers_per_channel 1, a full-size
@@ -22,8 +22,8 @@
 //     the out_ready semaphore at its own core's coordinates on the neighbour, a semaphore per
 //     direction on every worker core);
 //   * each worker works in chunks of `chunk` bytes of its share (tt-metal's tile_granularity: 4 x
-//     the pages a packet's payload holds when that is below 4, so 12 pages of 2048 B with its
-//     6144 B packets), each chunk's pages sent as packets of `pages_per_packet` pages
+//     the pages a packet carries when that is below 4, so 8 pages of 2048 B with its 2-page
+//     packets), each chunk's pages sent as packets of `pages_per_packet` pages
 //     (ttm_rs_pages_per_packet: 2, tt-metal's num_tiles_to_write_per_packet);
 //   * the mux (the chip's fabric worker, ttm.hpp's run_mux_counts) serves a direction's worker
 //     channels in turns;
@@ -85,13 +85,16 @@ inline constexpr uint32_t rs_sync_line = 20;  ///< ... and on a line
 /// tt-metal's ring reduce_scatter / all_reduce use the one-shot algorithm up to this input per device.
 inline constexpr uint32_t rs_direct_max_bytes = 512u * 1024u;
 
-/// tt-metal's reduce_scatter_minimal_async workers per direction (its default_workers, one link):
-/// by the bytes a link moves, input x (n-1)/n (halved on a ring): on a ring 2 below 1 MB, 4 up to
-/// 50 MB, 8 above; on a line 2 below 0.5 MB, 4 up to 4 MB, 8 above. Each worker is a core of its
-/// own (reader, compute, writer) with a channel of one buffer on its direction's mux.
+/// tt-metal's reduce_scatter_minimal_async workers per direction, as its default_workers runs (one
+/// link): it takes the bytes a link moves, input x (n-1)/n (halved on a ring), and compares them
+/// with thresholds named in MB but written as plain numbers (ring: 1 and 50, line: 0.5 and 4), so
+/// a link that moves more than 50 bytes (ring) or 4 bytes (line) gets 8 workers: every size of the
+/// published grid. (Its comments intend 2 below 1 MB / 0.5 MB, 4 up to 50 MB / 4 MB, 8 above; the
+/// model follows the code that ran.) Each worker is a core of its own (reader, compute, writer)
+/// with a channel of one buffer on its direction's mux: 2 x (8 + 1) cores of Wormhole's 56+.
 constexpr uint32_t ttm_rs_workers(uint64_t input_bytes, uint32_t ranks, bool ring) {
     const uint64_t moved = input_bytes * (ranks - 1) / ranks / (ring ? 2 : 1);
-    return ring ? (moved < 1000000ull ? 2 : moved <= 50000000ull ? 4 : 8) : (moved < 500000ull ? 2 : moved <= 4000000ull ? 4 : 8);
+    return ring ? (moved > 50 ? 8 : moved < 1 ? 2 : 4) : (moved > 4 ? 8 : moved == 0 ? 2 : 4);
 }
 
 /// tt-metal's reduce_scatter_minimal_async pages per packet: num_tiles_to_write_per_packet =
@@ -99,9 +102,10 @@ constexpr uint32_t ttm_rs_workers(uint64_t input_bytes, uint32_t ranks, bool rin
 /// pages of 2048 B in a 6144 B packet.
 constexpr uint32_t ttm_rs_pages_per_packet(uint32_t payload, uint32_t page) { return payload / page < 2 ? payload / page : 2; }
 
-/// tt-metal's tile_granularity in pages, from the pages a packet's payload holds (payload / page,
-/// before the scatter write's limit of 2): 4 packets' worth when that is below 4, else 8.
-constexpr uint32_t ttm_chunk_pages(uint32_t payload_pages) { return payload_pages < 4 ? 4 * payload_pages : 8; }
+/// tt-metal's tile_granularity in pages, from the pages a packet carries (num_tiles_to_write_per_packet,
+/// after the scatter write's limit: ttm_rs_pages_per_packet): 4 packets' worth when that is below 4,
+/// else 8; so 8 pages with 2-page packets.
+constexpr uint32_t ttm_chunk_pages(uint32_t packet_pages) { return packet_pages < 4 ? 4 * packet_pages : 8; }
 
 /// One slice handled by one direction's workers, each its share (ReducePlan::woff / wbytes).
 struct RStep {
