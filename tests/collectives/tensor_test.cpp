@@ -577,7 +577,6 @@ TEST_CASE("tensor plan: slice shapes, page lists, every big byte exactly once, n
 
 TEST_CASE("e2e: tensor collectives sweep: random shapes, dims, layouts, memory layouts", "[collectives][tensor][e2e][long]") {
     std::mt19937 rng(2026);
-    auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
     uint32_t runs = 0;
     for (uint32_t it = 0; it < 300; ++it) {
         TensorCase c;
