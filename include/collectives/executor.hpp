@@ -36,6 +36,7 @@
 //     Rabenseifner, pairwise, direct) need a link that reaches non-neighbours: the ring / line /
 //     mesh group plans do not, so they fail with that error there; the all_pairs group plan
 //     (GroupShape::all_pairs, map AllPairsDirs) reaches every rank in one hop and runs them all.
+//     CommGroupDirs runs one communication group (groups.hpp) of such a link's ranks.
 //   * Deadlock: a step's send may block until the receiver takes pieces; choose chunk_elems so a
 //     chunk fits the receiver's pipeline (choose_chunking's max_chunk_elems), see primitives.hpp.
 //   * Does not quiesce the link (several collectives may run back to back on one link).
@@ -47,6 +48,7 @@
 #include "primitives.hpp"
 #include "schedule.hpp"
 #include "algorithms.hpp"
+#include "groups.hpp"
 
 #include <stdint.h>
 #include <string.h>
@@ -814,6 +816,27 @@ struct AllPairsDirs {
     uint32_t rank, ranks;
     uint32_t operator()(uint32_t peer, bool) const {
         return peer < ranks && peer != rank ? all_pairs_dir(rank, peer) : no_dir;
+    }
+};
+
+/// The direction map of one communication group (groups.hpp) over a link on which every replica
+/// of the job is one hop away (an all_pairs group; the chip fabric's FabricLink, whose ranks are
+/// the replicas): the collective runs on the group's ranks 0..k-1 (rank_in_group, replica order),
+/// and group rank i is replica member(group, replicas, group_of(replica), i), reached on
+/// all_pairs_dir(replica, that replica), both ways. Several groups of one job (a mesh's rows, then
+/// its columns; strided orthogonal groups) thus run over one link, each replica driving its own
+/// group's collective with Shape::ranks = the group size. A group that validate() refuses, a
+/// replica outside the job, a peer outside the group or the replica itself give no_dir (the
+/// executor's named error).
+struct CommGroupDirs {
+    CommGroup group{};
+    uint32_t replicas = 0;  ///< the link's ranks
+    uint32_t replica = 0;   ///< this core's rank on the link
+    uint32_t operator()(uint32_t peer, bool) const {
+        if (validate(group, replicas) != GroupError::ok || replica >= replicas) return no_dir;
+        if (peer >= group_size(group, replicas)) return no_dir;
+        const uint32_t q = member(group, replicas, group_of(group, replicas, replica), peer);
+        return q != replica ? all_pairs_dir(replica, q) : no_dir;
     }
 };
 

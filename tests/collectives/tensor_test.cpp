@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "e2e_bed.hpp"
+#include "tensor_check.hpp"
 
 #include <collectives/host/groups.hpp>
 #include <collectives/host/tensor_plan.hpp>
@@ -27,26 +28,7 @@ namespace emu = kccl::emu;
 
 namespace {
 
-TensorSpec spec(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint32_t eb, TensorLayout lay, MemoryLayout mem,
-                uint32_t banks = 1, ShardSpec sh = {}) {
-    TensorSpec s;
-    s.shape[0] = n;
-    s.shape[1] = c;
-    s.shape[2] = h;
-    s.shape[3] = w;
-    s.elem_bytes = eb;
-    s.layout = lay;
-    s.memory = mem;
-    s.banks = banks;
-    s.shard = sh;
-    return s;
-}
-constexpr auto RM = TensorLayout::row_major;
-constexpr auto TL = TensorLayout::tile;
-constexpr auto IL = MemoryLayout::interleaved;
-constexpr auto HS = MemoryLayout::height_sharded;
-constexpr auto WS = MemoryLayout::width_sharded;
-constexpr auto BS = MemoryLayout::block_sharded;
+using namespace kccl::coll::tensor_check;
 
 TensorLoc at(const TensorSpec& s, uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
     return locate_element(s, geometry(s), n, c, h, w);
@@ -207,40 +189,6 @@ TEST_CASE("tensor: the slicer's worker bands", "[collectives][tensor]") {
 
 namespace {
 
-struct TensorCase {
-    Op op = Op::all_gather;
-    TensorSplit split;
-    uint32_t workers = 2;
-    Method method = Method::ring_cw;
-    uint32_t packet_bytes = 512;
-    uint64_t seed = 1;
-    std::string describe() const {
-        std::ostringstream s;
-        auto one = [&](const TensorSpec& t) {
-            s << "[" << t.shape[0] << "," << t.shape[1] << "," << t.shape[2] << "," << t.shape[3] << "] "
-              << (t.layout == TL ? "tile" : "row-major") << " "
-              << (t.memory == IL ? "interleaved" : t.memory == HS ? "height-sharded" : t.memory == WS ? "width-sharded" : "block-sharded");
-        };
-        s << op_name(op) << " dim " << split.dim << " on " << split.parts << " ranks, " << workers << " workers, "
-          << method_name(method) << "; small ";
-        one(split.small);
-        s << ", big ";
-        one(split.big);
-        return s.str();
-    }
-};
-
-uint32_t value_of(uint64_t seed, uint32_t rank, uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
-    uint64_t x = seed * 0x9E3779B97F4A7C15ull ^ (uint64_t(rank) << 48) ^ (uint64_t(n) << 36) ^ (uint64_t(c) << 24) ^
-                 (uint64_t(h) << 12) ^ w;
-    x ^= x >> 29;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 32;
-    return uint32_t(x);
-}
-
-constexpr uint8_t kSentinel = 0x5A;
-
 /// Runs the case on IPCQ (one chip; worker w of rank r on its own PE, each worker its own ring),
 /// uint32 sum; "" if every rank's output tensor, element by element (pad elements included),
 /// equals the reference and no byte outside the elements was written.
@@ -250,9 +198,6 @@ std::string run_tensor(const TensorCase& c) {
     if (check(t) != SplitError::ok) return std::string("bad split: ") + split_error_text(check(t));
     const uint32_t p = t.parts, W = c.workers;
     const TensorGeom gs = geometry(t.small), gb = geometry(t.big);
-    const TensorSpec& in = c.op == Op::all_gather ? t.small : t.big;
-    const TensorSpec& out = c.op == Op::all_gather ? t.big : t.small;
-    const TensorGeom gi = geometry(in), go = geometry(out);
     const uint32_t small_stride = (gs.unit_bytes + 15) & ~15u, big_stride = (gb.unit_bytes + 15) & ~15u;
     const uint32_t small_bytes = gs.units * small_stride, big_bytes = gb.units * big_stride;
     Shape sh;
@@ -317,15 +262,9 @@ std::string run_tensor(const TensorCase& c) {
             tp.big = {base + small_bytes, big_stride};
             tp.work = (base + small_bytes + big_bytes + 15) & ~15u;
             tp.packet_bytes = c.packet_bytes;
-            const TensorMem& im = gather ? tp.small : tp.big;
             // the input: every element (pad elements too) holds its value
-            for (uint32_t n = 0; n < in.shape[0]; ++n)
-                for (uint32_t cc = 0; cc < in.shape[1]; ++cc)
-                    for (uint32_t h = 0; h < gi.hp; ++h)
-                        for (uint32_t x = 0; x < gi.wp; ++x) {
-                            const uint32_t v = value_of(seed, g.rank, n, cc, h, x);
-                            std::memcpy(hal.l1_ptr(im.addr(locate_element(in, gi, n, cc, h, x)), 4), &v, 4);
-                        }
+            write_input(t, c.op, seed, g.rank, gather ? tp.small : tp.big,
+                        [&](uint32_t addr, uint32_t v) { std::memcpy(hal.l1_ptr(addr, 4), &v, 4); });
             IpcqLink<H> link(hal, g.link_args);
             execute_tensor_slice<Red>(link, tp, cb::dirs_of(g));
             link.quiesce();
@@ -338,73 +277,17 @@ std::string run_tensor(const TensorCase& c) {
     const emu::RunReport rep = launch.run(ro);
     if (!rep.ok()) return "run failed: " + rep.summary();
 
-    // the reference, by logical coordinates: all_gather: out[.., i_d, ..] = in of rank i_d / s at
-    // i_d % s; reduce_scatter: out of rank r at i_d = sum over ranks of in at r*s + i_d.
-    const uint32_t d = t.dim, s = t.small.shape[d];
-    uint64_t bad = 0, strays = 0;
-    std::string what;
+    // every element against the logical-coordinate reference, read from the worker whose band
+    // holds its page; no worker wrote a byte it does not own
+    OutputCheck res;
     for (uint32_t r = 0; r < p; ++r) {
-        // the output's bytes of rank r: each element from the worker whose band holds its page
-        std::vector<uint8_t> expect_mask(gather ? big_bytes : small_bytes, 0);
-        const uint32_t out_base = gather ? small_bytes : 0, out_stride = gather ? big_stride : small_stride;
         auto l1_of = [&](uint32_t w) { return cluster.l1({0, (r * W + w) % 8, (r * W + w) / 8}).data() + plans[w].at(r, 0).input; };
-        for (uint32_t n = 0; n < out.shape[0]; ++n)
-            for (uint32_t cc = 0; cc < out.shape[1]; ++cc)
-                for (uint32_t h = 0; h < go.hp; ++h)
-                    for (uint32_t x = 0; x < go.wp; ++x) {
-                        uint32_t idx[4] = {n, cc, h, x};
-                        uint32_t want = 0;
-                        if (gather) {
-                            const uint32_t src = idx[d] / s;
-                            idx[d] %= s;
-                            want = value_of(seed, src, idx[0], idx[1], idx[2], idx[3]);
-                        } else {
-                            idx[d] += r * s;
-                            for (uint32_t q = 0; q < p; ++q) want += value_of(seed, q, idx[0], idx[1], idx[2], idx[3]);
-                        }
-                        // which worker owns it: the one whose band holds the small page
-                        uint32_t sidx[4] = {n, cc, h, x};
-                        if (gather) sidx[d] %= s;
-                        const uint32_t srow = row_of(t.small, gs, sidx[0], sidx[1], sidx[2]);
-                        uint32_t owner = 0;
-                        for (uint32_t w = 0; w < W; ++w) {
-                            const PageRect pr = worker_rect(gs, W, w);
-                            const uint32_t a = srow / gs.ph, b = sidx[3] / gs.pw;
-                            if (pr.pages() && a >= pr.row0 && a < pr.row0 + pr.rows && b >= pr.col0 && b < pr.col0 + pr.cols) owner = w;
-                        }
-                        const TensorLoc l = locate_element(out, go, n, cc, h, x);
-                        const uint32_t off = l.unit * out_stride + l.offset;
-                        uint32_t got;
-                        std::memcpy(&got, l1_of(owner) + out_base + off, 4);
-                        for (uint32_t b = 0; b < 4; ++b) expect_mask[off + b] = uint8_t(1 + owner);
-                        if (got != want && bad++ < 3)
-                            what += " rank " + std::to_string(r) + " [" + std::to_string(n) + "," + std::to_string(cc) + "," +
-                                    std::to_string(h) + "," + std::to_string(x) + "] = " + std::to_string(got) +
-                                    ", want " + std::to_string(want) + ";";
-                    }
-        // no worker wrote a byte it does not own
-        for (uint32_t w = 0; w < W; ++w)
-            for (size_t o = 0; o < expect_mask.size(); ++o)
-                if (expect_mask[o] != 1 + w && l1_of(w)[out_base + o] != kSentinel && strays++ < 3)
-                    what += " rank " + std::to_string(r) + " worker " + std::to_string(w) + " wrote output byte " +
-                            std::to_string(o) + " it does not own;";
+        const uint32_t out_base = gather ? small_bytes : 0, out_stride = gather ? big_stride : small_stride;
+        check_output(t, c.op, seed, r, W, true, out_stride, [&](uint32_t w) { return l1_of(w) + out_base; }, res);
     }
-    if (bad || strays) return std::to_string(bad) + " wrong elements, " + std::to_string(strays) + " stray bytes:" + what;
+    if (res.bad || res.strays)
+        return std::to_string(res.bad) + " wrong elements, " + std::to_string(res.strays) + " stray bytes:" + res.what;
     return "";
-}
-
-TensorSplit gather_split(const TensorSpec& small, uint32_t dim, uint32_t p, MemoryLayout big_mem, uint32_t big_banks = 1,
-                         ShardSpec big_shard = {}) {
-    TensorSplit t;
-    t.small = small;
-    t.big = small;
-    t.big.shape[dim] *= p;
-    t.big.memory = big_mem;
-    t.big.banks = big_banks;
-    t.big.shard = big_shard;
-    t.dim = dim;
-    t.parts = p;
-    return t;
 }
 
 }  // namespace
@@ -517,12 +400,10 @@ TEST_CASE("e2e: mesh tensor: row and column all_gathers on a 2x3 mesh of chips o
     const auto rows = ch::group_table(CommGroup::consecutive(C), N), cols = ch::group_table(CommGroup::orthogonal(R), N);
     REQUIRE(rows.size() == R);
     REQUIRE(cols.size() == C);
-    const TensorSpec local = spec(1, 1, 32, 64, 4, TL, IL, 2);
-    const TensorSplit row_split = gather_split(local, 3, C, WS, 1, {C, 1, 32, 64, ShardOrientation::row_major});
-    const TensorSplit col_split = gather_split(local, 2, R, IL, 3);
+    const MeshTensor mt(R, C, 77);
+    const TensorSplit row_split = mt.row_split, col_split = mt.col_split;
     REQUIRE(check(row_split) == SplitError::ok);
     REQUIRE(check(col_split) == SplitError::ok);
-    auto gv = [](uint32_t h, uint32_t w) { return value_of(77, 0, 0, 0, h, w); };
 
     emu::ChipSpec chip;
     chip.grid_w = 2;
@@ -569,13 +450,9 @@ TEST_CASE("e2e: mesh tensor: row and column all_gathers on a 2x3 mesh of chips o
             const GroupArgs g = load_group_args(hal, 0);
             const uint32_t replica = members[g.rank], i = replica / C, j = replica % C;
             const uint32_t base = g.input_l1;
-            const TensorGeom gs = geometry(t.small), gb = geometry(t.big);
+            const TensorGeom gb = geometry(t.big);
             std::memset(hal.l1_ptr(base, sb + gb.units * bs), kSentinel, sb + gb.units * bs);
-            for (uint32_t h = 0; h < 32; ++h)
-                for (uint32_t w = 0; w < 64; ++w) {
-                    const uint32_t v = gv(32 * i + h, 64 * j + w);
-                    std::memcpy(hal.l1_ptr(base + [&] { const TensorLoc l = locate_element(t.small, gs, 0, 0, h, w); return l.unit * ss + l.offset; }(), 4), &v, 4);
-                }
+            mt.write_local(i, j, TensorMem{base, ss}, [&](uint32_t addr, uint32_t v) { std::memcpy(hal.l1_ptr(addr, 4), &v, 4); });
             TensorSliceParams tp;
             tp.shape.op = Op::all_gather;
             tp.shape.topo = Topology::line;
@@ -604,27 +481,18 @@ TEST_CASE("e2e: mesh tensor: row and column all_gathers on a 2x3 mesh of chips o
     ro.adversary.seed = 5;
     const emu::RunReport rep = launch.run(ro);
     REQUIRE(rep.ok());
-    uint64_t bad = 0, checked = 0;
+    uint64_t bad = 0, checked = 0, strays = 0;
     for (const Group& G : groups)
         for (uint32_t r = 0; r < G.members.size(); ++r) {
             const uint32_t replica = G.members[r], i = replica / C, j = replica % C;
             const ch::RankLayout& l = G.plan.at(r, 0);
             const uint8_t* big = cluster.l1({l.worker.chip, l.worker.x, l.worker.y}).data() + l.input + G.small_bytes;
-            const TensorSpec& b = G.split.big;
-            const TensorGeom gb = geometry(b);
-            for (uint32_t h = 0; h < b.shape[2]; ++h)
-                for (uint32_t w = 0; w < b.shape[3]; ++w) {
-                    const TensorLoc loc = locate_element(b, gb, 0, 0, h, w);
-                    uint32_t got;
-                    std::memcpy(&got, big + loc.unit * G.big_stride + loc.offset, 4);
-                    // a row group's output is band i of rows, every column; a column group's band j
-                    const uint32_t want = G.core_x == 0 ? gv(32 * i + h, w) : gv(h, 64 * j + w);
-                    bad += got != want;
-                    ++checked;
-                }
+            bad += mt.check(G.core_x == 0, i, j, big, G.big_stride, checked);
+            strays += mt.strays(G.core_x == 0, big, G.big_stride);
         }
     CHECK(checked == R * C * (32 * 192) + R * C * (64 * 64));
     CHECK(bad == 0);
+    CHECK(strays == 0);
 }
 
 namespace {
@@ -707,70 +575,12 @@ TEST_CASE("tensor plan: slice shapes, page lists, every big byte exactly once, n
                       Catch::Contains("0 workers"));
 }
 
-namespace {
-
-/// A random valid memory layout for `s` (its shape and page layout fixed).
-TensorSpec random_memory(TensorSpec s, std::mt19937& rng) {
-    auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
-    const TensorGeom g0 = geometry([&] { TensorSpec t = s; t.memory = IL; t.banks = 1; return t; }());
-    auto divisor = [&](uint32_t v) {  // a random divisor of v, at most 4
-        std::vector<uint32_t> ds;
-        for (uint32_t d = 1; d <= 4 && d <= v; ++d)
-            if (v % d == 0) ds.push_back(d);
-        return ds[pick(uint32_t(ds.size()))];
-    };
-    const uint32_t unit = s.layout == TL ? kTileDim : 1;
-    const uint32_t pr = g0.rows / unit, pc = g0.cols / unit;
-    const auto ori = pick(2) ? ShardOrientation::row_major : ShardOrientation::col_major;
-    switch (pick(4)) {
-        case 0: s.memory = IL; s.banks = 1 + pick(7); break;
-        case 1: {
-            const uint32_t k = divisor(pr);
-            s.memory = HS;
-            s.shard = {k, 1 + pick(2), g0.rows / k, g0.cols, ori};
-            break;
-        }
-        case 2: {
-            const uint32_t k = divisor(pc);
-            s.memory = WS;
-            s.shard = {k, 1 + pick(2), g0.rows, g0.cols / k, ori};
-            break;
-        }
-        default: {
-            const uint32_t a = divisor(pr), b = divisor(pc);
-            s.memory = BS;
-            const bool rm = ori == ShardOrientation::row_major;
-            s.shard = {rm ? b : a, rm ? a : b, g0.rows / a, g0.cols / b, ori};
-            break;
-        }
-    }
-    return s;
-}
-
-}  // namespace
-
 TEST_CASE("e2e: tensor collectives sweep: random shapes, dims, layouts, memory layouts", "[collectives][tensor][e2e][long]") {
     std::mt19937 rng(2026);
-    auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
     uint32_t runs = 0;
     for (uint32_t it = 0; it < 300; ++it) {
-        const bool tile = pick(2);
-        TensorSpec small = spec(1 + pick(2), 1 + pick(3), tile ? 32 * (1 + pick(2)) : 1 + pick(6),
-                                tile ? 32 * (1 + pick(2)) : 1 + pick(9), 4, tile ? TL : RM, IL);
-        if (tile && pick(4) == 0 && small.shape[0] * small.shape[1] > 1) small.shape[3] = 20 + pick(12);  // padded tiles
         TensorCase c;
-        c.op = pick(2) ? Op::all_gather : Op::reduce_scatter;
-        const uint32_t dim = pick(4), p = 2 + pick(3);
-        small = random_memory(small, rng);
-        TensorSpec bigm = small;
-        bigm.shape[dim] *= p;
-        bigm = random_memory(bigm, rng);
-        c.split = ch::fracture(small, dim, p, bigm);
-        if (check(c.split) != SplitError::ok) continue;  // a padded W along dim 3 (named error, tested above)
-        c.workers = 1 + pick(3);
-        const Method ms[] = {Method::ring_cw, Method::ring_bidir, Method::line};
-        c.method = ms[pick(3)];
-        c.packet_bytes = tile ? 4096 * (1 + pick(2)) : 64 * (1 + pick(8));
+        if (!random_case(rng, 0, c)) continue;  // a padded W along dim 3 (named error, tested above)
         c.seed = 1000 + it;
         INFO(c.describe());
         CHECK(plan_covers(ch::plan_tensor(c.op, c.split, c.workers)) == "");

@@ -155,6 +155,10 @@ struct BedOptions {
     uint32_t initial_counter = 0;    ///< FabricSpec::initial_counter (tests that cross the 2^32 wrap)
     uint32_t grid_w = 1, grid_h = 1; ///< Tensix cores per chip (the worker is (0, 0); NoC multicast tests use more)
     uint32_t dram_bytes = 0;         ///< a DRAM endpoint of this size per chip (Cluster::Chip::dram()); 0: none
+    /// Worker cores per chip running the collective: 1 (the fabric link has one worker per
+    /// position; anything else is a named FabricError). A sliced collective's worker bands (a
+    /// tensor's worker_rect bands) run one after another on that worker.
+    uint32_t workers_per_chip = 1;
 };
 
 /// The header size a bed takes: `o.header_bytes`, or by default 48 for 1D and, for 2D, tt-metal's
@@ -177,6 +181,11 @@ struct Bed {
     std::vector<fh::Core> skip_routers;  ///< routers that get no kernel (fault tests)
 
     explicit Bed(const BedOptions& o) : opt(o) {
+        if (o.workers_per_chip != 1)
+            throw fh::FabricError("chip fabric bed: " + std::to_string(o.workers_per_chip) +
+                                  " workers per chip; the fabric link has one worker core per chip (the only producer "
+                                  "of its routers' worker channel; several link workers behind a mux are not built). "
+                                  "Allowed: 1; run a sliced collective's worker bands one after another on that worker");
         ChipSpec chip;
         chip.grid_w = o.grid_w;
         chip.grid_h = o.grid_h;

@@ -279,7 +279,10 @@ inline FabricPlan build_fabric(const FabricSpec& s) {
     if (n > FabricLinkConfig::max_ranks)
         throw FabricError(pfx + std::to_string(n) + " chips; at most " + std::to_string(FabricLinkConfig::max_ranks) +
                           " (FabricLinkConfig::max_ranks)");
-    if (s.workers.size() != n) throw FabricError(pfx + "one worker per position is needed");
+    if (s.workers.size() != n)
+        throw FabricError(pfx + "one worker per position is needed (" + std::to_string(n) + " positions, " +
+                          std::to_string(s.workers.size()) + " workers); several link workers per chip are not supported: " +
+                          "a position's routers serve one link worker, the only producer of their worker channel");
     if (s.kind == FabricKind::mesh_2d && (s.cols == 0 || n % s.cols))
         throw FabricError(pfx + "cols must divide the chip count (" + std::to_string(n) + " chips, cols " + std::to_string(s.cols) + ")");
     if (s.kind == FabricKind::ring_1d && !s.bubble_flow_control)
