@@ -129,6 +129,44 @@ inline uint32_t expected(const TensorSplit& t, Op op, uint64_t seed, uint32_t r,
 /// Bytes of a tensor's L1 image: its units at `stride` bytes apart.
 inline uint32_t tensor_bytes(const TensorSpec& s, uint32_t stride) { return geometry(s).units * stride; }
 
+/// A worker's L1 for a tensor case: [small tensor | big tensor | work], each tensor's units at a
+/// 16-byte stride, work the most any worker's slice needs (tensor_work_bytes); `error` is set,
+/// "not supported: ...", for a slice shape validate() refuses.
+struct CaseLayout {
+    uint32_t small_stride = 0, big_stride = 0, small_bytes = 0, big_bytes = 0, work = 16;
+    Shape shape;  ///< the collective's shape the slices are planned for (a ring of the split's parts)
+    std::string error;
+};
+inline CaseLayout layout_of(const TensorCase& c) {
+    const TensorSplit& t = c.split;
+    CaseLayout l;
+    const TensorGeom gs = geometry(t.small), gb = geometry(t.big);
+    l.small_stride = (gs.unit_bytes + 15) & ~15u;
+    l.big_stride = (gb.unit_bytes + 15) & ~15u;
+    l.small_bytes = gs.units * l.small_stride;
+    l.big_bytes = gb.units * l.big_stride;
+    Shape& sh = l.shape;
+    sh.op = c.op;
+    sh.method = c.method;
+    sh.topo = Topology::ring;
+    sh.ranks = t.parts;
+    sh.window = 1;
+    for (uint32_t w = 0; w < c.workers; ++w) {
+        TensorSliceParams tp;
+        tp.shape = sh;
+        tp.split = t;
+        tp.workers = c.workers;
+        tp.worker = w;
+        tp.packet_bytes = c.packet_bytes;
+        l.work = std::max(l.work, tensor_work_bytes(tp));
+        if (const char* err = validate(slice_shape(sh, detail::tensor_work(tp).sl, 0))) {
+            l.error = std::string("not supported: ") + err;
+            return l;
+        }
+    }
+    return l;
+}
+
 /// The result of check_output.
 struct OutputCheck {
     uint64_t bad = 0, strays = 0, checked = 0;

@@ -197,26 +197,11 @@ std::string run_tensor(const TensorCase& c) {
     const TensorSplit& t = c.split;
     if (check(t) != SplitError::ok) return std::string("bad split: ") + split_error_text(check(t));
     const uint32_t p = t.parts, W = c.workers;
-    const TensorGeom gs = geometry(t.small), gb = geometry(t.big);
-    const uint32_t small_stride = (gs.unit_bytes + 15) & ~15u, big_stride = (gb.unit_bytes + 15) & ~15u;
-    const uint32_t small_bytes = gs.units * small_stride, big_bytes = gb.units * big_stride;
-    Shape sh;
-    sh.op = c.op;
-    sh.method = c.method;
-    sh.topo = Topology::ring;
-    sh.ranks = p;
-    sh.window = 1;
-    uint32_t work = 16;
-    for (uint32_t w = 0; w < W; ++w) {
-        TensorSliceParams tp;
-        tp.shape = sh;
-        tp.split = t;
-        tp.workers = W;
-        tp.worker = w;
-        tp.packet_bytes = c.packet_bytes;
-        work = std::max(work, tensor_work_bytes(tp));
-        if (const char* err = validate(slice_shape(sh, detail::tensor_work(tp).sl, 0))) return std::string("not supported: ") + err;
-    }
+    const CaseLayout L = layout_of(c);
+    if (!L.error.empty()) return L.error;
+    const uint32_t small_stride = L.small_stride, big_stride = L.big_stride, small_bytes = L.small_bytes,
+                   big_bytes = L.big_bytes, work = L.work;
+    const Shape sh = L.shape;
     // L1 of a worker: [small tensor | big tensor | work], handed to the group as its "buffers"
     const uint32_t buffer_bytes = (std::max({small_bytes + big_bytes + work, 16u}) + 15u) & ~15u;
     const uint32_t slots = 3;

@@ -63,26 +63,11 @@ std::string run_fabric_tensor(const FabricTensorCase& fc) {
     const TensorSplit& t = c.split;
     if (check(t) != SplitError::ok) return std::string("bad split: ") + split_error_text(check(t));
     const uint32_t W = c.workers;
-    const TensorGeom gs = geometry(t.small), gb = geometry(t.big);
-    const uint32_t small_stride = align16(gs.unit_bytes), big_stride = align16(gb.unit_bytes);
-    const uint32_t small_bytes = gs.units * small_stride, big_bytes = gb.units * big_stride;
-    Shape sh;
-    sh.op = c.op;
-    sh.method = c.method;
-    sh.topo = Topology::ring;
-    sh.ranks = t.parts;
-    sh.window = 1;
-    uint32_t work = 16;
-    for (uint32_t w = 0; w < W; ++w) {
-        TensorSliceParams tp;
-        tp.shape = sh;
-        tp.split = t;
-        tp.workers = W;
-        tp.worker = w;
-        tp.packet_bytes = c.packet_bytes;
-        work = std::max(work, tensor_work_bytes(tp));
-        if (const char* err = validate(slice_shape(sh, detail::tensor_work(tp).sl, 0))) return std::string("not supported: ") + err;
-    }
+    const CaseLayout L = layout_of(c);
+    if (!L.error.empty()) return L.error;
+    const uint32_t small_stride = L.small_stride, big_stride = L.big_stride, small_bytes = L.small_bytes,
+                   big_bytes = L.big_bytes, work = L.work;
+    const Shape sh = L.shape;
     cf::BedOptions o;
     o.topology = fc.topology;
     o.kind = fc.kind;
@@ -126,7 +111,7 @@ std::string run_fabric_tensor(const FabricTensorCase& fc) {
         check_output(t, c.op, seed + group_of(g, N, r), rank_in_group(g, N, r), W, false, gather ? big_stride : small_stride,
                      [&](uint32_t) { return image; }, res);
     }
-    const auto outs = gather ? gb : gs;
+    const TensorGeom outs = geometry(gather ? t.big : t.small);
     if (res.checked != uint64_t(N) * (gather ? t.big : t.small).shape[0] * (gather ? t.big : t.small).shape[1] * outs.hp * outs.wp)
         return "not every output element was checked";
     if (res.bad || res.strays)
