@@ -298,7 +298,7 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
         ops::plan_common(p->ag, r, n, dram_xy, w.x | (w.y << 16), in_at, out_at, o.page, ppp, base, 48);
         const uint32_t words = (base + ops::Plan::l1_bytes(48, ppp * o.page, o.mux_slots, W) + 15u) & ~15u;
         const uint32_t e0 = (w.x + 1) | (w.y << 16), w0 = (w.x + 1) | ((w.y + 1) << 16);
-        ops::make_reduce(*p, o.ring, ar, slice, inter_at, e0, w0, W, words, words + 176, chunk / o.page, o.one_shot);
+        ops::make_reduce(*p, o.ring, ar, slice, inter_at, e0, w0, W, words, words + ops::ReducePlan::words_bytes, chunk / o.page, o.one_shot);
         if (p->workers != W) throw std::logic_error("ttm structure: the plan's workers per direction differ from the host's");
         if (o.mutation_no_final_partial)
             for (uint32_t j = 0; j < p->nsteps[0]; ++j)

@@ -26,7 +26,7 @@ ops::ReducePlan plan(uint32_t rank, uint32_t ranks, bool ring, bool all_reduce, 
                      uint32_t workers = 1) {
     ops::ReducePlan p;
     ops::plan_common(p.ag, rank, ranks, 0, 0, 0, 1 << 20, 2048, 2, 0x1000, 48);
-    ops::make_reduce(p, ring, all_reduce, slice, 1 << 24, 1, 1 | 1 << 16, workers, 0x8000, 0x8000 + 176,
+    ops::make_reduce(p, ring, all_reduce, slice, 1 << 24, 1, 1 | 1 << 16, workers, 0x8000, 0x8000 + ops::ReducePlan::words_bytes,
                      ops::ttm_chunk_pages(ops::ttm_rs_pages_per_packet(6144, 2048)), one_shot);
     return p;
 }

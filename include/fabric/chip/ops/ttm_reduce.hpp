@@ -142,10 +142,12 @@ struct ReducePlan {
     uint32_t nsteps[2] = {0, 0};
     RStep steps[2][max_steps];
 
+    /// The worker's counter words (words_l1 .. words_l1 + words_bytes); its chunk slots follow (buf_l1).
+    static constexpr uint32_t words_bytes = 176;
     /// L1 bytes a worker needs from the ttm Plan's base (see Plan::l1_bytes: the mux's channels for
     /// `workers` per direction) for chunks of `chunk` bytes.
     static constexpr uint32_t l1_bytes(uint32_t header_bytes, uint32_t packet, uint32_t mux_slots, uint32_t chunk, uint32_t workers) {
-        return Plan::l1_bytes(header_bytes, packet, mux_slots, workers) + 16 + 176 + 6 * chunk;
+        return Plan::l1_bytes(header_bytes, packet, mux_slots, workers) + 16 + words_bytes + 6 * chunk;
     }
     constexpr uint32_t channels() const { return 2 * workers; }
     /// Where the partial of kind b for slice s lands on chip q.
