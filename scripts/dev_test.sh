@@ -16,7 +16,7 @@ command -v ccache >/dev/null && cc=(ccache g++)
 objs=()
 for s in tests/main.cpp "${srcs[@]}"; do
   o="build/dev/$(echo "$s" | tr '/' '_').o"
-  "${cc[@]}" -std=c++20 -O1 -g1 -Wall -Wextra ${DEV_FLAGS:-} -Iinclude -Iemulation/include -I. -Itests -c "$s" -o "$o"
+  "${cc[@]}" -std=c++20 -O1 -g1 -Wall -Wextra ${DEV_FLAGS:-} -Iinclude -Iemulation/include -I. -Itests -Itesting/include -c "$s" -o "$o"
   objs+=("$o")
 done
 g++ ${DEV_FLAGS:-} "${objs[@]}" -o "$out" -lpthread -latomic
