@@ -316,3 +316,47 @@ TEST_CASE("run_collective in place: the collectives docs/host-api.md lists as sa
             CHECK(wrong_somewhere);
         }
 }
+
+// ---- tori, bool, 64-bit layout sizes, dirty L1 by default, one-rank interleaved lanes ----
+
+TEST_CASE("run_collective on a torus (mesh_wrap): all_reduce and all_gather equal plain loops", "[host_api][collectives][torus]") {
+    // 3 x 3 (both dimensions wrap) and 2 x 3 (the columns wrap; a dimension of 2 has no wrap link).
+    struct Case {
+        Transport t;
+        uint32_t ranks, cols;
+    };
+    for (const Case& k : {Case{Transport::edm, 9, 3}, Case{Transport::ipcq, 9, 3}, Case{Transport::edm, 6, 3}}) {
+        const uint32_t p = k.ranks, n = 100;
+        kc::GroupOptions g = group(k.t, p, GroupShape::mesh);
+        g.mesh_cols = k.cols;
+        g.mesh_wrap = true;
+        const auto in = small_ints(p, n);
+        for (Op op : {Op::all_reduce, Op::all_gather}) {
+            INFO((k.t == Transport::edm ? "edm " : "ipcq ") << p << " ranks, " << k.cols << " columns, " << op_name(op));
+            kc::Collective c;
+            c.op = op;
+            c.count = n;
+            auto ro = kc::default_run_options();
+            ro.adversary.enabled = true;
+            ro.adversary.seed = 3;
+            const auto r = kc::run_collective<SumF>(g, c, in, ro);
+            INFO(r.summary());
+            REQUIRE(r.ok());
+            CHECK(r.layout.shape.topo == Topology::torus);
+            CHECK(r.layout.shape.rows * r.layout.shape.cols == p);
+            CHECK(r.method() == Method::mesh_2d);
+            uint32_t bad = 0;
+            for (uint32_t q = 0; q < p; ++q)
+                for (uint32_t i = 0; i < n; ++i) {
+                    if (op == Op::all_reduce) {
+                        float s = 0;
+                        for (uint32_t f = 0; f < p; ++f) s += in[f][i];
+                        bad += r.outputs[q][i] != s;
+                    } else {
+                        for (uint32_t f = 0; f < p; ++f) bad += r.outputs[q][f * r.layout.frag + i] != in[f][i];
+                    }
+                }
+            CHECK(bad == 0);
+        }
+    }
+}

@@ -799,7 +799,7 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
     sh.op = c.op;
     sh.topo = topology_of(g);
     sh.ranks = k;
-    if (sh.topo == coll::Topology::mesh) {
+    if (g.shape == coll::GroupShape::mesh) {  // a mesh or, with mesh_wrap, a torus
         sh.cols = g.mesh_cols;
         sh.rows = g.mesh_cols ? k / g.mesh_cols : 0;
     }
