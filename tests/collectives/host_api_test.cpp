@@ -360,3 +360,49 @@ TEST_CASE("run_collective on a torus (mesh_wrap): all_reduce and all_gather equa
         }
     }
 }
+
+TEST_CASE("run_collective: layout sizes are 64-bit, so buffers above 1 GiB per rank are refused, not wrapped",
+          "[host_api][collectives][layout]") {
+    kc::GroupOptions g = group(Transport::ipcq, 16);
+    g.message_bytes = 1024;  // 256 floats per chunk
+    const std::vector<std::vector<float>> none(16);  // never read: the size error comes first
+    auto error_of = [&](const kc::Collective& c) -> std::string {
+        try {
+            kc::run_collective<SumF>(g, c, none);
+        } catch (const std::invalid_argument& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    // all_gather, 2^28 floats per rank on 16 ranks: a 16 GiB output (2^32 elements, which wrapped to 0).
+    kc::Collective ag;
+    ag.op = Op::all_gather;
+    ag.count = 1u << 28;
+    CHECK_THAT(error_of(ag), Catch::Contains("above 1 GiB per rank") && Catch::Contains("17179869184 bytes"));
+    // all_reduce by broadcast_local_reduce, 2^28 floats: the input is 1 GiB, the scratch (every
+    // rank's input) 16 GiB (2^32 elements).
+    kc::Collective blr;
+    blr.op = Op::all_reduce;
+    blr.method = Method::broadcast_local_reduce;
+    blr.count = 1u << 28;
+    CHECK_THAT(error_of(blr), Catch::Contains("above 1 GiB per rank") && Catch::Contains("scratch"));
+    // all_to_all of 2^32 - 1 floats: input, output and scratch all 2^32 elements or more.
+    kc::Collective a2a;
+    a2a.op = Op::all_to_all;
+    a2a.count = 0xFFFFFFFFu;
+    CHECK_THAT(error_of(a2a), Catch::Contains("above 1 GiB per rank"));
+    // all_to_all of 2^30 one-byte elements: a 1 GiB input, a 4 GiB scratch (2^32 elements).
+    kc::Collective a2b;
+    a2b.op = Op::all_to_all;
+    a2b.count = 1u << 30;
+    CHECK_THROWS_WITH(kc::plan_collective(g, a2b, 1), Catch::Contains("above 1 GiB per rank") && Catch::Contains("scratch"));
+    // The layout itself (make_layout) never wraps, and buffer_bytes_for refuses it.
+    Shape sh;
+    sh.op = Op::all_gather;
+    sh.method = Method::ring_cw;
+    sh.ranks = 16;
+    const kc::Layout L = kc::make_layout(sh, 1u << 28, kc::max_chunk_elems(g, 4));
+    CHECK(L.out_elems >= L.in_elems);
+    CHECK(uint64_t(L.out_elems) >= (1ull << 31));  // 2^32 elements, not 0
+    CHECK_THROWS_WITH(kc::buffer_bytes_for(L, 4), Catch::Contains("above 1 GiB per rank"));
+}

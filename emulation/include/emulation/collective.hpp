@@ -141,6 +141,9 @@ inline coll::RedOp any_valid_op(coll::DataType t) {
 }
 
 /// Element layout of one collective: per-rank input count -> chunk grid -> buffer sizes.
+/// The element counts are computed in 64 bits and saturate at 2^32 - 1 (as coll::grid() does)
+/// instead of wrapping; buffer_elems_wide() gives them exactly. A layout that runs has buffers of
+/// at most 1 GiB (buffer_bytes_for, plan_collective), so its counts never saturate.
 struct Layout {
     coll::Shape shape;
     uint32_t count = 0;        ///< input elements per rank (all_gather: its piece; others: the tensor)
@@ -148,6 +151,15 @@ struct Layout {
     uint32_t frag = 0;         ///< elements per fragment in the buffers (chunks * chunk_elems)
     uint32_t in_elems = 0, out_elems = 0, scratch_elems = 0;
 };
+
+/// Elements of buffer b of layout l, exact in 64 bits (chunks of the grid x chunk_elems).
+inline uint64_t buffer_elems_wide(const Layout& l, coll::Buf b) {
+    const uint64_t chunks = b == coll::Buf::scratch ? coll::scratch_chunks_wide(l.shape) : coll::grid_wide(l.shape, b);
+    return chunks * l.chunk_elems;  // < 2^64: chunks < 2^42 (ranks^2 x chunks), chunk_elems < 2^32
+}
+
+/// x saturated to 32 bits (2^32 - 1 for anything larger).
+inline uint32_t saturate32(uint64_t x) { return x > 0xFFFFFFFFull ? 0xFFFFFFFFu : uint32_t(x); }
 
 /// What a group's links allow a layout: elements per chunk (one packet) and message slots per
 /// channel (0: unknown). Converts to the element count for callers that only want that.
@@ -169,10 +181,10 @@ inline Layout make_layout(coll::Shape sh, uint32_t count, ChunkLimit limit) {
     l.shape = sh;
     l.count = count;
     l.chunk_elems = c.chunk_elems;
-    l.frag = c.chunks * c.chunk_elems;
-    l.in_elems = coll::grid(sh, coll::Buf::input) * c.chunk_elems;
-    l.out_elems = coll::grid(sh, coll::Buf::output) * c.chunk_elems;
-    l.scratch_elems = coll::scratch_chunks(sh) * c.chunk_elems;
+    l.frag = saturate32(uint64_t(c.chunks) * c.chunk_elems);
+    l.in_elems = saturate32(buffer_elems_wide(l, coll::Buf::input));
+    l.out_elems = saturate32(buffer_elems_wide(l, coll::Buf::output));
+    l.scratch_elems = saturate32(buffer_elems_wide(l, coll::Buf::scratch));
     return l;
 }
 
@@ -202,10 +214,28 @@ struct GroupOptions {
     coll::CommGroup groups = coll::CommGroup::all();
 };
 
-/// Bytes of the largest of a layout's three buffers, rounded to 16.
+/// Largest buffer run_collective gives a rank (each of input, output and scratch).
+inline constexpr uint64_t kMaxBufferBytes = 1ull << 30;
+
+/// Bytes of the largest of a layout's three buffers, rounded to 16 (exact: 64-bit sizes from the
+/// layout's chunk grid). Throws std::invalid_argument naming the buffer and its size when one is
+/// above 1 GiB (kMaxBufferBytes).
 inline uint32_t buffer_bytes_for(const Layout& l, uint32_t elem_bytes) {
-    const uint64_t m = uint64_t(std::max({l.in_elems, l.out_elems, l.scratch_elems, 1u})) * elem_bytes;
-    if (m > (1ull << 30)) throw std::invalid_argument("collective buffers above 1 GiB per rank are not supported");
+    uint64_t m = 1;  // at least one element
+    for (coll::Buf b : {coll::Buf::input, coll::Buf::output, coll::Buf::scratch}) {
+        const uint64_t e = buffer_elems_wide(l, b);
+        // bytes, saturating (e * elem_bytes may exceed 2^64 only for absurd element sizes)
+        const uint64_t bytes = elem_bytes && e > ~0ull / elem_bytes ? ~0ull : e * elem_bytes;
+        if (bytes > kMaxBufferBytes) {
+            const char* name = b == coll::Buf::input ? "input" : b == coll::Buf::output ? "output" : "scratch";
+            throw std::invalid_argument(std::string(coll::op_name(l.shape.op)) + " / " + coll::method_name(l.shape.method) +
+                                        " of " + std::to_string(l.count) + " elements of " + std::to_string(elem_bytes) +
+                                        " bytes over " + std::to_string(l.shape.ranks) + " ranks needs a " + name +
+                                        " buffer of " + std::to_string(e) + " elements (" + std::to_string(bytes) +
+                                        " bytes) per rank; collective buffers above 1 GiB per rank are not supported");
+        }
+        m = std::max(m, std::max<uint64_t>(e, 1) * elem_bytes);
+    }
     return uint32_t((m + 15) & ~uint64_t(15));
 }
 
@@ -829,6 +859,11 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
     if (const char* err = coll::validate(L.shape))
         throw std::invalid_argument(std::string("run_collective: ") + coll::op_name(c.op) + " / " +
                                     coll::method_name(sh.method) + ": " + err);
+    try {  // every buffer at most 1 GiB per rank, before any input is looked at or L1 allocated
+        buffer_bytes_for(L, elem_bytes);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("run_collective: ") + e.what());
+    }
     return L;
 }
 
