@@ -406,3 +406,50 @@ TEST_CASE("run_collective: layout sizes are 64-bit, so buffers above 1 GiB per r
     CHECK(uint64_t(L.out_elems) >= (1ull << 31));  // 2^32 elements, not 0
     CHECK_THROWS_WITH(kc::buffer_bytes_for(L, 4), Catch::Contains("above 1 GiB per rank"));
 }
+
+TEST_CASE("run_collective on bool: logical_or and logical_and all_reduce, broadcast, all_gather equal plain loops",
+          "[host_api][collectives][bool]") {
+    const uint32_t p = 5, n = 77;
+    std::vector<std::vector<bool>> in(p, std::vector<bool>(n));
+    for (uint32_t r = 0; r < p; ++r)
+        for (uint32_t i = 0; i < n; ++i) in[r][i] = ((i * 7 + r * 3) % 5) == 0 || (i % 11) == 10;  // some all-true columns
+    kc::GroupOptions g = group(Transport::ipcq, p);
+    auto check = [&](const auto& r, Op op, bool is_and) {
+        INFO(op_name(op) << (is_and ? " logical_and" : " logical_or") << "\n" << r.summary());
+        REQUIRE(r.ok());
+        uint32_t bad = 0;
+        for (uint32_t q = 0; q < p; ++q) {
+            REQUIRE(r.outputs[q].size() == r.layout.out_elems);
+            for (uint32_t i = 0; i < n; ++i) {
+                if (op == Op::all_reduce) {
+                    bool acc = is_and;
+                    for (uint32_t f = 0; f < p; ++f) acc = is_and ? (acc && in[f][i]) : (acc || in[f][i]);
+                    bad += r.outputs[q][i] != acc;
+                } else if (op == Op::broadcast) {
+                    bad += r.outputs[q][i] != in[2][i];
+                } else {
+                    for (uint32_t f = 0; f < p; ++f) bad += r.outputs[q][f * r.layout.frag + i] != in[f][i];
+                }
+            }
+        }
+        CHECK(bad == 0);
+    };
+    for (Op op : {Op::all_reduce, Op::broadcast, Op::all_gather}) {
+        kc::Collective c;
+        c.op = op;
+        c.count = n;
+        c.root = 2;
+        check(kc::run_collective<Reducer<bool, RedOp::logical_or>, kc::link_ipcq>(g, c, in), op, false);
+        check(kc::run_collective<Reducer<bool, RedOp::logical_and>, kc::link_ipcq>(g, c, in), op, true);
+    }
+    // Not every value of every column is the same: both operators have something to decide.
+    kc::Collective c;
+    c.op = Op::all_reduce;
+    c.count = n;
+    const auto o = kc::run_collective<Reducer<bool, RedOp::logical_or>, kc::link_ipcq>(g, c, in);
+    const auto a = kc::run_collective<Reducer<bool, RedOp::logical_and>, kc::link_ipcq>(g, c, in);
+    REQUIRE((o.ok() && a.ok()));
+    uint32_t differ = 0;
+    for (uint32_t i = 0; i < n; ++i) differ += o.outputs[0][i] != a.outputs[0][i];
+    CHECK(differ > 0);
+}

@@ -890,6 +890,28 @@ inline std::string multicast_unavailable(const Group& group, const Collective& c
     return {};
 }
 
+/// Copies the first n elements of v to p. std::vector<bool> packs its bits and has no data():
+/// bool goes element by element (one byte each in L1, as the device's bool).
+template <class T>
+void copy_elems_in(T* p, const std::vector<T>& v, size_t n) {
+    if constexpr (std::is_same_v<T, bool>) {
+        for (size_t i = 0; i < n; ++i) p[i] = v[i];
+    } else if (n) {
+        std::memcpy(static_cast<void*>(p), v.data(), n * sizeof(T));
+    }
+}
+/// Copies n elements at p (host view of L1) into v (resized to n). A bool byte is true when it is
+/// not 0 (read as a byte: an element the op leaves undefined may hold any byte).
+template <class T>
+void copy_elems_out(std::vector<T>& v, const uint8_t* p, size_t n) {
+    v.resize(n);
+    if constexpr (std::is_same_v<T, bool>) {
+        for (size_t i = 0; i < n; ++i) v[i] = p[i] != 0;
+    } else if (n) {
+        std::memcpy(static_cast<void*>(v.data()), p, n * sizeof(T));
+    }
+}
+
 /// Runs collective `c` with reducer `Red` (element type and operator; for operations that do not
 /// reduce any valid operator of the type) on a fresh group made from `g` (its buffer_bytes is
 /// set here from the layout), `inputs[r]` (c.count elements) as rank r's input. With
@@ -959,7 +981,7 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
     // r: the rank among all groups' ranks (inputs, outputs); ga.rank: the rank inside its group
     group.template add_ranked<Links>([&, L, prep, in_place](auto& hal, auto& link, const coll::GroupArgs& ga, uint32_t r) -> uint64_t {
         T* in = reinterpret_cast<T*>(hal.l1_ptr(ga.input_l1, std::max(L.in_elems, 1u) * eb));
-        if (L.count) std::memcpy(static_cast<void*>(in), inputs[r].data(), size_t(L.count) * eb);
+        copy_elems_in(in, inputs[r], L.count);
         if (!mplans.empty()) {
             const coll::McastBcastArgs& a = mplans[group.group_of(r)].device;
             if (L.count) {  // the input above is this core's stores: say so (race detector), and
@@ -990,8 +1012,7 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
     res.outputs.resize(g.ranks);
     for (uint32_t r = 0; r < g.ranks; ++r) {
         const uint8_t* p = in_place ? group.input(r) : group.output(r);
-        res.outputs[r].resize(L.out_elems);
-        if (L.out_elems) std::memcpy(static_cast<void*>(res.outputs[r].data()), p, size_t(L.out_elems) * eb);
+        copy_elems_out(res.outputs[r], p, L.out_elems);
     }
     return res;
 }
