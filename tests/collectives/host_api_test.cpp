@@ -453,3 +453,33 @@ TEST_CASE("run_collective on bool: logical_or and logical_and all_reduce, broadc
     for (uint32_t i = 0; i < n; ++i) differ += o.outputs[0][i] != a.outputs[0][i];
     CHECK(differ > 0);
 }
+
+TEST_CASE("default_run_options starts the cores on dirty L1 (seeded garbage), as documented",
+          "[host_api][collectives][dirty_l1]") {
+    const kccl::emu::RunOptions d = kc::default_run_options();
+    CHECK(kccl::emu::resolved_dirty_l1(d));
+    CHECK_THAT(kccl::emu::replay_string(d), Catch::Contains("dirty=1"));
+    // A kernel that reads its scratch buffer before anything wrote it sees the garbage.
+    for (const bool dirty : {true, false}) {
+        kc::GroupOptions g = group(Transport::ipcq, 2);
+        g.buffer_bytes = 1024;
+        kc::Group grp(g);
+        std::vector<uint32_t> nonzero(2, 0);
+        grp.add<kc::link_ipcq>([&nonzero](auto& hal, auto&, const GroupArgs& ga) -> uint64_t {
+            const uint32_t* w = reinterpret_cast<const uint32_t*>(hal.l1_ptr(ga.scratch_l1, 1024));
+            uint32_t k = 0;
+            for (uint32_t i = 0; i < 256; ++i) k += w[i] != 0;
+            nonzero[ga.rank] = k;
+            return 0;
+        });
+        kccl::emu::RunOptions ro = kc::default_run_options();
+        if (!dirty) ro.dirty_l1 = kccl::emu::RunOptions::DirtyL1::off;
+        const kccl::emu::RunReport rep = grp.run(ro);
+        INFO(rep.summary() << (dirty ? "default options" : "dirty_l1 off"));
+        REQUIRE(rep.ok());
+        for (uint32_t r = 0; r < 2; ++r) {
+            if (dirty) CHECK(nonzero[r] > 128);  // garbage: most words are not 0
+            else CHECK(nonzero[r] == 0);
+        }
+    }
+}

@@ -803,10 +803,13 @@ struct CollectiveResult {
     }
 };
 
-/// Default options for run_collective: a 10 s watchdog, dirty L1 (hardware never zeroes L1).
+/// Default options for run_collective: a 10 s watchdog, dirty L1 (hardware never zeroes L1):
+/// every core starts with seeded garbage in all of L1 the host did not write (the seed derived
+/// from adversary.seed unless dirty_seed is set; the replay string says dirty=1).
 inline RunOptions default_run_options() {
     RunOptions o;
     o.watchdog = std::chrono::milliseconds(10000);
+    o.dirty_l1 = RunOptions::DirtyL1::on;
     return o;
 }
 
