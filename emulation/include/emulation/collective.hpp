@@ -273,6 +273,21 @@ inline std::vector<std::vector<uint32_t>> group_table_of(const GroupOptions& o, 
     }
 }
 
+/// Width of the IPCQ group's grid of cores: 4 up to 4 ranks, else 8 (Group puts rank r at
+/// core (r % w, r / w) of one chip).
+inline uint32_t ipcq_grid_width(uint32_t ranks) { return ranks <= 4 ? 4 : 8; }
+
+/// The core of rank r (worker 0; r among all ranks) where Group puts it: IPCQ (r % w, r / w) of
+/// chip 0; EDM worker (0,0) of chip r (the T3000 layout: chips 0 1 2 3 7 6 5 4).
+inline ch::Core rank_core(const GroupOptions& o, uint32_t r) {
+    if (o.transport == coll::Transport::ipcq) {
+        const uint32_t w = ipcq_grid_width(o.ranks);
+        return {0, r % w, r / w};
+    }
+    static constexpr uint32_t t3000_chips[8] = {0, 1, 2, 3, 7, 6, 5, 4};
+    return {o.t3000 && r < 8 ? t3000_chips[r] : r, 0, 0};
+}
+
 /// Which link types a bed's kernel is instantiated for (Group::add<Links>): fewer link types,
 /// less to compile (a tool that only runs EDM passes link_edm).
 enum LinkSet : unsigned { link_ipcq = 1, link_ipcq_all_pairs = 2, link_edm = 4, link_all = 7 };
@@ -322,13 +337,13 @@ public:
         std::vector<ch::Core> cores;                    // worker 0 of every rank
         std::vector<std::vector<ch::Core>> more(W - 1);  // workers 1 .. W-1 of every rank
         if (o.transport == coll::Transport::ipcq) {
-            const uint32_t w = n <= 4 ? 4 : 8;
+            const uint32_t w = ipcq_grid_width(n);
             chip.grid_w = w;
             chip.grid_h = (n + w - 1) / w;
             chip.eth_cores = 1;
             chip.eth_l1_bytes = 16 * 1024;
             cluster = std::make_unique<emu::Cluster>(emu::topology::single_chip(chip));
-            for (uint32_t r = 0; r < n; ++r) cores.push_back({0, r % w, r / w});
+            for (uint32_t r = 0; r < n; ++r) cores.push_back(rank_core(o, r));
         } else {
             const uint32_t k = uint32_t(members[0].size());  // ranks per group
             chip.grid_w = W;
@@ -345,7 +360,7 @@ public:
                 if (n != 8) throw std::invalid_argument("a T3000 has 8 chips: use 8 ranks with --topology t3000");
                 chip.eth_cores = 16;
                 cluster = std::make_unique<emu::Cluster>(emu::topology::t3000(chip));
-                for (uint32_t c : {0u, 1u, 2u, 3u, 7u, 6u, 5u, 4u}) cores.push_back({c, 0, 0});
+                for (uint32_t r = 0; r < 8; ++r) cores.push_back(rank_core(o, r));
             } else {
                 if (n == 1) cluster = std::make_unique<emu::Cluster>(emu::topology::single_chip(chip));
                 else if (subgroups) {
@@ -379,7 +394,7 @@ public:
                     cluster = std::make_unique<emu::Cluster>(emu::topology::mesh(n / o.mesh_cols, o.mesh_cols, 1, o.mesh_wrap, chip));
                 else if (o.shape == coll::GroupShape::ring) cluster = std::make_unique<emu::Cluster>(emu::topology::ring(n, 1, chip));
                 else cluster = std::make_unique<emu::Cluster>(emu::topology::line(n, 1, chip));
-                for (uint32_t r = 0; r < n; ++r) cores.push_back({r, 0, 0});
+                for (uint32_t r = 0; r < n; ++r) cores.push_back(rank_core(o, r));
                 for (uint32_t w = 1; w < W; ++w)
                     for (uint32_t r = 0; r < n; ++r) more[w - 1].push_back({r, w, 0});
             }
@@ -820,6 +835,58 @@ inline coll::Topology topology_of(const GroupOptions& g) {
                                              : coll::Topology::ring;
 }
 
+/// Why broadcast `c` cannot run by NoC multicast on `groups` (groups[s][i]: the core of rank i of
+/// group s) over transport t; empty if it can. The reason of ch::mcast_unavailable for the first
+/// group that does not qualify, or an in-place broadcast.
+inline std::string multicast_unavailable_on(coll::Transport t, const std::vector<std::vector<ch::Core>>& groups, const Collective& c) {
+    const std::string pre = "multicast broadcast is not available for this group: ";
+    if (c.in_place)
+        return pre + "it is in place (Collective::in_place), and the multicast broadcast needs the root's input and "
+                     "output disjoint; use in_place = false or a method of the method table";
+    for (size_t s = 0; s < groups.size(); ++s) {
+        std::string why = ch::mcast_unavailable(t, groups[s]);
+        if (!why.empty()) return groups.size() > 1 ? "group " + std::to_string(s) + ": " + why : why;
+    }
+    return {};
+}
+
+/// The same for the groups of `g`, from where Group puts their ranks (rank_core): what
+/// plan_collective decides with before any group is built.
+inline std::string multicast_unavailable(const GroupOptions& g, const Collective& c) {
+    std::vector<std::vector<ch::Core>> cores;
+    for (const auto& m : group_table_of(g, "run_collective")) {
+        cores.emplace_back();
+        for (uint32_t r : m) cores.back().push_back(rank_core(g, r));
+    }
+    return multicast_unavailable_on(g.transport, cores, c);
+}
+
+/// ... and for a group built (its plan's cores, and one output address per group: the direct mode
+/// writes every rank's output at the same address).
+inline std::string multicast_unavailable(const Group& group, const Collective& c) {
+    std::vector<std::vector<ch::Core>> cores;
+    for (uint32_t s = 0; s < group.num_groups(); ++s) {
+        cores.emplace_back();
+        for (uint32_t r : group.members[s]) cores.back().push_back(group.layout_of(r).worker);
+    }
+    if (std::string why = multicast_unavailable_on(group.opt.transport, cores, c); !why.empty()) return why;
+    for (uint32_t s = 0; s < group.num_groups(); ++s)
+        for (uint32_t r : group.members[s])
+            if (group.layout_of(r).output != group.layout_of(group.members[s][0]).output)
+                return "multicast broadcast is not available for this group: its ranks' output buffers are at different L1 addresses";
+    return {};
+}
+
+/// run_collective's error for Collective::multicast where it is not available (why: the reason;
+/// op: the collective's op, a broadcast, whose methods the message lists).
+inline std::invalid_argument multicast_refused(const std::string& why, coll::Op op) {
+    std::string m = "run_collective: method multicast: " + why +
+                    " (broadcast takes multicast on an IPCQ group whose ranks are a rectangle of cores of one chip, "
+                    "not in place; everywhere: ";
+    m.append(coll::allowed_methods(op));
+    return std::invalid_argument(m + ")");
+}
+
 /// The shape `c` runs on group `g` (the method chosen if automatic); throws std::invalid_argument
 /// naming the problem if the executor does not support it.
 /// With GroupOptions::groups other than all(), the shape of one group (every group has the same):
@@ -858,10 +925,18 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
         throw std::invalid_argument(std::string("run_collective: method ") + coll::method_name(sh.method) +
                                     " sends to ranks that are not neighbours: it needs a routed link "
                                     "(GroupOptions::shape = GroupShape::all_pairs)");
+    // The NoC-multicast broadcast (asked for, or automatic where available) runs instead of the
+    // method table's choice, which may have no method for the group's shape (a mesh or torus
+    // without routes): that choice is then not validated, only kept in the layout.
+    const bool mcast_asked_or_auto = c.op == coll::Op::broadcast && (c.multicast || !c.method);
+    const std::string mcast_why = mcast_asked_or_auto ? multicast_unavailable(g, c) : std::string("not a broadcast");
+    if (c.multicast && !mcast_why.empty()) throw multicast_refused(mcast_why, c.op);
+    const bool mcast = mcast_asked_or_auto && mcast_why.empty();
     const Layout L = make_layout(sh, c.count, max_chunk_elems(g, elem_bytes));
-    if (const char* err = coll::validate(L.shape))
+    if (const char* err = coll::validate(L.shape); err && !mcast)
         throw std::invalid_argument(std::string("run_collective: ") + coll::op_name(c.op) + " / " +
-                                    coll::method_name(sh.method) + ": " + err);
+                                    coll::method_name(sh.method) + ": " + err +
+                                    (mcast_asked_or_auto ? " The NoC-multicast broadcast is not available either: " + mcast_why : ""));
     try {  // every buffer at most 1 GiB per rank, before any input is looked at or L1 allocated
         buffer_bytes_for(L, elem_bytes);
     } catch (const std::invalid_argument& e) {
@@ -873,25 +948,6 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
 /// Chunk size of the NoC-multicast broadcast run_collective plans (direct mode: the chunks go
 /// straight into the outputs, so it only sets how many data multicasts there are).
 inline constexpr uint32_t kMulticastChunkBytes = 4096;
-
-/// Why the group cannot run broadcast `c` by NoC multicast (empty if it can): the reason of
-/// ch::mcast_unavailable for the first group that does not qualify, or an in-place broadcast.
-inline std::string multicast_unavailable(const Group& group, const Collective& c) {
-    const std::string pre = "multicast broadcast is not available for this group: ";
-    if (c.in_place)
-        return pre + "it is in place (Collective::in_place), and the multicast broadcast needs the root's input and "
-                     "output disjoint; use in_place = false or a method of the method table";
-    for (uint32_t s = 0; s < group.num_groups(); ++s) {
-        std::vector<ch::Core> w;
-        for (uint32_t r : group.members[s]) w.push_back(group.layout_of(r).worker);
-        std::string why = ch::mcast_unavailable(group.opt.transport, w);
-        if (!why.empty()) return group.num_groups() > 1 ? "group " + std::to_string(s) + ": " + why : why;
-        for (uint32_t r : group.members[s])  // direct mode: one output address on every rank
-            if (group.layout_of(r).output != group.layout_of(group.members[s][0]).output)
-                return pre + "its ranks' output buffers are at different L1 addresses";
-    }
-    return {};
-}
 
 /// Copies the first n elements of v to p. std::vector<bool> packs its bits and has no data():
 /// bool goes element by element (one byte each in L1, as the device's bool).
@@ -952,10 +1008,7 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
     std::vector<ch::McastBcastPlan> mplans;
     if (c.op == coll::Op::broadcast && (c.multicast || !c.method)) {
         const std::string why = multicast_unavailable(group, c);
-        if (c.multicast && !why.empty())
-            throw std::invalid_argument("run_collective: method multicast: " + why + " (broadcast takes multicast on an IPCQ group "
-                                        "whose ranks are a rectangle of cores of one chip, not in place; everywhere: " +
-                                        coll::allowed_methods(coll::Op::broadcast) + ")");
+        if (c.multicast && !why.empty()) throw multicast_refused(why, c.op);
         const bool routed = g.shape == coll::GroupShape::all_pairs;
         res.multicast = why.empty();
         for (uint32_t s = 0; res.multicast && s < group.num_groups(); ++s) {
@@ -976,6 +1029,12 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
             for (const auto& p : mplans)
                 for (const auto& w : p.init_words) group.launch->init_word({w.core.chip, w.core.x, w.core.y}, w.addr, w.value);
         else mplans.clear();
+        // not by multicast after all: the method table's choice runs, which plan_collective did
+        // not check where it expected the multicast broadcast
+        if (!res.multicast)
+            if (const char* err = coll::validate(L.shape))
+                throw std::invalid_argument(std::string("run_collective: broadcast / ") + coll::method_name(L.shape.method) + ": " +
+                                            err + " The NoC-multicast broadcast is not available either: " + why);
     }
     std::vector<uint32_t> extra(g.ranks);
     for (uint32_t r = 0; r < g.ranks; ++r) extra[r] = group.extra(r);
