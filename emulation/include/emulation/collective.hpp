@@ -155,7 +155,8 @@ struct Layout {
 /// Elements of buffer b of layout l, exact in 64 bits (chunks of the grid x chunk_elems).
 inline uint64_t buffer_elems_wide(const Layout& l, coll::Buf b) {
     const uint64_t chunks = b == coll::Buf::scratch ? coll::scratch_chunks_wide(l.shape) : coll::grid_wide(l.shape, b);
-    return chunks * l.chunk_elems;  // < 2^64: chunks < 2^42 (ranks^2 x chunks), chunk_elems < 2^32
+    // at most ranks^2 x (the fragment rounded up to whole chunks): < 2^53 for a group (<= 1024 ranks)
+    return chunks * l.chunk_elems;
 }
 
 /// x saturated to 32 bits (2^32 - 1 for anything larger).
