@@ -439,7 +439,9 @@ public:
             c.n = c.s.count * p_.chunk_elems;
             c.from = verb_receives(c.s.verb) ? dir(c.s.recv_peer, false, c.s) : no_dir;
             c.to = verb_sends(c.s.verb) ? tx(c.s.send_peer, c.s) : no_dir;
-            c.pieces = detail::pieces(c.n, piece_elems<T>(link_));
+            // pieces only for steps that use the link: local steps have none, and a one-rank
+            // group's link has no message size at all (piece_elems would fail)
+            c.pieces = c.from != no_dir || c.to != no_dir ? detail::pieces(c.n, piece_elems<T>(link_)) : 1;
             c.piece = 0;
             c.off = 0;
         }

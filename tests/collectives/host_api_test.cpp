@@ -316,3 +316,210 @@ TEST_CASE("run_collective in place: the collectives docs/host-api.md lists as sa
             CHECK(wrong_somewhere);
         }
 }
+
+// ---- tori, bool, 64-bit layout sizes, dirty L1 by default, one-rank interleaved lanes ----
+
+TEST_CASE("run_collective on a torus (mesh_wrap): all_reduce and all_gather equal plain loops", "[host_api][collectives][torus]") {
+    // 3 x 3 (both dimensions wrap) and 2 x 3 (the columns wrap; a dimension of 2 has no wrap link).
+    struct Case {
+        Transport t;
+        uint32_t ranks, cols;
+    };
+    for (const Case& k : {Case{Transport::edm, 9, 3}, Case{Transport::ipcq, 9, 3}, Case{Transport::edm, 6, 3}}) {
+        const uint32_t p = k.ranks, n = 100;
+        kc::GroupOptions g = group(k.t, p, GroupShape::mesh);
+        g.mesh_cols = k.cols;
+        g.mesh_wrap = true;
+        const auto in = small_ints(p, n);
+        for (Op op : {Op::all_reduce, Op::all_gather}) {
+            INFO((k.t == Transport::edm ? "edm " : "ipcq ") << p << " ranks, " << k.cols << " columns, " << op_name(op));
+            kc::Collective c;
+            c.op = op;
+            c.count = n;
+            auto ro = kc::default_run_options();
+            ro.adversary.enabled = true;
+            ro.adversary.seed = 3;
+            const auto r = kc::run_collective<SumF>(g, c, in, ro);
+            INFO(r.summary());
+            REQUIRE(r.ok());
+            CHECK(r.layout.shape.topo == Topology::torus);
+            CHECK(r.layout.shape.rows * r.layout.shape.cols == p);
+            CHECK(r.method() == Method::mesh_2d);
+            uint32_t bad = 0;
+            for (uint32_t q = 0; q < p; ++q)
+                for (uint32_t i = 0; i < n; ++i) {
+                    if (op == Op::all_reduce) {
+                        float s = 0;
+                        for (uint32_t f = 0; f < p; ++f) s += in[f][i];
+                        bad += r.outputs[q][i] != s;
+                    } else {
+                        for (uint32_t f = 0; f < p; ++f) bad += r.outputs[q][f * r.layout.frag + i] != in[f][i];
+                    }
+                }
+            CHECK(bad == 0);
+        }
+    }
+}
+
+TEST_CASE("run_collective: layout sizes are 64-bit, so buffers above 1 GiB per rank are refused, not wrapped",
+          "[host_api][collectives][layout]") {
+    kc::GroupOptions g = group(Transport::ipcq, 16);
+    g.message_bytes = 1024;  // 256 floats per chunk
+    const std::vector<std::vector<float>> none(16);  // never read: the size error comes first
+    auto error_of = [&](const kc::Collective& c) -> std::string {
+        try {
+            kc::run_collective<SumF>(g, c, none);
+        } catch (const std::invalid_argument& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    // all_gather, 2^28 floats per rank on 16 ranks: a 16 GiB output (2^32 elements, which wrapped to 0).
+    kc::Collective ag;
+    ag.op = Op::all_gather;
+    ag.count = 1u << 28;
+    CHECK_THAT(error_of(ag), Catch::Contains("above 1 GiB per rank") && Catch::Contains("17179869184 bytes"));
+    // all_reduce by broadcast_local_reduce, 2^28 floats: the input is 1 GiB, the scratch (every
+    // rank's input) 16 GiB (2^32 elements).
+    kc::Collective blr;
+    blr.op = Op::all_reduce;
+    blr.method = Method::broadcast_local_reduce;
+    blr.count = 1u << 28;
+    CHECK_THAT(error_of(blr), Catch::Contains("above 1 GiB per rank") && Catch::Contains("scratch"));
+    // all_to_all of 2^32 - 1 floats: input, output and scratch all 2^32 elements or more.
+    kc::Collective a2a;
+    a2a.op = Op::all_to_all;
+    a2a.count = 0xFFFFFFFFu;
+    CHECK_THAT(error_of(a2a), Catch::Contains("above 1 GiB per rank"));
+    // all_to_all of 2^30 one-byte elements: a 1 GiB input, a 4 GiB scratch (2^32 elements).
+    kc::Collective a2b;
+    a2b.op = Op::all_to_all;
+    a2b.count = 1u << 30;
+    CHECK_THROWS_WITH(kc::plan_collective(g, a2b, 1), Catch::Contains("above 1 GiB per rank") && Catch::Contains("scratch"));
+    // The layout itself (make_layout) never wraps, and buffer_bytes_for refuses it.
+    Shape sh;
+    sh.op = Op::all_gather;
+    sh.method = Method::ring_cw;
+    sh.ranks = 16;
+    const kc::Layout L = kc::make_layout(sh, 1u << 28, kc::max_chunk_elems(g, 4));
+    CHECK(L.out_elems >= L.in_elems);
+    CHECK(uint64_t(L.out_elems) >= (1ull << 31));  // 2^32 elements, not 0
+    CHECK_THROWS_WITH(kc::buffer_bytes_for(L, 4), Catch::Contains("above 1 GiB per rank"));
+}
+
+TEST_CASE("run_collective on bool: logical_or and logical_and all_reduce, broadcast, all_gather equal plain loops",
+          "[host_api][collectives][bool]") {
+    const uint32_t p = 5, n = 77;
+    std::vector<std::vector<bool>> in(p, std::vector<bool>(n));
+    for (uint32_t r = 0; r < p; ++r)
+        for (uint32_t i = 0; i < n; ++i) in[r][i] = ((i * 7 + r * 3) % 5) == 0 || (i % 11) == 10;  // some all-true columns
+    kc::GroupOptions g = group(Transport::ipcq, p);
+    auto check = [&](const auto& r, Op op, bool is_and) {
+        INFO(op_name(op) << (is_and ? " logical_and" : " logical_or") << "\n" << r.summary());
+        REQUIRE(r.ok());
+        uint32_t bad = 0;
+        for (uint32_t q = 0; q < p; ++q) {
+            REQUIRE(r.outputs[q].size() == r.layout.out_elems);
+            for (uint32_t i = 0; i < n; ++i) {
+                if (op == Op::all_reduce) {
+                    bool acc = is_and;
+                    for (uint32_t f = 0; f < p; ++f) acc = is_and ? (acc && in[f][i]) : (acc || in[f][i]);
+                    bad += r.outputs[q][i] != acc;
+                } else if (op == Op::broadcast) {
+                    bad += r.outputs[q][i] != in[2][i];
+                } else {
+                    for (uint32_t f = 0; f < p; ++f) bad += r.outputs[q][f * r.layout.frag + i] != in[f][i];
+                }
+            }
+        }
+        CHECK(bad == 0);
+    };
+    for (Op op : {Op::all_reduce, Op::broadcast, Op::all_gather}) {
+        kc::Collective c;
+        c.op = op;
+        c.count = n;
+        c.root = 2;
+        check(kc::run_collective<Reducer<bool, RedOp::logical_or>, kc::link_ipcq>(g, c, in), op, false);
+        check(kc::run_collective<Reducer<bool, RedOp::logical_and>, kc::link_ipcq>(g, c, in), op, true);
+    }
+    // Not every value of every column is the same: both operators have something to decide.
+    kc::Collective c;
+    c.op = Op::all_reduce;
+    c.count = n;
+    const auto o = kc::run_collective<Reducer<bool, RedOp::logical_or>, kc::link_ipcq>(g, c, in);
+    const auto a = kc::run_collective<Reducer<bool, RedOp::logical_and>, kc::link_ipcq>(g, c, in);
+    REQUIRE((o.ok() && a.ok()));
+    uint32_t differ = 0;
+    for (uint32_t i = 0; i < n; ++i) differ += o.outputs[0][i] != a.outputs[0][i];
+    CHECK(differ > 0);
+}
+
+TEST_CASE("default_run_options starts the cores on dirty L1 (seeded garbage), as documented",
+          "[host_api][collectives][dirty_l1]") {
+    const kccl::emu::RunOptions d = kc::default_run_options();
+    CHECK(kccl::emu::resolved_dirty_l1(d));
+    CHECK_THAT(kccl::emu::replay_string(d), Catch::Contains("dirty=1"));
+    // A kernel that reads its scratch buffer before anything wrote it sees the garbage.
+    for (const bool dirty : {true, false}) {
+        kc::GroupOptions g = group(Transport::ipcq, 2);
+        g.buffer_bytes = 1024;
+        kc::Group grp(g);
+        std::vector<uint32_t> nonzero(2, 0);
+        grp.add<kc::link_ipcq>([&nonzero](auto& hal, auto&, const GroupArgs& ga) -> uint64_t {
+            const uint32_t* w = reinterpret_cast<const uint32_t*>(hal.l1_ptr(ga.scratch_l1, 1024));
+            uint32_t k = 0;
+            for (uint32_t i = 0; i < 256; ++i) k += w[i] != 0;
+            nonzero[ga.rank] = k;
+            return 0;
+        });
+        kccl::emu::RunOptions ro = kc::default_run_options();
+        if (!dirty) ro.dirty_l1 = kccl::emu::RunOptions::DirtyL1::off;
+        const kccl::emu::RunReport rep = grp.run(ro);
+        INFO(rep.summary() << (dirty ? "default options" : "dirty_l1 off"));
+        REQUIRE(rep.ok());
+        for (uint32_t r = 0; r < 2; ++r) {
+            if (dirty) CHECK(nonzero[r] > 128);  // garbage: most words are not 0
+            else CHECK(nonzero[r] == 0);
+        }
+    }
+}
+
+TEST_CASE("execute_any_interleaved on a one-rank group: the output is the input, as with execute_any",
+          "[host_api][collectives][interleaved]") {
+    struct Case {
+        Op op;
+        Method m;
+    };
+    const uint32_t n = 300;
+    // ring_bidir: two lanes (both directions) even on one rank, so the interleaved path runs
+    for (const Case& k : {Case{Op::all_reduce, Method::ring_bidir}, Case{Op::all_gather, Method::ring_bidir},
+                          Case{Op::reduce_scatter, Method::ring_bidir}}) {
+        for (const bool interleaved : {true, false}) {
+            INFO(op_name(k.op) << " / " << method_name(k.m) << (interleaved ? " interleaved" : " execute_any"));
+            kc::GroupOptions g = group(Transport::ipcq, 1);
+            kc::Collective c;
+            c.op = k.op;
+            c.method = k.m;
+            c.count = n;
+            const kc::Layout L = kc::plan_collective(g, c, sizeof(float));
+            REQUIRE(lanes(L.shape) == 2);  // two lanes: the interleaved path, not execute_any's
+            g.buffer_bytes = kc::buffer_bytes_for(L, sizeof(float));
+            kc::Group grp(g);
+            grp.add<kc::link_ipcq>([L, interleaved](auto& hal, auto& link, const GroupArgs& ga) -> uint64_t {
+                float* in = reinterpret_cast<float*>(hal.l1_ptr(ga.input_l1, L.in_elems * 4));
+                for (uint32_t i = 0; i < L.count; ++i) in[i] = float(i % 97) - 40.f;
+                if (interleaved) execute_any_interleaved<SumF>(link, kc::exec_params(L, ga), kc::group_dirs_of(ga));
+                else execute_any<SumF>(link, kc::exec_params(L, ga), kc::group_dirs_of(ga));
+                link.quiesce();
+                return 0;
+            });
+            const kccl::emu::RunReport rep = grp.run(kc::default_run_options());
+            INFO(rep.summary());
+            REQUIRE(rep.ok());
+            const float* out = reinterpret_cast<const float*>(grp.output(0));
+            uint32_t bad = 0;
+            for (uint32_t i = 0; i < n; ++i) bad += out[i] != float(i % 97) - 40.f;
+            CHECK(bad == 0);
+        }
+    }
+}

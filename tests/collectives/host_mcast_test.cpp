@@ -166,3 +166,51 @@ TEST_CASE("run_collective multicast: where it is not available the error names t
     both.method = Method::binomial_tree;
     CHECK_THAT(error_of(ipcq(4), both), Catch::Contains("set one of them"));
 }
+
+TEST_CASE("run_collective multicast: IPCQ mesh groups whose ranks are a rectangle of cores, asked for and automatic",
+          "[host_api][collectives][mcast_broadcast][mesh]") {
+    // A mesh group's ranks sit where the IPCQ group puts any rank: (r % w, r / w), w = 8 above 4
+    // ranks. 2 x 3 and 2 x 4 meshes: a row of 6 / 8 cores; a 4 x 4 mesh: the 8 x 2 rectangle; a
+    // 3 x 3 torus: the same row of 8 plus one core, not a rectangle.
+    struct Case {
+        uint32_t ranks, cols, root, count;
+        bool wrap, ask;
+    };
+    uint64_t seed = 40;
+    for (const Case& k : {Case{6, 3, 4, 1000, false, true}, Case{8, 4, 0, 2500, false, false}, Case{8, 4, 7, 5, false, true},
+                          Case{16, 4, 10, 1500, false, false}, Case{6, 3, 1, 700, true, false}}) {
+        kc::GroupOptions g = ipcq(k.ranks);
+        g.shape = GroupShape::mesh;
+        g.mesh_cols = k.cols;
+        g.mesh_wrap = k.wrap;
+        kc::Collective c;
+        c.op = Op::broadcast;
+        c.count = k.count;
+        c.root = k.root;
+        c.multicast = k.ask;
+        INFO(k.ranks / k.cols << " x " << k.cols << (k.wrap ? " torus" : " mesh") << " root " << k.root << " count " << k.count
+                                << (k.ask ? " (asked for)" : " (automatic)"));
+        run_and_check(g, c, seed++, true);
+    }
+    // Where the mesh's ranks are not a rectangle of cores the error says why multicast is not
+    // available, and that the method table has no broadcast on a mesh without routes.
+    kc::GroupOptions t = ipcq(9);
+    t.shape = GroupShape::mesh;
+    t.mesh_cols = 3;
+    t.mesh_wrap = true;
+    kc::Collective c;
+    c.op = Op::broadcast;
+    c.count = 64;
+    for (const bool ask : {true, false}) {
+        c.multicast = ask;
+        std::string what = "no error";
+        try {
+            kc::run_collective<SumI>(t, c, inputs(9, 64, 1));
+        } catch (const std::invalid_argument& e) {
+            what = e.what();
+        }
+        INFO(what);
+        CHECK_THAT(what, Catch::Contains("do not form a rectangle"));
+        if (!ask) CHECK_THAT(what, Catch::Contains("torus"));
+    }
+}

@@ -141,6 +141,9 @@ inline coll::RedOp any_valid_op(coll::DataType t) {
 }
 
 /// Element layout of one collective: per-rank input count -> chunk grid -> buffer sizes.
+/// The element counts are computed in 64 bits and saturate at 2^32 - 1 (as coll::grid() does)
+/// instead of wrapping; buffer_elems_wide() gives them exactly. A layout that runs has buffers of
+/// at most 1 GiB (buffer_bytes_for, plan_collective), so its counts never saturate.
 struct Layout {
     coll::Shape shape;
     uint32_t count = 0;        ///< input elements per rank (all_gather: its piece; others: the tensor)
@@ -148,6 +151,16 @@ struct Layout {
     uint32_t frag = 0;         ///< elements per fragment in the buffers (chunks * chunk_elems)
     uint32_t in_elems = 0, out_elems = 0, scratch_elems = 0;
 };
+
+/// Elements of buffer b of layout l, exact in 64 bits (chunks of the grid x chunk_elems).
+inline uint64_t buffer_elems_wide(const Layout& l, coll::Buf b) {
+    const uint64_t chunks = b == coll::Buf::scratch ? coll::scratch_chunks_wide(l.shape) : coll::grid_wide(l.shape, b);
+    // at most ranks^2 x (the fragment rounded up to whole chunks): < 2^53 for a group (<= 1024 ranks)
+    return chunks * l.chunk_elems;
+}
+
+/// x saturated to 32 bits (2^32 - 1 for anything larger).
+inline uint32_t saturate32(uint64_t x) { return x > 0xFFFFFFFFull ? 0xFFFFFFFFu : uint32_t(x); }
 
 /// What a group's links allow a layout: elements per chunk (one packet) and message slots per
 /// channel (0: unknown). Converts to the element count for callers that only want that.
@@ -169,10 +182,10 @@ inline Layout make_layout(coll::Shape sh, uint32_t count, ChunkLimit limit) {
     l.shape = sh;
     l.count = count;
     l.chunk_elems = c.chunk_elems;
-    l.frag = c.chunks * c.chunk_elems;
-    l.in_elems = coll::grid(sh, coll::Buf::input) * c.chunk_elems;
-    l.out_elems = coll::grid(sh, coll::Buf::output) * c.chunk_elems;
-    l.scratch_elems = coll::scratch_chunks(sh) * c.chunk_elems;
+    l.frag = saturate32(uint64_t(c.chunks) * c.chunk_elems);
+    l.in_elems = saturate32(buffer_elems_wide(l, coll::Buf::input));
+    l.out_elems = saturate32(buffer_elems_wide(l, coll::Buf::output));
+    l.scratch_elems = saturate32(buffer_elems_wide(l, coll::Buf::scratch));
     return l;
 }
 
@@ -202,10 +215,28 @@ struct GroupOptions {
     coll::CommGroup groups = coll::CommGroup::all();
 };
 
-/// Bytes of the largest of a layout's three buffers, rounded to 16.
+/// Largest buffer run_collective gives a rank (each of input, output and scratch).
+inline constexpr uint64_t kMaxBufferBytes = 1ull << 30;
+
+/// Bytes of the largest of a layout's three buffers, rounded to 16 (exact: 64-bit sizes from the
+/// layout's chunk grid). Throws std::invalid_argument naming the buffer and its size when one is
+/// above 1 GiB (kMaxBufferBytes).
 inline uint32_t buffer_bytes_for(const Layout& l, uint32_t elem_bytes) {
-    const uint64_t m = uint64_t(std::max({l.in_elems, l.out_elems, l.scratch_elems, 1u})) * elem_bytes;
-    if (m > (1ull << 30)) throw std::invalid_argument("collective buffers above 1 GiB per rank are not supported");
+    uint64_t m = 1;  // at least one element
+    for (coll::Buf b : {coll::Buf::input, coll::Buf::output, coll::Buf::scratch}) {
+        const uint64_t e = buffer_elems_wide(l, b);
+        // bytes, saturating (e * elem_bytes may exceed 2^64 only for absurd element sizes)
+        const uint64_t bytes = elem_bytes && e > ~0ull / elem_bytes ? ~0ull : e * elem_bytes;
+        if (bytes > kMaxBufferBytes) {
+            const char* name = b == coll::Buf::input ? "input" : b == coll::Buf::output ? "output" : "scratch";
+            throw std::invalid_argument(std::string(coll::op_name(l.shape.op)) + " / " + coll::method_name(l.shape.method) +
+                                        " of " + std::to_string(l.count) + " elements of " + std::to_string(elem_bytes) +
+                                        " bytes over " + std::to_string(l.shape.ranks) + " ranks needs a " + name +
+                                        " buffer of " + std::to_string(e) + " elements (" + std::to_string(bytes) +
+                                        " bytes) per rank; collective buffers above 1 GiB per rank are not supported");
+        }
+        m = std::max(m, std::max<uint64_t>(e, 1) * elem_bytes);
+    }
     return uint32_t((m + 15) & ~uint64_t(15));
 }
 
@@ -241,6 +272,21 @@ inline std::vector<std::vector<uint32_t>> group_table_of(const GroupOptions& o, 
     } catch (const ch::BadGroup& e) {
         throw ch::BadGroup(e.error, std::string(who) + ": GroupOptions::groups: " + e.what());
     }
+}
+
+/// Width of the IPCQ group's grid of cores: 4 up to 4 ranks, else 8 (Group puts rank r at
+/// core (r % w, r / w) of one chip).
+inline uint32_t ipcq_grid_width(uint32_t ranks) { return ranks <= 4 ? 4 : 8; }
+
+/// The core of rank r (worker 0; r among all ranks) where Group puts it: IPCQ (r % w, r / w) of
+/// chip 0; EDM worker (0,0) of chip r (the T3000 layout: chips 0 1 2 3 7 6 5 4).
+inline ch::Core rank_core(const GroupOptions& o, uint32_t r) {
+    if (o.transport == coll::Transport::ipcq) {
+        const uint32_t w = ipcq_grid_width(o.ranks);
+        return {0, r % w, r / w};
+    }
+    static constexpr uint32_t t3000_chips[8] = {0, 1, 2, 3, 7, 6, 5, 4};
+    return {o.t3000 && r < 8 ? t3000_chips[r] : r, 0, 0};
 }
 
 /// Which link types a bed's kernel is instantiated for (Group::add<Links>): fewer link types,
@@ -292,13 +338,13 @@ public:
         std::vector<ch::Core> cores;                    // worker 0 of every rank
         std::vector<std::vector<ch::Core>> more(W - 1);  // workers 1 .. W-1 of every rank
         if (o.transport == coll::Transport::ipcq) {
-            const uint32_t w = n <= 4 ? 4 : 8;
+            const uint32_t w = ipcq_grid_width(n);
             chip.grid_w = w;
             chip.grid_h = (n + w - 1) / w;
             chip.eth_cores = 1;
             chip.eth_l1_bytes = 16 * 1024;
             cluster = std::make_unique<emu::Cluster>(emu::topology::single_chip(chip));
-            for (uint32_t r = 0; r < n; ++r) cores.push_back({0, r % w, r / w});
+            for (uint32_t r = 0; r < n; ++r) cores.push_back(rank_core(o, r));
         } else {
             const uint32_t k = uint32_t(members[0].size());  // ranks per group
             chip.grid_w = W;
@@ -315,7 +361,7 @@ public:
                 if (n != 8) throw std::invalid_argument("a T3000 has 8 chips: use 8 ranks with --topology t3000");
                 chip.eth_cores = 16;
                 cluster = std::make_unique<emu::Cluster>(emu::topology::t3000(chip));
-                for (uint32_t c : {0u, 1u, 2u, 3u, 7u, 6u, 5u, 4u}) cores.push_back({c, 0, 0});
+                for (uint32_t r = 0; r < 8; ++r) cores.push_back(rank_core(o, r));
             } else {
                 if (n == 1) cluster = std::make_unique<emu::Cluster>(emu::topology::single_chip(chip));
                 else if (subgroups) {
@@ -349,7 +395,7 @@ public:
                     cluster = std::make_unique<emu::Cluster>(emu::topology::mesh(n / o.mesh_cols, o.mesh_cols, 1, o.mesh_wrap, chip));
                 else if (o.shape == coll::GroupShape::ring) cluster = std::make_unique<emu::Cluster>(emu::topology::ring(n, 1, chip));
                 else cluster = std::make_unique<emu::Cluster>(emu::topology::line(n, 1, chip));
-                for (uint32_t r = 0; r < n; ++r) cores.push_back({r, 0, 0});
+                for (uint32_t r = 0; r < n; ++r) cores.push_back(rank_core(o, r));
                 for (uint32_t w = 1; w < W; ++w)
                     for (uint32_t r = 0; r < n; ++r) more[w - 1].push_back({r, w, 0});
             }
@@ -773,10 +819,13 @@ struct CollectiveResult {
     }
 };
 
-/// Default options for run_collective: a 10 s watchdog, dirty L1 (hardware never zeroes L1).
+/// Default options for run_collective: a 10 s watchdog, dirty L1 (hardware never zeroes L1):
+/// every core starts with seeded garbage in all of L1 the host did not write (the seed derived
+/// from adversary.seed unless dirty_seed is set; the replay string says dirty=1).
 inline RunOptions default_run_options() {
     RunOptions o;
     o.watchdog = std::chrono::milliseconds(10000);
+    o.dirty_l1 = RunOptions::DirtyL1::on;
     return o;
 }
 
@@ -785,6 +834,58 @@ inline coll::Topology topology_of(const GroupOptions& g) {
     return g.shape == coll::GroupShape::line ? coll::Topology::line
          : g.shape == coll::GroupShape::mesh ? (g.mesh_wrap ? coll::Topology::torus : coll::Topology::mesh)
                                              : coll::Topology::ring;
+}
+
+/// Why broadcast `c` cannot run by NoC multicast on `groups` (groups[s][i]: the core of rank i of
+/// group s) over transport t; empty if it can. The reason of ch::mcast_unavailable for the first
+/// group that does not qualify, or an in-place broadcast.
+inline std::string multicast_unavailable_on(coll::Transport t, const std::vector<std::vector<ch::Core>>& groups, const Collective& c) {
+    const std::string pre = "multicast broadcast is not available for this group: ";
+    if (c.in_place)
+        return pre + "it is in place (Collective::in_place), and the multicast broadcast needs the root's input and "
+                     "output disjoint; use in_place = false or a method of the method table";
+    for (size_t s = 0; s < groups.size(); ++s) {
+        std::string why = ch::mcast_unavailable(t, groups[s]);
+        if (!why.empty()) return groups.size() > 1 ? "group " + std::to_string(s) + ": " + why : why;
+    }
+    return {};
+}
+
+/// The same for the groups of `g`, from where Group puts their ranks (rank_core): what
+/// plan_collective decides with before any group is built.
+inline std::string multicast_unavailable(const GroupOptions& g, const Collective& c) {
+    std::vector<std::vector<ch::Core>> cores;
+    for (const auto& m : group_table_of(g, "run_collective")) {
+        cores.emplace_back();
+        for (uint32_t r : m) cores.back().push_back(rank_core(g, r));
+    }
+    return multicast_unavailable_on(g.transport, cores, c);
+}
+
+/// ... and for a group built (its plan's cores, and one output address per group: the direct mode
+/// writes every rank's output at the same address).
+inline std::string multicast_unavailable(const Group& group, const Collective& c) {
+    std::vector<std::vector<ch::Core>> cores;
+    for (uint32_t s = 0; s < group.num_groups(); ++s) {
+        cores.emplace_back();
+        for (uint32_t r : group.members[s]) cores.back().push_back(group.layout_of(r).worker);
+    }
+    if (std::string why = multicast_unavailable_on(group.opt.transport, cores, c); !why.empty()) return why;
+    for (uint32_t s = 0; s < group.num_groups(); ++s)
+        for (uint32_t r : group.members[s])
+            if (group.layout_of(r).output != group.layout_of(group.members[s][0]).output)
+                return "multicast broadcast is not available for this group: its ranks' output buffers are at different L1 addresses";
+    return {};
+}
+
+/// run_collective's error for Collective::multicast where it is not available (why: the reason;
+/// op: the collective's op, a broadcast, whose methods the message lists).
+inline std::invalid_argument multicast_refused(const std::string& why, coll::Op op) {
+    std::string m = "run_collective: method multicast: " + why +
+                    " (broadcast takes multicast on an IPCQ group whose ranks are a rectangle of cores of one chip, "
+                    "not in place; everywhere: ";
+    m.append(coll::allowed_methods(op));
+    return std::invalid_argument(m + ")");
 }
 
 /// The shape `c` runs on group `g` (the method chosen if automatic); throws std::invalid_argument
@@ -799,7 +900,7 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
     sh.op = c.op;
     sh.topo = topology_of(g);
     sh.ranks = k;
-    if (sh.topo == coll::Topology::mesh) {
+    if (g.shape == coll::GroupShape::mesh) {  // a mesh or, with mesh_wrap, a torus
         sh.cols = g.mesh_cols;
         sh.rows = g.mesh_cols ? k / g.mesh_cols : 0;
     }
@@ -825,10 +926,23 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
         throw std::invalid_argument(std::string("run_collective: method ") + coll::method_name(sh.method) +
                                     " sends to ranks that are not neighbours: it needs a routed link "
                                     "(GroupOptions::shape = GroupShape::all_pairs)");
+    // The NoC-multicast broadcast (asked for, or automatic where available) runs instead of the
+    // method table's choice, which may have no method for the group's shape (a mesh or torus
+    // without routes): that choice is then not validated, only kept in the layout.
+    const bool mcast_asked_or_auto = c.op == coll::Op::broadcast && (c.multicast || !c.method);
+    const std::string mcast_why = mcast_asked_or_auto ? multicast_unavailable(g, c) : std::string("not a broadcast");
+    if (c.multicast && !mcast_why.empty()) throw multicast_refused(mcast_why, c.op);
+    const bool mcast = mcast_asked_or_auto && mcast_why.empty();
     const Layout L = make_layout(sh, c.count, max_chunk_elems(g, elem_bytes));
-    if (const char* err = coll::validate(L.shape))
+    if (const char* err = coll::validate(L.shape); err && !mcast)
         throw std::invalid_argument(std::string("run_collective: ") + coll::op_name(c.op) + " / " +
-                                    coll::method_name(sh.method) + ": " + err);
+                                    coll::method_name(sh.method) + ": " + err +
+                                    (mcast_asked_or_auto ? " The NoC-multicast broadcast is not available either: " + mcast_why : ""));
+    try {  // every buffer at most 1 GiB per rank, before any input is looked at or L1 allocated
+        buffer_bytes_for(L, elem_bytes);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("run_collective: ") + e.what());
+    }
     return L;
 }
 
@@ -836,23 +950,26 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
 /// straight into the outputs, so it only sets how many data multicasts there are).
 inline constexpr uint32_t kMulticastChunkBytes = 4096;
 
-/// Why the group cannot run broadcast `c` by NoC multicast (empty if it can): the reason of
-/// ch::mcast_unavailable for the first group that does not qualify, or an in-place broadcast.
-inline std::string multicast_unavailable(const Group& group, const Collective& c) {
-    const std::string pre = "multicast broadcast is not available for this group: ";
-    if (c.in_place)
-        return pre + "it is in place (Collective::in_place), and the multicast broadcast needs the root's input and "
-                     "output disjoint; use in_place = false or a method of the method table";
-    for (uint32_t s = 0; s < group.num_groups(); ++s) {
-        std::vector<ch::Core> w;
-        for (uint32_t r : group.members[s]) w.push_back(group.layout_of(r).worker);
-        std::string why = ch::mcast_unavailable(group.opt.transport, w);
-        if (!why.empty()) return group.num_groups() > 1 ? "group " + std::to_string(s) + ": " + why : why;
-        for (uint32_t r : group.members[s])  // direct mode: one output address on every rank
-            if (group.layout_of(r).output != group.layout_of(group.members[s][0]).output)
-                return pre + "its ranks' output buffers are at different L1 addresses";
+/// Copies the first n elements of v to p. std::vector<bool> packs its bits and has no data():
+/// bool goes element by element (one byte each in L1, as the device's bool).
+template <class T>
+void copy_elems_in(T* p, const std::vector<T>& v, size_t n) {
+    if constexpr (std::is_same_v<T, bool>) {
+        for (size_t i = 0; i < n; ++i) p[i] = v[i];
+    } else if (n) {
+        std::memcpy(static_cast<void*>(p), v.data(), n * sizeof(T));
     }
-    return {};
+}
+/// Copies n elements at p (host view of L1) into v (resized to n). A bool byte is true when it is
+/// not 0 (read as a byte: an element the op leaves undefined may hold any byte).
+template <class T>
+void copy_elems_out(std::vector<T>& v, const uint8_t* p, size_t n) {
+    v.resize(n);
+    if constexpr (std::is_same_v<T, bool>) {
+        for (size_t i = 0; i < n; ++i) v[i] = p[i] != 0;
+    } else if (n) {
+        std::memcpy(static_cast<void*>(v.data()), p, n * sizeof(T));
+    }
 }
 
 /// Runs collective `c` with reducer `Red` (element type and operator; for operations that do not
@@ -892,10 +1009,7 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
     std::vector<ch::McastBcastPlan> mplans;
     if (c.op == coll::Op::broadcast && (c.multicast || !c.method)) {
         const std::string why = multicast_unavailable(group, c);
-        if (c.multicast && !why.empty())
-            throw std::invalid_argument("run_collective: method multicast: " + why + " (broadcast takes multicast on an IPCQ group "
-                                        "whose ranks are a rectangle of cores of one chip, not in place; everywhere: " +
-                                        coll::allowed_methods(coll::Op::broadcast) + ")");
+        if (c.multicast && !why.empty()) throw multicast_refused(why, c.op);
         const bool routed = g.shape == coll::GroupShape::all_pairs;
         res.multicast = why.empty();
         for (uint32_t s = 0; res.multicast && s < group.num_groups(); ++s) {
@@ -916,6 +1030,12 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
             for (const auto& p : mplans)
                 for (const auto& w : p.init_words) group.launch->init_word({w.core.chip, w.core.x, w.core.y}, w.addr, w.value);
         else mplans.clear();
+        // not by multicast after all: the method table's choice runs, which plan_collective did
+        // not check where it expected the multicast broadcast
+        if (!res.multicast)
+            if (const char* err = coll::validate(L.shape))
+                throw std::invalid_argument(std::string("run_collective: broadcast / ") + coll::method_name(L.shape.method) + ": " +
+                                            err + " The NoC-multicast broadcast is not available either: " + why);
     }
     std::vector<uint32_t> extra(g.ranks);
     for (uint32_t r = 0; r < g.ranks; ++r) extra[r] = group.extra(r);
@@ -924,7 +1044,7 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
     // r: the rank among all groups' ranks (inputs, outputs); ga.rank: the rank inside its group
     group.template add_ranked<Links>([&, L, prep, in_place](auto& hal, auto& link, const coll::GroupArgs& ga, uint32_t r) -> uint64_t {
         T* in = reinterpret_cast<T*>(hal.l1_ptr(ga.input_l1, std::max(L.in_elems, 1u) * eb));
-        if (L.count) std::memcpy(static_cast<void*>(in), inputs[r].data(), size_t(L.count) * eb);
+        copy_elems_in(in, inputs[r], L.count);
         if (!mplans.empty()) {
             const coll::McastBcastArgs& a = mplans[group.group_of(r)].device;
             if (L.count) {  // the input above is this core's stores: say so (race detector), and
@@ -955,8 +1075,7 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
     res.outputs.resize(g.ranks);
     for (uint32_t r = 0; r < g.ranks; ++r) {
         const uint8_t* p = in_place ? group.input(r) : group.output(r);
-        res.outputs[r].resize(L.out_elems);
-        if (L.out_elems) std::memcpy(static_cast<void*>(res.outputs[r].data()), p, size_t(L.out_elems) * eb);
+        copy_elems_out(res.outputs[r], p, L.out_elems);
     }
     return res;
 }
