@@ -24,7 +24,8 @@
 //     reading the source at delivery time (E1);
 //     `eth_txq_busy` reports busy at random while a queue holds commands.
 //   * The issuing core performs deliveries whenever it calls into the backend, and drains them
-//     all before it sleeps and when its kernel returns, so nothing is ever lost.
+//     all before it sleeps and when its kernel returns, so nothing is ever lost (at kernel end
+//     step by step with yields between, Hal::drain: the others observe the in-between states).
 //   The random choices come from a per-core xorshift seeded by (seed, core): a failing seed is
 //   reported and can be replayed (on the thread engine, thread interleaving itself is still up
 //   to the OS; the fiber engine replays exactly).
