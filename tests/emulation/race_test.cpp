@@ -85,6 +85,37 @@ TEST_CASE("race detector: data written to DRAM then a signal to another core wit
     }
 }
 
+TEST_CASE("race detector: a run failed by the detector alone (no adversary) replays from its printed string",
+          "[emulation][race][replay][mutation]") {
+    // Detector on, adversary off: only the detector fails this run. The string it prints must
+    // carry the detector's setting, so that default options plus the string fail the same way
+    // (not only with KCCL_EMU_RACE=1 added).
+    RunOptions o = with_race(normal());
+    o.honour_replay_env = false;
+    const RunReport first = dram_then_signal(false, o);
+    INFO(first.summary());
+    REQUIRE_FALSE(first.ok());
+    REQUIRE(first.races.size() > 0);
+    CHECK(has(first.summary(), "replay: KCCL_EMU_REPLAY=\"" + first.replay + "\""));
+    CHECK(has(first.replay, ",adversary=0,"));
+    CHECK(has(first.replay, ",race=1,"));
+    RunOptions again;
+    again.honour_replay_env = false;
+    kccl::emu::apply_replay(again, first.replay);
+    const RunReport second = dram_then_signal(false, again);
+    INFO("replayed from: " << first.replay << "\n" << second.summary());
+    REQUIRE_FALSE(second.ok());
+    CHECK(second.races == first.races);
+    CHECK(second.run_hash == first.run_hash);
+    CHECK(second.replay == first.replay);
+    // And a run with the detector off says so: its string replays without it.
+    RunOptions off = o;
+    off.race = RunOptions::RaceCheck::off;
+    const RunReport quiet = dram_then_signal(false, off);
+    KCCL_REQUIRE_OK(quiet);
+    CHECK(has(quiet.replay, ",race=0,"));
+}
+
 TEST_CASE("race detector: data to DRAM, barrier, then the signal: no report over 200 seeds", "[emulation][race]") {
     for (const RunOptions& o : one_run_each_mode()) KCCL_REQUIRE_OK(dram_then_signal(true, o));
     for (uint64_t seed = 1; seed <= 200; ++seed) KCCL_REQUIRE_OK(dram_then_signal(true, with_race(adversarial(seed))));
