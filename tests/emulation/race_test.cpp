@@ -386,6 +386,35 @@ TEST_CASE("hang dump: the worker that never signalled, beside those that did, al
     CHECK(has(d, "    nobody will signal it: every core that signalled it (or runs their kernel) has finished\n"));
 }
 
+TEST_CASE("hang dump: a multicast signal is named by its multicast operation", "[emulation][dump][multicast][mutation]") {
+    // A sender multicasts one increment (or sets the word) on (1,0)..(3,0); the core at (2,0)
+    // waits for a value it never gets. The dump names the operation the sender issued.
+    for (bool set : {false, true}) {
+        Cluster c(topo::n300(small_chip()));
+        host_zero(c, kFlag, 16);
+        Launcher L(c);
+        const kccl::hal::NocRect row{1, 0, 3, 0};
+        L.add(c.chip(0).worker(0, 0), [&](auto& h) {
+            if (set) {
+                h.sem_set(kFlag2, 7);
+                h.sem_set_mcast(kFlag2, row, kFlag, 3, false);
+            } else {
+                h.sem_inc_mcast(row, kFlag, 1, 3);
+            }
+            h.noc_write_barrier();
+        });
+        L.add(c.chip(0).worker(2, 0), [&](auto& h) { h.sem_wait(kFlag, 2); });
+        const RunReport rep = L.run(normal());
+        INFO(rep.summary());
+        REQUIRE(rep.deadlock);
+        const std::string& d = rep.watchdog_dump;
+        CHECK(has(d, std::string("chip 0 worker (2,0): sem_wait L1 0x100 expected == 2, current ") + (set ? "7" : "1") + "\n"));
+        CHECK(has(d, std::string("    L1 0x100 signalled by: chip 0 worker (0,0) ") + (set ? "sem_set_mcast" : "sem_inc_mcast") +
+                         " x1 (finished)\n"));
+        CHECK(has(d, "    nobody will signal it: every core that signalled it (or runs their kernel) has finished\n"));
+    }
+}
+
 TEST_CASE("hang dump: a semaphore no core signals at all", "[emulation][dump][mutation]") {
     Cluster c(topo::n300(small_chip()));
     host_zero(c, kFlag, 16);

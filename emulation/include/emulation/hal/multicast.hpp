@@ -108,7 +108,7 @@ inline void Hal::mcast(NocOp kind, const char* op, uint32_t src_l1, hal::NocRect
     if (kind != NocOp::write)
         for (detail::CoreState* d : mcast_dsts_)
             me_->signals.record(d, dst_l1, dst_l1 + 4,
-                                kind == NocOp::inc ? detail::SignalOp::sem_inc : detail::SignalOp::inline_write);
+                                kind == NocOp::inc ? detail::SignalOp::sem_inc_mcast : detail::SignalOp::sem_set_mcast);
     if (timed_) {
         timed_mcast(kind, src_l1, dst_l1, bytes, value);
     } else if (adv_) {
