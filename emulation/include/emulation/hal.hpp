@@ -724,6 +724,7 @@ private:
     void note_store(uint32_t l1, uint32_t bytes);
     void fence_stores(uint32_t l1, uint32_t bytes);
     void stale_source(PendingNoc& op);
+    bool stale_read(uint32_t src, uint32_t bytes, std::vector<uint8_t>& out);
     /// Strict adversary: small l1_ptr ranges are remembered as they were when the pointer was
     /// taken (the values a store not yet in L1 leaves visible to the NoC), at most this many.
     static constexpr uint32_t kPreStoreMaxBytes = 256;
