@@ -42,6 +42,7 @@ void broadcast(H& hal) {
             hal.noc_writes_flushed();
             *reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(word, 4)) = c + 1;
             kccl::hal::note_write(hal, word, 4);
+            kccl::hal::l1_store_fence(hal, word, 4);  // N7: the NoC reads the word next
             hal.sem_set_mcast(word, rect, flag, rect.cores(), loopback);
         }
         hal.noc_write_barrier();

@@ -116,6 +116,14 @@ void mb_store(H& hal, uint32_t l1, uint32_t v) {
     hal::note_write(hal, l1, 4);
 }
 
+/// A store of the word a sem_set_mcast sends next, fenced: the NoC must not read the value from
+/// before the store (N7).
+template <class H>
+void mb_store_sent(H& hal, uint32_t l1, uint32_t v) {
+    mb_store(hal, l1, v);
+    hal::l1_store_fence(hal, l1, 4);
+}
+
 /// Local L1 copy with the race detector's annotations.
 template <class H>
 void mb_copy(H& hal, uint32_t dst, uint32_t src, uint32_t n) {
@@ -149,7 +157,7 @@ void mb_direct(H& hal, const McastBcastArgs& a, uint32_t rx, uint32_t ry, uint32
         hal.noc_write_mcast(input_l1 + off, a.rect, output_l1 + off, b, p, true);
     }
     if constexpr (Policy::flush_before_counter) hal.noc_writes_flushed();  // M1
-    mb_store(hal, a.word(mb_src_arrived), end);
+    mb_store_sent(hal, a.word(mb_src_arrived), end);
     hal.sem_set_mcast(a.word(mb_src_arrived), a.rect, a.word(mb_arrived), p, true);
     hal.noc_write_barrier();
 }
@@ -197,7 +205,7 @@ void mcast_broadcast(H& hal, const McastBcastArgs& a, uint32_t root, uint32_t in
             hal::note_read(hal, input_l1 + off, b);
             hal.noc_write_mcast(input_l1 + off, a.rect, a.slots_l1 + slot * a.chunk_bytes, b, p, true);
             if constexpr (Policy::flush_before_counter) hal.noc_writes_flushed();  // M1; the previous word has left (N3)
-            mb_store(hal, a.word(mb_src_arrived), seq + c + 1);
+            mb_store_sent(hal, a.word(mb_src_arrived), seq + c + 1);
             hal.sem_set_mcast(a.word(mb_src_arrived), a.rect, a.word(mb_arrived), p, true);
             mb_copy(hal, output_l1 + off, input_l1 + off, b);
             slot = slot + 1 == a.slots ? 0 : slot + 1;
@@ -205,7 +213,7 @@ void mcast_broadcast(H& hal, const McastBcastArgs& a, uint32_t root, uint32_t in
         for (uint32_t r = 0; r < p; ++r)
             if (r != me) mb_wait_reached(hal, a.credit(r), chunks);
         hal.noc_writes_flushed();
-        mb_store(hal, a.word(mb_src_released), end);
+        mb_store_sent(hal, a.word(mb_src_released), end);
         hal.sem_set_mcast(a.word(mb_src_released), a.rect, a.word(mb_released), p, true);
         hal.noc_write_barrier();
         return;

@@ -149,7 +149,7 @@ TEST_CASE("fiber engine: cores park and wake; both engines give the same results
         if (e == Engine::fibers) {
             // Each round trip parks each core once at least.
             REQUIRE(r.switches >= 1000);
-            REQUIRE(r.replay == "policy=fifo,seed=1,adversary=0,dirty=0,ordering=observed");
+            REQUIRE(r.replay == "policy=fifo,seed=1,adversary=0,dirty=0,race=0,ordering=observed");
         }
     }
 }
@@ -215,7 +215,7 @@ TEST_CASE("fiber engine: the same seed gives the same run hash, another seed ano
     auto x = adv(3), y = adv(3);
     KCCL_REQUIRE_OK(x);
     REQUIRE(x.run_hash == y.run_hash);
-    REQUIRE(x.replay == "policy=random,seed=3,adversary=1,dirty=1,ordering=observed");
+    REQUIRE(x.replay == "policy=random,seed=3,adversary=1,dirty=1,race=1,ordering=observed");
 }
 
 TEST_CASE("fiber engine, fifo: the core a write readies runs next, earlier ones queue in order", "[emulation][engine][handoff]") {
@@ -247,7 +247,7 @@ TEST_CASE("fiber engine, fifo: the core a write readies runs next, earlier ones 
         std::vector<uint64_t> order(3);  // order[k]: the core that ran k-th
         for (uint32_t x = 1; x <= 3; ++x) order.at(r.at(c.chip(0).worker(x, 0)).value) = x;
         REQUIRE(order == (handoff ? std::vector<uint64_t>{3, 1, 2} : std::vector<uint64_t>{1, 2, 3}));
-        REQUIRE(r.replay == (handoff ? "policy=fifo,seed=1,adversary=0,dirty=0,ordering=observed" : "policy=fifo,seed=1,handoff=0,adversary=0,dirty=0,ordering=observed"));
+        REQUIRE(r.replay == (handoff ? "policy=fifo,seed=1,adversary=0,dirty=0,race=0,ordering=observed" : "policy=fifo,seed=1,handoff=0,adversary=0,dirty=0,race=0,ordering=observed"));
     }
 }
 
@@ -315,7 +315,7 @@ TEST_CASE("fiber engine: the handoff is fifo's only; its replay key round-trips 
     c.clear_memory();  // ping_pong counts from 0
     auto f_off = ping_pong(c, 50, off);
     KCCL_REQUIRE_OK(f_off);
-    REQUIRE(f_off.replay == "policy=fifo,seed=1,handoff=0,adversary=0,dirty=0,ordering=observed");
+    REQUIRE(f_off.replay == "policy=fifo,seed=1,handoff=0,adversary=0,dirty=0,race=0,ordering=observed");
     RunOptions back = normal();
     kccl::emu::apply_replay(back, f_off.replay);
     REQUIRE_FALSE(back.schedule.handoff);

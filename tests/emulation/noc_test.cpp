@@ -387,6 +387,87 @@ TEST_CASE("a write barrier orders increments / inline writes to different cores 
         }
 }
 
+namespace {
+constexpr uint32_t kOld = 0x01D01D0u;  // what the host left in A's landing word
+constexpr uint32_t kNew = 0xDA7Au;     // what the writer sends there
+
+/// The contract's cross-destination probe, one shot: the writer (0,0) sends kNew to core A (1,0)
+/// (`incs`: increments A's semaphore instead), then increments the flag of core B (2,0) and
+/// returns (its kernel ends with both in flight); `barrier`: noc_write_barrier() between the two.
+/// B waits for its flag, reads A's word over the NoC and returns it. The contract does not order
+/// the two operations (different destinations, N1 / N6) unless a barrier separates them (N2), so
+/// without one B may see kOld (or 0: A's increment not landed) and the adversary must show it.
+uint32_t one_shot_cross_destination(bool incs, bool barrier, uint64_t seed, std::string& summary) {
+    Cluster c(topo::single_chip(small_chip()));
+    host_zero(c, kSem, 8);
+    c.write(c.chip(0).worker(1, 0), kDst, &kOld, 4);
+    Launcher L(c);
+    L.add(c.chip(0).worker(0, 0), [&](auto& h) {
+        if (incs) {
+            h.sem_inc(h.noc_addr(1, 0, kSem), 1);
+        } else {
+            put(h, kSrc, kNew);
+            h.noc_write(kSrc, h.noc_addr(1, 0, kDst), 4);
+        }
+        if (barrier) h.noc_write_barrier();
+        h.sem_inc(h.noc_addr(2, 0, kSem), 1);
+    });
+    L.add(c.chip(0).worker(1, 0), [](auto&) {});
+    L.add(c.chip(0).worker(2, 0), [&](auto& h) {
+        h.sem_wait(kSem, 1);
+        h.noc_read(h.noc_addr(1, 0, incs ? kSem : kDst), kPeek, 4);
+        h.noc_read_barrier();
+        return get<uint32_t>(h, kPeek);
+    });
+    RunOptions o = adversarial(seed);
+    // Without the barrier B's read races on purpose (the race detector reports it on every run);
+    // with it the run must be clean, detector on.
+    if (!barrier) o.race = RunOptions::RaceCheck::off;
+    auto r = L.run(o);
+    summary = r.summary();
+    return r.ok() ? uint32_t(r.at(c.chip(0).worker(2, 0)).value) : 0xFA11FA11u;
+}
+}  // namespace
+
+TEST_CASE("the adversary: a write to core A then a flag to core B, writer returning at once: B reads A's "
+          "old data on some seed of 1..20 (N1 / N6)", "[noc][adversarial][mutation]") {
+    // The in-flight operations a kernel leaves behind land while the other cores run, in any
+    // order across destinations: B, woken by its flag, can read A's word before the data lands.
+    uint32_t stale = 0;
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
+        std::string s;
+        const uint32_t v = one_shot_cross_destination(false, false, seed, s);
+        INFO("seed " << seed << ": " << s);
+        REQUIRE((v == kOld || v == kNew));
+        stale += v == kOld;
+    }
+    REQUIRE(stale > 0);
+}
+
+TEST_CASE("the adversary: two increments to different cores, writer returning at once: the second is "
+          "seen before the first on some seed of 1..20 (N1 / N6)", "[noc][adversarial][mutation]") {
+    uint32_t reordered = 0;
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
+        std::string s;
+        const uint32_t v = one_shot_cross_destination(true, false, seed, s);
+        INFO("seed " << seed << ": " << s);
+        REQUIRE(v <= 1);  // A's semaphore: 0 (its increment still in flight) or 1
+        reordered += v == 0;
+    }
+    REQUIRE(reordered > 0);
+}
+
+TEST_CASE("the adversary: the same one-shot probes with a write barrier between the two pass on seeds "
+          "1..20 (N2)", "[noc][adversarial]") {
+    for (bool incs : {false, true})
+        for (uint64_t seed = 1; seed <= 20; ++seed) {
+            std::string s;
+            const uint32_t v = one_shot_cross_destination(incs, true, seed, s);
+            INFO("incs " << incs << " seed " << seed << ": " << s);
+            REQUIRE(v == (incs ? 1u : kNew));
+        }
+}
+
 TEST_CASE("write, inline write and sem_inc to one core land in issue order, whatever the size (N1)",
           "[noc][adversarial]") {
     // Messages of several sizes (pieces of 4-byte multiples and odd tails), each followed by an

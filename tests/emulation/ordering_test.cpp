@@ -93,11 +93,15 @@ Obs write_then_signal(bool flush, Signal sig, const RunOptions& o, RunReport* ou
     return ob;
 }
 
+/// How the stored word is sent: a noc_write, a noc_write_mcast or a sem_set_mcast (to the cores
+/// (1,0)..(2,0), the reader and one more).
+enum class Send { noc_write, noc_write_mcast, sem_set_mcast };
+
 /// Writer (0,0) stores kNew over its word kWord (the host left kOld there), sends the word to
-/// reader (1,0)'s kData with a NoC write, waits for it to land, then signals. With `fence`,
-/// l1_store_fence() separates the store from the write (N7). Caught: the reader got exactly kOld,
-/// the value from before the store.
-Obs store_then_send(bool fence, const RunOptions& o, RunReport* out = nullptr) {
+/// reader (1,0)'s kData with a NoC write (or a multicast, `how`), waits for it to land, then
+/// signals. With `fence`, l1_store_fence() separates the store from the write (N7). Caught: the
+/// reader got exactly kOld, the value from before the store.
+Obs store_then_send(bool fence, const RunOptions& o, RunReport* out = nullptr, Send how = Send::noc_write) {
     Cluster c(topo::n300(small_chip()));
     host_zero(c, kFlag, 16);
     host_zero(c, kData, 16);
@@ -109,7 +113,12 @@ Obs store_then_send(bool fence, const RunOptions& o, RunReport* out = nullptr) {
         put(h, kWord, kNew);
         kccl::hal::note_write(h, kWord, 4);
         if (fence) kccl::hal::l1_store_fence(h, kWord, 4);
-        h.noc_write(kWord, h.noc_addr(r.x, r.y, kData), 4);
+        const kccl::hal::NocRect rect{r.x, r.y, r.x + 1, r.y};
+        switch (how) {
+            case Send::noc_write: h.noc_write(kWord, h.noc_addr(r.x, r.y, kData), 4); break;
+            case Send::noc_write_mcast: h.noc_write_mcast(kWord, rect, kData, 4, 2, false); break;
+            case Send::sem_set_mcast: h.sem_set_mcast(kWord, rect, kData, 2, false); break;
+        }
         h.noc_write_barrier();
         h.sem_inc(h.noc_addr(r.x, r.y, kFlag), 1);
         h.noc_write_barrier();
@@ -230,6 +239,10 @@ const Scenario kWriteInlineBug = [](const RunOptions& o) { return write_then_sig
 const Scenario kWriteInlineFixed = [](const RunOptions& o) { return write_then_signal(true, Signal::inline_write, o); };
 const Scenario kStoreBug = [](const RunOptions& o) { return store_then_send(false, o); };
 const Scenario kStoreFixed = [](const RunOptions& o) { return store_then_send(true, o); };
+const Scenario kStoreMcastBug = [](const RunOptions& o) { return store_then_send(false, o, nullptr, Send::noc_write_mcast); };
+const Scenario kStoreMcastFixed = [](const RunOptions& o) { return store_then_send(true, o, nullptr, Send::noc_write_mcast); };
+const Scenario kStoreSetMcastBug = [](const RunOptions& o) { return store_then_send(false, o, nullptr, Send::sem_set_mcast); };
+const Scenario kStoreSetMcastFixed = [](const RunOptions& o) { return store_then_send(true, o, nullptr, Send::sem_set_mcast); };
 
 }  // namespace
 
@@ -338,12 +351,68 @@ TEST_CASE("strict profile: the race detector reports a store read as a NoC sourc
     }
 }
 
+TEST_CASE("strict profile: a store then a multicast of it without l1_store_fence sends the old value (N7)",
+          "[emulation][ordering][multicast][mutation]") {
+    // noc_write_mcast's source and sem_set_mcast's source word are NoC reads of L1 like a
+    // noc_write's source: the reader gets kOld, the value from before the store, on some seed.
+    const std::pair<const char*, const Scenario*> bugs[] = {{"noc_write_mcast", &kStoreMcastBug},
+                                                            {"sem_set_mcast", &kStoreSetMcastBug}};
+    for (const auto& [name, sc] : bugs) {
+        RunOptions base = strict_adv();
+        base.race = RunOptions::RaceCheck::off;
+        bool saw_old = false;
+        for (uint64_t seed = 1; seed <= 100 && !saw_old; ++seed) {
+            RunOptions o = base;
+            o.schedule.seed = o.adversary.seed = seed;
+            const Obs ob = (*sc)(o);
+            INFO(name << ", seed " << seed << ": " << ob.what);
+            REQUIRE(ob.v != Verdict::other);
+            if (ob.v == Verdict::caught) {
+                CHECK(ob.what == "the reader got 0x5eed5eed");
+                saw_old = true;
+            }
+        }
+        INFO(name);
+        REQUIRE(saw_old);
+        caught_within(name, 100, strict_adv(), *sc);
+        never_caught(name, 100, with_profile(adversarial(1, 3000ms), OrderingProfile::observed), *sc);
+    }
+}
+
+TEST_CASE("strict profile: the race detector reports a store multicast without a fence on the first run (N7)",
+          "[emulation][ordering][race][multicast][mutation]") {
+    for (Send how : {Send::noc_write_mcast, Send::sem_set_mcast}) {
+        const std::string op = how == Send::noc_write_mcast ? "noc_write_mcast" : "sem_set_mcast";
+        for (const RunOptions& o : one_run_each_mode(OrderingProfile::strict)) {
+            RunReport rep;
+            store_then_send(false, o, &rep, how);
+            INFO(op << ": " << rep.summary());
+            REQUIRE_FALSE(rep.ok());
+            const std::string s = races(rep);
+            CHECK(has(s, "store not fenced: chip 0 worker (0,0) " + op + " at ordering_test.cpp"));
+            CHECK(has(s, "reads as its source L1 [0x200, 0x204) of chip 0 worker (0,0), which it stored (note_write at ordering_test.cpp"));
+            CHECK(has(s, "(N7, strict profile)"));
+            // With the fence: no report.
+            RunReport fenced;
+            CHECK(store_then_send(true, o, &fenced, how).v == Verdict::clean);
+            CHECK(fenced.races.empty());
+        }
+        for (const RunOptions& o : one_run_each_mode(OrderingProfile::observed)) {
+            RunReport rep;
+            CHECK(store_then_send(false, o, &rep, how).v == Verdict::clean);
+            CHECK(rep.races.empty());
+        }
+    }
+}
+
 // ---- the fixed versions ---------------------------------------------------------------------------
 
 TEST_CASE("ordering: the fixed versions pass 50 seeds in every mode under both profiles", "[emulation][ordering]") {
     fixed_passes("write, flush, sem_inc", 50, kWriteIncFixed);
     fixed_passes("write, flush, inline write", 50, kWriteInlineFixed);
     fixed_passes("store, fence, noc_write", 50, kStoreFixed);
+    fixed_passes("store, fence, noc_write_mcast", 50, kStoreMcastFixed);
+    fixed_passes("store, fence, sem_set_mcast", 50, kStoreSetMcastFixed);
 }
 
 TEST_CASE("ordering: the fixed versions pass 1000 seeds in every mode under both profiles", "[emulation][ordering][long]") {
@@ -351,6 +420,8 @@ TEST_CASE("ordering: the fixed versions pass 1000 seeds in every mode under both
     fixed_passes("write, flush, sem_inc", 1000, kWriteIncFixed);
     fixed_passes("write, flush, inline write", 1000, kWriteInlineFixed);
     fixed_passes("store, fence, noc_write", 1000, kStoreFixed);
+    fixed_passes("store, fence, noc_write_mcast", 1000, kStoreMcastFixed);
+    fixed_passes("store, fence, sem_set_mcast", 1000, kStoreSetMcastFixed);
     WARN("ordering fixed versions, 1000 seeds x 3 modes x 2 profiles x 3 pairs: "
          << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s");
 }

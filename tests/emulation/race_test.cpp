@@ -85,6 +85,37 @@ TEST_CASE("race detector: data written to DRAM then a signal to another core wit
     }
 }
 
+TEST_CASE("race detector: a run failed by the detector alone (no adversary) replays from its printed string",
+          "[emulation][race][replay][mutation]") {
+    // Detector on, adversary off: only the detector fails this run. The string it prints must
+    // carry the detector's setting, so that default options plus the string fail the same way
+    // (not only with KCCL_EMU_RACE=1 added).
+    RunOptions o = with_race(normal());
+    o.honour_replay_env = false;
+    const RunReport first = dram_then_signal(false, o);
+    INFO(first.summary());
+    REQUIRE_FALSE(first.ok());
+    REQUIRE(first.races.size() > 0);
+    CHECK(has(first.summary(), "replay: KCCL_EMU_REPLAY=\"" + first.replay + "\""));
+    CHECK(has(first.replay, ",adversary=0,"));
+    CHECK(has(first.replay, ",race=1,"));
+    RunOptions again;
+    again.honour_replay_env = false;
+    kccl::emu::apply_replay(again, first.replay);
+    const RunReport second = dram_then_signal(false, again);
+    INFO("replayed from: " << first.replay << "\n" << second.summary());
+    REQUIRE_FALSE(second.ok());
+    CHECK(second.races == first.races);
+    CHECK(second.run_hash == first.run_hash);
+    CHECK(second.replay == first.replay);
+    // And a run with the detector off says so: its string replays without it.
+    RunOptions off = o;
+    off.race = RunOptions::RaceCheck::off;
+    const RunReport quiet = dram_then_signal(false, off);
+    KCCL_REQUIRE_OK(quiet);
+    CHECK(has(quiet.replay, ",race=0,"));
+}
+
 TEST_CASE("race detector: data to DRAM, barrier, then the signal: no report over 200 seeds", "[emulation][race]") {
     for (const RunOptions& o : one_run_each_mode()) KCCL_REQUIRE_OK(dram_then_signal(true, o));
     for (uint64_t seed = 1; seed <= 200; ++seed) KCCL_REQUIRE_OK(dram_then_signal(true, with_race(adversarial(seed))));
@@ -353,6 +384,35 @@ TEST_CASE("hang dump: the worker that never signalled, beside those that did, al
     CHECK(has(d, "    L1 0x100 signalled by: chip 0 worker (1,0) sem_inc x1 (finished), chip 0 worker (3,0) sem_inc x1 (finished)\n"));
     CHECK(has(d, "    never signalled it, though running the same kernel as a core that did: chip 0 worker (2,0) (finished)\n"));
     CHECK(has(d, "    nobody will signal it: every core that signalled it (or runs their kernel) has finished\n"));
+}
+
+TEST_CASE("hang dump: a multicast signal is named by its multicast operation", "[emulation][dump][multicast][mutation]") {
+    // A sender multicasts one increment (or sets the word) on (1,0)..(3,0); the core at (2,0)
+    // waits for a value it never gets. The dump names the operation the sender issued.
+    for (bool set : {false, true}) {
+        Cluster c(topo::n300(small_chip()));
+        host_zero(c, kFlag, 16);
+        Launcher L(c);
+        const kccl::hal::NocRect row{1, 0, 3, 0};
+        L.add(c.chip(0).worker(0, 0), [&](auto& h) {
+            if (set) {
+                h.sem_set(kFlag2, 7);
+                h.sem_set_mcast(kFlag2, row, kFlag, 3, false);
+            } else {
+                h.sem_inc_mcast(row, kFlag, 1, 3);
+            }
+            h.noc_write_barrier();
+        });
+        L.add(c.chip(0).worker(2, 0), [&](auto& h) { h.sem_wait(kFlag, 2); });
+        const RunReport rep = L.run(normal());
+        INFO(rep.summary());
+        REQUIRE(rep.deadlock);
+        const std::string& d = rep.watchdog_dump;
+        CHECK(has(d, std::string("chip 0 worker (2,0): sem_wait L1 0x100 expected == 2, current ") + (set ? "7" : "1") + "\n"));
+        CHECK(has(d, std::string("    L1 0x100 signalled by: chip 0 worker (0,0) ") + (set ? "sem_set_mcast" : "sem_inc_mcast") +
+                         " x1 (finished)\n"));
+        CHECK(has(d, "    nobody will signal it: every core that signalled it (or runs their kernel) has finished\n"));
+    }
 }
 
 TEST_CASE("hang dump: a semaphore no core signals at all", "[emulation][dump][mutation]") {

@@ -175,7 +175,7 @@ TEST_CASE("replay: a timed run names its model and replays from the string alone
     o.honour_replay_env = false;
     o.timing = &model;
     const Outcome a = notify_before_clear(o);
-    CHECK(a.report.replay == "policy=timed,seed=1,adversary=0,dirty=0,timing=wormhole,ordering=observed");
+    CHECK(a.report.replay == "policy=timed,seed=1,adversary=0,dirty=0,timing=wormhole,race=0,ordering=observed");
     const Outcome b = from_string(a.report.replay);
     same_run(a, b);
     CHECK(a.report.makespan == b.report.makespan);
@@ -185,7 +185,7 @@ TEST_CASE("replay: a timed run names its model and replays from the string alone
     kccl::emu::WormholeModel custom(wo);
     o.timing = &custom;
     const std::string s = kccl::emu::replay_string(o);
-    CHECK(s == "policy=timed,seed=1,adversary=0,dirty=0,timing=wormhole:custom,ordering=observed");
+    CHECK(s == "policy=timed,seed=1,adversary=0,dirty=0,timing=wormhole:custom,race=0,ordering=observed");
     RunOptions r;
     REQUIRE_THROWS_WITH(kccl::emu::apply_replay(r, s), Catch::Contains("model with options other than its defaults"));
 }
@@ -214,7 +214,7 @@ TEST_CASE("replay: every key round-trips through apply_replay, and bad values ar
     const std::string s = kccl::emu::replay_string(o);
     CHECK(s == "policy=pct,seed=9,engine=threads,depth=4,steps=123,adversary=1,adversary_seed=11,deliver=1,words=2,"
                "delay=3,hold=4,max_hold_us=5,dirty=1,dirty_seed=6,skew=7:0:8,skew_max=9,skew_seed=10,spin=12,yield=13,"
-               "ordering=strict");
+               "race=1,ordering=strict");
     RunOptions r;
     kccl::emu::apply_replay(r, s);
     CHECK(kccl::emu::replay_string(r) == s);
@@ -223,9 +223,11 @@ TEST_CASE("replay: every key round-trips through apply_replay, and bad values ar
     CHECK(r.schedule.seed == 9);
     CHECK(r.skew_seed == 10);
     CHECK(r.start_skew.size() == 3);
+    CHECK(r.race == RunOptions::RaceCheck::on);
     RunOptions bad;
     REQUIRE_THROWS_WITH(kccl::emu::apply_replay(bad, "adversary=yes"), Catch::Contains("'adversary=yes': adversary must be 0 or 1"));
     REQUIRE_THROWS_WITH(kccl::emu::apply_replay(bad, "skew=1:x"), Catch::Contains("'skew=1:x': the value must be a decimal number"));
     REQUIRE_THROWS_WITH(kccl::emu::apply_replay(bad, "depth=99999999999"), Catch::Contains("must fit 32 bits"));
+    REQUIRE_THROWS_WITH(kccl::emu::apply_replay(bad, "race=2"), Catch::Contains("'race=2': race must be 0 or 1"));
     REQUIRE_THROWS_WITH(kccl::emu::apply_replay(bad, "timing=blackhole"), Catch::Contains("timing model 'blackhole' is unknown"));
 }

@@ -60,6 +60,7 @@ void check_delivery(NocRect rect, CoreCoord from, uint32_t bytes, const RunOptio
     L.add(from, [&](auto& h) {
         for (uint32_t i = 0; i < bytes / 4; ++i) put(h, kSrc + 4 * i, pattern(i));
         kccl::hal::note_write(h, kSrc, bytes);
+        kccl::hal::l1_store_fence(h, kSrc, bytes);  // N7: the multicast reads the stores next
         h.noc_write_mcast(kSrc, rect, kDst, bytes, rect.cores(), loopback);
         h.noc_write_barrier();
     });
@@ -130,6 +131,8 @@ RunReport broadcast(bool flush, const RunOptions& o) {
         put(h, kOne, uint32_t(1));
         kccl::hal::note_write(h, kSrc, kBcastBytes);
         kccl::hal::note_write(h, kOne, 4);
+        kccl::hal::l1_store_fence(h, kSrc, kBcastBytes);  // N7: both multicasts read stored bytes
+        kccl::hal::l1_store_fence(h, kOne, 4);
         h.noc_write_mcast(kSrc, rect, kDst, kBcastBytes, rect.cores(), false);
         if (flush) h.noc_writes_flushed();
         h.sem_set_mcast(kOne, rect, kFlag, rect.cores(), false);
@@ -376,6 +379,7 @@ TEST_CASE("multicast mutation: overwriting the flag's source word before the nex
     L.add(c.chip(0).worker(0, 0), [&](auto& h) {
         put(h, kOne, uint32_t(1));
         kccl::hal::note_write(h, kOne, 4);
+        kccl::hal::l1_store_fence(h, kOne, 4);  // N7 (the bug shown here is N3)
         h.sem_set_mcast(kOne, rect, kFlag, rect.cores(), false);
         put(h, kOne, uint32_t(2));  // the NoC may not have read the word yet
         kccl::hal::note_write(h, kOne, 4);

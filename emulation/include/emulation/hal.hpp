@@ -551,8 +551,31 @@ public:
     /// Number of context_switch() calls so far (tests check idle-count policies with it).
     uint64_t context_switches() const { return context_switches_; }
     /// Delivers everything this core still has in flight (called by the launcher at kernel end).
+    /// Adversary: step by step, letting the other cores run between steps (after an optional
+    /// hold, as a blocked core does): what a kernel leaves in flight lands while the others run,
+    /// in any order the ordering profile allows, so a reader can observe a flag to one core
+    /// before the data written to another (N1 / N6), whether or not the writer still runs.
     void drain() {
-        while (has_pending()) deliver_one();
+        if (!adv_) {
+            while (has_pending()) deliver_one();
+            return;
+        }
+        if (has_pending()) start_hold();
+        while (has_pending()) {
+            check_abort();
+            uint32_t yields = 1;
+            if (holding()) {
+                if (sched_) --hold_left_;
+            } else {
+                deliver_one();
+                if (!has_pending()) break;
+                yields += pick(kDrainYields);  // a core the step readied likely runs before the next
+            }
+            for (; yields; --yields) {
+                if (sched_) sched_->yield();
+                else std::this_thread::yield();
+            }
+        }
     }
     /// True while this core has NoC or Ethernet operations in flight (adversarial mode).
     bool in_flight() const { return has_pending(); }
@@ -580,6 +603,8 @@ private:
     /// landed a write at once and increments immediately); with 75 % ~1.2-1.5x (alternating
     /// runs on a loaded 2-core host: 6.6-7.8 s before, 8.2-11.7 s after).
     static constexpr uint32_t kAdvWholeWritePercent = 75;
+    /// Adversary, kernel end (drain): after a delivery step the core yields 1..kDrainYields times.
+    static constexpr uint32_t kDrainYields = 4;
     /// Adversary: chance per spin iteration of a blocked core to deliver one of its own pending
     /// operations (low, so that other cores run while this core's writes are still in flight).
     static constexpr uint32_t kWaitDeliverPercent = 3;
@@ -699,6 +724,7 @@ private:
     void note_store(uint32_t l1, uint32_t bytes);
     void fence_stores(uint32_t l1, uint32_t bytes);
     void stale_source(PendingNoc& op);
+    bool stale_read(uint32_t src, uint32_t bytes, std::vector<uint8_t>& out);
     /// Strict adversary: small l1_ptr ranges are remembered as they were when the pointer was
     /// taken (the values a store not yet in L1 leaves visible to the NoC), at most this many.
     static constexpr uint32_t kPreStoreMaxBytes = 256;

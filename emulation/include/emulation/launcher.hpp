@@ -173,7 +173,10 @@ inline bool resolved_dirty_l1(const RunOptions& o) {
 /// seed and knobs that differ from their defaults (adversary_seed, deliver, words, delay, hold,
 /// max_hold_us), dirty_seed, the start skew (skew=us:us:... per chip, skew_max, skew_seed), the
 /// wait policy's poll counts (spin, yield) when not the defaults, and the timing model (timing=
-/// wormhole|wafer; policy is then "timed"), and always last the ordering profile (ordering=observed|
+/// wormhole|wafer; policy is then "timed"), always the race detector (race=0|1, resolved: a run
+/// the detector failed replays with it, whatever the adversary or KCCL_EMU_RACE say; a RaceCheck
+/// left to `with_adversary` resolves as for a run of at most kRaceCoresMax cores unless the
+/// launcher resolved it), and always last the ordering profile (ordering=observed|
 /// strict, resolved). apply_replay on default RunOptions reproduces the
 /// run (same RunReport::run_hash) from this string alone. Not carried: a timing model with
 /// non-default options ("timing=<name>:custom"; apply_replay rejects it: pass the same model).
@@ -214,13 +217,15 @@ inline std::string replay_string(const RunOptions& o) {
     if (o.wait.spin_polls != dw.spin_polls) s += ",spin=" + n(o.wait.spin_polls);
     if (o.wait.yield_polls != dw.yield_polls) s += ",yield=" + n(o.wait.yield_polls);
     if (o.timing) s += std::string(",timing=") + o.timing->name() + (o.timing->default_options() ? "" : ":custom");
+    s += std::string(",race=") + (race_detection_on(o, RunOptions::kRaceCoresMax) ? "1" : "0");
     s += std::string(",ordering=") + to_string(resolved_ordering(o));
     return s;
 }
 
 /// Applies a replay setting (replay_string's keys) to `o`: seed sets the schedule's seed and the
 /// adversary's and the random start skew's (adversary_seed / skew_seed then override theirs);
-/// adversary=0|1 turns the adversary off / on, dirty=0|1 dirty L1; timing=wormhole|wafer makes
+/// adversary=0|1 turns the adversary off / on, dirty=0|1 dirty L1, race=0|1 the race detector
+/// (RaceCheck::off / on); timing=wormhole|wafer makes
 /// the run timed with that model at its default options (kept in o.replay_timing). Keys not in
 /// the string keep their values in `o`: applied to default RunOptions, the string alone
 /// reproduces the run. Throws EmulationError naming a bad key or value.
@@ -319,6 +324,8 @@ inline void apply_replay(RunOptions& o, const std::string& spec) {
             else throw EmulationError("KCCL_EMU_REPLAY: timing model '" + v + "' is unknown (allowed: wormhole, wafer)");
             o.timing = o.replay_timing.get();
             o.schedule.policy = Policy::timed;
+        } else if (k == "race") {
+            o.race = flag() ? RunOptions::RaceCheck::on : RunOptions::RaceCheck::off;
         } else if (k == "ordering") {
             if (v == "observed") o.ordering = OrderingProfile::observed;
             else if (v == "strict") o.ordering = OrderingProfile::strict;
@@ -327,7 +334,7 @@ inline void apply_replay(RunOptions& o, const std::string& spec) {
             throw EmulationError("KCCL_EMU_REPLAY: key '" + k +
                                  "' is unknown (allowed: policy, seed, depth, steps, preempt, handoff, engine, adversary, "
                                  "adversary_seed, deliver, words, delay, hold, max_hold_us, dirty, dirty_seed, skew, "
-                                 "skew_max, skew_seed, spin, yield, timing, ordering)");
+                                 "skew_max, skew_seed, spin, yield, timing, race, ordering)");
         }
     }
 }
@@ -589,6 +596,8 @@ public:
         ctx.adversary = opt.adversary;
         opt.ordering = resolved_ordering(opt);
         ctx.ordering = opt.ordering;
+        // Resolved once (RaceCheck, KCCL_EMU_RACE, the cluster's size): the replay string says it.
+        opt.race = race_detection_on(opt, cluster_->cores().size()) ? RunOptions::RaceCheck::on : RunOptions::RaceCheck::off;
 
         // One thread (or fiber) per core that runs a kernel in any program; its kernels, program by program.
         struct Slot {
@@ -1223,6 +1232,8 @@ ExploreResult explore(uint32_t n_seeds, RunOptions base, Scenario&& scenario, ui
         res.ok = false;
         res.failing_seed = o.schedule.seed;
         res.replay = replay_string(o);
+        if constexpr (std::is_same_v<std::decay_t<decltype(r)>, RunReport>)
+            if (!r.replay.empty()) res.replay = r.replay;  // as the launcher resolved it (race detector)
         res.message = msg;
         std::fprintf(stderr, "kccl emulation: explore: seed %llu failed (run %u). Replay it with:\n  KCCL_EMU_REPLAY=\"%s\"\n%s",
                      static_cast<unsigned long long>(o.schedule.seed), res.runs, res.replay.c_str(), msg.c_str());

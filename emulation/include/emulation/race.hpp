@@ -39,8 +39,8 @@
 //   on a lane of their own beside the NoC write lane to that core; a write is ordered after the
 //   earlier increments (the write lane joins theirs), an increment after the earlier writes only
 //   once noc_writes_flushed() or noc_write_barrier() joined the write lane into it. Also N7: a
-//   NoC write reading as its source bytes the core stored (note_write) without an
-//   l1_store_fence() since is reported.
+//   NoC write, a noc_write_mcast or a sem_set_mcast reading as its source bytes the core stored
+//   (note_write) without an l1_store_fence() since is reported.
 //   Shadow memory: per core, an interval map from byte ranges to the last write (lane or core,
 //   clock, operation, source location) and the reads since it.
 #pragma once
@@ -289,6 +289,7 @@ public:
         Lock l(*this);
         const uint32_t i = id(me);
         read(i, i, src, bytes, core_[i].vc, i, RaceOp::noc_write_mcast_source, loc, false);
+        if (strict_) check_unfenced_store(i, src, bytes, loc, RaceOp::noc_write_mcast);
         auto& srcs = core_[i].sources;
         for (const CoreState* dc : dsts) {
             const uint32_t d = id(dc);
@@ -306,6 +307,7 @@ public:
         Lock l(*this);
         const uint32_t i = id(me);
         const RaceOp op = inc ? RaceOp::sem_inc_mcast : RaceOp::sem_set_mcast;
+        if (strict_ && !inc) check_unfenced_store(i, src, 4, loc, op);  // the NoC reads the word at src (N7)
         for (const CoreState* dc : dsts) {
             const uint32_t d = id(dc);
             if (!inc) {
@@ -555,11 +557,12 @@ private:
             return;
         }
     }
-    /// N7 (strict): a NoC write of core i reads as its source bytes the core stored without a fence.
-    void check_unfenced_store(uint32_t i, uint32_t src, uint32_t bytes, const Loc& loc) {
+    /// N7 (strict): a NoC write (noc_write, noc_write_mcast, or sem_set_mcast's word: `op`) of
+    /// core i reads as its source bytes the core stored without a fence.
+    void check_unfenced_store(uint32_t i, uint32_t src, uint32_t bytes, const Loc& loc, RaceOp op = RaceOp::noc_write) {
         for (const Source& s : core_[i].unfenced) {
             if (src >= s.e || src + bytes <= s.b) continue;
-            report("store not fenced: " + name(i) + " noc_write at " + where(loc.file_name(), loc.line()) + " reads as its source " +
+            report("store not fenced: " + name(i) + " " + to_string(op) + " at " + where(loc.file_name(), loc.line()) + " reads as its source " +
                    range(i, std::max(src, s.b), std::min(src + bytes, s.e)) + ", which it stored (note_write at " +
                    where(s.file, s.line) + ") with no l1_store_fence() since: the NoC may read the value from before "
                    "the store (N7, strict profile)");

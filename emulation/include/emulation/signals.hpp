@@ -1,7 +1,8 @@
 // kccl/emulation/signals.hpp — what each core has signalled, for the hang dump.
 //
 // Every core keeps a small log of the words it has signalled in the current run: each semaphore
-// increment, inline write and Ethernet send it issued, by destination core and byte range, with a
+// increment, inline write and Ethernet send it issued (a semaphore multicast: one entry per
+// destination, named sem_inc_mcast / sem_set_mcast), by destination core and byte range, with a
 // count. When a run hangs, the dump looks up, for every waiting core, who has ever signalled the
 // word it waits on (and whether those cores have finished), and which cores running the same
 // kernel never did — the signature of a worker that returned with its signal never sent.
@@ -17,13 +18,17 @@ namespace kccl::emu::detail {
 
 struct CoreState;
 
-enum class SignalOp : uint8_t { sem_inc, inline_write, eth_send };
+/// The operation that signalled: a multicast one is named as such (each destination of a
+/// multicast records one signal).
+enum class SignalOp : uint8_t { sem_inc, inline_write, eth_send, sem_inc_mcast, sem_set_mcast };
 
 inline const char* to_string(SignalOp o) {
     switch (o) {
         case SignalOp::sem_inc: return "sem_inc";
         case SignalOp::inline_write: return "noc_inline_write32";
         case SignalOp::eth_send: return "eth_send";
+        case SignalOp::sem_inc_mcast: return "sem_inc_mcast";
+        case SignalOp::sem_set_mcast: return "sem_set_mcast";
     }
     return "?";
 }

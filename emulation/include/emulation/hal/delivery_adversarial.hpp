@@ -16,15 +16,18 @@
 //     the sources but does not land the writes. At most kAdvNocDepth operations are in flight
 //     per core; issuing one more first performs a delivery step (NoC backpressure).
 //   * NoC reads are queued and land at `noc_read_barrier()` (N4) or at random moments.
-//   * Strict profile only (N7): a NoC write whose source overlaps stores the core declared with
-//     note_write and has not fenced (l1_store_fence) sends, at random, the bytes as they were
-//     before those stores (taken when the core got the l1_ptr pointer it stored through).
+//   * Strict profile only (N7): a NoC write (or a noc_write_mcast, or a sem_set_mcast's source
+//     word) whose source overlaps stores the core declared with note_write and has not fenced
+//     (l1_store_fence) sends, at random, the bytes as they were before those stores (taken when
+//     the core got the l1_ptr pointer it stored through); a multicast sends the same bytes to
+//     every destination.
 //   * Ethernet sends are queued per tx queue and delivered 16-byte word by word in address order,
 //     each word one 16-byte release store (E3), interleaving the two queues at random (E2),
 //     reading the source at delivery time (E1);
 //     `eth_txq_busy` reports busy at random while a queue holds commands.
 //   * The issuing core performs deliveries whenever it calls into the backend, and drains them
-//     all before it sleeps and when its kernel returns, so nothing is ever lost.
+//     all before it sleeps and when its kernel returns, so nothing is ever lost (at kernel end
+//     step by step with yields between, Hal::drain: the others observe the in-between states).
 //   The random choices come from a per-core xorshift seeded by (seed, core): a failing seed is
 //   reported and can be replayed (on the thread engine, thread interleaving itself is still up
 //   to the OS; the fiber engine replays exactly).
@@ -111,7 +114,8 @@ inline void Hal::deliver_one() {
 inline void Hal::enqueue(PendingNoc op) {
     while (noc_.size() >= kAdvNocDepth) deliver_noc_step();
     op.flushes = flushes_;
-    if (op.kind == NocOp::write && !unfenced_.empty()) stale_source(op);
+    // A multicast's source was read once for all its destinations (Hal::mcast).
+    if (op.kind == NocOp::write && !op.mcast && !unfenced_.empty()) stale_source(op);
     noc_.push_back(std::move(op));
 }
 
@@ -149,18 +153,28 @@ inline void Hal::fence_stores(uint32_t l1, uint32_t bytes) {
     }
 }
 
+/// A NoC operation issued while its source [src, src + bytes) overlaps unfenced stores (strict,
+/// N7): at random (true) it reads its source now, with the pre-store bytes in place of the stored
+/// ones, into `out`. Used by noc_write, noc_write_mcast (one read for all destinations) and
+/// sem_set_mcast (its source word).
+inline bool Hal::stale_read(uint32_t src, uint32_t bytes, std::vector<uint8_t>& out) {
+    bool overlaps = false;
+    for (const StoreRange& u : unfenced_)
+        overlaps = overlaps || (u.l1 < src + bytes && src < u.l1 + uint32_t(u.old.size()));
+    if (!overlaps || !coin(kStaleSourcePercent)) return false;
+    out.assign(mem_ + src, mem_ + src + bytes);
+    for (const StoreRange& u : unfenced_) {
+        const uint32_t b = std::max(src, u.l1), e = std::min<uint32_t>(src + bytes, u.l1 + uint32_t(u.old.size()));
+        if (b < e) std::memcpy(out.data() + (b - src), u.old.data() + (b - u.l1), e - b);
+    }
+    return true;
+}
+
 /// A NoC write issued while its source overlaps unfenced stores (strict, N7): at random it reads
 /// its source now, with the pre-store bytes in place of the stored ones.
 inline void Hal::stale_source(PendingNoc& op) {
-    bool overlaps = false;
-    for (const StoreRange& u : unfenced_)
-        overlaps = overlaps || (u.l1 < op.src + op.bytes && op.src < u.l1 + uint32_t(u.old.size()));
-    if (!overlaps || !coin(kStaleSourcePercent)) return;
-    op.snapshot.assign(mem_ + op.src, mem_ + op.src + op.bytes);
-    for (const StoreRange& u : unfenced_) {
-        const uint32_t b = std::max(op.src, u.l1), e = std::min<uint32_t>(op.src + op.bytes, u.l1 + uint32_t(u.old.size()));
-        if (b < e) std::memcpy(op.snapshot.data() + (b - op.src), u.old.data() + (b - u.l1), e - b);
-    }
+    std::vector<uint8_t> old;
+    if (stale_read(op.src, op.bytes, old)) op.snapshot = std::move(old);
 }
 
 inline void Hal::piece_range(uint32_t bytes, uint32_t k, uint32_t& begin, uint32_t& end) {

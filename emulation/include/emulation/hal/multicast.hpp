@@ -101,6 +101,13 @@ inline void Hal::mcast(NocOp kind, const char* op, uint32_t src_l1, hal::NocRect
     // N3; the race detector reports a store into it before the flush).
     if (kind == NocOp::inline32)
         value = std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(mem_ + src_l1)).load(std::memory_order_acquire);
+    // Strict adversary, N7: the NoC reads the source once for every destination; with unfenced
+    // stores over it, at random it reads the bytes from before them (a data multicast's source,
+    // a semaphore multicast's word).
+    std::vector<uint8_t> stale;
+    if (adv_ && strict_ && kind != NocOp::inc && !unfenced_.empty() && stale_read(src_l1, bytes, stale) &&
+        kind == NocOp::inline32)
+        std::memcpy(&value, stale.data(), 4);
     if (race_) {
         if (kind == NocOp::write) race_->mcast_write(me_, src_l1, mcast_dsts_, dst_l1, bytes, loc);
         else race_->mcast_word(me_, src_l1, mcast_dsts_, dst_l1, kind == NocOp::inc, loc);
@@ -108,13 +115,14 @@ inline void Hal::mcast(NocOp kind, const char* op, uint32_t src_l1, hal::NocRect
     if (kind != NocOp::write)
         for (detail::CoreState* d : mcast_dsts_)
             me_->signals.record(d, dst_l1, dst_l1 + 4,
-                                kind == NocOp::inc ? detail::SignalOp::sem_inc : detail::SignalOp::inline_write);
+                                kind == NocOp::inc ? detail::SignalOp::sem_inc_mcast : detail::SignalOp::sem_set_mcast);
     if (timed_) {
         timed_mcast(kind, src_l1, dst_l1, bytes, value);
     } else if (adv_) {
         for (detail::CoreState* d : mcast_dsts_) {
             if (kind == NocOp::write && d == me_ && src_l1 == dst_l1) continue;  // writes the same bytes
             PendingNoc p{kind, d, dst_l1, bytes, src_l1, value, 0, {}};
+            if (kind == NocOp::write) p.snapshot = stale;  // empty: the source is read as it lands
             p.mcast = true;
             enqueue(std::move(p));
         }
