@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <emulation/fabric/run.hpp>
+#include <fabric/cost.hpp>
 #include <fabric/host/model_patterns.hpp>
 
 #include <string>
@@ -165,5 +166,23 @@ TEST_CASE("fabric vs the reference simulator: butterfly, every G, P and B = 1..1
         for (uint32_t B : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 10u, 11u, 12u, 13u, 16u, 17u, 24u, 32u, 36u, 64u, 100u}) {
             INFO("G=" << c.G << " P=" << c.P << " B=" << B);
             CHECK(butterfly_emulated(c.G, c.P, B) == butterfly_simulated(c.G, c.P, B));
+        }
+}
+
+// Streams are served on a shared link in the order they start. two_phase on 6 PEs reduced to
+// PE 5 (S = 3: groups {5, 4, 3} and {2, 1, 0}): PE 3 sends to PE 4 from cycle 0, PE 2's relay of
+// its group's chain to PE 5 starts in cycle 12, and both cross the link 3 -> 4. The relay was
+// walked first (its PE comes first in row-major order and its input had been walked already),
+// took the link, and pushed PE 3's stream back by its whole length: 108 cycles instead of the
+// model's 76 (at the mirrored root 0 the send comes first in row-major order: 76).
+TEST_CASE("fabric vs the cost model: a relay's stream takes a shared link from the cycle it starts", "[fabric][model]") {
+    namespace cost = kccl::fabric::cost;
+    CHECK(cost::t_reduce_1d(Pattern::two_phase, Pattern::chain, 6, 32, 5) == 76);
+    CHECK(emulated("two_phase", 1, 6, 32, 5, 0) == 76);
+    CHECK(emulated("two_phase", 1, 6, 32, 0, 0) == 76);
+    for (uint32_t P = 2; P <= 64; ++P)
+        for (uint32_t B : {1u, 32u}) {
+            INFO("two_phase P=" << P << " B=" << B << " root=" << P - 1);
+            CHECK(emulated("two_phase", 1, P, B, P - 1, 0) == cost::t_reduce_1d(Pattern::two_phase, Pattern::chain, P, B, P - 1));
         }
 }

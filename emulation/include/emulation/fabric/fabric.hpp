@@ -471,6 +471,14 @@ private:
                 check_route(p, Route{st.color_b}, "relay");
                 Queue* q = wait(st.color_a, st.n, "relay");
                 if (!q) return false;
+                // The relay's stream starts when its first element is combined and sent, in cycle
+                // max(c, its arrival), which may be later than the PE's clock: streams are walked
+                // in the order they start (share()), so every PE earlier than that runs first.
+                if (st.n && later_start(p, std::max(c, q->t[q->th].t0))) {
+                    p.retry_ = true;
+                    p.step_c_ = c;
+                    return false;  // readied at its start cycle by later_start
+                }
                 Times t = take(*q, st.n);
                 t.not_before(c);
                 const vtime_t x = st.n ? t.last() + 1 : c;
@@ -496,6 +504,18 @@ private:
             case StepKind::exchange: break;
         }
         return done(c);
+    }
+    /// Program mode: p is about to walk a stream that starts in cycle s0 (its first element
+    /// issued; a send starts at the PE's clock, a relay when its first element has arrived). If
+    /// a ready PE is earlier than s0 (or as early and before p in row-major order), p's clock
+    /// moves to s0 and p is readied behind it: true (p runs the step again from its start cycle).
+    bool later_start(Pe& p, vtime_t s0) {
+        if (s0 <= p.clock_ || ready_.empty()) return false;
+        const Ready& f = ready_.front();
+        if (!(f.clock < s0 || (f.clock == s0 && f.pos < tie_pos(p)))) return false;
+        p.clock_ = s0;
+        make_ready(p);
+        return true;
     }
     vtime_t clock_of(const Pe& p) const { return sched_ ? sched_->clock_of(p.st_.get()) : p.clock_; }
 
@@ -957,6 +977,20 @@ private:
         check_route(p, out, "relay");
         const vtime_t c = sched_->now();
         Queue& q = wait_for(p, in.color, n, "relay");
+        if (n) {
+            // The relay's stream starts in cycle max(c, its first element's arrival): every PE
+            // earlier than that runs first (streams are walked in the order they start, share()).
+            vtime_t s0 = c;
+            {
+                [[maybe_unused]] detail::TsanIgnore ig;
+                s0 = std::max(c, q.t[q.th].t0);
+            }
+            if (s0 > sched_->now()) {
+                sched_->advance_to(s0);
+                sched_->sync();
+                if (failed()) throw Abort{};
+            }
+        }
         const uint32_t t_r = g_.profile().t_r;
         auto words = std::make_shared<std::vector<uint32_t>>(n);
         Times t;
