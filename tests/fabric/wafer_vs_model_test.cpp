@@ -186,3 +186,27 @@ TEST_CASE("fabric vs the cost model: a relay's stream takes a shared link from t
             CHECK(emulated("two_phase", 1, P, B, P - 1, 0) == cost::t_reduce_1d(Pattern::two_phase, Pattern::chain, P, B, P - 1));
         }
 }
+
+// A stream that waits for a switch position takes no link from streams of other colors on its
+// way there. tree on 9 PEs (binomial: PE 0 takes 1, 2, 4 and 8; PE 4 takes 5, then relays 6's,
+// which relays 7's): PE 8's stream to PE 0 waits at router 4 until PE 4 has sent its own, but it
+// used to take the links 7 -> 6, 6 -> 5 and 5 -> 4 at once, ahead of PE 6's relay to PE 4 (PE 4's
+// subtree, which PE 0 takes first): 143 cycles against the model's and the reference
+// simulator's 134. Reduced to PE 4 of 5 (PE 4 takes 3, 2, then 0; PE 2 takes 1), PE 0's stream
+// crossed the link 1 -> 2 ahead of PE 1's: 109 against 102.
+TEST_CASE("fabric vs the cost model: a stream waiting for a switch position yields the links on its way", "[fabric][model]") {
+    namespace cost = kccl::fabric::cost;
+    PatternArgs a;
+    a.pattern = Pattern::tree;
+    CHECK(fh::simulate(a, 1, 9, 32, 2) == 134);
+    CHECK(cost::t_reduce_1d(Pattern::tree, Pattern::chain, 9, 32, 0) == 134);
+    CHECK(emulated("tree", 1, 9, 32, 0, 0) == 134);
+    CHECK(cost::t_reduce_1d(Pattern::tree, Pattern::chain, 5, 32, 4) == 102);
+    CHECK(emulated("tree", 1, 5, 32, 4, 0) == 102);
+    for (uint32_t P = 2; P <= 64; ++P)
+        for (uint32_t B : {1u, 7u, 32u, 100u})
+            for (uint32_t root : {0u, P - 1}) {
+                INFO("tree P=" << P << " B=" << B << " root=" << root);
+                CHECK(emulated("tree", 1, P, B, root, 0) == cost::t_reduce_1d(Pattern::tree, Pattern::chain, P, B, root));
+            }
+}
