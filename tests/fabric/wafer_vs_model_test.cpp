@@ -210,3 +210,55 @@ TEST_CASE("fabric vs the cost model: a stream waiting for a switch position yiel
                 CHECK(emulated("tree", 1, P, B, root, 0) == cost::t_reduce_1d(Pattern::tree, Pattern::chain, P, B, root));
             }
 }
+
+// left_right (thesis 6.1) over every chapter 5 base against the cost model (fabric/cost.hpp,
+// which auto-selection trusts): the emulated cycles equal t_left_right for every root on rows of
+// P = 2..64, and with the root at an end left_right is the base itself over the whole row (its
+// cycles, emulated and modelled). Every root of every P at B = 32; at B = 1 and 100 the roots 0,
+// 1, P/2 - 1, P/2, P - 2 and P - 1 of every P, and every root of P = 64.
+namespace {
+uint64_t lr_emulated(const std::string& name, uint32_t P, uint32_t B, uint32_t root, const std::string& base) {
+    fh::PatternSpec s;
+    s.name = name;
+    s.P = P;
+    s.B = B;
+    s.root = root;
+    s.base = base;
+    const auto r = kccl::emu::fabric::run_pattern(s);
+    CHECK(r.wrong == 0);
+    return r.cycles;
+}
+}  // namespace
+
+TEST_CASE("fabric vs the cost model: left_right over every base, every root, P up to 64", "[fabric][model][left_right]") {
+    namespace cost = kccl::fabric::cost;
+    for (const std::string base : {"scalar", "chain", "tree", "two_phase", "optimal"}) {
+        const Pattern bp = pat(base);
+        for (uint32_t B : {32u, 1u, 100u})
+            for (uint32_t P = 2; P <= 64; ++P)
+                for (uint32_t root = 0; root < P; ++root) {
+                    const bool sampled = root <= 1 || root + 2 >= P || root + 1 == P / 2 || root == P / 2;
+                    if (B != 32 && P != 64 && !sampled) continue;
+                    PatternArgs a;
+                    a.pattern = Pattern::left_right;
+                    a.base[0] = bp;
+                    a.root = root;
+                    const uint64_t model = cost::t_pattern(a, 1, P, B);
+                    const uint64_t emu = lr_emulated("left_right", P, B, root, base);
+                    INFO("left_right(" << base << ") P=" << P << " B=" << B << " root=" << root << ": emulated " << emu << ", model " << model);
+                    CHECK(emu == model);
+                    if (root == 0 || root + 1 == P) {
+                        // At an end, left_right is the base over the whole row.
+                        const uint64_t base_emu = lr_emulated(base, P, B, root, base);
+                        INFO("the base alone: emulated " << base_emu << ", model " << cost::t_reduce_1d(bp, bp, P, B, root));
+                        CHECK(emu == base_emu);
+                        CHECK(model == cost::t_reduce_1d(bp, bp, P, B, root));
+                    }
+                }
+    }
+    // The case reported against the model (coll_perf --grid 1x64 --method left_right --base
+    // two_phase --root 31 -b 128, B = 32): 166 cycles as modelled (the emulation gave 198), and
+    // at root 0 two_phase's own 184 (it gave 189).
+    CHECK(lr_emulated("left_right", 64, 32, 31, "two_phase") == 166);
+    CHECK(lr_emulated("left_right", 64, 32, 0, "two_phase") == 184);
+}
