@@ -171,9 +171,9 @@ TEST_CASE("fabric vs the reference simulator: butterfly, every G, P and B = 1..1
 
 // Streams are served on a shared link in the order they start. two_phase on 6 PEs reduced to
 // PE 5 (S = 3: groups {5, 4, 3} and {2, 1, 0}): PE 3 sends to PE 4 from cycle 0, PE 2's relay of
-// its group's chain to PE 5 starts in cycle 12, and both cross the link 3 -> 4. The relay was
-// walked first (its PE comes first in row-major order and its input had been walked already),
-// took the link, and pushed PE 3's stream back by its whole length: 108 cycles instead of the
+// its group's chain to PE 5 starts in cycle 12, and both cross the link 3 -> 4. Walked at PE 2's
+// clock (its PE comes first in row-major order and its input has been walked already), the relay
+// would take the link and push PE 3's stream back by its whole length: 108 cycles against the
 // model's 76 (at the mirrored root 0 the send comes first in row-major order: 76).
 TEST_CASE("fabric vs the cost model: a relay's stream takes a shared link from the cycle it starts", "[fabric][model]") {
     namespace cost = kccl::fabric::cost;
@@ -189,11 +189,11 @@ TEST_CASE("fabric vs the cost model: a relay's stream takes a shared link from t
 
 // A stream that waits for a switch position takes no link from streams of other colors on its
 // way there. tree on 9 PEs (binomial: PE 0 takes 1, 2, 4 and 8; PE 4 takes 5, then relays 6's,
-// which relays 7's): PE 8's stream to PE 0 waits at router 4 until PE 4 has sent its own, but it
-// used to take the links 7 -> 6, 6 -> 5 and 5 -> 4 at once, ahead of PE 6's relay to PE 4 (PE 4's
-// subtree, which PE 0 takes first): 143 cycles against the model's and the reference
+// which relays 7's): PE 8's stream to PE 0 waits at router 4 until PE 4 has sent its own; taking
+// the links 7 -> 6, 6 -> 5 and 5 -> 4 at once, ahead of PE 6's relay to PE 4 (PE 4's subtree,
+// which PE 0 takes first), it would give 143 cycles against the model's and the reference
 // simulator's 134. Reduced to PE 4 of 5 (PE 4 takes 3, 2, then 0; PE 2 takes 1), PE 0's stream
-// crossed the link 1 -> 2 ahead of PE 1's: 109 against 102.
+// would cross the link 1 -> 2 ahead of PE 1's: 109 against 102.
 TEST_CASE("fabric vs the cost model: a stream waiting for a switch position yields the links on its way", "[fabric][model]") {
     namespace cost = kccl::fabric::cost;
     PatternArgs a;
@@ -256,17 +256,18 @@ TEST_CASE("fabric vs the cost model: left_right over every base, every root, P u
                     }
                 }
     }
-    // The case reported against the model (coll_perf --grid 1x64 --method left_right --base
-    // two_phase --root 31 -b 128, B = 32): 166 cycles as modelled (the emulation gave 198), and
-    // at root 0 two_phase's own 184 (it gave 189).
+    // coll_perf --grid 1x64 --method left_right --base two_phase --root 31 -b 128 (B = 32): 166
+    // cycles as modelled (with the relay walked at its PE's clock and the waiting streams taking
+    // links on their way: 198), and at root 0 two_phase's own 184 (with the root alone and the
+    // rest relayed through PE 1: 189).
     CHECK(lr_emulated("left_right", 64, 32, 31, "two_phase") == 166);
     CHECK(lr_emulated("left_right", 64, 32, 0, "two_phase") == 184);
 }
 
 // jump (thesis 6.3) over every base and ring (6.2) against the cost model, P = 2..64, the roots
-// 0, 1, P/2, P - 2 and P - 1 at B = 32 and 100. Over two_phase and tree they ran slower than
-// modelled for the same two reasons as left_right (jump over two_phase to PE 6 of 7, B = 32: 114
-// against 82; over tree to PE 5 of 6: 115 against 108).
+// 0, 1, P/2, P - 2 and P - 1 at B = 32 and 100. Over two_phase and tree they need the same two
+// rules as left_right (without them: jump over two_phase to PE 6 of 7, B = 32, 114 cycles against
+// 82; over tree to PE 5 of 6, 115 against 108).
 TEST_CASE("fabric vs the cost model: jump over every base and ring, sampled roots, P up to 64", "[fabric][model][left_right]") {
     namespace cost = kccl::fabric::cost;
     for (const std::string nm : {"jump", "ring"})
