@@ -128,9 +128,10 @@ constexpr uint32_t best_naive_roots(uint32_t n, uint32_t B, uint32_t tr, uint32_
         const bool root_west = r + 1 <= n - 1 - r;
         const uint32_t own = root_west ? r + 1 : n - r, other = n - own;
         uint64_t t = cost::t_ring<MaxP>(n, B, r, tr);
+        const bool end = r == 0 || r + 1 == n;  // left_right at an end: the base over the row
         for (uint32_t b = 0; b < 5; ++b) {
             const uint64_t lo = other == 0 ? 0 : other == 1 ? uint64_t(B) : tb[b][other];
-            const uint64_t v = other == 0 ? tb[b][own] : cost::max2(tb[b][own] + B, lo + 2ull * tr + 2);
+            const uint64_t v = end ? tb[b][n] : cost::max2(tb[b][own] + B, lo + 2ull * tr + 2);
             t = cost::min2(t, v);
         }
         t += cost::t_broadcast(n, B, r, tr);

@@ -397,10 +397,14 @@ constexpr uint64_t leftmost_cycles(Pattern p, uint32_t n, uint32_t B, uint32_t S
 /// Section 6.1 left-right reduce to `root` over base `base` by the model: the root joins the
 /// smaller side (the west side on a tie); the root's side reduces to the root, the other side to
 /// the root's neighbour, which relays its result to the root; the root takes its own side first.
+/// With the root at an end there is one side, the whole row: the base itself (not the root alone
+/// and the rest relayed through its neighbour, which is jump's tree at an end; docs/wafer_model.md).
 template <uint32_t MaxP = kMaxCostPes>
 constexpr uint64_t t_left_right(uint32_t P, uint32_t B, uint32_t root, Pattern base, uint32_t S = 0,
                                 uint32_t tr = kDefaultTr) {
     if (P == 0 || root >= P || P > MaxP) return kCostInvalid;
+    if (root == 0) return leftmost_cycles<MaxP>(base, P, B, S, Straight{}, tr);
+    if (root == P - 1) return leftmost_cycles<MaxP>(base, P, B, S, detail::Mirror{P - 1}, tr);
     const bool root_west = root + 1 <= P - 1 - root;  // root joins the west group {0..root}
     const uint32_t own = root_west ? root + 1 : P - root;
     const uint32_t other = P - own;

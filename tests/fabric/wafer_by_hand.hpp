@@ -142,9 +142,9 @@ inline std::vector<int> add_tree(Layout& L, const Tree& t, const std::vector<Coo
 }
 
 /// Reduce over the PEs `line` (in line order, all in one row or column) to line[root].
-/// Ends (root 0 or last): the base directly. Inside: left_right (thesis 6.1) over the base.
-inline void reduce_line(Layout& L, const std::vector<Coord>& line, uint32_t root, const std::string& base, const PatternSpec& spec, uint32_t t_r,
-                        bool force_lr = false) {
+/// Ends (root 0 or last): the base directly (left_right with the root at an end has one side).
+/// Inside: left_right (thesis 6.1) over the base.
+inline void reduce_line(Layout& L, const std::vector<Coord>& line, uint32_t root, const std::string& base, const PatternSpec& spec, uint32_t t_r) {
     const int n = int(line.size());
     if (n < 2) return;
     auto ordered = [&](int from, int to) {  // the PEs from `from` to `to` inclusive, in that order
@@ -155,7 +155,7 @@ inline void reduce_line(Layout& L, const std::vector<Coord>& line, uint32_t root
         }
         return v;
     };
-    if (!force_lr && (root == 0 || root + 1 == uint32_t(n))) {
+    if (root == 0 || root + 1 == uint32_t(n)) {
         const auto at = root == 0 ? ordered(0, n - 1) : ordered(n - 1, 0);
         add_tree(L, base_tree(base, n, spec, t_r), at, spec.B, spec.op);
         return;
@@ -247,7 +247,7 @@ inline void reduce_on_line(Layout& L, const std::vector<Coord>& line, uint32_t r
                                         std::to_string(root) + "); for another root use left_right, ring or jump with base " + nm);
         reduce_line(L, line, root, nm, spec, t_r);
     } else if (nm == "left_right") {
-        reduce_line(L, line, root, sub, spec, t_r, true);
+        reduce_line(L, line, root, sub, spec, t_r);
     } else if (nm == "jump") {
         // Every PE but the root reduces with the base to the end nearer the root (thesis 6.3);
         // that end relays the result on to the root instead of storing it.

@@ -177,11 +177,13 @@ inline LineTree line_tree(uint32_t n, uint32_t root, const std::string& nm, cons
         return t;
     }
     const bool end = root == 0 || root + 1 == n;
-    if (is_end_reduce(nm) && (end || !inside_ok)) {
+    if ((is_end_reduce(nm) && (end || !inside_ok)) || (nm == "left_right" && end)) {
+        // An end pattern to an end; left_right with the root at an end has one side, the whole
+        // line: its base.
         if (!end)
             throw std::invalid_argument("fabric pattern " + nm + " reduces to an end of the row (root 0 or " + std::to_string(n - 1) + ", got " + std::to_string(root) +
                                         "); for another root use left_right, ring or jump with base " + nm);
-        t.parent = base_parents(nm, n, spec, t_r);
+        t.parent = base_parents(nm == "left_right" ? sub : nm, n, spec, t_r);
         t.pos = root == 0 ? run(0, n - 1) : run(n - 1, 0);
     } else if (is_end_reduce(nm) || nm == "left_right") {
         // left_right (thesis 6.1): the root's own (smaller) side, root first; then the other side

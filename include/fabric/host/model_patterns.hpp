@@ -298,6 +298,7 @@ inline ReduceTree reduce_tree_1d(Pattern p, Pattern base, const std::vector<uint
             return t;
         }
         case Pattern::left_right: {
+            if (root == 0 || root + 1 == P) return reduce_tree_1d(base, base, line, root, B, S, tr, pes);  // one side: the base
             const bool root_west = root + 1 <= P - 1 - root;
             std::vector<uint32_t> own, other;
             if (root_west) {

@@ -11,7 +11,12 @@
 //     walked, which is the order they start in (PEs run earliest clock first, PEs of one clock
 //     in row-major order, in program mode and on the fiber engine alike): the stream first
 //     emitted, ties to the source first in row-major order, as the reference simulator
-//     arbitrates. The on-ramp carries one
+//     arbitrates. A relay's stream starts when its first element is sent (its PE waits for
+//     that cycle before walking it). A stream that will wait for a switch position (on a single
+//     path, no delivery before it) parks there at once and takes no link cycles on its way: its
+//     wavelets stall there without delaying other colors' streams, which the thesis's pre-order
+//     trees need (a later child's stream crosses the links of the earlier children's subtrees).
+//     The on-ramp carries one
 //     per cycle since the processor is sequential; off-ramp deliveries of different colors are
 //     not arbitrated (the thesis's model does not charge for it).
 //   * A received wavelet waits at the processor (its input queue) until the PE consumes it.
@@ -471,6 +476,14 @@ private:
                 check_route(p, Route{st.color_b}, "relay");
                 Queue* q = wait(st.color_a, st.n, "relay");
                 if (!q) return false;
+                // The relay's stream starts when its first element is combined and sent, in cycle
+                // max(c, its arrival), which may be later than the PE's clock: streams are walked
+                // in the order they start (share()), so every PE earlier than that runs first.
+                if (st.n && later_start(p, std::max(c, q->t[q->th].t0))) {
+                    p.retry_ = true;
+                    p.step_c_ = c;
+                    return false;  // readied at its start cycle by later_start
+                }
                 Times t = take(*q, st.n);
                 t.not_before(c);
                 const vtime_t x = st.n ? t.last() + 1 : c;
@@ -496,6 +509,18 @@ private:
             case StepKind::exchange: break;
         }
         return done(c);
+    }
+    /// Program mode: p is about to walk a stream that starts in cycle s0 (its first element
+    /// issued; a send starts at the PE's clock, a relay when its first element has arrived). If
+    /// a ready PE is earlier than s0 (or as early and before p in row-major order), p's clock
+    /// moves to s0 and p is readied behind it: true (p runs the step again from its start cycle).
+    bool later_start(Pe& p, vtime_t s0) {
+        if (s0 <= p.clock_ || ready_.empty()) return false;
+        const Ready& f = ready_.front();
+        if (!(f.clock < s0 || (f.clock == s0 && f.pos < tie_pos(p)))) return false;
+        p.clock_ = s0;
+        make_ready(p);
+        return true;
     }
     vtime_t clock_of(const Pe& p) const { return sched_ ? sched_->clock_of(p.st_.get()) : p.clock_; }
 
@@ -682,6 +707,7 @@ private:
                 continue;
             }
             Item& it = wk.it;
+            if (it.words && park_ahead(c, color, it, hop)) continue;
             if (it.words) ++acct_[it.sid].routers;
             bool behind = false;
             for (auto& p : r.parked) behind = behind || p.from == it.from;
@@ -693,6 +719,47 @@ private:
             pass(c, color, r, cc, std::move(it), work, t_r, hop);
             if (marker && !r.parked.empty()) work.push_front({c, Item{}, true});
         }
+    }
+
+    /// A data stream arriving at router c that, along its single path (one link out of every
+    /// router, no delivery on the way), reaches a router whose position does not accept it yet
+    /// (or where an earlier stream from its direction waits) parks there at once: it takes no
+    /// link cycles and leaves no trace in the routers before it, and reaches the parking router
+    /// at its times plus the hops, pushed back only by each router's own position and color
+    /// order. Its wavelets wait there for the advance (the thesis's "all other wavelets will
+    /// stall"); on the way they yield every link to the streams of other colors that are not
+    /// waiting, as the thesis's pre-order trees need (a later child's stream, which its parent
+    /// takes only after the earlier children, crosses their subtrees' links; the reference
+    /// simulator orders those streams by key, the earlier child's first). True if it parked.
+    bool park_ahead(Coord c, uint32_t color, Item& it, uint32_t hop) {
+        Coord at = c;
+        Dir from = it.from;
+        Times t = it.t;
+        uint32_t hops = 0;
+        for (;;) {
+            Router& r = router(at, color);
+            const auto* cc = g_.config(at, color);
+            bool behind = false;
+            for (auto& p : r.parked) behind = behind || p.from == from;
+            if (behind || !accepts(cc, r, from)) break;
+            const DirSet tx = cc->pos[r.pos].tx;
+            if (tx.size() != 1 || tx.has(Dir::ramp)) return false;  // delivered or copied here: walked as usual
+            Dir out = Dir::ramp;
+            for (uint32_t k = 0; k < 4; ++k)
+                if (tx.has(Dir(k))) out = Dir(k);
+            const uint32_t d = uint32_t(from);
+            t.not_before(r.passed[d] ? std::max(r.min_pass, r.last_pass[d] + 1) : r.min_pass);
+            t.shift(hop);
+            from = kccl::fabric::host::opposite(out);
+            at = g_.neighbour(at, out);
+            ++hops;
+        }
+        if (hops == 0) return false;  // parks where it is: walked as usual
+        acct_[it.sid].routers += hops + 1;
+        it.t = std::move(t);
+        it.from = from;
+        router(at, color).parked.push_back(std::move(it));
+        return true;
     }
 
     /// `it` is accepted at router c: time it through, forward copies, deliver at the RAMP.
@@ -957,6 +1024,20 @@ private:
         check_route(p, out, "relay");
         const vtime_t c = sched_->now();
         Queue& q = wait_for(p, in.color, n, "relay");
+        if (n) {
+            // The relay's stream starts in cycle max(c, its first element's arrival): every PE
+            // earlier than that runs first (streams are walked in the order they start, share()).
+            vtime_t s0 = c;
+            {
+                [[maybe_unused]] detail::TsanIgnore ig;
+                s0 = std::max(c, q.t[q.th].t0);
+            }
+            if (s0 > sched_->now()) {
+                sched_->advance_to(s0);
+                sched_->sync();
+                if (failed()) throw Abort{};
+            }
+        }
         const uint32_t t_r = g_.profile().t_r;
         auto words = std::make_shared<std::vector<uint32_t>>(n);
         Times t;
