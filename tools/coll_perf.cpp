@@ -36,7 +36,16 @@
 #include "tools/coll_perf.hpp"
 #include "tools/coll_perf_args.hpp"
 #include "tools/coll_perf_wafer.hpp"
-#if !KCCL_COLL_PERF_DEMO
+#ifndef KCCL_COLL_PERF_DEMO
+#define KCCL_COLL_PERF_DEMO 0
+#endif
+// A build of the tool for scripts/demo.sh, which compiles only what a run needs: KCCL_COLL_PERF_ONLY
+// names the one element type compiled in (a DataType enumerator, e.g. bf16; its runner
+// KCCL_COLL_PERF_ONLY_FN); KCCL_COLL_PERF_FABRIC 0 leaves --transport fabric out.
+#ifndef KCCL_COLL_PERF_FABRIC
+#define KCCL_COLL_PERF_FABRIC !KCCL_COLL_PERF_DEMO
+#endif
+#if KCCL_COLL_PERF_FABRIC
 #include "tools/coll_perf_fabric.hpp"  // --transport fabric
 #endif
 
@@ -51,10 +60,6 @@
 #include <string>
 #include <unistd.h>
 #include <vector>
-
-#ifndef KCCL_COLL_PERF_DEMO
-#define KCCL_COLL_PERF_DEMO 0
-#endif
 
 using namespace kccl::coll;
 using namespace kccl::coll_perf;
@@ -152,8 +157,10 @@ double memcpy_gbps(uint64_t bytes, bool cpu) {
 void print_help() {
     std::printf(
         "coll_perf: collectives on the kccl emulation, nccl-tests style.\n"
-        "  -b MIN -e MAX   sizes in bytes: N, NK, NM or NG (K = 1024), at most 1G; default 1K..1M.\n"
-        "                  A rank's largest buffer is at most the size; every rank's emulated L1 must fit\n"
+        "  -b MIN -e MAX   sizes in bytes: N, NK, NM or NG (K = 1024), at most 512M; default 1K..1M.\n"
+        "                  A rank's buffers are at most 1 GiB each and a method may use scratch of twice its\n"
+        "                  largest tensor buffer, so 512M runs for every op but broadcast and reduce (scratch\n"
+        "                  grows with the ranks; the error names the buffer). Every rank's emulated L1 must fit\n"
         "                  in host memory (checked before the first run)\n"
         "  -f FACTOR       size multiplication factor, 2..1024, default 2\n"
         "  -o REDOP        sum mean prod min max square_add logical_and logical_or bit_and bit_or bit_xor\n"
@@ -206,6 +213,8 @@ struct Row {
 RowRunner runner_for(DataType t) {
 #if KCCL_COLL_PERF_DEMO
     return t == DataType::bf16 ? &run_bf16 : nullptr;
+#elif defined(KCCL_COLL_PERF_ONLY)
+    return t == DataType::KCCL_COLL_PERF_ONLY ? &KCCL_COLL_PERF_ONLY_FN : nullptr;
 #else
     switch (t) {
         case DataType::f32: return &run_f32;
@@ -226,7 +235,11 @@ Options parse(int argc, char** argv, bool& help) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") { help = true; return o; }
-        if (i + 1 >= argc) usage_error(a + " needs a value");
+        if (i + 1 >= argc)
+            usage_error(missing_value(a, {"-b", "-e", "-f", "-o", "-d", "-n", "-w", "-c", "--coll", "--method", "--transport",
+                                          "--lanes", "--topology", "--ranks", "--message", "--slots", "--repeat", "--memcpy",
+                                          "--adversarial", "--engine", "--timing", "--clock", "--trace"},
+                                      ""));
         const std::string v = argv[++i];
         if (a == "-b") o.min_bytes = parse_size(a, v);
         else if (a == "-e") o.max_bytes = parse_size(a, v);
@@ -305,6 +318,10 @@ std::vector<Row> plan_rows(const Options& o) {
     for (Op op : o.colls)
         if (op_reduces(op) && o.redop != RedOp::sum)
             usage_error("this is the demo's build of coll_perf: -o sum only; build the target coll_perf for other operators");
+#elif defined(KCCL_COLL_PERF_ONLY)
+    if (o.dtype != DataType::KCCL_COLL_PERF_ONLY)
+        usage_error(std::string("this build of coll_perf has -d ") + dtype_name(DataType::KCCL_COLL_PERF_ONLY) +
+                    " only (scripts/demo.sh builds one element type at a time); build the target coll_perf for every type");
 #endif
     for (Op op : o.colls)
         if (op_reduces(op) && !is_valid_op(o.dtype, o.redop))
@@ -366,18 +383,7 @@ std::vector<Row> plan_rows(const Options& o) {
             if (size == 0 && o.max_bytes == 0) break;
         }
     }
-    // Host memory: the machine's, or KCCL_COLL_PERF_HOST_MEMORY (bytes; the tests set it so the
-    // check does not depend on the machine they run on).
-    uint64_t phys = 0;
-    if (const char* env = std::getenv("KCCL_COLL_PERF_HOST_MEMORY")) phys = parse_uint("KCCL_COLL_PERF_HOST_MEMORY", env, 1, ~0ull);
-    else if (const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE); pages > 0 && page > 0)
-        phys = uint64_t(pages) * uint64_t(page);
-    if (phys > 0) {
-        if (worst_host > phys / 4 * 3)
-            usage_error(worst_row + " needs " + std::to_string(worst_host >> 20) + " MiB of host memory for the emulated L1 of " +
-                        std::to_string(o.ranks) + " ranks; this host has " + std::to_string(phys >> 20) +
-                        " MiB (allowed: at most three quarters of it; lower -e)");
-    }
+    check_host_memory(worst_host, worst_row, "the emulated L1 of " + std::to_string(o.ranks) + " ranks", "lower -e");
     for (uint64_t b : o.memcpy_sizes)
         if (b == 0) usage_error("--memcpy sizes must be at least 1 byte");
     if (!o.trace_path.empty()) {  // writable? (the trace is written after the first row)
@@ -476,8 +482,15 @@ int run(const Options& o, const std::vector<Row>& rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
-#if !KCCL_COLL_PERF_DEMO
+#if KCCL_COLL_PERF_FABRIC
     if (kccl::coll_perf::wants_fabric(argc, argv)) return kccl::coll_perf::fabric_main(argc, argv, kProg);
+#else
+    for (int i = 1; i + 1 < argc; ++i)
+        if (std::strcmp(argv[i], "--transport") == 0 && std::strcmp(argv[i + 1], "fabric") == 0) {
+            std::fprintf(stderr, "%s: --transport fabric is not compiled into this build (scripts/demo.sh --transport fabric "
+                                 "builds it; the target coll_perf has every mode)\n", kProg);
+            return 2;
+        }
 #endif
     if (wafer_requested(argc, argv)) return wafer_main(argc, argv);  // --grid: tools/coll_perf_wafer.cpp
     return guarded_main(kProg, "--help", [&] {

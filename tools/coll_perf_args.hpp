@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace kccl::coll_perf {
 
 /// Bad input: a message naming the option, the value and what is allowed; exit code 2.
@@ -22,9 +24,44 @@ struct UsageError : std::runtime_error {
 };
 [[noreturn]] inline void usage_error(const std::string& msg) { throw UsageError(msg); }
 
-/// The sizes -b / -e take, and their limit: a rank's buffers are at most 1 GiB.
-inline constexpr uint64_t kMaxSizeArg = 1ull << 30;
-inline constexpr const char* kSizeForms = "N, NK, NM or NG (K = 1024), at most 1G";
+/// The message for an option given last with no value after it: "needs a value" only for an option
+/// of `known` (a mode's options that take a value); anything else is an unknown option.
+inline std::string missing_value(const std::string& opt, const std::vector<const char*>& known, const std::string& unknown_hint) {
+    for (const char* k : known)
+        if (opt == k) return opt + " needs a value";
+    return "unknown option '" + opt + "'" + unknown_hint;
+}
+
+/// The host's memory in bytes: KCCL_COLL_PERF_HOST_MEMORY when set (the tests set it, so a check
+/// does not depend on the machine they run on), else the machine's physical memory; 0 if unknown.
+inline uint64_t host_memory_bytes() {
+    if (const char* env = std::getenv("KCCL_COLL_PERF_HOST_MEMORY")) {
+        char* end = nullptr;
+        const unsigned long long v = std::strtoull(env, &end, 10);
+        if (end == env || *end || v == 0)
+            usage_error(std::string("KCCL_COLL_PERF_HOST_MEMORY '") + env + "' is not a positive number of bytes");
+        return v;
+    }
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+}
+
+/// Refuses a run whose emulation would need more than three quarters of the host's memory:
+/// `need` bytes for `what` (e.g. "all_gather / ring_bidir at size 1024 needs N MiB of host memory
+/// for the emulated L1 of 8 ranks"), before anything is allocated.
+inline void check_host_memory(uint64_t need, const std::string& what_needs, const std::string& for_what, const std::string& lower) {
+    const uint64_t phys = host_memory_bytes();
+    if (phys > 0 && need > phys / 4 * 3)
+        usage_error(what_needs + " needs " + std::to_string(need >> 20) + " MiB of host memory for " + for_what + "; this host has " +
+                    std::to_string(phys >> 20) + " MiB (allowed: at most three quarters of it; " + lower + ")");
+}
+
+/// The sizes -b / -e take, and their limit: a rank's buffers are at most 1 GiB each, and a method
+/// may use scratch of twice its largest tensor buffer (collectives/schedule.hpp scratch_chunks), so
+/// 512 MiB is the largest size every op can plan (broadcast and reduce, whose scratch grows with the
+/// ranks, stop lower: the error names the buffer).
+inline constexpr uint64_t kMaxSizeArg = 1ull << 29;
+inline constexpr const char* kSizeForms = "N, NK, NM or NG (K = 1024), at most 512M";
 
 inline uint64_t parse_size(const std::string& opt, const std::string& v) {
     if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])))
@@ -39,7 +76,7 @@ inline uint64_t parse_size(const std::string& opt, const std::string& v) {
     else if (suf == "G" || suf == "g") shift = 30;
     else if (!suf.empty()) usage_error(opt + " '" + v + "' is not a size (allowed: " + kSizeForms + ")");
     if (errno == ERANGE || x > (kMaxSizeArg >> shift))
-        usage_error(opt + " '" + v + "' is too large (allowed: " + kSizeForms + "; a rank's buffers are at most 1 GiB)");
+        usage_error(opt + " '" + v + "' is too large (allowed: " + kSizeForms + "; a rank's buffers are at most 1 GiB, its scratch up to twice the tensor)");
     return uint64_t(x) << shift;
 }
 

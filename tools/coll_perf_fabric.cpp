@@ -93,7 +93,11 @@ FOptions parse(int argc, char** argv, bool& help) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") { help = true; return o; }
-        if (i + 1 >= argc) bad(a + " needs a value");
+        if (i + 1 >= argc)
+            bad(missing_value(a, {"--transport", "-b", "-e", "-f", "-d", "-o", "-n", "-w", "-c", "--coll", "--method", "--topology",
+                                  "--ranks", "--mesh", "--fabric", "--message", "--slots", "--router-slots", "--structure",
+                                  "--mux-slots", "--rs-workers", "--timing"},
+                              " with --transport fabric"));
         const std::string v = argv[++i];
         if (a == "--transport") {
             if (v != "fabric") bad("--transport '" + v + "': this is the fabric tool, --transport fabric");
@@ -167,7 +171,7 @@ void print_help(const char* prog) {
         "  --ranks N       ring / line: 2..64 chips, default 8\n"
         "  --mesh RxC      mesh: rows x columns, each 1..8, at least 2 chips\n"
         "  --fabric K      1d or 2d: ring/line are 1d; mesh 2d; t3000/galaxy 2d (default) or 1d (a ring through every chip)\n"
-        "  -b -e -f        sizes (N, NK, NM or NG, at most 1G) and factor, as coll_perf\n"
+        "  -b -e -f        sizes (N, NK, NM or NG, at most 512M) and factor, as coll_perf\n"
         "  -d TYPE         bfloat16 (default) or float     -o sum\n"
         "  -n ITERS -w WARMUP -c 0|1   as coll_perf\n"
         "  --coll OPS      all_gather reduce_scatter all_reduce broadcast reduce gather scatter all_to_all send_recv\n"
@@ -378,14 +382,7 @@ std::vector<Row> plan_rows(FOptions& o) {
             if (size == 0 && o.max_bytes == 0) break;
         }
     }
-    uint64_t phys = 0;
-    if (const char* env = std::getenv("KCCL_COLL_PERF_HOST_MEMORY")) phys = std::strtoull(env, nullptr, 10);
-    else if (const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE); pages > 0 && page > 0)
-        phys = uint64_t(pages) * uint64_t(page);
-    if (phys > 0 && worst > phys / 4 * 3)
-        bad(worst_row + " needs " + std::to_string(worst >> 20) + " MiB of host memory for the emulated L1 of " +
-            std::to_string(o.ranks) + " ranks; this host has " + std::to_string(phys >> 20) +
-            " MiB (allowed: at most three quarters of it; lower -e)");
+    check_host_memory(worst, worst_row, "the emulated L1 of " + std::to_string(o.ranks) + " ranks", "lower -e");
     return rows;
 }
 

@@ -44,6 +44,11 @@ namespace fh = kccl::fabric::host;
 namespace ef = kccl::emu::fabric;
 
 constexpr const char* kProg = "coll_perf";
+// A PE's host memory besides twice its data (its memory and the words its streams carry): the Pe
+// object, its router queues and program state. Measured as maximum RSS / PEs: 14.1 KiB at
+// --grid 256x256 -b 4 (925 MB), 98.4 KiB at --grid 128x128 -b 48K (1612 MB, 2 x 48 KiB + 2.4 KiB);
+// the larger figure is taken, so the estimate errs on the safe side.
+constexpr uint64_t kHostBytesPerPe = 14 * 1024;
 constexpr uint32_t kMaxSide = 1024;  // the cost model's and auto's limit per axis (cost::kMaxCostPes)
 
 [[noreturn]] void bad(const std::string& m) { usage_error(m); }
@@ -103,7 +108,10 @@ WaferOptions parse(int argc, char** argv, bool& help) {
             help = true;
             return o;
         }
-        if (i + 1 >= argc) bad(a + " needs a value");
+        if (i + 1 >= argc)
+            bad(missing_value(a, {"--grid", "--timing", "--method", "--coll", "--base", "--root", "--S", "--G", "-b", "-e", "-f", "-n",
+                                  "-d", "-o", "--profile"},
+                              " with --grid"));
         const std::string v = argv[++i];
         if (a == "--grid") {
             const size_t x = v.find('x');
@@ -208,6 +216,12 @@ std::vector<uint32_t> plan(WaferOptions& o) {
             bad("--method butterfly: P = " + std::to_string(o.cols) + " is not a power of G = " + std::to_string(o.args.g ? o.args.g : 3) +
                 " (set --G or the grid)");
     }
+    // Host memory, before anything is allocated: every PE's memory and the words its streams carry
+    // (twice the largest size) and its state (kHostBytesPerPe).
+    const uint64_t pes = uint64_t(o.rows) * o.cols;
+    check_host_memory(pes * (2 * o.max_bytes + kHostBytesPerPe),
+                      "--grid " + std::to_string(o.rows) + "x" + std::to_string(o.cols) + " at -e " + std::to_string(o.max_bytes),
+                      "the emulated memory of " + std::to_string(pes) + " PEs", "lower --grid or -e");
     std::vector<uint32_t> sizes;
     for (uint64_t b = o.min_bytes; b <= o.max_bytes; b *= o.factor) {
         sizes.push_back(uint32_t(b / 4));

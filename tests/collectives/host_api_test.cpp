@@ -407,6 +407,28 @@ TEST_CASE("run_collective: layout sizes are 64-bit, so buffers above 1 GiB per r
     CHECK_THROWS_WITH(kc::buffer_bytes_for(L, 4), Catch::Contains("above 1 GiB per rank"));
 }
 
+TEST_CASE("run_collective: every op plans at coll_perf's largest size, 512 MiB; scratch is what limits it",
+          "[host_api][collectives][layout]") {
+    // A method may use scratch of twice the largest tensor buffer (schedule.hpp scratch_chunks), and
+    // every buffer is at most 1 GiB: so coll_perf's -b/-e stop at 512M, where all_reduce (512 MiB
+    // tensor) and all_gather (512 MiB output) plan with a 1 GiB scratch, and 1 GiB is refused with
+    // the scratch buffer named.
+    kc::GroupOptions g = group(Transport::ipcq, 8);
+    g.message_bytes = 1024;
+    for (Op op : {Op::all_reduce, Op::all_gather, Op::reduce_scatter}) {
+        INFO(op_name(op));
+        kc::Collective c;
+        c.op = op;
+        c.method = Method::ring_bidir;
+        c.count = op == Op::all_gather ? 1u << 24 : 1u << 27;  // 512 MiB of floats in the largest tensor buffer
+        const kc::Layout L = kc::plan_collective(g, c, 4);
+        CHECK(kc::buffer_bytes_for(L, 4) == (1ull << 30));
+        kc::Collective twice = c;
+        twice.count *= 2;
+        CHECK_THROWS_WITH(kc::plan_collective(g, twice, 4), Catch::Contains("needs a scratch buffer of 536870912 elements (2147483648 bytes)"));
+    }
+}
+
 TEST_CASE("run_collective on bool: logical_or and logical_and all_reduce, broadcast, all_gather equal plain loops",
           "[host_api][collectives][bool]") {
     const uint32_t p = 5, n = 77;
