@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # scripts/test.sh — installs what the tests need (apt, when missing) and runs every test:
-#   1. default preset (RelWithDebInfo): build everything, ctest (unit + end-to-end tests, the
-#      rv32 shim gate, header-alone compiles, find_package/add_subdirectory consumers, the demo
-#      and a benchmark smoke run);
+#   1. default preset (RelWithDebInfo; the tests' own files at -O1, in unity batches): build
+#      everything, ctest (unit + end-to-end tests, the rv32 shim gate, header-alone compiles,
+#      find_package/add_subdirectory consumers, the demo); the benchmarks are compiled (in unity
+#      batches), not run;
 #   2. asan preset (ASan+UBSan) and tsan preset: the unit tests again, sanitized, in a bounded form:
 #      asan leaves out the end-to-end collectives sweeps and compiles the test files that run quickly
 #      at -O0 (tests/CMakeLists.txt: KCCL_TESTS_RUN_HEAVY), tsan builds the files that run the thread
-#      engine (docs/testing.md says what each leaves out and why).
+#      engine (docs/testing.md says what each leaves out and why); ctest runs them one test file
+#      per process.
 # Options: --no-sanitizers (step 1 only), --full-sanitizers (every test file and the demos under
 # both sanitizers; ~1 hour on 2 cores), --long (also the [long] stress tests).
 # CI (.ci/run) runs exactly this, without options (docs/testing.md has its time).
@@ -28,14 +30,16 @@ done
 bash scripts/deps.sh test
 jobs=$(nproc 2>/dev/null || echo 2)
 
-step() { printf '\n=== %s ===\n' "$*"; }
+start=$SECONDS
+step() { printf '\n=== [%4ds] %s ===\n' $((SECONDS - start)) "$*"; }
 
 # The [long] sweeps' extra instantiations of the end-to-end bed only when they are run (tests/CMakeLists.txt).
 matrix=OFF
 if (( long )); then matrix=ON; fi
 
 step "default: configure, build, test"
-cmake --preset default -DKCCL_TESTS_LONG_MATRIX=$matrix >/dev/null
+# The benchmarks are compiled, not timed, here: in unity batches (benchmarks/CMakeLists.txt).
+cmake --preset default -DKCCL_TESTS_LONG_MATRIX=$matrix -DKCCL_BENCH_UNITY=ON >/dev/null
 cmake --build --preset default -j"$jobs"
 ctest --preset default -j"$jobs"
 if (( long )); then
