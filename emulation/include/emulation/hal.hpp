@@ -388,7 +388,10 @@ public:
             // The operations that bump this core's progress counter (writes, sem_set, noc_read)
             // do not reset polls_since_op_ themselves (one store less on every operation): the
             // first poll after one sees the counter moved. Same count as a reset at the operation.
-            const uint64_t p = me_->progress.load(std::memory_order_relaxed);
+            // The run's total (CoreState::progress_word): within one fiber's run between
+            // switches only this core's own operations move it, and every switch of the plain
+            // path (idle, a wait, poll_yield) resets polls_since_op_ anyway.
+            const uint64_t p = me_->progress_word->load(std::memory_order_relaxed);
             if (p != poll_progress_) [[unlikely]] {
                 poll_progress_ = p;
                 polls_since_op_ = 0;
@@ -756,7 +759,7 @@ private:
     uint32_t track_ = 0;
     vtime_t read_done_ = 0, write_done_ = 0, txq_until_ = 0;
     uint32_t polls_since_op_ = 0;
-    /// me_->progress when sem_read last looked (plain fiber path): see sem_read.
+    /// *me_->progress_word when sem_read last looked (plain fiber path): see sem_read.
     uint64_t poll_progress_ = 0;
     uint32_t hold_left_ = 0;
     uint32_t seen_epoch_ = 0;
