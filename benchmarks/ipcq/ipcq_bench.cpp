@@ -17,6 +17,10 @@
 //   baseline/spsc_ring/64B/n8     a minimal cached-index SPSC ring (two std::threads, std::atomic,
 //                                  64 B memcpy per message, consumer reads the first word) — the
 //                                  host floor for a message rate
+//   ipcq/rate/64B/n8/poll/l1/vs_boost, baseline/boost_spsc/64B/n8   (only where Boost's headers
+//                                  are found) the 64 B rate paired with boost::lockfree::spsc_queue
+//                                  of capacity 8 (push a 64-byte message, consume_one reads its first
+//                                  word in place): counters boost_spsc_msgs_per_second, vs_boost_spsc
 // Reports
 //   rate:       items_per_second (messages/s), bytes_per_second, and paired with each run the
 //               SPSC ring at the same size and depth: spsc_msgs_per_second, vs_spsc (ratio);
