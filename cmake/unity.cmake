@@ -11,8 +11,8 @@
 # file inside a namespace of its own (<prefix>_<group>_<batch>_<k>), where its #include lines find
 # their headers already included; so two files may both define a `Case` or a `kSrc`. A file that
 # must stay alone (it defines what a header declares, or has compile definitions of its own) is
-# listed in ALONE (paths relative to BASE); a file that opens a kccl namespace at file scope stays
-# alone by itself. Files in HEAVY are batched apart from the rest, and
+# listed in ALONE (paths relative to BASE); a file that opens a kccl namespace at file scope, or
+# has an #include inside #if, stays alone by itself. Files in HEAVY are batched apart from the rest, and
 # QUICK_OPTIONS are added to every batch and lone file not in HEAVY (the asan preset's -O0).
 # Editing a batched file re-runs CMake's configure step (a second), so its include list stays true.
 # Compile errors still name the original file and line.
@@ -29,7 +29,20 @@ function(kccl_unity_sources out_var)
     # A file that opens a kccl namespace at file scope defines names the project's own code finds
     # (kccl::...); inside a batch's namespace they would be elsewhere: it stays alone.
     file(STRINGS "${_src}" _opens_kccl REGEX "^namespace kccl[A-Za-z0-9_:]* *{")
-    if(_rel IN_LIST U_ALONE OR _opens_kccl)
+    # So does a file with an #include inside #if: that header cannot be included first.
+    file(STRINGS "${_src}" _pp REGEX "^ *# *(include|if|ifdef|ifndef|endif)")
+    set(_depth 0)
+    set(_conditional_include FALSE)
+    foreach(_line IN LISTS _pp)
+      if(_line MATCHES "^ *# *if")
+        math(EXPR _depth "${_depth} + 1")
+      elseif(_line MATCHES "^ *# *endif")
+        math(EXPR _depth "${_depth} - 1")
+      elseif(_depth GREATER 0)
+        set(_conditional_include TRUE)
+      endif()
+    endforeach()
+    if(_rel IN_LIST U_ALONE OR _opens_kccl OR _conditional_include)
       list(APPEND _tus "${_src}")
       if(U_QUICK_OPTIONS AND _kind STREQUAL "quick")
         set_property(SOURCE "${_src}" APPEND PROPERTY COMPILE_OPTIONS ${U_QUICK_OPTIONS})

@@ -17,6 +17,10 @@
 //   baseline/spsc_ring/64B/n8     a minimal cached-index SPSC ring (two std::threads, std::atomic,
 //                                  64 B memcpy per message, consumer reads the first word) — the
 //                                  host floor for a message rate
+//   ipcq/rate/64B/n8/poll/l1/vs_boost, baseline/boost_spsc/64B/n8   (only where Boost's headers
+//                                  are found) the 64 B rate paired with boost::lockfree::spsc_queue
+//                                  of capacity 8 (push a 64-byte message, consume_one reads its first
+//                                  word in place): counters boost_spsc_msgs_per_second, vs_boost_spsc
 // Reports
 //   rate:       items_per_second (messages/s), bytes_per_second, and paired with each run the
 //               SPSC ring at the same size and depth: spsc_msgs_per_second, vs_spsc (ratio);
@@ -32,6 +36,15 @@
 #include <ipcq/ipcq.hpp>
 
 #include <vector>
+
+// boost::lockfree::spsc_queue is an optional baseline (header-only; CMake adds Boost's include
+// directory when it finds Boost, and any include path that has it works).
+#if __has_include(<boost/lockfree/spsc_queue.hpp>)
+#include <boost/lockfree/spsc_queue.hpp>
+#define KCCL_BENCH_BOOST_SPSC 1
+#else
+#define KCCL_BENCH_BOOST_SPSC 0
+#endif
 
 namespace {
 
@@ -109,6 +122,49 @@ void spsc_ring(benchmark::State& state, uint32_t bytes, uint32_t slots) {
     state.SetBytesProcessed(int64_t(state.iterations()) * kMsgs * bytes);
 }
 
+#if KCCL_BENCH_BOOST_SPSC
+/// Messages per second of boost::lockfree::spsc_queue with room for 8 messages of 64 bytes, for
+/// `n` messages after a warm-up: the producer pushes a 64-byte message whose first word is its
+/// sequence number (a copy into the queue, like IPCQ's noc_write into the slot); the consumer
+/// reads that word in place (consume_one), like the IPCQ receiver reading its slot. Both wait
+/// like SpscRing (pause-spin, then yield).
+double boost_spsc_msgs_per_second(uint32_t n) {
+    struct Msg {
+        uint32_t w[16];
+    };
+    static_assert(sizeof(Msg) == 64);
+    auto q = std::make_unique<boost::lockfree::spsc_queue<Msg, boost::lockfree::capacity<8>>>();
+    const uint32_t warm = n / 10, total = n + warm;
+    std::atomic<uint64_t> ns{0};
+    std::thread consumer([&] {
+        uint64_t sum = 0;
+        Clock::time_point t0{};
+        for (uint32_t m = 0; m < total; ++m) {
+            if (m == warm) t0 = Clock::now();
+            uint32_t polls = 0;
+            while (!q->consume_one([&](const Msg& x) { sum += x.w[0]; })) backoff(polls);
+        }
+        benchmark::DoNotOptimize(sum);
+        ns.store(kccl::bench::elapsed_ns(t0, Clock::now()), std::memory_order_relaxed);
+    });
+    Msg msg{};
+    for (uint32_t m = 0; m < total; ++m) {
+        msg.w[0] = m;
+        uint32_t polls = 0;
+        while (!q->push(msg)) backoff(polls);
+    }
+    consumer.join();
+    return double(n) * 1e9 / double(ns.load());
+}
+
+void boost_spsc(benchmark::State& state) {
+    constexpr uint32_t kMsgs = 1000000;
+    for (auto _ : state) state.SetIterationTime(double(kMsgs) / boost_spsc_msgs_per_second(kMsgs));
+    state.SetItemsProcessed(int64_t(state.iterations()) * kMsgs);
+    state.SetBytesProcessed(int64_t(state.iterations()) * kMsgs * 64);
+}
+#endif
+
 // ---- IPCQ on the emulation --------------------------------------------------------------------
 
 struct Knobs {
@@ -116,6 +172,8 @@ struct Knobs {
     iq::Backpressure mode;
     iq::Placement placement;
     uint32_t credit_batch = 1;
+    /// Pair each run with boost::lockfree::spsc_queue (64 B, 8 slots) instead of SpscRing.
+    bool vs_boost = false;
 };
 
 std::string size_label(uint32_t bytes) {
@@ -125,7 +183,7 @@ std::string size_label(uint32_t bytes) {
 std::string label(const char* what, const Knobs& k) {
     return std::string("ipcq/") + what + "/" + size_label(k.bytes) + "/n" + std::to_string(k.slots) + "/" +
            (k.mode == iq::Backpressure::sleep ? "sleep" : "poll") + "/" + (k.placement == iq::Placement::dram ? "dram" : "l1") +
-           (k.credit_batch > 1 ? "/cb" + std::to_string(k.credit_batch) : "");
+           (k.credit_batch > 1 ? "/cb" + std::to_string(k.credit_batch) : "") + (k.vs_boost ? "/vs_boost" : "");
 }
 
 kccl::emu::ChipSpec chip() {
@@ -201,7 +259,11 @@ void ipcq_rate(benchmark::State& state, Knobs k) {
     const auto t = kccl::bench::run_timed(
         state, launch, b, [&] { ih::install_on(cl, 0, plan); },
         [&] {
+#if KCCL_BENCH_BOOST_SPSC
+            const double r = k.vs_boost ? boost_spsc_msgs_per_second(n) : spsc_msgs_per_second(k.bytes, k.slots, n);
+#else
             const double r = spsc_msgs_per_second(k.bytes, k.slots, n);
+#endif
             spsc_sum += r;
             return r;
         });
@@ -209,8 +271,9 @@ void ipcq_rate(benchmark::State& state, Knobs k) {
     state.SetItemsProcessed(int64_t(t.runs) * n);
     state.SetBytesProcessed(int64_t(t.runs) * n * k.bytes);
     const double rate = double(t.runs) * n * 1e9 / t.measured_ns;
-    state.counters["spsc_msgs_per_second"] = spsc_sum / double(t.runs);
-    state.counters["vs_spsc"] = rate / (spsc_sum / double(t.runs));
+    const char* base = k.vs_boost ? "boost_spsc_msgs_per_second" : "spsc_msgs_per_second";
+    state.counters[base] = spsc_sum / double(t.runs);
+    state.counters[k.vs_boost ? "vs_boost_spsc" : "vs_spsc"] = rate / (spsc_sum / double(t.runs));
     // Fiber engine: both cores run on the receiver's thread, so its CPU time over the window is
     // the emulation's whole cost without the time other processes took (this machine is shared).
     if (kccl::bench::bench_engine() == kccl::emu::Engine::fibers && cpu_ns > 0)
@@ -373,6 +436,16 @@ const int registered = [] {
         ->UseManualTime()
         ->Iterations(kccl::bench::kEmulatedRuns);
     benchmark::RegisterBenchmark("baseline/spsc_ring/64B/n8", spsc_ring, 64u, 8u)->UseManualTime()->Iterations(5);
+#if KCCL_BENCH_BOOST_SPSC
+    // IPCQ's 64-byte message rate with each run paired with boost::lockfree::spsc_queue (8 slots):
+    // counters boost_spsc_msgs_per_second and vs_boost_spsc (the ratio, from one machine state).
+    Knobs vb{64, 8, B::poll, P::l1};
+    vb.vs_boost = true;
+    benchmark::RegisterBenchmark(label("rate", vb).c_str(), ipcq_rate, vb)
+        ->UseManualTime()
+        ->Iterations(kccl::bench::kEmulatedRuns);
+    benchmark::RegisterBenchmark("baseline/boost_spsc/64B/n8", boost_spsc)->UseManualTime()->Iterations(5);
+#endif
     return 0;
 }();
 

@@ -646,8 +646,16 @@ private:
         } else {
             s.l1 = q.rx_base + slot * q.slot_bytes;
             if (dst_l1 && n) {
-                memcpy(hal_.l1_ptr(dst_l1, n), hal_.l1_ptr(s.l1, n), n);
-                kccl::hal::l1_store_fence(hal_, dst_l1, n);  // dst may be sent from next (contract N7)
+                if (((dst_l1 | s.l1 | n) & 15u) == 0) {
+                    // The core's NoC copies (a write to its own L1, like tt-metal's local copies):
+                    // no RISC-V load and store per word, and no store fence — the NoC wrote dst,
+                    // and the barrier has it landed before anything reads it (N2).
+                    hal_.noc_write(s.l1, hal_.noc_addr(hal_.core_x(), hal_.core_y(), dst_l1), n);
+                    hal_.noc_write_barrier();
+                } else {
+                    memcpy(hal_.l1_ptr(dst_l1, n), hal_.l1_ptr(s.l1, n), n);
+                    kccl::hal::l1_store_fence(hal_, dst_l1, n);  // dst may be sent from next (contract N7)
+                }
             }
             if (dst_l1) s.l1 = dst_l1;
         }

@@ -405,6 +405,42 @@ TEST_CASE("strict profile: the race detector reports a store multicast without a
     }
 }
 
+TEST_CASE("l1_store_fence and the flushes: their one-branch fast path keeps the range check and the checkers",
+          "[emulation][ordering]") {
+    // Without a checker a fence is one compare (Hal::fence_limit_) and a flush or barrier returns at
+    // once (Hal::quiet_), on the plain fiber engine and on the thread engine alike. The compare must
+    // still refuse a range beyond L1, and with the race detector or the strict adversary every
+    // fence and flush must still reach its checker (the race-detector tests above: the fixed
+    // versions are clean because the fence and the flush reach it).
+    RunOptions threads = normal();
+    threads.engine = kccl::emu::Engine::threads;
+    RunOptions threads_race = threads;
+    threads_race.race = RunOptions::RaceCheck::on;
+    RunOptions fibers_race = normal();
+    fibers_race.race = RunOptions::RaceCheck::on;
+    for (const RunOptions& base : {normal(), threads, fibers_race, threads_race, strict_adv()}) {
+        const RunOptions o = with_profile(base, base.ordering == OrderingProfile::from_env ? OrderingProfile::observed : base.ordering);
+        Cluster c(topo::single_chip(small_chip()));
+        const auto w = c.chip(0).worker(0, 0);
+        const uint32_t l1 = c.chip(0).spec().worker_l1_bytes;
+        Launcher L(c);
+        L.add(w, [&](auto& h) {
+            for (int i = 0; i < 3; ++i) {
+                kccl::hal::l1_store_fence(h, l1 - 16, 16);  // the last 16 bytes: in range
+                h.noc_writes_flushed();
+                h.noc_write_barrier();
+                h.noc_read_barrier();
+            }
+            kccl::hal::l1_store_fence(h, l1 - 4, 8);  // 4 bytes beyond L1
+        });
+        const RunReport rep = L.run(o);
+        INFO(kccl::emu::replay_string(o) << "\n" << rep.summary());
+        REQUIRE_FALSE(rep.ok());
+        CHECK(has(rep.summary(), "l1_store_fence"));
+        CHECK(has(rep.summary(), "exceeds this core's L1 of " + std::to_string(l1) + " bytes"));
+    }
+}
+
 // ---- the fixed versions ---------------------------------------------------------------------------
 
 TEST_CASE("ordering: the fixed versions pass 50 seeds in every mode under both profiles", "[emulation][ordering]") {

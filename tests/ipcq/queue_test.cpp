@@ -49,6 +49,21 @@ struct CountingHal {
     void idle() { h.idle(); }
 };
 
+/// Counts the store fences and the NoC writes to the core's own L1 of the code it wraps.
+template <class H>
+struct FenceCountingHal : CountingHal<H> {
+    uint32_t fences = 0, self_writes = 0;
+    using noc_addr_t = kccl::hal::noc_addr_t;
+    void noc_write(uint32_t s, noc_addr_t d, uint32_t n) {
+        self_writes += (d >> 32) == (this->h.noc_addr(this->h.core_x(), this->h.core_y(), 0) >> 32);
+        this->h.noc_write(s, d, n);
+    }
+    void l1_store_fence(uint32_t l1, uint32_t n) {
+        ++fences;
+        kccl::hal::l1_store_fence(this->h, l1, n);
+    }
+};
+
 }  // namespace
 
 TEST_CASE("ipcq 2-rank ring: messages arrive whole and in order in both directions", "[ipcq][e2e]") {
@@ -123,6 +138,46 @@ TEST_CASE("ipcq backpressure: a full ring blocks the sender until the receiver c
         REQUIRE(sent_when_receiver_looked == kSlots);  // blocked for 30 ms with a full ring
         REQUIRE(rep.at(s.core(1)).value == 0);
         REQUIRE(rep.at(s.core(0)).value == kSlots + kExtra);  // every credit came back
+    }
+}
+
+TEST_CASE("ipcq copy mode: an aligned copy out of an L1 slot goes by the core's NoC, without a store fence",
+          "[ipcq][copy]") {
+    // A RISC-V copy costs a load and a store per word and then needs l1_store_fence (a load-back of
+    // every word on hardware, N7) before the destination can be sent; the core's NoC copies a
+    // 16-byte-aligned piece with neither. An unaligned destination still goes by memcpy + fence.
+    Setup<Nsew> s(ih::ring_1d_unidir(2), cfg(4, 64));
+    std::atomic<uint32_t> fences{99}, self_writes{99};
+    s.add_all([&](auto& hal, uint32_t r) -> uint64_t {
+        if (r == 0) {
+            Q<std::decay_t<decltype(hal)>> q(hal, hal.arg(0));
+            for (uint32_t m = 0; m < 3; ++m) {
+                fill(hal, kSrc, 16, 0, 1, m);
+                q.send(Nsew::E, kSrc, 64);
+            }
+            q.quiesce();
+            return 0;
+        }
+        FenceCountingHal<std::decay_t<decltype(hal)>> ch{{hal, 0}};
+        iq::Queues<decltype(ch), Nsew> q(ch, hal.arg(0));
+        uint64_t bad = 0;
+        const uint32_t dst[3] = {kDst, kDst + 0x100, kDst + 0x204};  // the last one 4 bytes off 16
+        for (uint32_t m = 0; m < 3; ++m) {
+            bad += q.recv(Nsew::W, dst[m], 64) != 64;
+            bad += mismatches(hal.l1_ptr(dst[m], 64), 16, 0, 1, m);
+        }
+        q.quiesce();
+        fences = ch.fences;
+        self_writes = ch.self_writes;
+        return bad;
+    });
+    for (const RunOptions& o : {normal(), adversarial(3)}) {
+        fences = self_writes = 99;
+        auto rep = s.run(o);
+        KCCL_REQUIRE_OK(rep);
+        REQUIRE(rep.at(s.core(1)).value == 0);
+        CHECK(self_writes == 2);  // the two aligned copies
+        CHECK(fences == 1);       // only the unaligned one
     }
 }
 

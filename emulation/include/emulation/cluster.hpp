@@ -81,9 +81,11 @@ struct alignas(64) CoreState {
 
     // Written by the owning thread only, read by the watchdog.
     alignas(64) std::atomic<uint64_t> progress{0};
-    /// Fiber engine: the run's total of every core's progress (one host thread writes it), so
-    /// the deadlock check and the watchdog read one word, not one per core. nullptr otherwise.
-    std::atomic<uint64_t>* progress_total = nullptr;
+    /// The word bump_progress() counts in: `progress` (thread engine, no run), or on the fiber
+    /// engine the run's total of every core's progress (one host thread writes it), so the
+    /// deadlock check and the watchdog read one word, not one per core, and an operation costs
+    /// one increment, not two.
+    std::atomic<uint64_t>* progress_word = &progress;
     std::atomic<WaitKind> wait_kind{WaitKind::none};
     std::atomic<uint32_t> wait_addr{0};
     std::atomic<uint32_t> wait_value{0};  ///< (next_program: the program this core waits to start)
@@ -99,8 +101,7 @@ struct alignas(64) CoreState {
     std::vector<std::pair<uint32_t, uint32_t>> host_written;  ///< [begin, end) the host wrote while pristine
 
     void bump_progress() noexcept {
-        progress.store(progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        if (progress_total) progress_total->store(progress_total->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        progress_word->store(progress_word->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
     std::string name() const {
         std::string s = "chip " + std::to_string(coord.chip) + " " + to_string(kind);

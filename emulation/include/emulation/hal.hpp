@@ -157,6 +157,12 @@ public:
         race_ = run.race;
         strict_ = run.ordering == OrderingProfile::strict;
         plain_ = sched_ && !adv_ && !timed_ && !race_ && sched_->fifo();
+        // Nothing in flight and no checker watching on either untimed engine: the flushes and
+        // barriers have nothing to wait for (the thread engine's step() does nothing then).
+        quiet_ = plain_ || (!sched_ && !adv_ && !race_);
+        // l1_store_fence's fast path: one compare that is false for every in-range fence when no
+        // checker needs the fence (the race detector, the strict adversary's store hazard N7).
+        fence_limit_ = (race_ || (adv_ && strict_)) ? 0 : mem_size_;
         trace_ = sched_ ? run.trace : nullptr;
         if (trace_) {
             detail::IgnoreScope ig;  // the trace is engine bookkeeping shared by every fiber
@@ -250,7 +256,7 @@ public:
         me_->bump_progress();
     }
     [[gnu::always_inline]] void noc_write_barrier() {
-        if (plain_) [[likely]] {  // nothing is ever in flight
+        if (quiet_) [[likely]] {  // nothing is ever in flight
             polls_since_op_ = 0;
             return;
         }
@@ -270,7 +276,7 @@ public:
         if (race_) race_->write_barrier(me_);
     }
     [[gnu::always_inline]] void noc_read_barrier() {
-        if (plain_) [[likely]] {  // nothing is ever in flight
+        if (quiet_) [[likely]] {  // nothing is ever in flight
             polls_since_op_ = 0;
             return;
         }
@@ -286,7 +292,7 @@ public:
         if (race_) race_->read_barrier(me_);
     }
     [[gnu::always_inline]] void noc_writes_flushed() {
-        if (plain_) [[likely]] {  // nothing is ever in flight
+        if (quiet_) [[likely]] {  // nothing is ever in flight
             polls_since_op_ = 0;
             return;
         }
@@ -382,7 +388,10 @@ public:
             // The operations that bump this core's progress counter (writes, sem_set, noc_read)
             // do not reset polls_since_op_ themselves (one store less on every operation): the
             // first poll after one sees the counter moved. Same count as a reset at the operation.
-            const uint64_t p = me_->progress.load(std::memory_order_relaxed);
+            // The run's total (CoreState::progress_word): within one fiber's run between
+            // switches only this core's own operations move it, and every switch of the plain
+            // path (idle, a wait, poll_yield) resets polls_since_op_ anyway.
+            const uint64_t p = me_->progress_word->load(std::memory_order_relaxed);
             if (p != poll_progress_) [[unlikely]] {
                 poll_progress_ = p;
                 polls_since_op_ = 0;
@@ -516,11 +525,17 @@ public:
     /// N7 (include/hal/contract.hpp: hal::l1_store_fence): this core's stores to [l1, l1 + bytes)
     /// have reached L1 before any later NoC operation reads them. Under the strict profile the
     /// adversary may otherwise send their pre-store values; the race detector reports the read.
-    void l1_store_fence(uint32_t l1, uint32_t bytes, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
+    /// Without the race detector and the strict adversary the fence has nothing to do but check
+    /// its range: one compare against fence_limit_ (0 when a checker needs every fence).
+    [[gnu::always_inline]] void l1_store_fence(uint32_t l1, uint32_t bytes, const char* file_ = __builtin_FILE(), uint32_t line_ = __builtin_LINE()) {
+        if (uint64_t(l1) + bytes > fence_limit_) [[unlikely]]
+            l1_store_fence_slow(l1, bytes);
+        (void)file_, (void)line_;
+    }
+    [[gnu::noinline]] void l1_store_fence_slow(uint32_t l1, uint32_t bytes) {
         check_local(l1, bytes, "l1_store_fence");
         if (race_) race_->store_fence(me_, l1, bytes);
         if (adv_ && strict_) fence_stores(l1, bytes);
-        (void)file_, (void)line_;
     }
     /// True if this run checks for data races (RunOptions::race).
     bool race_detection() const { return race_ != nullptr; }
@@ -758,12 +773,19 @@ private:
     /// Fiber engine, FIFO, no adversary, no timing model: every operation takes effect at once
     /// and none is a scheduling point, so each operation's inline fast path is exact.
     bool plain_ = false;
+    /// No checker and nothing ever in flight (plain fiber engine, or the thread engine without
+    /// adversary and race detector): noc_writes_flushed / noc_write_barrier / noc_read_barrier
+    /// return at once.
+    bool quiet_ = false;
+    /// l1_store_fence takes its slow path when l1 + bytes exceeds this: mem_size_ without a
+    /// checker (so only a range error does), 0 with the race detector or the strict adversary.
+    uint64_t fence_limit_ = 0;
     TimingModel* model_ = nullptr;
     Trace* trace_ = nullptr;
     uint32_t track_ = 0;
     vtime_t read_done_ = 0, write_done_ = 0, txq_until_ = 0;
     uint32_t polls_since_op_ = 0;
-    /// me_->progress when sem_read last looked (plain fiber path): see sem_read.
+    /// *me_->progress_word when sem_read last looked (plain fiber path): see sem_read.
     uint64_t poll_progress_ = 0;
     uint32_t hold_left_ = 0;
     uint32_t seen_epoch_ = 0;

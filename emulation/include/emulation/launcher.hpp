@@ -643,17 +643,17 @@ public:
             states[i] = &cluster_->state(cores[i], "Launcher::run");
             states[i]->wait_kind.store(detail::WaitKind::not_started, std::memory_order_relaxed);
         }
-        // Fiber engine: every core's progress also counts into one word (the deadlock check and
-        // the watchdog read it instead of summing n counters). Unhooked however run() ends.
+        // Fiber engine: every core's progress counts into one word (the deadlock check and the
+        // watchdog read it instead of summing n counters). Unhooked however run() ends.
         std::atomic<uint64_t> progress_total{0};
         struct ProgressHook {
             const std::vector<detail::CoreState*>& states;
             ~ProgressHook() {
-                for (auto* s : states) s->progress_total = nullptr;
+                for (auto* s : states) s->progress_word = &s->progress;
             }
         } progress_hook{states};
         if (fib)
-            for (auto* s : states) s->progress_total = &progress_total;
+            for (auto* s : states) s->progress_word = &progress_total;
         const bool dirty = opt.dirty_l1 == RunOptions::DirtyL1::on ||
                            (opt.dirty_l1 == RunOptions::DirtyL1::with_adversary && opt.adversary.enabled);
         for (auto* s : states) s->signals.clear();

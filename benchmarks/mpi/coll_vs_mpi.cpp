@@ -1,0 +1,151 @@
+// benchmarks/mpi/coll_vs_mpi.cpp — kccl's collectives on the emulation beside Open MPI's (or any
+// MPI's) on the same machine and inputs, ratios printed from one run. Built only when CMake finds
+// MPI for C (target kccl_coll_vs_mpi, with the MPI program kccl_mpi_coll from mpi_coll.c);
+// scripts/coll_vs_mpi.sh builds both, runs this with repetitions and prints the medians.
+//
+//   coll_vs_mpi/<all_reduce|all_gather>/<ipcq|edm>/<fibers|threads>/<MiB>
+//     float sum, 8 ranks on a ring, sizes 1..64 MiB (nccl-tests' size: the tensor for
+//     all_reduce, the gathered output for all_gather), the method the group chooses
+//     (choose_method), 16 KiB IPCQ slots / EDM packets, 4 slots.
+//   One benchmark iteration = one launch in which every rank runs a warm-up collective and then
+//   `iters` timed ones (iters = 16 MiB / size, within 2..8); its time is host wall time from the
+//   first rank starting the timed loop to the last finishing it, / iters. Right after each launch
+//   the MPI program runs the same op and size (`mpirun -np 8 kccl_mpi_coll OP SIZE SIZE iters 1`),
+//   so the pair sees the same machine state.
+//   Counters: busGBps (the emulation's bus bandwidth, nccl-tests' factor: all_reduce 2(p-1)/p,
+//   all_gather (p-1)/p), mpi_busGBps (the paired MPI run's), vs_mpi = busGBps / mpi_busGBps
+//   (per repetition; --benchmark_repetitions gives their median), method (its enum value).
+//   Environment: KCCL_MPIRUN (default: the mpiexec CMake found), KCCL_MPI_COLL (default: the
+//   built kccl_mpi_coll), KCCL_MPIRUN_ARGS (default "--oversubscribe": 8 ranks on fewer cores).
+//   As root Open MPI also needs OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.
+#include "harness.hpp"
+
+#include <emulation/collective.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#ifndef KCCL_MPIEXEC
+#define KCCL_MPIEXEC "mpirun"
+#endif
+#ifndef KCCL_MPI_COLL_PATH
+#define KCCL_MPI_COLL_PATH "kccl_mpi_coll"
+#endif
+
+namespace {
+
+namespace kc = kccl::emu::collective;
+using namespace kccl::coll;
+using kccl::bench::Clock;
+
+constexpr uint32_t kRanks = 8;
+
+std::string env_or(const char* name, const char* dflt) {
+    const char* v = std::getenv(name);
+    return v && *v ? v : dflt;
+}
+
+/// The MPI program's bus bandwidth for `op` at `bytes` (GB/s), or a negative value if it failed.
+double mpi_bus_gbps(const char* op, uint64_t bytes, uint32_t iters) {
+    const std::string cmd = env_or("KCCL_MPIRUN", KCCL_MPIEXEC) + " -np " + std::to_string(kRanks) + " " +
+                            env_or("KCCL_MPIRUN_ARGS", "--oversubscribe") + " " + env_or("KCCL_MPI_COLL", KCCL_MPI_COLL_PATH) +
+                            " " + op + " " + std::to_string(bytes) + " " + std::to_string(bytes) + " " +
+                            std::to_string(iters) + " 1 2>&1";
+    FILE* f = popen(cmd.c_str(), "r");
+    if (!f) return -1;
+    char line[512];
+    double gbps = -1;
+    while (std::fgets(line, sizeof line, f)) {
+        char name[32];
+        unsigned long long b = 0;
+        double us = 0, g = 0;
+        if (std::sscanf(line, "mpi %31s %llu %lf %lf", name, &b, &us, &g) == 4 && b == bytes) gbps = g;
+    }
+    return pclose(f) == 0 ? gbps : -1;
+}
+
+void coll_vs_mpi(benchmark::State& state, Op op, Transport tr, kccl::emu::Engine engine, uint64_t bytes) {
+    using Red = Reducer<float, RedOp::sum>;
+    kc::GroupOptions g;
+    g.transport = tr;
+    g.ranks = kRanks;
+    g.message_bytes = 16384;
+    kc::Collective c;
+    c.op = op;
+    c.count = uint32_t(op == Op::all_reduce ? bytes / 4 : bytes / 4 / kRanks);
+    const kc::Layout L = kc::plan_collective(g, c, 4);
+    g.buffer_bytes = kc::buffer_bytes_for(L, 4);
+    kc::Group grp(g);
+    const uint32_t iters = uint32_t(std::clamp<uint64_t>((16u << 20) / bytes, 2, 8));
+    std::vector<Clock::time_point> t0(kRanks), t1(kRanks);
+    grp.add([&](auto& hal, auto& link, const GroupArgs& ga) -> uint64_t {
+        float* in = reinterpret_cast<float*>(hal.l1_ptr(ga.input_l1, std::max(L.in_elems, 1u) * 4));
+        for (uint32_t i = 0; i < L.count; ++i) in[i] = float(ga.rank + i % 7);
+        const ExecParams ep = kc::exec_params(L, ga, 0);
+        const auto dirs = kc::group_dirs_of(ga);
+        execute_any<Red>(link, ep, dirs);  // warm-up
+        t0[ga.rank] = Clock::now();
+        for (uint32_t i = 0; i < iters; ++i) execute_any<Red>(link, ep, dirs);
+        t1[ga.rank] = Clock::now();
+        link.quiesce();
+        return 0;
+    });
+    kccl::emu::RunOptions ro = kc::default_run_options();
+    ro.watchdog = std::chrono::milliseconds(120000);
+    ro.dirty_l1 = kccl::emu::RunOptions::DirtyL1::off;
+    ro.engine = engine;
+    ro.wait = kccl::bench::wait_policy();
+    const double bus = op == Op::all_reduce ? 2.0 * (kRanks - 1) / kRanks : double(kRanks - 1) / kRanks;
+    const char* opname = op == Op::all_reduce ? "all_reduce" : "all_gather";
+    double gbps_sum = 0, mpi_sum = 0;
+    uint64_t runs = 0;
+    for (auto _ : state) {
+        const kccl::emu::RunReport rep = grp.run(ro);
+        if (!rep.ok()) {
+            state.SkipWithError(rep.summary().c_str());
+            return;
+        }
+        const double ns = double(kccl::bench::elapsed_ns(*std::min_element(t0.begin(), t0.end()), *std::max_element(t1.begin(), t1.end()))) / iters;
+        state.SetIterationTime(ns * 1e-9);
+        gbps_sum += double(bytes) / ns * bus;
+        state.PauseTiming();
+        const double m = mpi_bus_gbps(opname, bytes, iters);
+        state.ResumeTiming();
+        if (m <= 0) {
+            state.SkipWithError(("the MPI run failed (" + env_or("KCCL_MPIRUN", KCCL_MPIEXEC) + " " + env_or("KCCL_MPI_COLL", KCCL_MPI_COLL_PATH) +
+                                 "; as root set OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)").c_str());
+            return;
+        }
+        mpi_sum += m;
+        ++runs;
+    }
+    if (!runs) return;
+    state.SetBytesProcessed(int64_t(runs * bytes));
+    state.counters["busGBps"] = gbps_sum / double(runs);
+    state.counters["mpi_busGBps"] = mpi_sum / double(runs);
+    state.counters["vs_mpi"] = gbps_sum / mpi_sum;
+    state.counters["method"] = double(int(L.shape.method));
+}
+
+const int registered = [] {
+    for (Op op : {Op::all_reduce, Op::all_gather})
+        for (Transport tr : {Transport::ipcq, Transport::edm})
+            for (kccl::emu::Engine e : {kccl::emu::Engine::fibers, kccl::emu::Engine::threads})
+                for (uint64_t mib = 1; mib <= 64; mib *= 2) {
+                    const std::string name = std::string("coll_vs_mpi/") + (op == Op::all_reduce ? "all_reduce" : "all_gather") + "/" +
+                                             (tr == Transport::ipcq ? "ipcq" : "edm") + "/" +
+                                             (e == kccl::emu::Engine::fibers ? "fibers" : "threads") + "/" + std::to_string(mib) + "MiB";
+                    benchmark::RegisterBenchmark(name.c_str(), coll_vs_mpi, op, tr, e, mib << 20)
+                        ->UseManualTime()
+                        ->Iterations(1)
+                        ->Unit(benchmark::kMillisecond);
+                }
+    return 0;
+}();
+
+}  // namespace
