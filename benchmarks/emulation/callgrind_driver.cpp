@@ -11,6 +11,9 @@
 //   edm   2080 packets of 16 KiB through an EDM pair, 2 buffers     (edm/stream_16k/buffers/2)
 //   mesh  64x64 IPCQ torus, 32 rounds, four neighbours               (emulation/mesh/64x64)
 //   ring  3000 laps of one 16-byte token around 8 chips through EDMs  (edm/ring_ping/8chips)
+//   coll_<ar|ag>_<ipcq|edm>   one float-sum all_reduce / all_gather of 1 MiB on 8 ranks of a ring
+//         (the group's method, 16 KiB slots / packets) per run after a warm-up one; with 1 and 2
+//         runs the difference is one collective's count
 // KCCL_CG_HANDOFF=0 runs plain FIFO (ScheduleOptions::handoff = false), for side-by-side runs.
 // Each run prints its run hash and step count: a change to the engine's cost that keeps the
 // schedule must keep both. The cost per run is (count with N runs - count with 1) / (N - 1).
@@ -18,6 +21,7 @@
 #include "edm/edm_bench.hpp"
 #include "emulation/mesh_scenario.hpp"
 #include "harness.hpp"
+#include <emulation/collective.hpp>
 #include <ipcq/host/plan.hpp>
 #include <ipcq/ipcq.hpp>
 #include <cstdio>
@@ -120,13 +124,51 @@ static int mesh(int runs) {
     return 0;
 }
 
+static int coll(bool all_reduce, bool edm, int runs) {
+    namespace kc = kccl::emu::collective;
+    using namespace kccl::coll;
+    constexpr uint32_t kRanks = 8, kBytes = 1u << 20;
+    kc::GroupOptions g;
+    g.transport = edm ? Transport::edm : Transport::ipcq;
+    g.ranks = kRanks;
+    g.message_bytes = 16384;
+    kc::Collective c;
+    c.op = all_reduce ? Op::all_reduce : Op::all_gather;
+    c.count = all_reduce ? kBytes / 4 : kBytes / 4 / kRanks;
+    const kc::Layout L = kc::plan_collective(g, c, 4);
+    g.buffer_bytes = kc::buffer_bytes_for(L, 4);
+    kc::Group grp(g);
+    grp.add([&](auto& hal, auto& link, const GroupArgs& ga) -> uint64_t {
+        float* in = reinterpret_cast<float*>(hal.l1_ptr(ga.input_l1, std::max(L.in_elems, 1u) * 4));
+        for (uint32_t i = 0; i < L.count; ++i) in[i] = float(ga.rank + 1);
+        const ExecParams ep = kc::exec_params(L, ga, 0);
+        const auto dirs = kc::group_dirs_of(ga);
+        for (int i = 0; i <= runs; ++i) execute_any<Reducer<float, RedOp::sum>>(link, ep, dirs);
+        link.quiesce();
+        return 0;
+    });
+    kccl::emu::RunOptions o = options();
+    o.dirty_l1 = kccl::emu::RunOptions::DirtyL1::off;
+    o.watchdog = std::chrono::milliseconds(60000);
+    auto rep = grp.run(o);
+    if (!rep.ok()) { std::puts(rep.summary().c_str()); return 1; }
+    std::printf("coll %s %s run hash %llx steps %llu\n", all_reduce ? "all_reduce" : "all_gather", edm ? "edm" : "ipcq",
+                (unsigned long long)rep.run_hash, (unsigned long long)rep.steps);
+    return 0;
+}
+
 int main(int argc, char** argv) {
     const int runs = argc > 2 ? std::atoi(argv[2]) : 1;
     if (argc > 1 && !std::strcmp(argv[1], "ipcq")) return ipcq(runs);
     if (argc > 1 && !std::strcmp(argv[1], "edm")) return edm(runs);
     if (argc > 1 && !std::strcmp(argv[1], "mesh")) return mesh(runs);
     if (argc > 1 && !std::strcmp(argv[1], "ring")) return ring(runs);
-    std::puts("usage: cg_driver ipcq|edm|mesh|ring [runs]");
+    if (argc > 1 && !std::strncmp(argv[1], "coll_", 5)) {
+        const std::string w = argv[1];
+        if (w == "coll_ar_ipcq" || w == "coll_ag_ipcq" || w == "coll_ar_edm" || w == "coll_ag_edm")
+            return coll(w.compare(5, 2, "ar") == 0, w.find("edm") != std::string::npos, runs);
+    }
+    std::puts("usage: cg_driver ipcq|edm|mesh|ring|coll_ar_ipcq|coll_ag_ipcq|coll_ar_edm|coll_ag_edm [runs]");
     return 2;
 }
 #endif  // KCCL_CALLGRIND_DRIVER
