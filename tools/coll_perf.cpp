@@ -30,7 +30,7 @@
 // --trace FILE (fiber engine) writes the Perfetto trace of the first row's first run.
 //
 // Every option and every combination is checked before any run (sizes without overflow and at
-// most 1G, the method against each op and topology, the L1 of every row against the emulation's
+// most 512M, the method against each op and topology, the L1 of every row against the emulation's
 // 32-bit addresses and host memory); a bad one is an error line naming it and what is allowed,
 // exit code 2. A failed run is an error row, exit code 1; the tool catches every exception.
 #include "tools/coll_perf.hpp"

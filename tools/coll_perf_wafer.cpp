@@ -324,6 +324,8 @@ void print_wafer_help() {
         "  -d TYPE         float (default), int32, uint32     -o OP  sum (default), max, min\n"
         "  -n ITERS        emulated runs per size (run(s) is their median), 1..100, default 1\n"
         "  --profile P     wse2 (default) or wse3\n"
+        "  Host memory is checked before any run: about 14 KiB per PE plus twice its bytes (at most three\n"
+        "  quarters of the host's)\n"
         "  Columns: cycles (emulated, the thesis's model), model (cost model, include/fabric/cost.hpp), run(s) (host wall\n"
         "  time of the emulated run), total(s) (with layout, set-up and check), #wrong (against a host fold of the inputs)\n",
         kMaxSide, list);

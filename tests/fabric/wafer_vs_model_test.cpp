@@ -230,7 +230,7 @@ uint64_t lr_emulated(const std::string& name, uint32_t P, uint32_t B, uint32_t r
 }
 }  // namespace
 
-TEST_CASE("fabric vs the cost model: left_right over every base, every root, P up to 64", "[fabric][model][left_right]") {
+TEST_CASE("fabric vs the cost model: left_right over every base, every root, P up to 64", "[fabric][model][left_right][sweep]") {
     namespace cost = kccl::fabric::cost;
     for (const std::string base : {"scalar", "chain", "tree", "two_phase", "optimal"}) {
         const Pattern bp = pat(base);
@@ -268,7 +268,7 @@ TEST_CASE("fabric vs the cost model: left_right over every base, every root, P u
 // 0, 1, P/2, P - 2 and P - 1 at B = 32 and 100. Over two_phase and tree they need the same two
 // rules as left_right (without them: jump over two_phase to PE 6 of 7, B = 32, 114 cycles against
 // 82; over tree to PE 5 of 6, 115 against 108).
-TEST_CASE("fabric vs the cost model: jump over every base and ring, sampled roots, P up to 64", "[fabric][model][left_right]") {
+TEST_CASE("fabric vs the cost model: jump over every base and ring, sampled roots, P up to 64", "[fabric][model][left_right][sweep]") {
     namespace cost = kccl::fabric::cost;
     for (const std::string nm : {"jump", "ring"})
         for (const std::string base : {"scalar", "chain", "tree", "two_phase", "optimal"}) {
