@@ -15,6 +15,15 @@
 //   Counters: busGBps (the emulation's bus bandwidth, nccl-tests' factor: all_reduce 2(p-1)/p,
 //   all_gather (p-1)/p), mpi_busGBps (the paired MPI run's), vs_mpi = busGBps / mpi_busGBps
 //   (per repetition; --benchmark_repetitions gives their median), method (its enum value).
+//   The floor, measured in the same run: the data movement any algorithm needs for this op and
+//   size, done by plain loops on as many host threads as the engine runs kernels on at once (the
+//   fiber engine: one; the thread engine: every CPU), with no protocol at all. all_gather: every
+//   rank's output receives the other ranks' pieces (memcpy, (p-1) x size/p per rank); all_reduce:
+//   every rank sums its piece of the p inputs (a vectorised loop over blocks) and the pieces are
+//   copied to every other rank's output. floor_busGBps is its busbw (best of two timed runs after a
+//   warm-up), vs_floor = busGBps / floor_busGBps (how much of the floor the emulation reaches),
+//   ceiling_vs_mpi = floor_busGBps / mpi_busGBps: the most any emulation on that engine could
+//   reach against MPI on this machine. Below 2, twice MPI's busbw is out of reach there.
 //   Environment: KCCL_MPIRUN (default: the mpiexec CMake found), KCCL_MPI_COLL (default: the
 //   built kccl_mpi_coll), KCCL_MPIRUN_ARGS (default "--oversubscribe": 8 ranks on fewer cores).
 //   As root Open MPI also needs OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.
@@ -27,7 +36,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #ifndef KCCL_MPIEXEC
@@ -69,6 +81,62 @@ double mpi_bus_gbps(const char* op, uint64_t bytes, uint32_t iters) {
     return pclose(f) == 0 ? gbps : -1;
 }
 
+/// The floor of `op` at `bytes` on `threads` host threads (see the header): its busbw in GB/s.
+double floor_bus_gbps(Op op, uint64_t bytes, unsigned threads) {
+    const uint64_t piece = bytes / kRanks;  // bytes of one rank's piece (all_gather: its input)
+    const uint64_t in_bytes = op == Op::all_reduce ? bytes : piece;
+    std::vector<std::unique_ptr<float[]>> in(kRanks), out(kRanks);
+    for (uint32_t r = 0; r < kRanks; ++r) {
+        in[r].reset(new float[in_bytes / 4]);
+        out[r].reset(new float[bytes / 4]);
+        for (uint64_t i = 0; i < in_bytes / 4; ++i) in[r][i] = float(r + i % 7);
+        std::memset(out[r].get(), 0, bytes);
+    }
+    const uint64_t pe = piece / 4;  // elements of a piece
+    auto reduce_piece = [&](uint32_t r) {  // out[r][piece r] = sum over q of in[q][piece r]
+        constexpr uint64_t kBlock = 1024;
+        alignas(64) float acc[kBlock];
+        for (uint64_t b = 0; b < pe; b += kBlock) {
+            const uint64_t n = std::min(kBlock, pe - b);
+            const float* s0 = in[0].get() + r * pe + b;
+            for (uint64_t i = 0; i < n; ++i) acc[i] = s0[i];
+            for (uint32_t q = 1; q < kRanks; ++q) {
+                const float* s = in[q].get() + r * pe + b;
+                for (uint64_t i = 0; i < n; ++i) acc[i] += s[i];
+            }
+            std::memcpy(out[r].get() + r * pe + b, acc, n * 4);
+        }
+    };
+    auto gather_into = [&](uint32_t r) {  // the other ranks' pieces into rank r's output
+        for (uint32_t q = 0; q < kRanks; ++q)
+            if (q != r)
+                std::memcpy(out[r].get() + q * pe, op == Op::all_reduce ? out[q].get() + q * pe : in[q].get(), piece);
+    };
+    auto run_ranks = [&](auto&& fn) {  // ranks split over the threads
+        if (threads <= 1) {
+            for (uint32_t r = 0; r < kRanks; ++r) fn(r);
+            return;
+        }
+        std::vector<std::thread> ts;
+        for (unsigned t = 0; t < threads; ++t)
+            ts.emplace_back([&, t] {
+                for (uint32_t r = t; r < kRanks; r += threads) fn(r);
+            });
+        for (auto& t : ts) t.join();
+    };
+    double best = 0;
+    for (int rep = 0; rep < 3; ++rep) {  // the first is the warm-up
+        const auto t0 = Clock::now();
+        if (op == Op::all_reduce) run_ranks(reduce_piece);
+        run_ranks(gather_into);
+        const double ns = double(kccl::bench::elapsed_ns(t0, Clock::now()));
+        const double bus = op == Op::all_reduce ? 2.0 * (kRanks - 1) / kRanks : double(kRanks - 1) / kRanks;
+        if (rep > 0) best = std::max(best, double(bytes) / ns * bus);
+    }
+    benchmark::DoNotOptimize(out[kRanks - 1][pe]);
+    return best;
+}
+
 void coll_vs_mpi(benchmark::State& state, Op op, Transport tr, kccl::emu::Engine engine, uint64_t bytes) {
     using Red = Reducer<float, RedOp::sum>;
     kc::GroupOptions g;
@@ -102,7 +170,8 @@ void coll_vs_mpi(benchmark::State& state, Op op, Transport tr, kccl::emu::Engine
     ro.wait = kccl::bench::wait_policy();
     const double bus = op == Op::all_reduce ? 2.0 * (kRanks - 1) / kRanks : double(kRanks - 1) / kRanks;
     const char* opname = op == Op::all_reduce ? "all_reduce" : "all_gather";
-    double gbps_sum = 0, mpi_sum = 0;
+    const unsigned floor_threads = engine == kccl::emu::Engine::fibers ? 1u : std::max(1u, std::thread::hardware_concurrency());
+    double gbps_sum = 0, mpi_sum = 0, floor_sum = 0;
     uint64_t runs = 0;
     for (auto _ : state) {
         const kccl::emu::RunReport rep = grp.run(ro);
@@ -122,6 +191,9 @@ void coll_vs_mpi(benchmark::State& state, Op op, Transport tr, kccl::emu::Engine
             return;
         }
         mpi_sum += m;
+        state.PauseTiming();
+        floor_sum += floor_bus_gbps(op, bytes, floor_threads);
+        state.ResumeTiming();
         ++runs;
     }
     if (!runs) return;
@@ -129,6 +201,9 @@ void coll_vs_mpi(benchmark::State& state, Op op, Transport tr, kccl::emu::Engine
     state.counters["busGBps"] = gbps_sum / double(runs);
     state.counters["mpi_busGBps"] = mpi_sum / double(runs);
     state.counters["vs_mpi"] = gbps_sum / mpi_sum;
+    state.counters["floor_busGBps"] = floor_sum / double(runs);
+    state.counters["vs_floor"] = gbps_sum / floor_sum;
+    state.counters["ceiling_vs_mpi"] = floor_sum / mpi_sum;
     state.counters["method"] = double(int(L.shape.method));
 }
 

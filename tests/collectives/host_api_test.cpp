@@ -193,6 +193,37 @@ TEST_CASE("run_collective: timed run, trace and the replay string of a failed ru
     CHECK_THAT(rep.summary(), Catch::Contains("KCCL_EMU_REPLAY=\"policy=random,seed=5,"));
 }
 
+namespace user_handler {
+int calls = 0;
+void count(const char*, const char*, const char*, int) { ++calls; }
+}  // namespace user_handler
+
+TEST_CASE("the host API leaves the user's device-check handler installed", "[host_api][collectives]") {
+    // Group, plan_collective and run_collective make host-side device checks throw while they
+    // build, then put back the handler that was installed before (here the user's own).
+    const kccl::assert_handler_t before = kccl::set_assert_handler(&user_handler::count);
+    kc::Collective c;
+    c.op = Op::all_reduce;
+    c.count = 64;
+    const kc::GroupOptions g = group(Transport::ipcq, 3);
+    (void)kc::plan_collective(g, c, 4);
+    CHECK(kccl::assert_handler() == &user_handler::count);
+    {
+        kc::Group grp(g);
+        CHECK(kccl::assert_handler() == &user_handler::count);
+        grp.add<kc::link_ipcq>([](auto&, auto&, const GroupArgs&) -> uint64_t { return 0; });
+        grp.next_program();
+        CHECK(kccl::assert_handler() == &user_handler::count);
+    }
+    const auto r = kc::run_collective<SumF>(g, c, small_ints(3, 64));
+    REQUIRE(r.ok());
+    CHECK(kccl::assert_handler() == &user_handler::count);
+    CHECK_THROWS(kc::run_collective<SumF>(g, c, small_ints(2, 64)));  // two inputs for three ranks
+    CHECK(kccl::assert_handler() == &user_handler::count);
+    CHECK(user_handler::calls == 0);
+    kccl::set_assert_handler(before);
+}
+
 TEST_CASE("A failed device check's summary carries the replay string", "[host_api][collectives]") {
     kc::GroupOptions g = group(Transport::ipcq, 2);
     kc::Group grp(g);

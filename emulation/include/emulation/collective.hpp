@@ -76,6 +76,20 @@ using coll::Op;  // not emu::Op (timing.hpp), which the enclosing namespace woul
 /// Device errors throw in the emulation, failing the run with the message.
 inline void throw_handler(const char*, const char* msg, const char*, int) { throw emu::EmulationError(msg); }
 
+/// Device checks the host-side builders run (planning, installing a plan) throw while one of these
+/// lives; the handler installed before (the user's, or none) is back when it goes, also when the
+/// builder throws. (Inside a run the launcher installs its own handler the same way.)
+class HostChecksThrow {
+public:
+    HostChecksThrow() noexcept : prev_(kccl::set_assert_handler(&throw_handler)) {}
+    ~HostChecksThrow() { kccl::set_assert_handler(prev_); }
+    HostChecksThrow(const HostChecksThrow&) = delete;
+    HostChecksThrow& operator=(const HostChecksThrow&) = delete;
+
+private:
+    kccl::assert_handler_t prev_;
+};
+
 inline const char* name(coll::Transport t) { return t == coll::Transport::edm ? "edm" : "ipcq"; }
 
 /// Calls f(Reducer<T, Op>{}) for the operator on element type T; false if the pair is not valid.
@@ -307,7 +321,7 @@ public:
     std::unique_ptr<emu::Launcher> launch;
 
     explicit Group(const GroupOptions& o) : opt(o) {
-        kccl::set_assert_handler(&throw_handler);
+        const HostChecksThrow checks;
         const uint32_t n = o.ranks, W = std::max<uint32_t>(1, o.workers_per_link);
         if (W > 1 && (o.transport != coll::Transport::edm || o.t3000))
             throw std::invalid_argument("the group puts several workers per link only on the EDM transport "
@@ -501,6 +515,7 @@ public:
     /// CreateSemaphore does per program); add() then adds that program's kernels. Each program
     /// relaunches the workers and the EDMs (handshake, traffic, teardown), as a tt-metal op does.
     void next_program() {
+        const HostChecksThrow checks;
         launch->next_program();
         for (uint32_t s = 0; s < num_groups(); ++s) ch::install_on(plan_of_group(s), *cluster, *launch);
     }
@@ -893,6 +908,7 @@ inline std::invalid_argument multicast_refused(const std::string& why, coll::Op 
 /// With GroupOptions::groups other than all(), the shape of one group (every group has the same):
 /// its ranks are the group size k, and root / peer are ranks inside each group (0 .. k-1).
 inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32_t elem_bytes) {
+    const HostChecksThrow checks;
     if (g.ranks == 0) throw std::invalid_argument("run_collective: the group needs at least one rank");
     group_table_of(g, "run_collective");
     const uint32_t k = coll::group_size(g.groups, g.ranks);  // ranks of each group
