@@ -1,10 +1,11 @@
 # cmake/unity.cmake — unity batches for kccl's test and benchmark executables.
 #
 #   kccl_unity_sources(<out_var> NAME <prefix> BASE <dir> BATCH <n> SOURCES <file>...
-#                      [ALONE <rel>...] [HEAVY <rel>...] [QUICK_OPTIONS <opt>...])
+#                      [ALONE <rel>...] [HEAVY <rel>...] [QUICK_OPTIONS <opt>...] [ACROSS_FOLDERS])
 #
 # Sets <out_var> to the translation units to compile instead of SOURCES: the files of one folder
-# (relative to BASE), BATCH at a time, as one generated file each. Most of a test or benchmark
+# (relative to BASE; with ACROSS_FOLDERS: of every folder), BATCH at a time, as one generated file
+# each. Most of a test or benchmark
 # file's compile is instantiating the same executor, emulation and Catch2 / Google Benchmark
 # templates as its neighbours; in one translation unit they are instantiated once. Each file keeps
 # its own names: a batch includes every header its files include first (at file scope), then each
@@ -17,7 +18,7 @@
 # Editing a batched file re-runs CMake's configure step (a second), so its include list stays true.
 # Compile errors still name the original file and line.
 function(kccl_unity_sources out_var)
-  cmake_parse_arguments(U "" "NAME;BASE;BATCH" "SOURCES;ALONE;HEAVY;QUICK_OPTIONS" ${ARGN})
+  cmake_parse_arguments(U "ACROSS_FOLDERS" "NAME;BASE;BATCH" "SOURCES;ALONE;HEAVY;QUICK_OPTIONS" ${ARGN})
   set(_tus "")
   set(_groups "")
   foreach(_src IN LISTS U_SOURCES)
@@ -51,6 +52,9 @@ function(kccl_unity_sources out_var)
     endif()
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_src}")
     get_filename_component(_dir "${_rel}" DIRECTORY)
+    if(U_ACROSS_FOLDERS)
+      set(_dir all)
+    endif()
     string(MAKE_C_IDENTIFIER "${_dir}_${_kind}" _g)
     if(NOT _g IN_LIST _groups)
       list(APPEND _groups ${_g})

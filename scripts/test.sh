@@ -40,7 +40,8 @@ if (( long )); then matrix=ON; fi
 step "default: configure, build, test"
 # The benchmarks are compiled, not timed, here: in unity batches (benchmarks/CMakeLists.txt).
 cmake --preset default -DKCCL_TESTS_LONG_MATRIX=$matrix -DKCCL_BENCH_UNITY=ON -DKCCL_BENCH_COMPILE_CHECK=ON \
-      -DKCCL_TOOLS_OPTIMIZE=-O1 -DKCCL_TESTS_QUICK_OPTIONS=-O0 >/dev/null
+      -DKCCL_TOOLS_OPTIMIZE=-O1 -DKCCL_COLL_PERF_TYPES_PER_TU=4 -DKCCL_TESTS_QUICK_OPTIONS=-O0 \
+      -DKCCL_TESTS_UNITY_ACROSS_FOLDERS=ON -DKCCL_TESTS_UNITY_BATCH=64 >/dev/null
 cmake --build --preset default -j"$jobs"
 ctest --preset default -j"$jobs"
 if (( long )); then
@@ -52,16 +53,18 @@ if (( sanitizers )); then
   for p in asan tsan; do
     if (( full )); then
       step "$p: build every test file and the demos, run them"
-      cmake --preset "$p" -DKCCL_BUILD_BENCHMARKS=OFF -DKCCL_TESTS_SKIP_REGEX= -DKCCL_TESTS_ONLY_REGEX= -DKCCL_TESTS_SKIP_HEAVY=OFF \
+      cmake --preset "$p" -DKCCL_BUILD_BENCHMARKS=OFF -DKCCL_TESTS_SKIP_REGEX= -DKCCL_TESTS_ONLY_REGEX= -DKCCL_TESTS_SKIP_HEAVY=OFF -DKCCL_TESTS_UNITY_ACROSS_FOLDERS=OFF -DKCCL_TESTS_UNITY_BATCH=8 \
         -DKCCL_TESTS_LONG_MATRIX=$matrix >/dev/null
       cmake --build --preset "$p" -j"$jobs" --target kccl_tests ring_ping coll_perf wafer_model
       ctest --preset "$p" -j"$jobs"
     else
-      skip=""
-      heavy=OFF
-      if [[ $p == asan ]]; then skip="run_standard|with_case_reducer"; heavy=ON; fi
+      # Batches from every folder, sized so that the two cores each compile one (asan: ~55 quick
+      # files, tsan: ~9).
+      skip="" batch=5
+      if [[ $p == asan ]]; then skip="run_standard|with_case_reducer" batch=30; fi
       step "$p: build and run the unit tests (bounded form)"
-      cmake --preset "$p" -DKCCL_BUILD_BENCHMARKS=OFF "-DKCCL_TESTS_SKIP_REGEX=$skip" -DKCCL_TESTS_SKIP_HEAVY=$heavy >/dev/null
+      cmake --preset "$p" -DKCCL_BUILD_BENCHMARKS=OFF "-DKCCL_TESTS_SKIP_REGEX=$skip" -DKCCL_TESTS_SKIP_HEAVY=ON \
+        -DKCCL_TESTS_UNITY_ACROSS_FOLDERS=ON -DKCCL_TESTS_UNITY_BATCH=$batch >/dev/null
       cmake --build --preset "$p" -j"$jobs" --target kccl_tests
       ctest --preset "$p" -j"$jobs" -L unit
     fi

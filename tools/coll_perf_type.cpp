@@ -5,6 +5,9 @@
 // With KCCL_COLL_PERF_DEMO=1 it is the demo's runner: bfloat16 sum over EDM, lanes in series —
 // one reducer and one link type instead of every operator on three link types, so the demo
 // compiles in a fraction of the full tool's time (its main rejects anything else up front).
+// Several types may share one translation unit (CMake's KCCL_COLL_PERF_TYPES_PER_TU: a generated
+// file defines the two macros, includes this file, undefines them, and again): the helpers below
+// are compiled once per translation unit, the runner once per type.
 #include "tools/coll_perf.hpp"
 
 #include <algorithm>
@@ -20,6 +23,8 @@
 #define KCCL_COLL_PERF_DEMO 0
 #endif
 
+#ifndef KCCL_COLL_PERF_TYPE_HELPERS
+#define KCCL_COLL_PERF_TYPE_HELPERS
 namespace kccl::coll_perf {
 namespace {
 
@@ -142,6 +147,14 @@ Result run_one(const Options& o, RedOp redop, Op op, Method method, uint64_t cou
     return res;
 }
 
+}  // namespace
+}  // namespace kccl::coll_perf
+#endif  // KCCL_COLL_PERF_TYPE_HELPERS
+
+namespace kccl::coll_perf {
+namespace {
+using namespace kccl::coll;
+namespace cb = kccl::emu::collective;
 }  // namespace
 
 Result KCCL_COLL_PERF_FN(const Options& o, RedOp redop, Op op, Method method, uint64_t count, emu::Trace* trace) {
