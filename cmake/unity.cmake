@@ -86,7 +86,15 @@ function(kccl_unity_sources out_var)
                 get_filename_component(_found "${_base}/${_name}" REALPATH)
               endif()
             endforeach()
-            if(_found)
+            if(_found AND _found MATCHES "/examples/.*_kernels\\.hpp$")
+              # An example's kernels header defines kccl_gate_instantiate at file scope (the shim
+              # gate's entry): two in one batch would clash. It is included where the test file
+              # includes it, inside the file's namespace; its own includes come first here.
+              file(STRINGS "${_found}" _kernel_includes REGEX "^#include <")
+              foreach(_kinc IN LISTS _kernel_includes)
+                string(APPEND _text "${_kinc}\n")
+              endforeach()
+            elseif(_found)
               string(APPEND _text "#include \"${_found}\"\n")
             else()  # found on the include path
               string(APPEND _text "${_inc}\n")
