@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # scripts/test.sh — installs what the tests need (apt, when missing) and runs every test:
-#   1. default preset (RelWithDebInfo; the tests' own files at -O1, in unity batches): build
-#      everything, ctest (unit + end-to-end tests, the rv32 shim gate, header-alone compiles,
-#      find_package/add_subdirectory consumers, the demo); the benchmarks are compiled (in unity
-#      batches), not run;
-#   2. asan preset (ASan+UBSan) and tsan preset: the unit tests again, sanitized, in a bounded form:
-#      asan leaves out the end-to-end collectives sweeps and compiles the test files that run quickly
-#      at -O0 (tests/CMakeLists.txt: KCCL_TESTS_RUN_HEAVY), tsan builds the files that run the thread
-#      engine (docs/testing.md says what each leaves out and why); ctest runs them one test file
-#      per process.
+#   1. default preset (RelWithDebInfo; unity batches; CI's compile options, docs/testing.md): build
+#      everything, ctest (the heavy test files and the end-to-end sweeps, the rv32 shim gate,
+#      header-alone compiles, find_package/add_subdirectory consumers, the demo); the benchmarks
+#      are compiled at -O0 (binaries that refuse to run), not run;
+#   2. asan preset (ASan+UBSan): the quick test files (tests/CMakeLists.txt: not in
+#      KCCL_TESTS_RUN_HEAVY), but the end-to-end sweeps, at -O0; tsan preset: the quick files that
+#      run the thread engine (docs/testing.md says what each leaves out and why); ctest runs them
+#      one test file per process. With --no-sanitizers step 1 builds and runs every test file.
 # Options: --no-sanitizers (step 1 only), --full-sanitizers (every test file and the demos under
 # both sanitizers; ~1 hour on 2 cores), --long (also the [long] stress tests).
 # CI (.ci/run) runs exactly this, without options (docs/testing.md has its time).
@@ -37,11 +36,20 @@ step() { printf '\n=== [%4ds] %s ===\n' $((SECONDS - start)) "$*"; }
 matrix=OFF
 if (( long )); then matrix=ON; fi
 
+# With the sanitizer runs below, the default build's kccl_tests holds the heavy test files (and the
+# end-to-end sweeps asan leaves out) and the asan run the quick ones, each compiled once: every case
+# runs in CI, the quick ones under ASan + UBSan at the -O0 they would have here (tests/CMakeLists.txt,
+# KCCL_TESTS_ONLY_HEAVY). Without them (--no-sanitizers) the default build holds every file.
+e2e_sweeps="run_standard|with_case_reducer"
+only_heavy=OFF
+if (( sanitizers && !long )); then only_heavy=ON; fi
+
 step "default: configure, build, test"
 # The benchmarks are compiled, not timed, here: in unity batches (benchmarks/CMakeLists.txt).
 cmake --preset default -DKCCL_TESTS_LONG_MATRIX=$matrix -DKCCL_BENCH_UNITY=ON -DKCCL_BENCH_COMPILE_CHECK=ON \
       -DKCCL_TOOLS_OPTIMIZE=-O1 -DKCCL_COLL_PERF_TYPES_PER_TU=4 -DKCCL_TESTS_QUICK_OPTIONS=-O0 \
-      -DKCCL_TESTS_UNITY_ACROSS_FOLDERS=ON -DKCCL_TESTS_UNITY_BATCH=64 >/dev/null
+      -DKCCL_TESTS_UNITY_ACROSS_FOLDERS=ON -DKCCL_TESTS_UNITY_BATCH=64 \
+      -DKCCL_TESTS_ONLY_HEAVY=$only_heavy "-DKCCL_TESTS_ONLY_HEAVY_ALSO=$e2e_sweeps" >/dev/null
 cmake --build --preset default -j"$jobs"
 ctest --preset default -j"$jobs"
 if (( long )); then
@@ -61,7 +69,7 @@ if (( sanitizers )); then
       # Batches from every folder, sized so that the two cores each compile one (asan: ~55 quick
       # files, tsan: ~9).
       skip="" batch=5
-      if [[ $p == asan ]]; then skip="run_standard|with_case_reducer" batch=30; fi
+      if [[ $p == asan ]]; then skip=$e2e_sweeps batch=30; fi
       step "$p: build and run the unit tests (bounded form)"
       cmake --preset "$p" -DKCCL_BUILD_BENCHMARKS=OFF "-DKCCL_TESTS_SKIP_REGEX=$skip" -DKCCL_TESTS_SKIP_HEAVY=ON \
         -DKCCL_TESTS_UNITY_ACROSS_FOLDERS=ON -DKCCL_TESTS_UNITY_BATCH=$batch >/dev/null
