@@ -92,22 +92,6 @@ if (( sanitizers )); then
     fi
     san_pid=""
   fi
-  if (( !full )); then
-    # The two bounded runs side by side (each ends on one long test file; together the cores stay
-    # busy): tsan's output goes to build/tsan-ctest.log and is printed after asan's.
-    step "asan and tsan: run the unit tests (bounded form, side by side; tsan's output after asan's)"
-    ctest --preset tsan -j1 -L unit >build/tsan-ctest.log 2>&1 &
-    tsan_pid=$!
-    asan_rc=0 tsan_rc=0
-    ctest --preset asan -j"$jobs" -L unit || asan_rc=$?
-    wait "$tsan_pid" || tsan_rc=$?
-    echo "--- tsan (build/tsan-ctest.log) ---"
-    cat build/tsan-ctest.log
-    if (( asan_rc || tsan_rc )); then
-      echo "test.sh: the sanitizer runs failed (asan exit $asan_rc, tsan exit $tsan_rc)" >&2
-      exit 1
-    fi
-  fi
   for p in asan tsan; do
     if (( full )); then
       step "$p: build every test file and the demos, run them"
@@ -115,6 +99,9 @@ if (( sanitizers )); then
         -DKCCL_TESTS_LONG_MATRIX=$matrix >/dev/null
       cmake --build --preset "$p" -j"$jobs" --target kccl_tests ring_ping coll_perf wafer_model
       ctest --preset "$p" -j"$jobs"
+    else
+      step "$p: run the unit tests (bounded form)"
+      ctest --preset "$p" -j"$jobs" -L unit
     fi
   done
 fi
