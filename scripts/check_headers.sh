@@ -40,14 +40,14 @@ list_headers() {
 if [ "${1:-}" = --one ]; then
     read -r idx set std header <<<"$3"
     read -ra cxx <<<"${CXX:-c++}"
+    device_flags=(-std="$std" "${COMMON[@]}" -pedantic -fno-exceptions -fno-rtti -I include
+                  -I tests/gate/stub/current -Wno-attributes -DNOC_INDEX=0 -DKERNEL_BUILD)
     case "$set" in
         device)
             rel=${header#include/}
-            flags=(-std="$std" "${COMMON[@]}" -pedantic -fno-exceptions -fno-rtti -I include
-                   -I tests/gate/stub/current -Wno-attributes -DNOC_INDEX=0 -DKERNEL_BUILD) ;;
+            flags=("${device_flags[@]}") ;;
         device_all)
-            flags=(-std="$std" "${COMMON[@]}" -pedantic -fno-exceptions -fno-rtti -I include
-                   -I tests/gate/stub/current -Wno-attributes -DNOC_INDEX=0 -DKERNEL_BUILD)
+            flags=("${device_flags[@]}")
             if diag=$(list_headers include | grep -v '/host/' | sed 's|^include/\(.*\)|#include "\1"|' |
                           "${cxx[@]}" "${flags[@]}" -x c++ - 2>&1); then
                 printf 'PASS  %-6s %s\n' "$std" "every device header in one translation unit" >"$2/$idx"

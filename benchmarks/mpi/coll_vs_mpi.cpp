@@ -81,6 +81,9 @@ double mpi_bus_gbps(const char* op, uint64_t bytes, uint32_t iters) {
     return pclose(f) == 0 ? gbps : -1;
 }
 
+/// nccl-tests' bus-bandwidth factor of `op` on kRanks ranks.
+double bus_factor(Op op) { return op == Op::all_reduce ? 2.0 * (kRanks - 1) / kRanks : double(kRanks - 1) / kRanks; }
+
 /// The floor of `op` at `bytes` on `threads` host threads (see the header): its busbw in GB/s.
 double floor_bus_gbps(Op op, uint64_t bytes, unsigned threads) {
     const uint64_t piece = bytes / kRanks;  // bytes of one rank's piece (all_gather: its input)
@@ -130,8 +133,7 @@ double floor_bus_gbps(Op op, uint64_t bytes, unsigned threads) {
         if (op == Op::all_reduce) run_ranks(reduce_piece);
         run_ranks(gather_into);
         const double ns = double(kccl::bench::elapsed_ns(t0, Clock::now()));
-        const double bus = op == Op::all_reduce ? 2.0 * (kRanks - 1) / kRanks : double(kRanks - 1) / kRanks;
-        if (rep > 0) best = std::max(best, double(bytes) / ns * bus);
+        if (rep > 0) best = std::max(best, double(bytes) / ns * bus_factor(op));
     }
     benchmark::DoNotOptimize(out[kRanks - 1][pe]);
     return best;
@@ -168,7 +170,7 @@ void coll_vs_mpi(benchmark::State& state, Op op, Transport tr, kccl::emu::Engine
     ro.dirty_l1 = kccl::emu::RunOptions::DirtyL1::off;
     ro.engine = engine;
     ro.wait = kccl::bench::wait_policy();
-    const double bus = op == Op::all_reduce ? 2.0 * (kRanks - 1) / kRanks : double(kRanks - 1) / kRanks;
+    const double bus = bus_factor(op);
     const char* opname = op == Op::all_reduce ? "all_reduce" : "all_gather";
     const unsigned floor_threads = engine == kccl::emu::Engine::fibers ? 1u : std::max(1u, std::thread::hardware_concurrency());
     double gbps_sum = 0, mpi_sum = 0, floor_sum = 0;
