@@ -47,31 +47,34 @@ if (( sanitizers && !long )); then only_heavy=ON; fi
 step "default: configure, build"
 # The benchmarks are compiled, not timed, here: in unity batches (benchmarks/CMakeLists.txt).
 cmake --preset default -DKCCL_TESTS_LONG_MATRIX=$matrix -DKCCL_BENCH_UNITY=ON -DKCCL_BENCH_COMPILE_CHECK=ON \
-      -DKCCL_TOOLS_OPTIMIZE=-O0 -DKCCL_COLL_PERF_TYPES_PER_TU=4 -DKCCL_TESTS_QUICK_OPTIONS=-O0 \
+      -DKCCL_TOOLS_OPTIMIZE=-O0 -DKCCL_COLL_PERF_TYPES_PER_TU=4 -DKCCL_COLL_DEMO_SHARES_OBJECTS=ON -DKCCL_TESTS_QUICK_OPTIONS=-O0 \
       -DKCCL_TESTS_UNITY_ACROSS_FOLDERS=ON -DKCCL_TESTS_UNITY_BATCH=64 \
       -DKCCL_TESTS_ONLY_HEAVY=$only_heavy "-DKCCL_TESTS_ONLY_HEAVY_ALSO=$e2e_sweeps" >/dev/null
 cmake --build --preset default -j"$jobs"
 
 # The bounded sanitizer builds compile beside the default ctest: its gates have serial steps
-# (configure, install, link) that leave a core idle. Their output goes to build/sanitizers-build.log,
-# printed here when they are done (or fail).
-san_pid=""
-san_log=build/sanitizers-build.log
+# (configure, install, link) that leave a core idle. Their output goes to build/<preset>-build.log,
+# printed here if they fail.
+declare -A san_pid=()
 if (( sanitizers && !full )); then
   for p in asan tsan; do
     # Batches from every folder, sized so that the two cores each compile one (asan: ~55 quick
     # files, tsan: ~9).
     skip="" batch=5
     if [[ $p == asan ]]; then skip=$e2e_sweeps batch=30; fi
+    # The clean-over-N-seeds sweeps over N/5 seeds (tests/sweep.hpp); the default run takes every seed.
     cmake --preset "$p" -DKCCL_BUILD_BENCHMARKS=OFF "-DKCCL_TESTS_SKIP_REGEX=$skip" -DKCCL_TESTS_SKIP_HEAVY=ON \
-      -DKCCL_TESTS_UNITY_ACROSS_FOLDERS=ON -DKCCL_TESTS_UNITY_BATCH=$batch >/dev/null
+      -DKCCL_TESTS_UNITY_ACROSS_FOLDERS=ON -DKCCL_TESTS_UNITY_BATCH=$batch -DKCCL_TESTS_SWEEP_DIVISOR=5 >/dev/null
   done
-  step "asan, tsan: build the bounded sanitizer runs' kccl_tests (in the background, log: $san_log)"
-  ( cmake --build --preset asan -j"$jobs" --target kccl_tests &&
-      cmake --build --preset tsan -j"$jobs" --target kccl_tests ) >"$san_log" 2>&1 &
-  san_pid=$!
+  step "asan, tsan: build the bounded sanitizer runs' kccl_tests (in the background, logs: build/{asan,tsan}-build.log)"
+  # Two builds side by side: tsan's (three small units) is done during the default ctest, so its run
+  # starts right after it, beside the end of asan's build, whose run comes last.
+  for p in tsan asan; do
+    cmake --build --preset "$p" -j"$jobs" --target kccl_tests >"build/$p-build.log" 2>&1 &
+    san_pid[$p]=$!
+  done
   kill_tree() { local c; for c in $(pgrep -P "$1"); do kill_tree "$c"; done; kill "$1" 2>/dev/null || true; }
-  trap '[[ -n $san_pid ]] && kill_tree "$san_pid"' EXIT
+  trap 'for p in "${!san_pid[@]}"; do kill_tree "${san_pid[$p]}"; done' EXIT
 fi
 
 step "default: test"
@@ -82,24 +85,22 @@ if (( long )); then
 fi
 
 if (( sanitizers )); then
-  if [[ -n $san_pid ]]; then
-    step "asan, tsan: waiting for their builds"
-    if ! wait "$san_pid"; then
-      san_pid=""
-      cat "$san_log"
-      echo "test.sh: the sanitizer builds failed (their output is above and in $san_log)" >&2
-      exit 1
-    fi
-    san_pid=""
-  fi
-  for p in asan tsan; do
+  for p in tsan asan; do
     if (( full )); then
       step "$p: build every test file and the demos, run them"
-      cmake --preset "$p" -DKCCL_BUILD_BENCHMARKS=OFF -DKCCL_TESTS_SKIP_REGEX= -DKCCL_TESTS_ONLY_REGEX= -DKCCL_TESTS_SKIP_HEAVY=OFF -DKCCL_TESTS_UNITY_ACROSS_FOLDERS=OFF -DKCCL_TESTS_UNITY_BATCH=8 \
+      cmake --preset "$p" -DKCCL_BUILD_BENCHMARKS=OFF -DKCCL_TESTS_SKIP_REGEX= -DKCCL_TESTS_ONLY_REGEX= -DKCCL_TESTS_SKIP_HEAVY=OFF -DKCCL_TESTS_UNITY_ACROSS_FOLDERS=OFF -DKCCL_TESTS_UNITY_BATCH=8 -DKCCL_TESTS_SWEEP_DIVISOR=1 \
         -DKCCL_TESTS_LONG_MATRIX=$matrix >/dev/null
       cmake --build --preset "$p" -j"$jobs" --target kccl_tests ring_ping coll_perf wafer_model
       ctest --preset "$p" -j"$jobs"
     else
+      step "$p: waiting for its build"
+      if ! wait "${san_pid[$p]}"; then
+        unset "san_pid[$p]"
+        cat "build/$p-build.log"
+        echo "test.sh: the $p build failed (its output is above and in build/$p-build.log)" >&2
+        exit 1
+      fi
+      unset "san_pid[$p]"
       step "$p: run the unit tests (bounded form)"
       ctest --preset "$p" -j"$jobs" -L unit
     fi

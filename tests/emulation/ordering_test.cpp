@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include "sweep.hpp"
 
 using namespace kccl::test;
 namespace topo = kccl::emu::topology;
@@ -444,11 +445,11 @@ TEST_CASE("l1_store_fence and the flushes: their one-branch fast path keeps the 
 // ---- the fixed versions ---------------------------------------------------------------------------
 
 TEST_CASE("ordering: the fixed versions pass 50 seeds in every mode under both profiles", "[emulation][ordering]") {
-    fixed_passes("write, flush, sem_inc", 50, kWriteIncFixed);
-    fixed_passes("write, flush, inline write", 50, kWriteInlineFixed);
-    fixed_passes("store, fence, noc_write", 50, kStoreFixed);
-    fixed_passes("store, fence, noc_write_mcast", 50, kStoreMcastFixed);
-    fixed_passes("store, fence, sem_set_mcast", 50, kStoreSetMcastFixed);
+    fixed_passes("write, flush, sem_inc", kccl_tests::sweep_seeds(50), kWriteIncFixed);
+    fixed_passes("write, flush, inline write", kccl_tests::sweep_seeds(50), kWriteInlineFixed);
+    fixed_passes("store, fence, noc_write", kccl_tests::sweep_seeds(50), kStoreFixed);
+    fixed_passes("store, fence, noc_write_mcast", kccl_tests::sweep_seeds(50), kStoreMcastFixed);
+    fixed_passes("store, fence, sem_set_mcast", kccl_tests::sweep_seeds(50), kStoreSetMcastFixed);
 }
 
 TEST_CASE("ordering: the fixed versions pass 1000 seeds in every mode under both profiles", "[emulation][ordering][long]") {

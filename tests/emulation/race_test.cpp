@@ -9,6 +9,7 @@
 #include <hal/contract.hpp>
 
 #include <string>
+#include "sweep.hpp"
 
 using namespace kccl::test;
 namespace topo = kccl::emu::topology;
@@ -118,7 +119,7 @@ TEST_CASE("race detector: a run failed by the detector alone (no adversary) repl
 
 TEST_CASE("race detector: data to DRAM, barrier, then the signal: no report over 200 seeds", "[emulation][race]") {
     for (const RunOptions& o : one_run_each_mode()) KCCL_REQUIRE_OK(dram_then_signal(true, o));
-    for (uint64_t seed = 1; seed <= 200; ++seed) KCCL_REQUIRE_OK(dram_then_signal(true, with_race(adversarial(seed))));
+    for (uint64_t seed = 1; seed <= kccl_tests::sweep_seeds(200); ++seed) KCCL_REQUIRE_OK(dram_then_signal(true, with_race(adversarial(seed))));
 }
 
 // ---- 2. signal before the data write ---------------------------------------------------------------
@@ -165,7 +166,7 @@ TEST_CASE("race detector: a signal before the data write is reported on the firs
 TEST_CASE("race detector: the data write before the signal (N1, same destination): no report over 200 seeds",
           "[emulation][race]") {
     for (const RunOptions& o : one_run_each_mode()) KCCL_REQUIRE_OK(signal_then_data(true, o));
-    for (uint64_t seed = 1; seed <= 200; ++seed) KCCL_REQUIRE_OK(signal_then_data(true, with_race(adversarial(seed))));
+    for (uint64_t seed = 1; seed <= kccl_tests::sweep_seeds(200); ++seed) KCCL_REQUIRE_OK(signal_then_data(true, with_race(adversarial(seed))));
 }
 
 // ---- 3. noc_read used before its barrier ---------------------------------------------------------
@@ -349,7 +350,7 @@ void fixed_versions_pass(uint32_t n) {
         }
 }
 
-TEST_CASE("race detector: every fixed version passes 50 seeds in every mode", "[emulation][race]") { fixed_versions_pass(50); }
+TEST_CASE("race detector: every fixed version passes 50 seeds in every mode", "[emulation][race]") { fixed_versions_pass(kccl_tests::sweep_seeds(50)); }
 
 TEST_CASE("race detector: every fixed version passes 1000 seeds in every mode", "[emulation][race][long]") {
     const auto t0 = std::chrono::steady_clock::now();

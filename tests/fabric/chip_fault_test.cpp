@@ -352,12 +352,13 @@ TEST_CASE("chip fabric faults: each ends in a named report, never a hang", "[fab
 }
 
 namespace {
+constexpr uint32_t kMeshRawWord = 0x5EED1234u;  // the raw packet's inline word (mesh_raw)
+
 /// On a 1 x 3 mesh, rank 0 sends one raw 2D packet along E, E to rank 2 whose destination word
 /// names (`chip`, `mesh`); or (`fill_unfed`) rank 1 increments the fill semaphore of its E
 /// router's sender channel from N, which no router feeds. `wait_delivery`: rank 2 waits until the
 /// packet's inline word has landed in its scratch. Returns the run's report.
 emu::RunReport mesh_raw(uint32_t chip_of_rank, uint32_t mesh, bool fill_unfed, bool wait_delivery = false) {
-    constexpr uint32_t word = 0x5EED1234u;
     cf::BedOptions o;
     o.topology = "mesh";
     o.kind = fh::FabricKind::mesh_2d;
@@ -379,7 +380,7 @@ emu::RunReport mesh_raw(uint32_t chip_of_rank, uint32_t mesh, bool fill_unfed, b
             f.route = (fc::route_dest_bytes + 1u) | (uint32_t(cmds.size()) << 16);
             f.dst_xy = link.peer_xy(1);
             f.dst_l1 = b.scratch_l1;
-            f.value = word;
+            f.value = kMeshRawWord;
             volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(b.output_l1, hb));
             fc::write_header(h, f, uint32_t(cmds.size()), [&](uint32_t i) { return cmds[i]; });
             fc::Connection& c = link.connection(link.route_dir(2));
@@ -387,7 +388,7 @@ emu::RunReport mesh_raw(uint32_t chip_of_rank, uint32_t mesh, bool fill_unfed, b
             c.write(hal, b.output_l1, hb, 0, 0);
         }
         if (link.rank() == 2 && wait_delivery)
-            while (hal.sem_read(b.scratch_l1) != word) hal.idle();
+            while (hal.sem_read(b.scratch_l1) != kMeshRawWord) hal.idle();
         if (link.rank() == 1 && fill_unfed) {
             const uint32_t e = hal.arg(cf::bed_args + fc::wargs::router_xy + uint32_t(fc::Dir::E));
             hal.sem_inc(hal.noc_addr(e & 0xFFFFu, e >> 16, rl.fill_sem(1 + uint32_t(fc::Dir::N))), 1);

@@ -223,7 +223,7 @@ TEST_CASE("spec_of: a PatternArgs run as the layout builder's spec, and what it 
     CHECK_THROWS_WITH(kccl::emu::fabric::spec_of(r, 1, 8, 4), Catch::Contains("this pattern reduces to PE 0"));
 }
 
-TEST_CASE("wafer auto vs emulated cycles: within 1.05x of the best implemented pattern, sampled", "[fabric][auto][programs]") {
+TEST_CASE("wafer auto vs emulated cycles: within 1.05x of the best implemented pattern, sampled", "[fabric][auto][programs][sweep]") {
     for (uint32_t P : {2u, 7u, 27u, 64u})
         for (uint32_t B : {1u, 40u, 1024u}) {
             check_auto_emulated(kf::Collective::reduce, P, B);
@@ -316,7 +316,7 @@ void check_auto_emulated_2d(kf::Collective coll, uint32_t M, uint32_t N, uint32_
 
 }  // namespace
 
-TEST_CASE("wafer auto vs emulated cycles in 2D: within 1.05x of the best implemented pattern, sampled", "[fabric][auto][programs]") {
+TEST_CASE("wafer auto vs emulated cycles in 2D: within 1.05x of the best implemented pattern, sampled", "[fabric][auto][programs][sweep]") {
     for (uint32_t M : {2u, 3u, 5u})
         for (uint32_t B : {1u, 40u}) {
             check_auto_emulated_2d(kf::Collective::reduce, M, M, B);

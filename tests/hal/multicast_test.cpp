@@ -9,6 +9,7 @@
 
 #include <string>
 #include <vector>
+#include "sweep.hpp"
 
 using namespace kccl::test;
 namespace topo = kccl::emu::topology;
@@ -210,7 +211,7 @@ TEST_CASE("multicast: the broadcast with noc_writes_flushed() between data and f
         KCCL_REQUIRE_OK(rep);
         for (const auto& core : rep.cores) REQUIRE(core.value == 0);
     }
-    for (uint64_t seed = 1; seed <= 200; ++seed) {
+    for (uint64_t seed = 1; seed <= kccl_tests::sweep_seeds(200); ++seed) {
         RunOptions o = adversarial(seed);
         if (seed % 4 == 0) o.race = RunOptions::RaceCheck::on;
         const RunReport rep = broadcast(/*flush=*/true, o);
