@@ -7,6 +7,7 @@
 #include <hal/config.hpp>
 
 #include <atomic>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,38 @@ TEST_CASE("dirty L1 is seeded (same seed, same garbage), off without the adversa
     Cluster c(topo::single_chip(small_chip()));
     c.scramble_memory(5);
     REQUIRE(c.read32(c.chip(0).worker(3, 1), 0x40) != 0);
+}
+
+TEST_CASE("dirty L1: the garbage repeats nowhere: every 4 KiB block, core and seed its own", "[emulation][dirty]") {
+    // What a program finds must not be a pattern it could pass by luck: no two blocks of a core
+    // alike, no two cores alike, another seed other bytes; and hardly a zero word anywhere.
+    auto snapshot = [](uint64_t seed, uint32_t x) {
+        Cluster c(topo::single_chip(small_chip()));
+        c.scramble_memory(seed);
+        const auto m = c.l1(c.chip(0).worker(x, 1));
+        return std::vector<uint8_t>(m.begin(), m.end());
+    };
+    const std::vector<uint8_t> a = snapshot(5, 0), b = snapshot(5, 1), a6 = snapshot(6, 0);
+    REQUIRE(a.size() == 64 * 1024);
+    REQUIRE(a == snapshot(5, 0));  // seeded
+    constexpr size_t kBlock = 4096;
+    uint32_t zero_words = 0;
+    for (size_t i = 0; i + 4 <= a.size(); i += 4) {
+        uint32_t w;
+        std::memcpy(&w, a.data() + i, 4);
+        zero_words += w == 0;
+    }
+    CHECK(zero_words < 4);  // 16384 random words: a zero is a 1-in-4-billion event each
+    for (size_t i = 0; i < a.size(); i += kBlock)
+        for (size_t j = i + kBlock; j < a.size(); j += kBlock) {
+            INFO("blocks at " << i << " and " << j);
+            CHECK(std::memcmp(a.data() + i, a.data() + j, kBlock) != 0);
+        }
+    for (size_t i = 0; i < a.size(); i += kBlock) {
+        INFO("block at " << i);
+        CHECK(std::memcmp(a.data() + i, b.data() + i, kBlock) != 0);   // another core
+        CHECK(std::memcmp(a.data() + i, a6.data() + i, kBlock) != 0);  // another seed
+    }
 }
 
 TEST_CASE("programs back to back: a chip starts program p+1 when its own kernels of p are done", "[emulation][programs]") {
