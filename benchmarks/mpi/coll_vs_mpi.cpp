@@ -24,6 +24,11 @@
 //   warm-up), vs_floor = busGBps / floor_busGBps (how much of the floor the emulation reaches),
 //   ceiling_vs_mpi = floor_busGBps / mpi_busGBps: the most any emulation on that engine could
 //   reach against MPI on this machine. Below 2, twice MPI's busbw is out of reach there.
+//   The data-path floor: the same loops, but every received byte copied as many times as the
+//   transport's path must (IPCQ, whose ring all_gather puts straight into place: once, the floor
+//   itself; EDM: three times, through two 16 KiB staging buffers, as worker -> EDM, Ethernet,
+//   EDM -> worker), staging buffers cache-resident, so it bounds the emulation from above:
+//   path_floor_busGBps, path_ceiling_vs_mpi = path_floor_busGBps / mpi_busGBps.
 //   Environment: KCCL_MPIRUN (default: the mpiexec CMake found), KCCL_MPI_COLL (default: the
 //   built kccl_mpi_coll), KCCL_MPIRUN_ARGS (default "--oversubscribe": 8 ranks on fewer cores).
 //   As root Open MPI also needs OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.
@@ -84,8 +89,13 @@ double mpi_bus_gbps(const char* op, uint64_t bytes, uint32_t iters) {
 /// nccl-tests' bus-bandwidth factor of `op` on kRanks ranks.
 double bus_factor(Op op) { return op == Op::all_reduce ? 2.0 * (kRanks - 1) / kRanks : double(kRanks - 1) / kRanks; }
 
+/// Bytes of the staging buffers of the data-path floor (one EDM packet, the benchmark's size).
+constexpr uint64_t kStageBytes = 16384;
+
 /// The floor of `op` at `bytes` on `threads` host threads (see the header): its busbw in GB/s.
-double floor_bus_gbps(Op op, uint64_t bytes, unsigned threads) {
+/// `hops`: copies each received byte makes (1: straight into place; 3: EDM's data path, through
+/// two staging buffers of kStageBytes on the way, as worker -> EDM, Ethernet, EDM -> worker).
+double floor_bus_gbps(Op op, uint64_t bytes, unsigned threads, unsigned hops = 1) {
     const uint64_t piece = bytes / kRanks;  // bytes of one rank's piece (all_gather: its input)
     const uint64_t in_bytes = op == Op::all_reduce ? bytes : piece;
     std::vector<std::unique_ptr<float[]>> in(kRanks), out(kRanks);
@@ -96,15 +106,36 @@ double floor_bus_gbps(Op op, uint64_t bytes, unsigned threads) {
         std::memset(out[r].get(), 0, bytes);
     }
     const uint64_t pe = piece / 4;  // elements of a piece
+    // staging buffers per rank for hops > 1 (each rank runs on one thread at a time)
+    std::vector<std::unique_ptr<uint8_t[]>> stage(kRanks);
+    for (auto& st : stage) st.reset(new uint8_t[2 * kStageBytes]);
+    // n bytes src -> dst in `hops` copies: through the rank's staging buffers, a block at a time
+    auto move = [&](uint32_t r, void* dst, const void* src, uint64_t n) {
+        if (hops <= 1) return (void)std::memcpy(dst, src, n);
+        uint8_t* a = stage[r].get();
+        uint8_t* b = a + kStageBytes;
+        for (uint64_t o = 0; o < n; o += kStageBytes) {
+            const uint64_t k = std::min(kStageBytes, n - o);
+            std::memcpy(a, static_cast<const uint8_t*>(src) + o, k);
+            for (unsigned h = 2; h < hops; ++h) std::memcpy(h % 2 ? a : b, h % 2 ? b : a, k);
+            std::memcpy(static_cast<uint8_t*>(dst) + o, (hops - 1) % 2 ? a : b, k);  // copy hops - 1 left it there
+        }
+    };
     auto reduce_piece = [&](uint32_t r) {  // out[r][piece r] = sum over q of in[q][piece r]
         constexpr uint64_t kBlock = 1024;
         alignas(64) float acc[kBlock];
+        alignas(64) float got[kBlock];
         for (uint64_t b = 0; b < pe; b += kBlock) {
             const uint64_t n = std::min(kBlock, pe - b);
-            const float* s0 = in[0].get() + r * pe + b;
+            const float* s0 = in[r].get() + r * pe + b;  // the rank's own part, local
             for (uint64_t i = 0; i < n; ++i) acc[i] = s0[i];
-            for (uint32_t q = 1; q < kRanks; ++q) {
+            for (uint32_t q = 0; q < kRanks; ++q) {
+                if (q == r) continue;
                 const float* s = in[q].get() + r * pe + b;
+                if (hops > 1) {  // a received part: over the data path first
+                    move(r, got, s, n * 4);
+                    s = got;
+                }
                 for (uint64_t i = 0; i < n; ++i) acc[i] += s[i];
             }
             std::memcpy(out[r].get() + r * pe + b, acc, n * 4);
@@ -112,8 +143,7 @@ double floor_bus_gbps(Op op, uint64_t bytes, unsigned threads) {
     };
     auto gather_into = [&](uint32_t r) {  // the other ranks' pieces into rank r's output
         for (uint32_t q = 0; q < kRanks; ++q)
-            if (q != r)
-                std::memcpy(out[r].get() + q * pe, op == Op::all_reduce ? out[q].get() + q * pe : in[q].get(), piece);
+            if (q != r) move(r, out[r].get() + q * pe, op == Op::all_reduce ? out[q].get() + q * pe : in[q].get(), piece);
     };
     auto run_ranks = [&](auto&& fn) {  // ranks split over the threads
         if (threads <= 1) {
@@ -173,7 +203,8 @@ void coll_vs_mpi(benchmark::State& state, Op op, Transport tr, kccl::emu::Engine
     const double bus = bus_factor(op);
     const char* opname = op == Op::all_reduce ? "all_reduce" : "all_gather";
     const unsigned floor_threads = engine == kccl::emu::Engine::fibers ? 1u : std::max(1u, std::thread::hardware_concurrency());
-    double gbps_sum = 0, mpi_sum = 0, floor_sum = 0;
+    double gbps_sum = 0, mpi_sum = 0, floor_sum = 0, path_sum = 0;
+    const unsigned hops = tr == Transport::edm ? 3u : 1u;  // the transport's copies per received byte
     uint64_t runs = 0;
     for (auto _ : state) {
         const kccl::emu::RunReport rep = grp.run(ro);
@@ -194,7 +225,9 @@ void coll_vs_mpi(benchmark::State& state, Op op, Transport tr, kccl::emu::Engine
         }
         mpi_sum += m;
         state.PauseTiming();
-        floor_sum += floor_bus_gbps(op, bytes, floor_threads);
+        const double fl = floor_bus_gbps(op, bytes, floor_threads);
+        floor_sum += fl;
+        path_sum += hops > 1 ? floor_bus_gbps(op, bytes, floor_threads, hops) : fl;
         state.ResumeTiming();
         ++runs;
     }
@@ -206,6 +239,8 @@ void coll_vs_mpi(benchmark::State& state, Op op, Transport tr, kccl::emu::Engine
     state.counters["floor_busGBps"] = floor_sum / double(runs);
     state.counters["vs_floor"] = gbps_sum / floor_sum;
     state.counters["ceiling_vs_mpi"] = floor_sum / mpi_sum;
+    state.counters["path_floor_busGBps"] = path_sum / double(runs);
+    state.counters["path_ceiling_vs_mpi"] = path_sum / mpi_sum;
     state.counters["method"] = double(int(L.shape.method));
 }
 

@@ -176,6 +176,14 @@ constexpr const char* allowed_methods(Op op) {
     return uint32_t(op) < kOpCount ? detail::kAllowedText.text + detail::kAllowedText.at[uint32_t(op)] : "";
 }
 
+/// Whether (op, method) moves its chunks by puts on a link that has them (link.hpp PUTS; every
+/// step marked Step::put): the ring and line all_gather. Such a chunk is one message whatever its
+/// size, so a plan may make its chunks larger than a slot.
+constexpr bool moves_by_puts(Op op, Method m) {
+    return op == Op::all_gather && (m == Method::ring_cw || m == Method::ring_ccw || m == Method::ring_bidir ||
+                                    m == Method::ring_meet_middle || m == Method::line);
+}
+
 /// A default method, like GCL's "auto": what the cost formulas in docs/collectives-algorithms.md favour for
 /// `bytes` per rank (the op's input size) on this topology. `routed`: the transport can reach any
 /// rank (multi-hop methods allowed). Thresholds (documented there):

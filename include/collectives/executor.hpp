@@ -334,8 +334,19 @@ public:
         in_base_ = p.buf.input;
     }
 
-    /// Before the first step: prepare this rank's contribution.
+    /// Before the first step: open this collective's put window (links with puts: one epoch per
+    /// collective on every rank, so the counts match), prepare this rank's contribution.
     void begin() {
+        // Steps marked Step::put write into the receiver's output: it opens its window now, when
+        // nothing of its previous collective is still read there (it returned from it).
+        // An output that overlaps the input (in place) is not free at the start: no puts then.
+        if constexpr (link_puts<Link>) {
+            const uint64_t in_b = uint64_t(grid(p_.shape, Buf::input)) * p_.chunk_elems * eb;
+            const uint64_t out_b = uint64_t(grid(p_.shape, Buf::output)) * p_.chunk_elems * eb;
+            const uint64_t i0 = p_.buf.input, o0 = p_.buf.output;
+            puts_on_ = !(in_b && out_b && i0 < o0 + out_b && o0 < i0 + in_b);
+            link_.open_window(puts_on_ ? p_.buf.output : kNoWindow);
+        }
         if constexpr (Red::has_prepare) {
             const uint32_t n = grid(p_.shape, Buf::input) * p_.chunk_elems;
             if (op_reduces(p_.shape.op) && n) {
@@ -351,6 +362,12 @@ public:
         const uint32_t n = s.count * p_.chunk_elems;
         const uint32_t from = verb_receives(s.verb) ? dir(s.recv_peer, false, s) : no_dir;
         const uint32_t to = verb_sends(s.verb) ? tx(s.send_peer, s) : no_dir;
+        if constexpr (link_puts<Link>) {  // a chunk lands at its place on the receiver, in one put
+            if (puts(s) && s.verb == Verb::send) return put<Red>(link_, to, addr(s.src), n, remote(to, addr(s.dst)));
+            if (puts(s) && s.verb == Verb::recv_copy_send)
+                return recv_copy_put<Red>(link_, from, to, addr(s.dst), n, remote(to, addr(s.dst)));
+            if (puts(s) && s.verb == Verb::recv) return recv_put<Red>(link_, from, addr(s.dst), n);
+        }
         switch (s.verb) {
             case Verb::send: send<Red>(link_, to, addr(s.src), n); break;
             case Verb::recv: recv<Red>(link_, from, addr(s.dst), n); break;
@@ -440,8 +457,9 @@ public:
             c.from = verb_receives(c.s.verb) ? dir(c.s.recv_peer, false, c.s) : no_dir;
             c.to = verb_sends(c.s.verb) ? tx(c.s.send_peer, c.s) : no_dir;
             // pieces only for steps that use the link: local steps have none, and a one-rank
-            // group's link has no message size at all (piece_elems would fail)
-            c.pieces = c.from != no_dir || c.to != no_dir ? detail::pieces(c.n, piece_elems<T>(link_)) : 1;
+            // group's link has no message size at all (piece_elems would fail); a put moves the
+            // chunk in one message
+            c.pieces = (c.from != no_dir || c.to != no_dir) && !puts(c.s) ? detail::pieces(c.n, piece_elems<T>(link_)) : 1;
             c.piece = 0;
             c.off = 0;
         }
@@ -450,11 +468,20 @@ public:
             next_step(c);
             return true;
         }
-        const uint32_t pe = piece_elems<T>(link_);
+        const uint32_t pe = puts(c.s) ? c.n : piece_elems<T>(link_);
         const uint32_t e = c.n - c.off < pe ? c.n - c.off : pe;
         const uint32_t b = e * eb, o = c.off * eb;
         if (c.pending) return try_finish_send(c, e);
         if (c.s.verb == Verb::send) {
+            if constexpr (link_puts<Link>) {
+                if (puts(c.s)) {
+                    uint32_t peer;
+                    if (!remote(c.to, addr(c.s.dst) + o, peer, false) || !link_.try_put(c.to, addr(c.s.src) + o, b, peer))
+                        return false;
+                    next_piece(c, e);
+                    return true;
+                }
+            }
             if (!link_.try_send(c.to, addr(c.s.src) + o, b)) return false;
             next_piece(c, e);
             return true;
@@ -467,6 +494,11 @@ public:
                 .s(" bytes but this rank expects ").u(b)
                 .s(" (sender and receiver must agree on the chunk size and use links with one message size)");
             detail::die(m);
+        }
+        if (KCCL_UNLIKELY(v.landed)) {  // a put: only where this step said, at its dst
+            if (!c.s.put || (c.s.verb != Verb::recv && c.s.verb != Verb::recv_copy_send))
+                detail::unexpected_put(c.from, v, verb_name(c.s.verb));
+            if (v.l1 != addr(c.s.dst) + o) detail::misplaced_put(c.from, v, addr(c.s.dst) + o, verb_name(c.s.verb));
         }
         switch (c.s.verb) {
             case Verb::recv:
@@ -530,7 +562,16 @@ private:
     }
 
     bool try_finish_send(Cursor& c, uint32_t e) {
-        if (!link_.try_send(c.to, c.send_l1, c.send_bytes)) return false;
+        bool sent = false;
+        if constexpr (link_puts<Link>) {
+            if (puts(c.s) && c.s.verb == Verb::recv_copy_send) {  // forwarded from dst into the same chunk there
+                const uint32_t at = addr(c.s.dst) + c.off * eb;
+                uint32_t peer;
+                if (!remote(c.to, at, peer, false) || !link_.try_put(c.to, at, c.send_bytes, peer)) return false;
+                sent = true;
+            }
+        }
+        if (!sent && !link_.try_send(c.to, c.send_l1, c.send_bytes)) return false;
         if (c.holding) link_.release(c.v);
         c.pending = c.holding = false;
         next_piece(c, e);
@@ -545,6 +586,38 @@ private:
         ++c.index;
     }
 
+    /// A step whose chunk is put (Step::put: the same output chunk on both ends) on this link.
+    bool puts(const Step& s) const { return link_puts<Link> && puts_on_ && s.put && s.dst.buf == Buf::output; }
+    /// The window base of a receiver that takes no puts this collective (its output overlaps its input).
+    static constexpr uint32_t kNoWindow = 0xFFFFFFFFu;
+    [[noreturn]] KCCL_NOINLINE void no_window(uint32_t d) const {
+        detail::Msg m;
+        m.s("collectives: executor: rank ").u(p_.rank).s(" puts on direction ").u(d)
+            .s(" to a rank whose output overlaps its input (in place), which takes no puts: every rank of a group runs ")
+            .s(op_name(p_.shape.op)).s(" in place, or none");
+        detail::die(m);
+    }
+    /// Puts: the receiver's L1 address of local output address `local` (the same output chunk,
+    /// at the base of the window the receiver on d opened for this collective), in `out`. The
+    /// window is read once per direction per collective; `block`: wait for it, else false while
+    /// it is not open.
+    bool remote(uint32_t d, uint32_t local, uint32_t& out, bool block) {
+        const uint32_t bit = 1u << (d & 31u), i = d & (max_group_dirs - 1);
+        if (!(have_window_ & bit)) {
+            if (block) window_[i] = link_.peer_window(d);
+            else if (!link_.try_peer_window(d, window_[i])) return false;
+            if (KCCL_UNLIKELY(window_[i] == kNoWindow)) no_window(d);
+            have_window_ |= bit;
+        }
+        out = window_[i] + (local - p_.buf.output);
+        return true;
+    }
+    uint32_t remote(uint32_t d, uint32_t local) {
+        uint32_t out = 0;
+        remote(d, local, out, true);
+        return out;
+    }
+
     T* ptr(uint32_t l1, uint32_t n) { return reinterpret_cast<T*>(link_.hal().l1_ptr(l1, n * eb)); }
     uint32_t addr(ChunkRef c) const {
         const uint32_t base = c.buf == Buf::input ? in_base_ : c.buf == Buf::output ? p_.buf.output : p_.buf.scratch;
@@ -555,13 +628,13 @@ private:
     /// deadlock the ring, which on hardware would hang without a message.
     uint32_t tx(uint32_t peer, const Step& s) {
         const uint32_t d = dir(peer, true, s);
-        if (KCCL_UNLIKELY(!(checked_ & (1u << (d & 31u))))) check_slots(d);
+        if (KCCL_UNLIKELY(!(checked_ & (1u << (d & 31u))))) check_slots(d, puts(s));
         return d;
     }
-    KCCL_NOINLINE void check_slots(uint32_t d) {
+    KCCL_NOINLINE void check_slots(uint32_t d, bool put) {
         checked_ |= 1u << (d & 31u);
         const uint32_t have = link_.slots(d);
-        const uint32_t k = detail::pieces(p_.chunk_elems, piece_elems<T>(link_));
+        const uint32_t k = put ? 1u : detail::pieces(p_.chunk_elems, piece_elems<T>(link_));  // a put: one message a chunk
         const uint64_t need = slots_needed(p_.shape, k);
         if (KCCL_LIKELY(have >= need)) return;
         const uint32_t w = window_in_flight(p_.shape);
@@ -591,6 +664,9 @@ private:
     DirOf& dir_of_;
     uint32_t in_base_ = 0;
     uint32_t checked_ = 0;  ///< directions whose slots were checked (bit d)
+    bool puts_on_ = false;                   ///< puts this collective (a link with puts, not in place)
+    uint32_t have_window_ = 0;               ///< puts: directions whose window base is read (bit d)
+    uint32_t window_[max_group_dirs] = {};   ///< puts: the base each direction's receiver opened
 };
 
 /// Steps of a lane the merged / interleaved executors keep at once (LaneStream): a refill resumes

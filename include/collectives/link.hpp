@@ -45,6 +45,22 @@
 //   (0-byte messages included). Lengths need no alignment. A message larger than
 //   max_message_bytes() is an error (device error path naming the link, direction and sizes).
 //
+// PUTS (optional capability; link_puts<L>; IPCQ has it, EDM does not)
+//   void open_window(base)                    one epoch on every direction: this core's window at
+//                                             L1 `base` opens to its senders, and its own puts
+//                                             move to the next epoch (both ends of a link call it
+//                                             equally often: the executor, once per collective)
+//   uint32_t peer_window(d)                   blocks until d's receiver opened this epoch's window;
+//                                             returns its base (try_peer_window(d, base): or false)
+//   void put(d, src_l1, n, peer_l1)           writes n bytes into the receiver's L1 at peer_l1 and
+//                                             sends a notice on d, in FIFO order with the sends;
+//                                             the receiver's recv gives a View with landed = true
+//                                             at peer_l1, its recv_into(d, peer_l1, ..) copies
+//                                             nothing (try_put: or false if it would block)
+//   A put crosses the NoC once: no slot, no copy out of it (the "receive into the destination"
+//   of tt-metal's CCL ops). kccl's executor puts only where both ends' schedules say where the
+//   chunk lands (Step::put), and a notice that landed elsewhere is a device error.
+//
 // C++17, freestanding, no heap, no exceptions.
 #pragma once
 
@@ -63,6 +79,7 @@ struct View {
     uint32_t bytes = 0;  ///< message length in bytes
     uint32_t dir = 0;    ///< direction it came from
     uint32_t seq = 0;    ///< the model's sequence number of the message on `dir` (for release)
+    bool landed = false; ///< a put (PUTS below): the payload is where the sender wrote it, not in a slot
 };
 
 /// "No direction": a peer that is not a neighbour, an absent link.
@@ -115,6 +132,16 @@ struct has_max_held<L, void_t<decltype(L::max_held_views)>>
 /// The heap-free error-message builder (kccl/hal/config.hpp).
 using Msg = ::kccl::detail::Msg;
 [[noreturn]] inline void die(const Msg& m) { ::kccl::detail::assert_fail("collectives", m.buf, __FILE__, __LINE__); }
+
+template <class L, class = void>
+struct has_puts : std::false_type {};
+template <class L>
+struct has_puts<L, void_t<decltype(std::declval<L&>().open_window(uint32_t{})),
+                          decltype(std::declval<L&>().peer_window(uint32_t{})),
+                          decltype(std::declval<L&>().try_peer_window(uint32_t{}, std::declval<uint32_t&>())),
+                          decltype(std::declval<L&>().put(uint32_t{}, uint32_t{}, uint32_t{}, uint32_t{})),
+                          decltype(std::declval<L&>().try_put(uint32_t{}, uint32_t{}, uint32_t{}, uint32_t{}))>>
+    : std::true_type {};
 
 }  // namespace detail
 
@@ -248,6 +275,10 @@ GroupArgs load_group_args(H& hal, uint32_t base = 0) {
     g.link_args = base + hal.arg(base + a::link_args);
     return g;
 }
+
+/// True when L offers puts (PUTS above).
+template <class L>
+inline constexpr bool link_puts = detail::has_puts<L>::value;
 
 #if KCCL_HAS_CONCEPTS
 /// C++20 spelling of is_link_v, for `template <kccl::coll::Link L>`.

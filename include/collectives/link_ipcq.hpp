@@ -3,9 +3,10 @@
 //   kccl::coll::IpcqLink<H> link(hal, link_arg_base);   // args from coll::host::GroupPlan
 //   link.send(Nsew::E, src_l1, n);  View v = link.recv(Nsew::W);  ...  link.release(v);
 //   link.quiesce();
+//   link.open_window(out_l1);  link.put(Nsew::E, src_l1, n, link.peer_window(Nsew::E) + off);   // puts
 //
 // Directions are the IPCQ direction set's (Nsew: N=0 S=1 E=2 W=3). A view is the rx slot itself
-// (zero copy; DRAM placement: the one-slot staging buffer). max_message_bytes() is the smallest
+// (zero copy; DRAM placement: the one-slot staging buffer), or where a put landed. max_message_bytes() is the smallest
 // slot size over the installed directions (the group plan gives them all one size).
 // Link arguments: [0] the IPCQ block address (ipcq::host::Plan::runtime_args).
 #pragma once
@@ -83,11 +84,20 @@ public:
         s.info.nbytes = v.bytes;
         q_.release(s);
     }
-    uint32_t recv_into(uint32_t d, uint32_t dst_l1, uint32_t capacity) { return q_.recv(d, dst_l1, capacity); }
+    /// A put notice must have landed at dst_l1 (the executor told its sender where): nothing is
+    /// copied then; a plain message is copied out of its slot.
+    uint32_t recv_into(uint32_t d, uint32_t dst_l1, uint32_t capacity) { return q_.recv_in_place(d, dst_l1, capacity); }
     void quiesce() { q_.quiesce(); }
 
+    // puts (the link concept's optional capability, link.hpp "PUTS")
+    void open_window(uint32_t base) { q_.open_window(base); }
+    uint32_t peer_window(uint32_t d) { return q_.peer_window(d); }
+    bool try_peer_window(uint32_t d, uint32_t& base) { return q_.try_peer_window(d, base); }
+    void put(uint32_t d, uint32_t src_l1, uint32_t n, uint32_t peer_l1) { q_.put(d, src_l1, n, peer_l1); }
+    bool try_put(uint32_t d, uint32_t src_l1, uint32_t n, uint32_t peer_l1) { return q_.try_put(d, src_l1, n, peer_l1); }
+
 private:
-    static View view(const ipcq::Slot& s) { return View{s.l1, s.info.nbytes, s.dir, s.seq}; }
+    static View view(const ipcq::Slot& s) { return View{s.l1, s.info.nbytes, s.dir, s.seq, s.landed}; }
 
     H& hal_;
     queues_type q_;

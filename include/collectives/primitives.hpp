@@ -105,11 +105,28 @@ inline void check_piece(uint32_t from, uint32_t got, uint32_t expect_bytes, cons
     }
 }
 
-/// Receives the next piece as a view (IPCQ: the rx slot; EDM: the landing buffer), checking its length.
+/// A put (link.hpp PUTS) arrived at a step that did not tell its sender where to put.
+[[noreturn]] KCCL_COLD inline void unexpected_put(uint32_t from, const View& v, const char* verb) {
+    Msg m;
+    m.s("collectives: ").s(verb).s(": a piece from direction ").u(from).s(" was put at L1 ").hex(v.l1)
+        .s(", but this step does not receive puts (sender and receiver schedules disagree on Step::put)");
+    die(m);
+}
+/// A put landed somewhere other than where this step receives it.
+[[noreturn]] KCCL_COLD inline void misplaced_put(uint32_t from, const View& v, uint32_t want, const char* verb) {
+    Msg m;
+    m.s("collectives: ").s(verb).s(": a piece from direction ").u(from).s(" was put at L1 ").hex(v.l1)
+        .s(" but this rank receives it at ").hex(want).s(" (sender and receiver disagree on where it lands)");
+    die(m);
+}
+
+/// Receives the next piece as a view (IPCQ: the rx slot; EDM: the landing buffer), checking its
+/// length. A put is an error here: the verbs that take views reduce into them.
 template <class L>
 View recv_piece(L& link, uint32_t from, uint32_t expect_bytes, const char* verb) {
     View v = link.recv(from);
     check_piece(from, v.bytes, expect_bytes, verb);
+    if (KCCL_UNLIKELY(v.landed)) unexpected_put(from, v, verb);
     return v;
 }
 
@@ -182,6 +199,34 @@ void recv_copy_send_multicast(L& link, uint32_t from, const uint32_t* to, uint32
         detail::recv_piece_into(link, from, dst_l1 + o, b, "recv_copy_send");
         link.send_multicast(to, n_to, dst_l1 + o, b);
     });
+}
+
+// Puts (link.hpp PUTS): a chunk moves as ONE put of all its bytes — a put is not limited by the
+// slot, so a chunk need not be cut into pieces — and the receiver takes it as one message. Both
+// ends of a put step use these three (the executor: steps marked Step::put, on a link with puts).
+
+/// src -> the receiver's L1 at peer_dst (inside the window peer_window(to) gave), one put.
+template <class X, class L>
+void put(L& link, uint32_t to, uint32_t src_l1, uint32_t n, uint32_t peer_dst) {
+    static_assert(link_puts<L>, "put needs a link with puts (link.hpp PUTS).");
+    link.put(to, src_l1, n * uint32_t(sizeof(elem_t<X>)), peer_dst);
+}
+
+/// from -> dst, where the sender put it (nothing copied; a put that landed elsewhere, or a plain
+/// message, is handled as recv_into says).
+template <class X, class L>
+void recv_put(L& link, uint32_t from, uint32_t dst_l1, uint32_t n) {
+    static_assert(link_puts<L>, "recv_put needs a link with puts (link.hpp PUTS).");
+    detail::recv_piece_into(link, from, dst_l1, n * uint32_t(sizeof(elem_t<X>)), "recv");
+}
+
+/// from -> dst (put there by the sender), and dst -> the next receiver's L1 at peer_dst (one put).
+template <class X, class L>
+void recv_copy_put(L& link, uint32_t from, uint32_t to, uint32_t dst_l1, uint32_t n, uint32_t peer_dst) {
+    static_assert(link_puts<L>, "recv_copy_put needs a link with puts (link.hpp PUTS).");
+    const uint32_t b = n * uint32_t(sizeof(elem_t<X>));
+    detail::recv_piece_into(link, from, dst_l1, b, "recv_copy_send");
+    link.put(to, dst_l1, b, peer_dst);
 }
 
 /// src -> to.

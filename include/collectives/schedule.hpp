@@ -129,6 +129,11 @@ struct Step {
     ChunkRef dst;        // local destination (copies / reduce results)
     uint32_t count;      // number of consecutive chunks this step covers (>= 1)
     Cast cast = Cast::unicast;  // the peer set of the send (for_each_send_peer(), algorithms.hpp)
+    /// The chunk lands at the same place on both ends: a send's receiver stores it at `dst` (a
+    /// chunk of ITS output), a receiving step's sender wrote it for this step's `dst`, and a
+    /// recv_copy_send's next receiver stores it at the same `dst`. A link with puts (link.hpp)
+    /// then writes it there directly (no slot, no copy); others ignore it.
+    bool put = false;
 };
 
 constexpr bool verb_receives(Verb v) {

@@ -106,6 +106,10 @@ struct DefaultPolicy {
     /// Mutation: send's full-ring wait (sleep mode) calls sem_wait_min(credit, target) even when
     /// the credit's interval crosses 2^32 (a wrapped credit never satisfies the unsigned >=).
     static constexpr bool unbounded_sleep = false;
+    /// Mutation: after the receiver's first window, put without waiting for the window of the
+    /// current epoch (reusing the last base: the receiver may still be reading its previous
+    /// collective's output there).
+    static constexpr bool put_without_window = false;
 };
 
 /// A received message: its slot stays owned by the kernel until release().
@@ -113,7 +117,8 @@ struct Slot {
     uint32_t dir = 0;
     uint32_t seq = 0;   ///< the link's counter value of this message (QueueConfig::initial_counter + k, mod 2^32)
     uint32_t l1 = 0;    ///< L1 address of the payload (the rx slot, or the DRAM staging slot)
-    MsgInfo info{};     ///< nbytes, dtype, shape as given to send
+    MsgInfo info{};     ///< nbytes, dtype, shape as given to send (a put: put_notice(nbytes, landing address))
+    bool landed = false;  ///< a put: the payload is at l1, where the sender wrote it, not in a slot
 };
 
 /// Handle returned by recv_async: a reservation of one message (the next one on `dir` not yet
@@ -172,6 +177,10 @@ public:
             const uint32_t peer_rec = rd(r + layout::kCfgPeerRecord);
             q.peer_head_mb = hal.noc_addr(px, py, peer_rec + layout::kHeadMailbox);
             q.peer_credit_mb = hal.noc_addr(px, py, peer_rec + layout::kCreditMailbox);
+            q.peer_window_count = hal.noc_addr(px, py, peer_rec + layout::kWindowCount);
+            q.peer_window_base = hal.noc_addr(px, py, peer_rec + layout::kWindowBase);
+            q.peer_x = px;
+            q.peer_y = py;
             q.peer_desc = hal.noc_addr(px, py, rd(r + layout::kCfgPeerDesc));
             q.peer_rx = hal.noc_addr(rd(r + layout::kCfgPeerRxX), rd(r + layout::kCfgPeerRxY), rd(r + layout::kCfgPeerRxBase));
             q.rx_base = rd(r + layout::kCfgRxBase);
@@ -196,6 +205,9 @@ public:
             q.head_slot = hal.sem_read(r + layout::kHeadSlot);
             q.tail_slot = hal.sem_read(r + layout::kTailSlot);
             q.take_slot = q.tail_slot;
+            q.epoch = hal.sem_read(r + layout::kPutEpoch);
+            q.opened = hal.sem_read(r + layout::kOpened);
+            q.window_cache = hal.sem_read(r + layout::kWindowCount);
             if (KCCL_UNLIKELY(q.n_slots == 0 || q.head_slot >= q.n_slots || q.tail_slot >= q.n_slots)) {
                 detail::Msg m;
                 where(m, "init", d).s(": corrupt block: n_slots ").u(q.n_slots).s(", head slot ").u(q.head_slot)
@@ -253,8 +265,135 @@ public:
         return true;
     }
 
+    // ---- puts: the payload written straight into the receiver's L1 ------------------------------
+    // A receiver that knows where a message should land opens a WINDOW for its senders; a sender
+    // then writes the payload there itself and sends only a notice (a descriptor and the head, on
+    // the same ring and credits as a send), so the bytes cross the NoC once and are never copied
+    // out of a slot. Windows are counted per link: each open_window() call is one EPOCH on every
+    // installed direction (rx: a window opened for the peer; tx: an epoch begun), so both ends of
+    // every link must call it the same number of times (once per collective, for instance). A put
+    // of epoch k waits until the receiver has opened its k-th window: the receiver opens it only
+    // when it is done with what its previous epoch's puts wrote (it has received their notices
+    // and stopped reading there), so a fast sender cannot overwrite data the receiver still uses.
+    // The window's base (an L1 address the receiver chooses) reaches the sender with it; where in
+    // or beyond that window the sender writes is the caller's agreement (kccl's executor writes
+    // chunk c of the receiver's output at its base + the chunk's offset).
+
+    /// Begins one epoch: opens this core's window at L1 `base` to every rx peer, and starts the
+    /// next epoch of puts on every tx direction. Call it when nothing of the previous epoch's
+    /// puts into this core is still to be read (all their notices received and used).
+    void open_window(uint32_t base) {
+        for (uint32_t d = 0; d < kDirs; ++d) {
+            Q& q = q_[d];
+            if (q.flags & layout::kRx) {
+                q.opened += 1;
+                // base, then the count, to one core: in issue order (contract N1, inline writes)
+                hal_.noc_inline_write32(q.peer_window_base, base);
+                hal_.noc_inline_write32(q.peer_window_count, q.opened);
+                hal_.sem_set(q.rec + layout::kOpened, q.opened);
+            }
+            if (q.flags & layout::kTx) {
+                q.epoch += 1;
+                hal_.sem_set(q.rec + layout::kPutEpoch, q.epoch);
+            }
+        }
+    }
+
+    /// Blocks until the peer on d has opened the window of this core's current epoch, and returns
+    /// its base. Error if no epoch was begun (open_window).
+    uint32_t peer_window(uint32_t d) {
+        Q& q = q_[check(d, "peer_window", layout::kTx)];
+        check_epoch(q, d, "peer_window");
+        if (!window_open(q)) {
+            if (reuse_window(q)) return q.window_base;
+            wait_window(q);
+        }
+        return q.window_base = hal_.sem_read(q.rec + layout::kWindowBase);
+    }
+    /// The same without blocking: false (after returning pending credits) if it is not open yet.
+    bool try_peer_window(uint32_t d, uint32_t& base) {
+        Q& q = q_[check(d, "try_peer_window", layout::kTx)];
+        check_epoch(q, d, "try_peer_window");
+        if (!window_open(q) && reuse_window(q)) {
+            base = q.window_base;
+            return true;
+        }
+        if (!window_open(q)) {
+            refresh_window(q);
+            if (!window_open(q)) {
+                flush_credits();
+                return false;
+            }
+        }
+        base = q.window_base = hal_.sem_read(q.rec + layout::kWindowBase);
+        return true;
+    }
+
+    /// Writes nbytes from local `src_l1` to the peer's L1 at `peer_l1` (inside the window
+    /// peer_window(d) returned for this epoch), then sends a put notice on d (blocks while the
+    /// ring is full, as send). Any size (not limited by the slot). The receiver's recv returns a
+    /// Slot with landed = true and l1 = peer_l1. Error if the window of this epoch is not open.
+    KCCL_FORCEINLINE void put(uint32_t d, uint32_t src_l1, uint32_t nbytes, uint32_t peer_l1) {
+        Q& q = q_[check(d, "put", layout::kTx)];
+        require_window(q, d);
+        wait_space(q, d);
+        emit(q, d, src_l1, nbytes, put_notice(nbytes, peer_l1));
+    }
+    /// Non-blocking put: false (nothing done) if the ring is full.
+    bool try_put(uint32_t d, uint32_t src_l1, uint32_t nbytes, uint32_t peer_l1) {
+        Q& q = q_[check(d, "try_put", layout::kTx)];
+        require_window(q, d);
+        if (q.my_head - q.peer_tail_cache >= q.n_slots) {
+            refresh_tail(q);
+            if (q.my_head - q.peer_tail_cache >= q.n_slots) {
+                flush_credits();
+                return false;
+            }
+        }
+        emit(q, d, src_l1, nbytes, put_notice(nbytes, peer_l1));
+        return true;
+    }
+    /// Epoch of puts on d (open_window calls so far, from the block's install).
+    uint32_t put_epoch(uint32_t d) const { return q_[check(d, "put_epoch", 0)].epoch; }
+
 private:
     struct Q;
+    /// The window of q's epoch is open (wrap-aware: the peer is at most 2^31 windows ahead).
+    static KCCL_FORCEINLINE bool window_open(const Q& q) { return int32_t(q.window_cache - q.epoch) >= 0; }
+    /// The mutation put_without_window: a window was opened once, so use its base again.
+    KCCL_FORCEINLINE bool reuse_window(Q& q) {
+        if constexpr (!Policy::put_without_window) return false;
+        return q.window_cache != 0;  // the base an earlier epoch read, not read again
+    }
+    KCCL_FORCEINLINE void refresh_window(Q& q) { q.window_cache = hal_.sem_read(q.rec + layout::kWindowCount); }
+    KCCL_WAIT_PATH void wait_window(Q& q) {
+        refresh_window(q);
+        if (window_open(q)) return;
+        flush_credits();
+        while (!window_open(q)) {
+            // The count only grows towards epoch; sleep on `>= epoch` unless that interval wraps.
+            if (sleep_ && q.window_cache <= q.epoch) hal_.sem_wait_min(q.rec + layout::kWindowCount, q.epoch);
+            else hal_.idle();
+            refresh_window(q);
+        }
+    }
+    KCCL_FORCEINLINE void check_epoch(const Q& q, uint32_t d, const char* op) const {
+        if (KCCL_LIKELY(q.epoch != 0 || q.window_cache != 0 || q.opened != 0)) return;
+        detail::Msg m;
+        where(m, op, d).s(": no epoch begun on this block; call open_window() on every core of the group first");
+        die(m);
+    }
+    KCCL_FORCEINLINE void require_window(Q& q, uint32_t d) {
+        check_epoch(q, d, "put");
+        if constexpr (Policy::put_without_window) return;
+        if (KCCL_LIKELY(window_open(q))) return;
+        refresh_window(q);
+        if (window_open(q)) return;
+        detail::Msg m;
+        where(m, "put", d).s(": the peer has not opened the window of epoch ").u(q.epoch).s(" (it has opened ")
+            .u(q.window_cache).s("); call peer_window(d) before putting");
+        die(m);
+    }
     KCCL_FORCEINLINE void check_size(const Q& q, uint32_t d, uint32_t nbytes, const char* op) const {
         if (KCCL_LIKELY(nbytes <= q.slot_bytes)) return;
         size_error(q, d, nbytes, op);
@@ -265,7 +404,8 @@ private:
             .s(" bytes (allowed: nbytes <= slot_size)");
         die(m);
     }
-    /// Steps (2)-(6) of a send whose slot is free.
+    /// Steps (2)-(6) of a send whose slot is free. A put (info is a put notice) writes the
+    /// payload to the peer's L1 at put_address(info) instead of the slot.
     KCCL_FORCEINLINE void emit(Q& q, uint32_t d, uint32_t src_l1, uint32_t nbytes, MsgInfo info) {
         // Locals, not members: the backend's atomic stores make the compiler reload members
         // after every contract call; these stay in registers.
@@ -287,8 +427,12 @@ private:
             hal.noc_write(q.shadow_l1 + slot * layout::kDescBytes, q.peer_desc + slot * layout::kDescBytes,
                           layout::kDescBytes);
         }
-        // (3) payload: one NoC write into the peer's rx slot (or its DRAM region).
-        if (nbytes) hal.noc_write(src_l1, q.peer_rx + uint64_t(slot) * q.slot_bytes, nbytes);
+        // (3) payload: one NoC write into the peer's rx slot (or its DRAM region); a put's into
+        // the peer's L1 where the receiver's window says.
+        if (nbytes) {
+            if (is_put_notice(info)) hal.noc_write(src_l1, hal.noc_addr(q.peer_x, q.peer_y, put_address(info)), nbytes);
+            else hal.noc_write(src_l1, q.peer_rx + uint64_t(slot) * q.slot_bytes, nbytes);
+        }
         // (4) a DRAM payload and the head go to different destinations: order them explicitly.
         if constexpr (!Policy::skip_dram_barrier)
             if (q.dram) hal.noc_write_barrier();
@@ -354,6 +498,17 @@ public:
     uint32_t recv(uint32_t d, uint32_t dst_l1, uint32_t capacity) { return recv_copy(d, dst_l1, capacity, nullptr); }
     uint32_t recv(uint32_t d, uint32_t dst_l1, uint32_t capacity, const MsgInfo& expect) {
         return recv_copy(d, dst_l1, capacity, &expect);
+    }
+    /// Copy mode for a caller that told its sender where to put: like recv(d, dst_l1, capacity),
+    /// but a put notice must have landed at dst_l1 (else an error naming both addresses), and
+    /// then nothing is copied. A plain message is copied into dst_l1.
+    uint32_t recv_in_place(uint32_t d, uint32_t dst_l1, uint32_t capacity) {
+        Q& q = q_[check(d, "recv_in_place", layout::kRx)];
+        check_unreserved(q, d, "recv_in_place");
+        wait_data(q, d);
+        const Slot s = take(q, d, dst_l1, capacity, nullptr, true);
+        release(s);
+        return s.info.nbytes;
     }
     /// Non-blocking: true and the slot if a message from d is there.
     bool try_recv(uint32_t d, Slot& out) { return try_recv_impl(d, out, nullptr); }
@@ -435,6 +590,10 @@ private:
         uint32_t reserved = 0;                         // next message not promised to a future
         uint32_t head_slot = 0, take_slot = 0, tail_slot = 0;  // ring indices of my_head, taken, my_tail
         uint32_t credit_batch = 1, credited = 0;  // credited: last my_tail written to the peer
+        hal::noc_addr_t peer_window_count = 0, peer_window_base = 0;  // the peer's window mailbox
+        uint32_t peer_x = 0, peer_y = 0;
+        uint32_t epoch = 0, opened = 0, window_cache = 0;  // puts: my epoch, windows I opened, the peer's count
+        uint32_t window_base = 0;  // the base the peer's window last had (read with it)
     };
 
     /// The ring index after `slot` (no division, and no dependence on the counter's wrap).
@@ -626,7 +785,8 @@ private:
     }
     /// Hands out the next message of q (available() was true). With dst_l1 != 0 (copy mode) the
     /// payload goes straight to dst_l1.
-    KCCL_FORCEINLINE Slot take(Q& q, uint32_t d, uint32_t dst_l1 = 0, uint32_t capacity = 0, const MsgInfo* expect = nullptr) {
+    KCCL_FORCEINLINE Slot take(Q& q, uint32_t d, uint32_t dst_l1 = 0, uint32_t capacity = 0, const MsgInfo* expect = nullptr,
+                               bool must_land = false) {
         const uint32_t seq = q.taken;
         const uint32_t slot = Policy::slot_from_counter ? seq % q.n_slots : q.take_slot;
         Slot s;
@@ -635,8 +795,22 @@ private:
         memcpy(&s.info, q.desc + slot * layout::kDescBytes, layout::kDescBytes);
         if (strict_ && expect) validate(s, *expect);  // before the payload is read or copied
         const uint32_t n = s.info.nbytes;
-        if (KCCL_UNLIKELY(n > q.slot_bytes || (dst_l1 && n > capacity))) take_size_error(q, d, seq, n, capacity);
-        if (q.dram) {
+        if (is_put_notice(s.info)) {  // the payload is already in this core's L1, where the sender put it
+            const uint32_t at = put_address(s.info);
+            if (KCCL_UNLIKELY(dst_l1 && n > capacity)) take_size_error(q, d, seq, n, capacity);
+            s.landed = true;
+            s.l1 = at;
+            if (dst_l1 && at != dst_l1) {
+                if (KCCL_UNLIKELY(must_land)) landing_error(d, seq, n, at, dst_l1);
+                if (n) {
+                    hal_.noc_write(at, hal_.noc_addr(hal_.core_x(), hal_.core_y(), dst_l1), n);
+                    hal_.noc_write_barrier();
+                }
+                s.l1 = dst_l1;
+            }
+        } else if (KCCL_UNLIKELY(n > q.slot_bytes || (dst_l1 && n > capacity))) {
+            take_size_error(q, d, seq, n, capacity);
+        } else if (q.dram) {
             if (KCCL_UNLIKELY(!dst_l1 && q.taken != q.my_tail)) stage_error(q, d);
             s.l1 = dst_l1 ? dst_l1 : q.stage;
             if (n) {
@@ -685,6 +859,12 @@ private:
         else m.s("destination capacity is ").u(capacity).s(" bytes (allowed: nbytes <= capacity)");
         die(m);
     }
+    [[noreturn]] KCCL_COLD void landing_error(uint32_t d, uint32_t seq, uint32_t n, uint32_t at, uint32_t want) const {
+        detail::Msg m;
+        where(m, "recv_in_place", d).s(": message ").u(seq).s(" (").u(n).s(" bytes) was put at L1 ").hex(at)
+            .s(" but this core receives it at ").hex(want).s(" (sender and receiver disagree on where it lands)");
+        die(m);
+    }
     [[noreturn]] KCCL_COLD void stage_error(const Q& q, uint32_t d) const {
         detail::Msg m;
         where(m, "recv", d).s(": DRAM placement stages one slot; release message ").u(q.my_tail)
@@ -699,7 +879,9 @@ private:
     }
     void validate(const Slot& s, const MsgInfo& e) const {
         const MsgInfo& g = s.info;
-        bool same = g.nbytes == e.nbytes && g.dtype == e.dtype && g.rank == e.rank;
+        // a put notice carries no dtype or shape: strict mode checks its length only
+        bool same = g.nbytes == e.nbytes && (is_put_notice(g) || (g.dtype == e.dtype && g.rank == e.rank));
+        if (is_put_notice(g) && same) return;
         for (uint32_t i = 0; i < 4 && i < e.rank && same; ++i) same = g.dims[i] == e.dims[i];
         if (same) return;
         detail::Msg m;

@@ -1,5 +1,7 @@
 // PCT exploration against every protocol mutation switch of the library: the EDM's four
-// (edm::DefaultConfig::mutation_*) and IPCQ's four (iq::DefaultPolicy). For each one a test runs
+// (edm::DefaultConfig::mutation_*) and IPCQ's four of its send path (iq::DefaultPolicy; its
+// fifth, put_without_window, needs collectives back to back and is caught by
+// tests/collectives/put_test.cpp on the first schedule). For each one a test runs
 // explore() with the PCT policy over at most 1000 seeds, stops at the first seed whose run shows
 // the failure that mutation causes — the specific corrupted values, or the deadlock dump's waits
 // — and replays that seed from the printed setting; any other failure (an error, a hang of
@@ -202,7 +204,7 @@ Obs ipcq_wrap_slots(const RunOptions& o) {
 /// Sleep mode, 3 slots, counters from 2^32 - 3, one credit return per 3 messages: rank 0 sends
 /// 4 messages, rank 1 receives 4. If the sender finds the ring full (after 3) before the credit
 /// comes back, it sleeps for credit >= 2^32 - 2; the returned credit is 0 (wrapped). Failure: a
-/// deadlock whose dump shows that wait on the credit mailbox (0x10380) with the receiver waiting
+/// deadlock whose dump shows that wait on the credit mailbox (0x10400) with the receiver waiting
 /// for message 4; clean: the stream completes.
 template <class P>
 Obs ipcq_wrap_sleep(const RunOptions& o) {
@@ -232,7 +234,7 @@ Obs ipcq_wrap_sleep(const RunOptions& o) {
     const RunReport rep = s.run(o);
     if (rep.ok()) return rep.at(s.core(1)).value == 0 ? clean() : other("corrupted payload");
     const std::string& d = rep.watchdog_dump;
-    if (rep.deadlock && !any_failed(rep) && has(d, "sem_wait_min L1 0x10380 expected >= 4294967294, current 0"))
+    if (rep.deadlock && !any_failed(rep) && has(d, "sem_wait_min L1 0x10400 expected >= 4294967294, current 0"))
         return caught();
     return other(rep.summary());
 }

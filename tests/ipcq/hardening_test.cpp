@@ -264,7 +264,7 @@ TEST_CASE("ipcq plan: the L1 size is required and DRAM addresses are never trunc
     Cluster cl(kccl::emu::topology::single_chip(ipcq_chip()));
     auto t = ih::ring_1d(4);
     auto c = cfg(4, 4096);
-    // Before the fix l1_bytes = 0 skipped the check: this plan (ends at 99904 B) was accepted
+    // Before the fix l1_bytes = 0 skipped the check: this plan (ends at 100160 B: the block, 4 records of 384 B, descriptors, rings) was accepted
     // for any core, however small.
     auto mem = memory_for(cl);
     mem.l1_bytes = 0;
@@ -272,7 +272,7 @@ TEST_CASE("ipcq plan: the L1 size is required and DRAM addresses are never trunc
                  Catch::Contains("MemoryConfig::l1_bytes is 0; give the usable L1 bytes of the member cores"));
     mem.l1_bytes = 64 * 1024;
     REQUIRE_THAT(error_of([&] { ih::build_plan(t, cores_for(4), c, mem); }),
-                 Catch::Contains("rank 0 needs L1 up to 99904 bytes (block at 65536, 4 x 4096 B slots, L1 rings) but the core has 65536"));
+                 Catch::Contains("rank 0 needs L1 up to 100160 bytes (block at 65536, 4 x 4096 B slots, L1 rings) but the core has 65536"));
 
     // DRAM: a region crossing 2^32. Before the fix rank 3's W ring got rx_base 0xc000 (the
     // truncation of 0x1_0000_c000) and the plan was accepted.
@@ -513,14 +513,14 @@ TEST_CASE("ipcq mutation: an unbounded sleep-mode wait hangs at the 2^32 wrap", 
     c.initial_counter = 0u - 3u;
     c.credit_batch = 3;
     const uint32_t credit_mb = kBlock + iq::layout::record(Nsew::E) + iq::layout::kCreditMailbox;
-    REQUIRE(credit_mb == 0x10380);
+    REQUIRE(credit_mb == 0x10400);  // the block, records W and N of 384 B, 64 B of header, 192 into E
     {
         Setup<Nsew> s(ih::ring_1d_unidir(2), c);
         std::vector<uint32_t> words;
         auto rep = wrap_scenario<UnboundedSleep>(s, 4, 4, words, std::chrono::milliseconds(30), std::chrono::milliseconds(400));
         REQUIRE(rep.watchdog_fired);
         INFO(rep.watchdog_dump);
-        REQUIRE_THAT(rep.watchdog_dump, Catch::Contains("sem_wait_min L1 0x10380 expected >= 4294967294, current 0"));
+        REQUIRE_THAT(rep.watchdog_dump, Catch::Contains("sem_wait_min L1 0x10400 expected >= 4294967294, current 0"));
         REQUIRE(words == std::vector<uint32_t>{0, 1, 2});
     }
     Setup<Nsew> s(ih::ring_1d_unidir(2), c);

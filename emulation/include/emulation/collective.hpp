@@ -566,6 +566,18 @@ inline ChunkLimit max_chunk_elems(const GroupOptions& o, uint32_t elem_bytes) {
     return {std::max<uint32_t>(1, (o.message_bytes & ~15u) / elem_bytes), o.slots};
 }
 
+/// Chunks of a collective that moves by puts (coll::moves_by_puts) over IPCQ: a chunk is one put
+/// and one notice whatever its size, so chunks of up to kPutChunkMessages messages cut the
+/// notices (and the steps) per byte; at least kPutMinChunks chunks per fragment keep the ring's
+/// pipeline going, and a chunk is never smaller than one message.
+inline constexpr uint32_t kPutChunkMessages = 16, kPutMinChunks = 8;
+inline ChunkLimit put_chunk_elems(const GroupOptions& o, const coll::Shape& sh, uint32_t count, uint32_t elem_bytes) {
+    const ChunkLimit one = max_chunk_elems(o, elem_bytes);
+    const uint32_t f = coll::fragment_elems(sh.op, sh.ranks, count);
+    const uint64_t want = std::clamp<uint64_t>(f / kPutMinChunks, one.elems, uint64_t(one.elems) * kPutChunkMessages);
+    return {uint32_t(want), one.slots};
+}
+
 // ---- seeded inputs and the plain reference (written from the operations' definitions) ----
 //
 // Inputs are chosen so every reduction order gives the same exact value: small integers for
@@ -949,7 +961,9 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
     const std::string mcast_why = mcast_asked_or_auto ? multicast_unavailable(g, c) : std::string("not a broadcast");
     if (c.multicast && !mcast_why.empty()) throw multicast_refused(mcast_why, c.op);
     const bool mcast = mcast_asked_or_auto && mcast_why.empty();
-    const Layout L = make_layout(sh, c.count, max_chunk_elems(g, elem_bytes));
+    // in place the executor takes no puts (the output is not free at the start): slot-sized chunks
+    const bool by_puts = g.transport == coll::Transport::ipcq && coll::moves_by_puts(sh.op, sh.method) && !c.in_place;
+    const Layout L = make_layout(sh, c.count, by_puts ? put_chunk_elems(g, sh, c.count, elem_bytes) : max_chunk_elems(g, elem_bytes));
     if (const char* err = coll::validate(L.shape); err && !mcast)
         throw std::invalid_argument(std::string("run_collective: ") + coll::op_name(c.op) + " / " +
                                     coll::method_name(sh.method) + ": " + err +

@@ -84,6 +84,9 @@ struct AllGather1D {
     Origins origins = Origins::every();
     OwnFragment own_fragment = OwnFragment::copy;
     uint32_t window = 1;  ///< chunks in flight (wavefront(); 1 = chunk-major)
+    /// Mark the steps Step::put: every rank of the group lays out `dst` alike, so a chunk lands
+    /// at the same output chunk on the sender and each receiver.
+    bool put = false;
 };
 
 /// rs_1d's arguments. Fragment f's partial is built from src.at(f, j) and lands in dst.at(f, j).
@@ -125,12 +128,20 @@ constexpr uint32_t rs_hops(Flow f, const Group1D& G, uint32_t frag, int d) {
 /// me - d*t into dst.at(o, j) and forwards it if it has further to go. Chunks [j0, j1).
 template <class E>
 void ag_round(E& e, const Group1D& G, Flow fl, int d, Origins origins, ChunkRef own_src, const Frag& dst,
-              uint32_t j0, uint32_t j1, uint32_t t) {
+              uint32_t j0, uint32_t j1, uint32_t t, bool put = false) {
     const uint32_t me = G.me;
     const uint32_t nxt = G.step_pos(me, d, 1), prv = G.step_pos(me, -d, 1);
+    auto mark = [put](Step s) {
+        s.put = put;
+        return s;
+    };
     if (t == 0) {
         if (origins.has(me) && ag_hops(fl, G, me, d) >= 1 && nxt != kNoPeer)
-            for (uint32_t j = j0; j < j1; ++j) e(mk::send(G.rank(nxt), {own_src.buf, own_src.chunk + j}));
+            for (uint32_t j = j0; j < j1; ++j) {
+                Step s = mk::send(G.rank(nxt), {own_src.buf, own_src.chunk + j});
+                if (put) s.dst = dst.at(me, j);  // where the receiver stores it
+                e(mark(s));
+            }
         return;
     }
     const uint32_t o = G.step_pos(me, -d, t);
@@ -138,8 +149,8 @@ void ag_round(E& e, const Group1D& G, Flow fl, int d, Origins origins, ChunkRef 
     const uint32_t h = ag_hops(fl, G, o, d);
     if (h < t) return;
     for (uint32_t j = j0; j < j1; ++j) {
-        if (h > t && nxt != kNoPeer) e(mk::recv_copy_send(G.rank(prv), G.rank(nxt), dst.at(o, j)));
-        else e(mk::recv(G.rank(prv), dst.at(o, j)));
+        if (h > t && nxt != kNoPeer) e(mark(mk::recv_copy_send(G.rank(prv), G.rank(nxt), dst.at(o, j))));
+        else e(mark(mk::recv(G.rank(prv), dst.at(o, j))));
     }
 }
 
@@ -270,8 +281,8 @@ void ag_1d(E& e, const Group1D& G, const AllGather1D& a) {
     }
     wavefront_phase(e, a.chunks.size(), reach + 1 < G.g ? reach + 1 : G.g, a.window, [&](uint32_t jj, uint32_t t) {
         const uint32_t j = j0 + jj;
-        if (uses_arm(a.arms, +1)) ag_round(e, G, fl, +1, a.origins, a.own, a.dst, j, j + 1, t);
-        if (uses_arm(a.arms, -1)) ag_round(e, G, fl, -1, a.origins, a.own, a.dst, j, j + 1, t);
+        if (uses_arm(a.arms, +1)) ag_round(e, G, fl, +1, a.origins, a.own, a.dst, j, j + 1, t, a.put);
+        if (uses_arm(a.arms, -1)) ag_round(e, G, fl, -1, a.origins, a.own, a.dst, j, j + 1, t, a.put);
     });
 }
 

@@ -42,6 +42,7 @@ struct RingAllGather : AlgorithmBase<RingAllGather> {
         a.dst = Frag{Buf::output, 0, s};
         a.chunks = {0, s};
         a.window = sh.window;
+        a.put = true;  // every rank's output holds fragment f at the same chunks
         if (sh.method == Method::ring_bidir) {  // lane 0: the first half of the chunks cw, lane 1 the rest ccw
             const uint32_t h = bidir_split(s);
             a.flow = lane == 0 ? Flow::cw : Flow::ccw;

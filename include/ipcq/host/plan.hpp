@@ -290,6 +290,9 @@ Plan<Dirs> build_plan(const Topology<Dirs>& topo, const std::vector<CoreXY>& cor
             for (uint32_t w : {layout::kHeadMailbox, layout::kCreditMailbox, layout::kMyHead, layout::kMyTail,
                                layout::kPeerHeadCache, layout::kPeerTailCache, layout::kTaken})
                 detail::put32(img, o + w, c.initial_counter);
+            // Put windows (Queues::open_window / put): none opened, none begun.
+            for (uint32_t w : {layout::kWindowCount, layout::kWindowBase, layout::kPutEpoch, layout::kOpened})
+                detail::put32(img, o + w, 0);
         }
     }
     return plan;
@@ -337,16 +340,22 @@ std::string pointer_dump(const Plan<Dirs>& plan, uint32_t rank, const uint8_t* l
         auto w = [&](uint32_t off) { return detail::load_relaxed(l1, rec + off); };
         const uint32_t my_head = w(layout::kMyHead), my_tail = w(layout::kMyTail), phc = w(layout::kPeerHeadCache),
                        ptc = w(layout::kPeerTailCache), head_mb = w(layout::kHeadMailbox),
-                       credit_mb = w(layout::kCreditMailbox), taken = w(layout::kTaken);
+                       credit_mb = w(layout::kCreditMailbox), taken = w(layout::kTaken),
+                       epoch = w(layout::kPutEpoch), windows = w(layout::kWindowCount), opened = w(layout::kOpened);
         s += "\n  " + std::string(Dirs::name(d)) + ((l.roles & tx) ? "" : " (rx only)") + ((l.roles & rx) ? "" : " (tx only)") +
              " <-> rank " + std::to_string(l.peer) + " " + Dirs::name(l.peer_dir) + ": my_head=" + std::to_string(my_head) +
              " my_tail=" + std::to_string(my_tail) + " peer_head_cache=" + std::to_string(phc) +
              " peer_tail_cache=" + std::to_string(ptc) + " | head mailbox=" + std::to_string(head_mb) +
              " credit mailbox=" + std::to_string(credit_mb) + " taken=" + std::to_string(taken);
+        if (epoch || windows || opened)
+            s += " | put epoch=" + std::to_string(epoch) + " windows the peer opened=" + std::to_string(windows) +
+                 " windows opened=" + std::to_string(opened);
         std::string why;
         if ((l.roles & tx) && my_head - credit_mb >= rp.config.n_slots) why += " TX FULL (peer has not consumed)";
         if ((l.roles & rx) && head_mb != taken) why += " RX PENDING " + std::to_string(head_mb - taken);
         if ((l.roles & rx) && taken != my_tail) why += " HELD " + std::to_string(taken - my_tail) + " (not released)";
+        if ((l.roles & tx) && int32_t(windows - epoch) < 0)
+            why += " PUT WAITS for the peer to open window " + std::to_string(epoch) + " (it has opened " + std::to_string(windows) + ")";
         if ((l.roles & tx) && credit_mb != my_head && why.empty()) why += " in flight " + std::to_string(my_head - credit_mb);
         s += why.empty() ? " idle" : why;
     }

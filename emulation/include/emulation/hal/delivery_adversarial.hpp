@@ -128,12 +128,17 @@ inline void Hal::remember_pre_store(uint32_t l1, uint32_t bytes) {
             break;
         }
     if (pre_store_.size() == kPreStoreSlots) pre_store_.pop_front();
+    // The model's snapshot, not a load of the kernel's: taking a pointer reads nothing, and the
+    // range may hold bytes another core is writing (a descriptor array, a mailbox). Outside
+    // TSan's view on the fiber engine, where cores are TSan fibers without switch edges.
+    detail::IgnoreScope ig;
     pre_store_.push_back({l1, std::vector<uint8_t>(mem_ + l1, mem_ + l1 + bytes)});
 }
 
 /// note_write (strict adversary): the bytes of [l1, l1 + bytes) that differ from a remembered
 /// pre-store copy were stored and are not fenced: a NoC write may still read the old values.
 inline void Hal::note_store(uint32_t l1, uint32_t bytes) {
+    detail::IgnoreScope ig;  // the model comparing its snapshots (remember_pre_store)
     for (const StoreRange& p : pre_store_) {
         const uint32_t b = std::max(l1, p.l1), e = std::min<uint32_t>(l1 + bytes, p.l1 + uint32_t(p.old.size()));
         if (b >= e || std::memcmp(mem_ + b, p.old.data() + (b - p.l1), e - b) == 0) continue;
