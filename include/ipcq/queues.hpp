@@ -254,13 +254,7 @@ public:
     bool try_send(uint32_t d, uint32_t src_l1, uint32_t nbytes, MsgInfo info = {}) {
         Q& q = q_[check(d, "try_send", layout::kTx)];
         check_size(q, d, nbytes, "try_send");
-        if (q.my_head - q.peer_tail_cache >= q.n_slots) {
-            refresh_tail(q);  // the cache says full: only now re-read the peer's credit
-            if (q.my_head - q.peer_tail_cache >= q.n_slots) {
-                flush_credits();
-                return false;
-            }
-        }
+        if (!try_space(q)) return false;
         emit(q, d, src_l1, nbytes, info);
         return true;
     }
@@ -283,6 +277,7 @@ public:
     /// next epoch of puts on every tx direction. Call it when nothing of the previous epoch's
     /// puts into this core is still to be read (all their notices received and used).
     void open_window(uint32_t base) {
+        epochs_begun_ = true;
         for (uint32_t d = 0; d < kDirs; ++d) {
             Q& q = q_[d];
             if (q.flags & layout::kRx) {
@@ -343,13 +338,7 @@ public:
     bool try_put(uint32_t d, uint32_t src_l1, uint32_t nbytes, uint32_t peer_l1) {
         Q& q = q_[check(d, "try_put", layout::kTx)];
         require_window(q, d);
-        if (q.my_head - q.peer_tail_cache >= q.n_slots) {
-            refresh_tail(q);
-            if (q.my_head - q.peer_tail_cache >= q.n_slots) {
-                flush_credits();
-                return false;
-            }
-        }
+        if (!try_space(q)) return false;
         emit(q, d, src_l1, nbytes, put_notice(nbytes, peer_l1));
         return true;
     }
@@ -358,6 +347,15 @@ public:
 
 private:
     struct Q;
+    /// A free slot on q without blocking: re-reads the credit only when the cache says full; when
+    /// still full, returns every pending credit (a poller must not sit on them) and false.
+    KCCL_FORCEINLINE bool try_space(Q& q) {
+        if (KCCL_LIKELY(q.my_head - q.peer_tail_cache < q.n_slots)) return true;
+        refresh_tail(q);
+        if (q.my_head - q.peer_tail_cache < q.n_slots) return true;
+        flush_credits();
+        return false;
+    }
     /// The window of q's epoch is open (wrap-aware: the peer is at most 2^31 windows ahead).
     static KCCL_FORCEINLINE bool window_open(const Q& q) { return int32_t(q.window_cache - q.epoch) >= 0; }
     /// The mutation put_without_window: a window was opened once, so use its base again.
@@ -378,7 +376,9 @@ private:
         }
     }
     KCCL_FORCEINLINE void check_epoch(const Q& q, uint32_t d, const char* op) const {
-        if (KCCL_LIKELY(q.epoch != 0 || q.window_cache != 0 || q.opened != 0)) return;
+        // begun in this kernel, or resumed from a block an earlier kernel began (its mirror): not
+        // `epoch != 0` alone, which is 0 again after 2^32 epochs
+        if (KCCL_LIKELY(epochs_begun_ || q.epoch != 0)) return;
         detail::Msg m;
         where(m, op, d).s(": no epoch begun on this block; call open_window() on every core of the group first");
         die(m);
@@ -903,6 +903,7 @@ private:
     Tracer* tracer_;
     uint32_t rank_ = 0;
     bool sleep_ = false, strict_ = false, any_rx_ = false;
+    bool epochs_begun_ = false;  ///< open_window was called by this kernel
     /// Set when a release leaves a credit unreturned (credit_batch > 1); cleared when every
     /// direction's credit is written. Invariant: some credited != my_tail implies it is set.
     bool credits_pending_ = false;
