@@ -1,11 +1,11 @@
-// "auto" (include/fabric/auto.hpp) against the best of every pattern, every parameter and every
+// "auto" (include/wafer/auto.hpp) against the best of every pattern, every parameter and every
 // root the model can evaluate, over the thesis's grid (P in 2..512, B in 1..4096; sampled in
 // ctest, denser behind [long]). The model equals the reference simulator (cost_model_test.cpp),
 // so the check stands for the simulated cycles too; the emulated check belongs with the fabric.
 //
-//   scripts/dev_test.sh tests/fabric/auto_test.cpp -- "[fabric][auto]"
-#include <fabric/auto.hpp>
-#include <fabric/host/model_patterns.hpp>
+//   scripts/dev_test.sh tests/wafer/auto_test.cpp -- "[fabric][auto]"
+#include <wafer/auto.hpp>
+#include <wafer/host/model_patterns.hpp>
 
 #include <catch2/catch.hpp>
 

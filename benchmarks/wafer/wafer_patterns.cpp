@@ -1,10 +1,10 @@
-// benchmarks/fabric/wafer_patterns.cpp — host time of the thesis's patterns on the emulated wafer
+// benchmarks/wafer/wafer_patterns.cpp — host time of the thesis's patterns on the emulated wafer
 // fabric (run_pattern: layout, launch, run, check), with the modelled cycles and the number of
 // wrong result elements as counters (cycles are exact model values; wrong must be 0).
 //
 //   ./build/bench/benchmarks/kccl_bench --benchmark_filter=fabric/
-#include <emulation/fabric/run.hpp>
-#include <fabric/auto.hpp>
+#include <emulation/wafer/run.hpp>
+#include <wafer/auto.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -2,13 +2,13 @@
 // timed fiber engine running the same programs as kernels; spec_of (a PatternArgs run as the
 // layout builder's spec); and "auto" against the *emulated* cycles of the implemented patterns.
 //
-//   scripts/dev_test.sh tests/fabric/wafer_programs_test.cpp -- "[fabric]"
+//   scripts/dev_test.sh tests/wafer/wafer_programs_test.cpp -- "[fabric]"
 #include <catch2/catch.hpp>
 
-#include <emulation/fabric/run.hpp>
+#include <emulation/wafer/run.hpp>
 
 #include "wafer_program_util.hpp"
-#include <fabric/auto.hpp>
+#include <wafer/auto.hpp>
 
 #include <algorithm>
 #include <cstring>

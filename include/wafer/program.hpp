@@ -1,4 +1,4 @@
-// kccl/fabric/program.hpp — a PE kernel that runs a list of fabric steps from its arguments, so
+// kccl/wafer/program.hpp — a PE kernel that runs a list of fabric steps from its arguments, so
 // that a pattern is written once on the host (which routes to configure, which steps each PE
 // takes) and every PE runs the same device code.
 //
@@ -19,7 +19,7 @@
 //   * Device-safe: C++17, freestanding, no heap.
 #pragma once
 
-#include <fabric/fabric.hpp>
+#include <wafer/wafer.hpp>
 #include <stdint.h>
 
 namespace kccl::fabric {

@@ -1,4 +1,4 @@
-// kccl/emulation/fabric/run.hpp — one entry point that runs a thesis pattern by name on the
+// kccl/emulation/wafer/run.hpp — one entry point that runs a thesis pattern by name on the
 // emulated fabric and checks its result: what the benchmark tool and the figure scripts call.
 //
 //   PatternRun r = kccl::emu::fabric::run_pattern(spec);   // spec: fabric::host::PatternSpec
@@ -13,7 +13,7 @@
 // any 32-bit values (their addition wraps and is associative). The reference folds the operator
 // over all inputs on the host; the check is bit for bit.
 //
-// `spec_of(args, rows, cols, B)` turns a run description of fabric/patterns.hpp (what the cost
+// `spec_of(args, rows, cols, B)` turns a run description of wafer/patterns.hpp (what the cost
 // model and "auto" speak) into the PatternSpec the layout builder takes; it refuses, with an
 // std::invalid_argument naming the problem, what the builder would run differently from the
 // description (an end pattern with its root inside a line, which the builder would run as
@@ -22,11 +22,11 @@
 // Host-only (C++20).
 #pragma once
 
-#include "fabric.hpp"
+#include "wafer.hpp"
 
-#include <fabric/host/collectives.hpp>
-#include <fabric/patterns.hpp>
-#include <fabric/program.hpp>
+#include <wafer/host/collectives.hpp>
+#include <wafer/patterns.hpp>
+#include <wafer/program.hpp>
 
 #include <stdexcept>
 

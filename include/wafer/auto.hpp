@@ -1,5 +1,5 @@
-// kccl/fabric/auto.hpp — "auto": the pattern, its parameters and its base chosen from the cost
-// model of the Cerebras WSE reduce/allreduce thesis (fabric/cost.hpp).
+// kccl/wafer/auto.hpp — "auto": the pattern, its parameters and its base chosen from the cost
+// model of the Cerebras WSE reduce/allreduce thesis (wafer/cost.hpp).
 //
 // Contract
 //   * `choose(req)` evaluates every candidate run for the request (collective, row of P PEs or
@@ -24,8 +24,8 @@
 //     (tens of KiB at P = 1024); P, M, N <= cost::kMaxCostPes.
 #pragma once
 
-#include <fabric/cost.hpp>
-#include <fabric/patterns.hpp>
+#include <wafer/cost.hpp>
+#include <wafer/patterns.hpp>
 #include <stdint.h>
 
 namespace kccl::fabric {

@@ -1,12 +1,12 @@
 // The emulated fabric against the independent per-wavelet reference simulator of the thesis's
-// model (include/fabric/host/model_patterns.hpp, which builds every pattern again from the
+// model (include/wafer/host/model_patterns.hpp, which builds every pattern again from the
 // thesis's text): equal cycle counts for every pattern and parameter tried, except where the two
 // make different modelling choices (named below).
 #include <catch2/catch.hpp>
 
-#include <emulation/fabric/run.hpp>
-#include <fabric/cost.hpp>
-#include <fabric/host/model_patterns.hpp>
+#include <emulation/wafer/run.hpp>
+#include <wafer/cost.hpp>
+#include <wafer/host/model_patterns.hpp>
 
 #include <string>
 
@@ -211,7 +211,7 @@ TEST_CASE("fabric vs the cost model: a stream waiting for a switch position yiel
             }
 }
 
-// left_right (thesis 6.1) over every chapter 5 base against the cost model (fabric/cost.hpp,
+// left_right (thesis 6.1) over every chapter 5 base against the cost model (wafer/cost.hpp,
 // which auto-selection trusts): the emulated cycles equal t_left_right for every root on rows of
 // P = 2..64, and with the root at an end left_right is the base itself over the whole row (its
 // cycles, emulated and modelled). Every root of every P at B = 32; at B = 1 and 100 the roots 0,

@@ -1,4 +1,4 @@
-// kccl/fabric/fabric.hpp — the routed PE fabric's device API: send, receive, relay and advance
+// kccl/wafer/wafer.hpp — the routed PE fabric's device API: send, receive, relay and advance
 // on host-configured routes (the wafer-scale PE fabric of the Cerebras WSE: colors, routers,
 // switch positions; docs/routes.md for the vocabulary, docs/wafer.md for the mapping to CSL).
 //
@@ -13,9 +13,9 @@
 //     void fabric_advance(Route r)
 //     void fabric_exchange(Route out, const uint32_t* src, uint32_t n_out,
 //                          Route in, uint32_t* dst, uint32_t n_in, Combine c)
-//   The emulation's backend is kccl::emu::fabric::Pe (emulation/include/emulation/fabric/).
+//   The emulation's backend is kccl::emu::fabric::Pe (emulation/include/emulation/wafer/).
 //   A route handle comes from the kernel's arguments (`route_arg(f, i)`); device code never
-//   builds routes, the host's grid builder does (include/fabric/host/grid.hpp).
+//   builds routes, the host's grid builder does (include/wafer/host/grid.hpp).
 //
 // OPERATIONS (one 32-bit word = one wavelet; element types of 4 bytes: float, int32, uint32)
 //   send(f, r, src, n)          n elements of src leave on route r, one per cycle.

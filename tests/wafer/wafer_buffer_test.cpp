@@ -4,10 +4,10 @@
 // two colors); a pattern that relies on
 // the fabric holding a whole message deadlocks, with a report naming the PEs and colors.
 //
-//   scripts/dev_test.sh tests/fabric/wafer_buffer_test.cpp -- "[buffer]"
+//   scripts/dev_test.sh tests/wafer/wafer_buffer_test.cpp -- "[buffer]"
 #include <catch2/catch.hpp>
 
-#include <emulation/fabric/run.hpp>
+#include <emulation/wafer/run.hpp>
 
 #include "wafer_program_util.hpp"
 

@@ -1,4 +1,4 @@
-// kccl/fabric/patterns.hpp — the reduce, allreduce and broadcast patterns of the Cerebras WSE
+// kccl/wafer/patterns.hpp — the reduce, allreduce and broadcast patterns of the Cerebras WSE
 // reduce/allreduce thesis, named once.
 //
 // Contract

@@ -1,9 +1,9 @@
-// The wafer pattern table (include/fabric/patterns.hpp): names round-trip, the table's columns
+// The wafer pattern table (include/wafer/patterns.hpp): names round-trip, the table's columns
 // say what the Cerebras WSE reduce/allreduce thesis says of each pattern, and run descriptions
 // are checked with the error that names what is wrong.
 //
-//   scripts/dev_test.sh tests/fabric/patterns_test.cpp -- "[fabric][patterns]"
-#include <fabric/patterns.hpp>
+//   scripts/dev_test.sh tests/wafer/patterns_test.cpp -- "[fabric][patterns]"
+#include <wafer/patterns.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -1,8 +1,8 @@
-// kccl/fabric/host/model_sim.hpp — a reference simulator of the wafer performance model of the
+// kccl/wafer/host/model_sim.hpp — a reference simulator of the wafer performance model of the
 // Cerebras WSE reduce/allreduce thesis (its chapter 3), cycle by cycle and wavelet by wavelet.
 //
 // WHAT IT IS
-//   The oracle the cost model (fabric/cost.hpp) and the routed-fabric emulation are checked
+//   The oracle the cost model (wafer/cost.hpp) and the routed-fabric emulation are checked
 //   against. It is deliberately small and slow: every cycle it looks at every wavelet that could
 //   move. Host only (C++17, allocates, throws `ModelSimError`).
 //

@@ -1,4 +1,4 @@
-// kccl/fabric/cost.hpp — the cost model of the Cerebras WSE reduce/allreduce thesis as code.
+// kccl/wafer/cost.hpp — the cost model of the Cerebras WSE reduce/allreduce thesis as code.
 //
 // Contract
 //   * Every formula of the thesis (chapters 3-7) as a constexpr function of (P, B, T_R, root,
@@ -26,7 +26,7 @@
 //     functions are meant for the host and for constant evaluation (keep P small there).
 #pragma once
 
-#include <fabric/patterns.hpp>
+#include <wafer/patterns.hpp>
 #include <stdint.h>
 
 namespace kccl::fabric::cost {

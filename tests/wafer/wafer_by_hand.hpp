@@ -1,7 +1,7 @@
-// tests/fabric/wafer_by_hand.hpp — the Cerebras WSE reduce/allreduce thesis's patterns as fabric
+// tests/wafer/wafer_by_hand.hpp — the Cerebras WSE reduce/allreduce thesis's patterns as fabric
 // layouts written by hand (streams and steps per PE, pattern by pattern): the reference the
-// patterns' schedules (fabric/host/collectives.hpp pattern_schedule / pattern_parts, lowered by
-// fabric/host/lower.hpp) are tested against, cycle for cycle and step for step
+// patterns' schedules (wafer/host/collectives.hpp pattern_schedule / pattern_parts, lowered by
+// wafer/host/lower.hpp) are tested against, cycle for cycle and step for step
 // (wafer_schedule_test.cpp). build() does not use it.
 //
 // Contract
@@ -11,7 +11,7 @@
 //   * Host-only; C++20 (test side).
 #pragma once
 
-#include <fabric/host/collectives.hpp>
+#include <wafer/host/collectives.hpp>
 
 #include <algorithm>
 #include <cstdint>

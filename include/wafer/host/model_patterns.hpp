@@ -1,4 +1,4 @@
-// kccl/fabric/host/model_patterns.hpp — every pattern of the Cerebras WSE reduce/allreduce thesis
+// kccl/wafer/host/model_patterns.hpp — every pattern of the Cerebras WSE reduce/allreduce thesis
 // written as streams + programs for the reference simulator (model_sim.hpp).
 //
 // WHAT IT IS
@@ -29,8 +29,8 @@
 //     at once, sharing links (7.3); allreduce_2d: columns, then rows (7.4).
 #pragma once
 
-#include <fabric/host/model_sim.hpp>
-#include <fabric/patterns.hpp>
+#include <wafer/host/model_sim.hpp>
+#include <wafer/patterns.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -1,11 +1,11 @@
-// The wafer cost model (include/fabric/cost.hpp) against the per-wavelet reference simulator of
-// the thesis's model (include/fabric/host/model_sim.hpp, model_patterns.hpp), and the thesis's
+// The wafer cost model (include/wafer/cost.hpp) against the per-wavelet reference simulator of
+// the thesis's model (include/wafer/host/model_sim.hpp, model_patterns.hpp), and the thesis's
 // printed closed forms against the model, with the exact amount by which each off form is off.
 //
-//   scripts/dev_test.sh tests/fabric/cost_model_test.cpp -- "[fabric][cost]"
+//   scripts/dev_test.sh tests/wafer/cost_model_test.cpp -- "[fabric][cost]"
 //   ... -- "[fabric][cost][long]"   the exhaustive sweeps (P <= 16, every B <= 64, every root/S/base)
-#include <fabric/cost.hpp>
-#include <fabric/host/model_patterns.hpp>
+#include <wafer/cost.hpp>
+#include <wafer/host/model_patterns.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -4,7 +4,7 @@
 // code under test.
 #include <catch2/catch.hpp>
 
-#include <emulation/fabric/run.hpp>
+#include <emulation/wafer/run.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -1,4 +1,4 @@
-// kccl/emulation/fabric/fabric.hpp — the routed PE fabric (include/fabric/) emulated cycle-exactly
+// kccl/emulation/wafer/wafer.hpp — the routed PE fabric (include/wafer/) emulated cycle-exactly
 // on the timed fiber engine.
 //
 // WHAT IT MODELS (the performance model of the Cerebras WSE reduce/allreduce thesis, chapter 3)
@@ -43,7 +43,7 @@
 //   routers run no code. Times are runs of consecutive cycles (TimeRun): a stream's times strictly
 //   increase, so the work per router crossed is per run, not per wavelet.
 //   Program mode: when every PE was launched with launch_program (a step program of
-//   fabric/program.hpp), run() executes the programs without fibers, in the timed engine's order
+//   wafer/program.hpp), run() executes the programs without fibers, in the timed engine's order
 //   (earliest ready PE first, ties by readiness; a running PE goes on unless a ready one is
 //   strictly earlier; a waiting PE is readied by the delivery it needs, at the deliverer's clock):
 //   the same cycles, streams, results and reports, at a PE's memory and a few words of state.
@@ -68,9 +68,9 @@
 #include "../engine/scheduler.hpp"
 #include "../timing.hpp"
 
-#include <fabric/fabric.hpp>
-#include <fabric/host/grid.hpp>
-#include <fabric/program.hpp>
+#include <wafer/wafer.hpp>
+#include <wafer/host/grid.hpp>
+#include <wafer/program.hpp>
 
 #include <algorithm>
 
@@ -277,7 +277,7 @@ public:
         pes_.push_back(std::move(p));
         return *pes_.back();
     }
-    /// Runs the step program in `args` (include/fabric/program.hpp) on `pe`. When every PE runs
+    /// Runs the step program in `args` (include/wafer/program.hpp) on `pe`. When every PE runs
     /// a program, run() executes them without fibers (a PE then costs its memory and its state,
     /// not a stack), in the order the timed fiber engine would; otherwise as run_steps kernels.
     Pe& launch_program(Coord pe, std::vector<uint32_t> args, uint32_t min_mem = 0) {

@@ -1,4 +1,4 @@
-// kccl/fabric/host/grid.hpp — the host's grid builder for the routed PE fabric: a profile (the
+// kccl/wafer/host/grid.hpp — the host's grid builder for the routed PE fabric: a profile (the
 // machine's limits), per-PE per-color router configurations with switch positions, helpers for
 // the shapes collectives need (paths, row / column multicast), and validation with named errors.
 //
@@ -20,7 +20,7 @@
 //   * Host-only (allocates, throws); C++17.
 #pragma once
 
-#include <fabric/fabric.hpp>
+#include <wafer/wafer.hpp>
 
 #include <algorithm>
 #include <cstdint>

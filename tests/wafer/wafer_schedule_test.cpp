@@ -1,17 +1,17 @@
 // The Cerebras WSE reduce/allreduce thesis's patterns written as collective schedules
-// (fabric/host/collectives.hpp pattern_schedule: a Shape with parent arrays and a rank -> PE
-// placement), checked by the symbolic checker and lowered to fabric layouts (fabric/host/lower.hpp):
+// (wafer/host/collectives.hpp pattern_schedule: a Shape with parent arrays and a rank -> PE
+// placement), checked by the symbolic checker and lowered to fabric layouts (wafer/host/lower.hpp):
 // the lowered layout runs bit-exact and in exactly the cycles of the layout written by hand
 // (build_by_hand), which the reference simulator of the thesis's model reproduces
 // (wafer_vs_model_test.cpp). The same Shapes on the Tenstorrent side: wafer_schedule_tt_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <collectives/host/checker.hpp>
-#include <emulation/fabric/run.hpp>
-#include <fabric/host/collectives.hpp>
-#include <fabric/host/lower.hpp>
+#include <emulation/wafer/run.hpp>
+#include <wafer/host/collectives.hpp>
+#include <wafer/host/lower.hpp>
 
-#include "fabric/wafer_by_hand.hpp"
+#include "wafer/wafer_by_hand.hpp"
 
 #include <string>
 #include <vector>

@@ -2,7 +2,7 @@
 // step program reads (data type, step count, then three words per step).
 #pragma once
 
-#include <fabric/program.hpp>
+#include <wafer/program.hpp>
 
 #include <cstdint>
 #include <initializer_list>

@@ -1,11 +1,11 @@
 // The Shapes the Cerebras WSE reduce/allreduce thesis's patterns are written as
-// (fabric/host/collectives.hpp pattern_schedule; lowered to the wafer fabric in
+// (wafer/host/collectives.hpp pattern_schedule; lowered to the wafer fabric in
 // wafer_schedule_test.cpp) run unchanged on the Tenstorrent side, through the collectives executor.
 // Its own file: it instantiates the end-to-end bed (e2e_bed.hpp), which the bounded sanitizer run
 // leaves out (docs/testing.md), so that the wafer-side cases still run under ASan+UBSan.
 #include <catch2/catch.hpp>
 
-#include <fabric/host/collectives.hpp>
+#include <wafer/host/collectives.hpp>
 
 #include "collectives/e2e_bed.hpp"
 

@@ -1,4 +1,4 @@
-// kccl/fabric/host/collectives.hpp — the reduce, allreduce and broadcast patterns of the Cerebras
+// kccl/wafer/host/collectives.hpp — the reduce, allreduce and broadcast patterns of the Cerebras
 // WSE reduce/allreduce thesis (chapters 4-7) as fabric layouts: which streams, which steps per PE.
 //
 // Contract
@@ -23,18 +23,18 @@
 //     two_phase, optimal, left_right, ring, jump, reduce_2d, allreduce_naive, bcast_1d and
 //     bcast_2d as a collective Shape (Method::tree, parent arrays from collectives/schedule.hpp),
 //     allreduce_ring as the collectives' ring all_reduce (Method::ring_cw), and a rank -> PE
-//     placement; `build_from_schedule` lowers it (fabric/host/lower.hpp). build() takes every one
+//     placement; `build_from_schedule` lowers it (wafer/host/lower.hpp). build() takes every one
 //     of them that way (built_from_schedule; reduce_2d with Shape::tree_store so every column
 //     finishes before the row, as in the thesis); butterfly and allreduce_2d are several ring (or
 //     naive) allreduce schedules run one after the other (pattern_parts, lower_into). build()
 //     takes every pattern through schedules. The layouts as written by hand, the reference the
-//     schedules are tested against, are on the test side (tests/fabric/wafer_by_hand.hpp).
+//     schedules are tested against, are on the test side (tests/wafer/wafer_by_hand.hpp).
 //   * Errors (std::invalid_argument) name the bad parameter and what is allowed.
 //   * Host-only; C++17.
 #pragma once
 
-#include <fabric/host/layout.hpp>
-#include <fabric/host/lower.hpp>
+#include <wafer/host/layout.hpp>
+#include <wafer/host/lower.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -152,7 +152,7 @@ struct LineTree {
 };
 
 /// Any 1D reduce `nm` (over `sub` for left_right / jump) on a line of n PEs to line index `root`,
-/// as the hand-built reference (tests/fabric/wafer_by_hand.hpp) builds it; an end pattern with the root inside runs as left_right over it
+/// as the hand-built reference (tests/wafer/wafer_by_hand.hpp) builds it; an end pattern with the root inside runs as left_right over it
 /// when `inside_ok`, else it is an error.
 inline LineTree line_tree(uint32_t n, uint32_t root, const std::string& nm, const std::string& sub, const PatternSpec& spec, uint32_t t_r, bool inside_ok) {
     LineTree t;

@@ -2,9 +2,9 @@
 // parking at switch positions, and the errors it names.
 #include <catch2/catch.hpp>
 
-#include <emulation/fabric/fabric.hpp>
-#include <fabric/host/layout.hpp>
-#include <fabric/program.hpp>
+#include <emulation/wafer/wafer.hpp>
+#include <wafer/host/layout.hpp>
+#include <wafer/program.hpp>
 
 #include <cstring>
 

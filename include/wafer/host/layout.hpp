@@ -1,4 +1,4 @@
-// kccl/fabric/host/layout.hpp — a pattern's layout: the streams it uses (each a path or a
+// kccl/wafer/host/layout.hpp — a pattern's layout: the streams it uses (each a path or a
 // multicast tree through routers) and the steps each PE takes on them; colors are assigned last.
 //
 // Contract
@@ -7,7 +7,7 @@
 //     RAMP. `path(from, to)` makes an X-then-Y unicast; `line_multicast` a row or column multicast
 //     that delivers to every PE on the way; streams can be built hop by hop (`add_hop`).
 //   * Steps name streams by id (send / recv / relay / advance); `finalize` assigns colors and
-//     returns the Grid and every PE's kernel arguments (fabric/program.hpp's encoding).
+//     returns the Grid and every PE's kernel arguments (wafer/program.hpp's encoding).
 //   * Groups: streams made in one group share a color and follow each other in creation order
 //     through the routers they share. A router's switch positions for the group are its hops in
 //     stream order, consecutive equal hops merged; the PE that sends stream k (when its router
@@ -21,8 +21,8 @@
 //   * Host-only (allocates, throws); C++17.
 #pragma once
 
-#include <fabric/host/grid.hpp>
-#include <fabric/program.hpp>
+#include <wafer/host/grid.hpp>
+#include <wafer/program.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -1,4 +1,4 @@
-// kccl/fabric/host/lower.hpp — a collective schedule (collectives/schedule.hpp: a Shape and its
+// kccl/wafer/host/lower.hpp — a collective schedule (collectives/schedule.hpp: a Shape and its
 // algorithm's per-rank step streams) lowered to a fabric Layout: which streams, which colors, which
 // steps every PE takes. What lets a pattern of the Cerebras WSE reduce/allreduce thesis be written
 // once, as a schedule the symbolic checker checks, and run on the PE fabric.
@@ -35,7 +35,7 @@
 #pragma once
 
 #include <collectives/algorithms.hpp>
-#include <fabric/host/layout.hpp>
+#include <wafer/host/layout.hpp>
 
 #include <algorithm>
 #include <cstdint>
