@@ -1,4 +1,4 @@
-// kccl/fabric/chip/worker.hpp — the worker side of the chip fabric: a connection to the local
+// kccl/fabric/worker.hpp — the worker side of the chip fabric: a connection to the local
 // router, and a collective link (collectives/link.hpp) over the fabric in which every rank of the
 // group is one direction away.
 //

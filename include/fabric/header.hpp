@@ -1,4 +1,4 @@
-// kccl/fabric/chip/header.hpp — the chip fabric's packet header: routing fields, NoC command,
+// kccl/fabric/header.hpp — the chip fabric's packet header: routing fields, NoC command,
 // validation. Shared by the router (router.hpp), the worker side (worker.hpp) and the host
 // builder (host/builder.hpp).
 //

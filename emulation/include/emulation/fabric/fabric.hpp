@@ -1,4 +1,4 @@
-// kccl/emulation/chip_fabric.hpp — the chip fabric (include/fabric/chip/) on an emulated cluster:
+// kccl/emulation/fabric/fabric.hpp — the chip fabric (include/fabric/) on an emulated cluster:
 // the fabric spec of a line, ring, T3000 or Galaxy, installing a plan, adding the router and
 // worker kernels, dump hooks that say what each router and worker waits for, and a Bed that runs
 // one kernel per rank with a FabricLink (the collectives' link concept, every rank reachable).
@@ -12,11 +12,11 @@
 // topology ("line", "ring", "mesh", "t3000", "galaxy") and fabric kind.
 #pragma once
 
-#include "emulation.hpp"
+#include "../emulation.hpp"
 
-#include <fabric/chip/host/builder.hpp>
-#include <fabric/chip/router.hpp>
-#include <fabric/chip/worker.hpp>
+#include <fabric/host/builder.hpp>
+#include <fabric/router.hpp>
+#include <fabric/worker.hpp>
 
 #include <algorithm>
 #include <memory>

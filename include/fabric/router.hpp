@@ -1,4 +1,4 @@
-// kccl/fabric/chip/router.hpp — the chip fabric's router: one kernel per Ethernet core that
+// kccl/fabric/router.hpp — the chip fabric's router: one kernel per Ethernet core that
 // forwards packets between chips (tt-metal's fabric router, the "fabric EDM").
 //
 //   template <class H> void router_kernel(H& hal) {

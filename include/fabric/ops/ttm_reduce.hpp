@@ -1,4 +1,4 @@
-// kccl/fabric/chip/ops/ttm_reduce.hpp — tt-metal's op structure for reduce_scatter and all_reduce
+// kccl/fabric/ops/ttm_reduce.hpp — tt-metal's op structure for reduce_scatter and all_reduce
 // on the chip fabric, built from the pieces of ttm.hpp (plans, the sender -> mux hand-off, the mux,
 // the all_gather plan): DRAM tensors read page by page, partial sums moved chip to chip as 1D
 // unicast packet streams written by the receiving routers straight into the neighbour's DRAM
@@ -70,7 +70,7 @@
 // kernel would derive from its runtime args. C++17, freestanding, no heap.
 #pragma once
 
-#include <fabric/chip/ops/ttm.hpp>
+#include <fabric/ops/ttm.hpp>
 
 #include <stdint.h>
 

@@ -1,4 +1,4 @@
-// kccl/fabric/chip/ops/ttm.hpp — tt-metal's op structure for all_gather and all_to_all on the chip
+// kccl/fabric/ops/ttm.hpp — tt-metal's op structure for all_gather and all_to_all on the chip
 // fabric: DRAM tensors read page by page and sent as 1D fabric packets that the receiving routers
 // write straight into the destination tensor's pages (scatter write). all_gather relays as
 // tt-metal's minimal default program (make_all_gather_relay: 1-hop unicasts, each chip forwarding
@@ -63,8 +63,8 @@
 // so a plan is what a kernel would derive from its runtime args. C++17, freestanding, no heap.
 #pragma once
 
-#include <fabric/chip/header.hpp>
-#include <fabric/chip/worker.hpp>
+#include <fabric/header.hpp>
+#include <fabric/worker.hpp>
 #include <hal/config.hpp>
 #include <hal/contract.hpp>
 

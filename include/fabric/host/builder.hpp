@@ -1,8 +1,8 @@
-// kccl/fabric/chip/host/builder.hpp — host side of the chip fabric: routes, layouts and kernel
+// kccl/fabric/host/builder.hpp — host side of the chip fabric: routes, layouts and kernel
 // arguments for every router and worker, with named errors.
 //
 // HOST-ONLY (std::vector, std::string, exceptions). No emulation types: a small writer (the
-// emulation: emulation/chip_fabric.hpp; hardware: SetRuntimeArgs and semaphore writes) carries
+// emulation: emulation/fabric/fabric.hpp; hardware: SetRuntimeArgs and semaphore writes) carries
 // the plan to the cores.
 //
 //   kccl::fabric::chip::host::FabricSpec s;
