@@ -276,9 +276,9 @@ inline FabricPlan build_fabric(const FabricSpec& s) {
     const std::string pfx = "chip fabric (" + std::string(kind_name(s.kind)) + "): ";
     const uint32_t n = uint32_t(s.chips.size());
     if (n < 2) throw FabricError(pfx + "needs at least 2 chips, got " + std::to_string(n));
-    if (n > FabricLinkConfig::max_ranks)
-        throw FabricError(pfx + std::to_string(n) + " chips; at most " + std::to_string(FabricLinkConfig::max_ranks) +
-                          " (FabricLinkConfig::max_ranks)");
+    if (n > max_link_ranks)
+        throw FabricError(pfx + std::to_string(n) + " chips; at most " + std::to_string(max_link_ranks) +
+                          " (fabric::chip::max_link_ranks)");
     if (s.workers.size() != n)
         throw FabricError(pfx + "one worker per position is needed (" + std::to_string(n) + " positions, " +
                           std::to_string(s.workers.size()) + " workers); several link workers per chip are not supported: " +

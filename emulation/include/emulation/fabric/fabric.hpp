@@ -14,6 +14,7 @@
 
 #include "../emulation.hpp"
 
+#include <collectives/link_fabric.hpp>
 #include <fabric/host/builder.hpp>
 #include <fabric/router.hpp>
 #include <fabric/worker.hpp>

@@ -1,4 +1,4 @@
-// tools/dram_link.hpp — a link adapter for scenarios whose tensors live in DRAM, page by page, as
+// kccl/collectives/link_dram.hpp — a link adapter for scenarios whose tensors live in DRAM, page by page, as
 // tt-metal's interleaved all_gather keeps them (its input and output tensors are DRAM buffers; a
 // reader kernel fetches input pages with noc_async_read, a writer kernel stores received pages
 // with noc_async_write, and a page that is forwarded to the next chip is read back from the output
@@ -26,11 +26,11 @@
 // C++17, freestanding, no heap (device code: it runs inside the emulated worker).
 #pragma once
 
-#include <collectives/link.hpp>
+#include "link.hpp"
 
 #include <stdint.h>
 
-namespace kccl::tools {
+namespace kccl::coll {
 
 /// Where a rank's tensors are in DRAM. Addresses are NoC addresses on the rank's own chip (made by
 /// hal.noc_addr on the DRAM endpoint); `out_dir_bytes` bytes are reserved per direction.
@@ -171,4 +171,4 @@ private:
     bool staged_[max_dirs] = {};
 };
 
-}  // namespace kccl::tools
+}  // namespace kccl::coll
