@@ -26,7 +26,7 @@
 //                the link's EDMs, with its own DRAM pages. The checked scenario uses W = 4,
 //                tt-metal's default for this op (kWorkersPerLink), with the launch re-fitted to
 //                the intercept (kDramW4LaunchUs).
-//   op, tt-metal worker structure (THE CHECKED SCENARIO; tools/ttm_all_gather.hpp):
+//   op, tt-metal worker structure (THE CHECKED SCENARIO; tests/collectives/ttm_edm_all_gather.hpp):
 //                not kccl's executor but tt-metal's all_gather workers — per direction a sender
 //                and a receiver core, each a reader and a writer kernel (RR, RW, SR, SW, one
 //                emulated core each, the CB between them shared L1), chunks of pages pipelined
@@ -46,7 +46,7 @@
 #include "e2e_bed.hpp"  // exec_params
 #include <emulation/collective.hpp>
 #include <collectives/link_dram.hpp>
-#include "tools/ttm_all_gather_bed.hpp"
+#include "ttm_edm_all_gather_bed.hpp"
 
 #include <collectives/slicer.hpp>
 
@@ -274,7 +274,7 @@ double published_fit_us(uint32_t chips, uint32_t bytes) {
 
 const uint32_t kSizes[] = {1024, 4096, 16384, 65536};
 
-// ---- tt-metal's all_gather structure (tools/ttm_all_gather.hpp) --------------------------------
+// ---- tt-metal's all_gather structure (tests/collectives/ttm_edm_all_gather.hpp) --------------------------------
 // Every logical worker is a sender and a receiver Tensix core, each running a reader and a writer
 // kernel (RR, RW, SR, SW) that hand chunks (EDM packets of pages) to each other through a 2-chunk
 // CB; the EDMs' buffers are laid out by kccl's EDM builder in the ~106 KiB a Wormhole Ethernet core

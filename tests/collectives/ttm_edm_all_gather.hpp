@@ -1,4 +1,4 @@
-// tools/ttm_all_gather.hpp — a model of tt-metal's ring all_gather OP STRUCTURE (interleaved DRAM
+// A model of tt-metal's ring all_gather OP STRUCTURE (interleaved DRAM
 // tensors, EDM per link, workers split into reader and writer kernels), for the fidelity test
 // tests/collectives/fidelity_coll_test.cpp. It does NOT use kccl's collective executor: the worker
 // kernels below are written after the structure tt-metal's CCL developer guide describes ("(Ring/
@@ -45,7 +45,7 @@
 // emulated cores' memories through host pointers, which no device can do, and the file includes
 // the emulation's TSan annotations; it is a model of tt-metal's op for the fidelity test, not a
 // kernel to run on hardware.
-// Host part: tools/ttm_all_gather_bed.hpp.
+// Host part: tests/collectives/ttm_edm_all_gather_bed.hpp.
 #pragma once
 
 #include <edm/edm.hpp>

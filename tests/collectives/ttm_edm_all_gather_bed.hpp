@@ -1,4 +1,4 @@
-// tools/ttm_all_gather_bed.hpp — host side of tools/ttm_all_gather.hpp: builds an emulated ring of
+// Host side of tests/collectives/ttm_edm_all_gather.hpp: builds an emulated ring of
 // chips with an EDM on each end of every link (2W channels per EDM: W clockwise, W anticlockwise,
 // laid out by kccl's EDM builder in the L1 a Wormhole Ethernet core leaves free), four kernels per
 // logical worker (RR, RW, SR, SW on emulated cores of their own), tensors in DRAM, and runs one
@@ -6,7 +6,7 @@
 // Host code (std, exceptions).
 #pragma once
 
-#include "tools/ttm_all_gather.hpp"
+#include "ttm_edm_all_gather.hpp"
 
 #include <edm/host/builder.hpp>
 #include <emulation/emulation.hpp>
