@@ -11,7 +11,7 @@ The runner boundary: a command that reads request lines on stdin and answers one
 `<cycles> <description>` or `error: <message>` (the protocol of tools/wafer_model.cpp, see its
 header). Requests are `key=value` words: pattern=NAME|auto, collective=, base=A,B,C, rows=,
 cols=, B=, root=, root_y=, s=, g=. By default the script builds tools/wafer_model.cpp into
-build/wafer/ and runs it with `--source model` (the cost model, include/fabric/cost.hpp);
+build/wafer/ and runs it with `--source model` (the cost model, include/wafer/cost.hpp);
 `--source sim` uses the per-wavelet reference simulator instead (slow at 512 PEs); `--runner`
 runs any other command that speaks the protocol, for example the routed-fabric emulation.
 
@@ -70,7 +70,7 @@ def req(pattern, P=None, B=1, rows=1, cols=None, **kw):
 def build_default_runner(source):
     exe = os.path.join(ROOT, "build", "wafer", "wafer_model")
     srcs = [os.path.join(ROOT, "tools", "wafer_model.cpp")] + [
-        os.path.join(d, f) for d, _, fs in os.walk(os.path.join(ROOT, "include", "fabric")) for f in fs]
+        os.path.join(d, f) for d, _, fs in os.walk(os.path.join(ROOT, "include", "wafer")) for f in fs]
     if not os.path.exists(exe) or os.path.getmtime(exe) < max(os.path.getmtime(s) for s in srcs):
         os.makedirs(os.path.dirname(exe), exist_ok=True)
         cxx = os.environ.get("CXX", "c++")

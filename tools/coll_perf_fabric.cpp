@@ -1,5 +1,5 @@
 // coll_perf_fabric.cpp — coll_perf --transport fabric: the collectives in the nccl-tests
-// convention over the chip fabric (include/fabric/chip/, docs/fabric.md), every rank reachable
+// convention over the chip fabric (include/fabric/, docs/fabric.md), every rank reachable
 // through the routers, so every method runs: rings, lines, trees, recursive doubling, Rabenseifner,
 // pairwise all_to_all, direct send/recv.
 //
@@ -8,7 +8,7 @@
 //             [-n ITERS] [-w WARMUP] [-c 0|1] [--coll OP[,OP...]] [--method M|auto]
 //             [--message BYTES] [--slots N] [--timing wormhole]
 //
-// Topologies (emulation/chip_fabric.hpp): a line or ring of --ranks chips (1D fabric:
+// Topologies (emulation/fabric/fabric.hpp): a line or ring of --ranks chips (1D fabric:
 // tt-metal's FABRIC_1D / FABRIC_1D_RING), a mesh of R x C chips (--mesh RxC; 2D fabric), the
 // T3000 (2 x 4 chips) and the Galaxy (4 x 8 chips), 2D by default or, with --fabric 1d, a 1D ring
 // through every chip (T3000: 0 1 2 3 7 6 5 4; Galaxy: a snake through the mesh). --message is
@@ -23,7 +23,7 @@
 #include "tools/coll_perf_args.hpp"
 #include "tools/ttm_fabric_ops.hpp"
 
-#include <emulation/chip_fabric.hpp>
+#include <emulation/fabric/fabric.hpp>
 #include <emulation/collective.hpp>
 #include <emulation/trace.hpp>
 
@@ -188,7 +188,7 @@ void print_help(const char* prog) {
         "                  structure on a line or ring: DRAM tensors, packets written into the destination tensor;\n"
         "                  all_gather relayed hop by hop by tt-metal's worker cores per direction behind a mux,\n"
         "                  all_to_all as all_to_all_async_generic schedules it (one core, or 3 workers per direction\n"
-        "                  behind the mux; include/fabric/chip/ops/ttm.hpp); reduce_scatter / all_reduce (bfloat16)\n"
+        "                  behind the mux; include/fabric/ops/ttm.hpp); reduce_scatter / all_reduce (bfloat16)\n"
         "                  by partial sums passed chip to chip by tt-metal's workers per direction (2..8 by the size,\n"
         "                  each its share of every slice) behind the mux, summed on the Tensix compute engine\n"
         "                  (ops/ttm_reduce.hpp).\n"

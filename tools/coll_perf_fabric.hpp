@@ -1,5 +1,5 @@
 // coll_perf_fabric.hpp — coll_perf's `--transport fabric` (tools/coll_perf_fabric.cpp): the
-// collectives over the chip fabric (include/fabric/chip/, docs/fabric.md), where every rank is
+// collectives over the chip fabric (include/fabric/, docs/fabric.md), where every rank is
 // reachable, on any topology the emulation builds (line, ring, mesh, T3000, Galaxy).
 #pragma once
 

@@ -9,10 +9,10 @@
 // Sizes are bytes per PE (nccl-tests' size), a multiple of 4: B = size / 4 elements of 32 bits.
 // Columns: size, count (B), type, redop, cycles (the emulation's modelled cycles: when the last PE
 // finished, cycle-exact on the thesis's performance model), model (the cost model's prediction,
-// include/fabric/cost.hpp; "-" where it cannot evaluate the run), run(s) (host wall time of the
+// include/wafer/cost.hpp; "-" where it cannot evaluate the run), run(s) (host wall time of the
 // emulated run, the median over -n runs), total(s) (layout, set-up, run and check of one run),
 // #wrong (result elements that differ bit for bit from a host fold of every PE's input, computed
-// apart from the fabric), and the pattern as run ("(auto)": chosen by fabric/auto.hpp for this
+// apart from the fabric), and the pattern as run ("(auto)": chosen by wafer/auto.hpp for this
 // size, with its parameters).
 //
 // Every option and combination is checked before the first run; a bad one is an error line naming
@@ -20,10 +20,10 @@
 #include "tools/coll_perf_wafer.hpp"
 #include "tools/coll_perf_args.hpp"
 
-#include <emulation/fabric/run.hpp>
-#include <fabric/auto.hpp>
-#include <fabric/cost.hpp>
-#include <fabric/patterns.hpp>
+#include <emulation/wafer/run.hpp>
+#include <wafer/auto.hpp>
+#include <wafer/cost.hpp>
+#include <wafer/patterns.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -326,7 +326,7 @@ void print_wafer_help() {
         "  --profile P     wse2 (default) or wse3\n"
         "  Host memory is checked before any run: about 14 KiB per PE plus twice its bytes (at most three\n"
         "  quarters of the host's)\n"
-        "  Columns: cycles (emulated, the thesis's model), model (cost model, include/fabric/cost.hpp), run(s) (host wall\n"
+        "  Columns: cycles (emulated, the thesis's model), model (cost model, include/wafer/cost.hpp), run(s) (host wall\n"
         "  time of the emulated run), total(s) (with layout, set-up and check), #wrong (against a host fold of the inputs)\n",
         kMaxSide, list);
 }

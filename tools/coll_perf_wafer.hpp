@@ -1,6 +1,6 @@
 // coll_perf_wafer.hpp — the wafer-scale fabric mode of coll_perf (tools/coll_perf_wafer.cpp):
 // `coll_perf --grid RxC ...` runs the reduce / allreduce / broadcast patterns of the Cerebras WSE
-// reduce/allreduce thesis on the emulated PE fabric (emulation/fabric/) instead of the IPCQ / EDM
+// reduce/allreduce thesis on the emulated PE fabric (emulation/wafer/) instead of the IPCQ / EDM
 // collectives. The main tool only asks whether the command line wants this mode and hands over.
 #pragma once
 

@@ -1,4 +1,4 @@
-// tools/ttm_fabric_ops.hpp — host side of include/fabric/chip/ops/ttm.hpp and ttm_reduce.hpp: an
+// tools/ttm_fabric_ops.hpp — host side of include/fabric/ops/ttm.hpp and ttm_reduce.hpp: an
 // emulated line or ring of chips with the chip fabric, a DRAM endpoint per chip holding the input,
 // output (and, for reduce_scatter / all_reduce, intermediate) tensors, the op's plan per chip, one
 // run of warmup + iterations, and a bit-exact check of every output byte against values computed
@@ -9,10 +9,10 @@
 #pragma once
 
 #include <collectives/ops.hpp>
-#include <emulation/chip_fabric.hpp>
+#include <emulation/fabric/fabric.hpp>
 #include <emulation/collective.hpp>
-#include <fabric/chip/ops/ttm.hpp>
-#include <fabric/chip/ops/ttm_reduce.hpp>
+#include <fabric/ops/ttm.hpp>
+#include <fabric/ops/ttm_reduce.hpp>
 
 #include <algorithm>
 #include <cstdio>

@@ -1,6 +1,6 @@
 // wafer_model — cycles of the Cerebras WSE reduce/allreduce thesis's patterns, by its cost model
-// (include/fabric/cost.hpp) or by the per-wavelet reference simulator of the model
-// (include/fabric/host/model_patterns.hpp), one request per input line.
+// (include/wafer/cost.hpp) or by the per-wavelet reference simulator of the model
+// (include/wafer/host/model_patterns.hpp), one request per input line.
 //
 //   wafer_model [--source model|sim] [--tr N] < requests
 //   wafer_model --help
@@ -18,9 +18,9 @@
 // This line protocol is the boundary between the figures script (scripts/wafer_figures.py) and
 // whatever produces cycles: another runner (for example the routed-fabric emulation) that reads
 // the same lines and answers the same way can be passed to the script with --runner.
-#include <fabric/auto.hpp>
-#include <fabric/cost.hpp>
-#include <fabric/host/model_patterns.hpp>
+#include <wafer/auto.hpp>
+#include <wafer/cost.hpp>
+#include <wafer/host/model_patterns.hpp>
 
 #include <cstdio>
 #include <cstdlib>

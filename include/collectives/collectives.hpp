@@ -1,6 +1,6 @@
 // kccl/collectives/collectives.hpp — everything a kernel needs to run collectives: element types,
 // reduction operators, communication groups, the schedule vocabulary, the link concept and its
-// two models (IPCQ, EDM), the primitives, the executor and the per-worker slice runner. Algorithms live in
+// models (IPCQ, EDM, the chip fabric), the primitives, the executor and the per-worker slice runner. Algorithms live in
 // collectives/algorithms/ (include the ones you run). Host-side builders are in collectives/host/.
 #pragma once
 
@@ -11,6 +11,7 @@
 #include "link.hpp"
 #include "link_ipcq.hpp"
 #include "link_edm.hpp"
+#include "link_fabric.hpp"
 #include "primitives.hpp"
 #include "executor.hpp"
 #include "sliced.hpp"

@@ -16,7 +16,7 @@
 //                workers and EDMs relaunched, EDM handshake and teardown per op), with a program
 //                launch cost in the model (WormholeOptions::program_launch_ps).
 //   op, DRAM tensors  the op, with the tensors in DRAM as tt-metal's interleaved all_gather keeps
-//                them (tools/dram_link.hpp): the input read from DRAM page by page before it is
+//                them (collectives/link_dram.hpp): the input read from DRAM page by page before it is
 //                sent, every received page written to the DRAM output, and a page forwarded to the
 //                next chip read back from DRAM after its writes committed; DRAM costs from the
 //                model's DRAM endpoint (WormholeOptions::dram_*: tt-npe's port rates, 12 channels,
@@ -26,7 +26,7 @@
 //                the link's EDMs, with its own DRAM pages. The checked scenario uses W = 4,
 //                tt-metal's default for this op (kWorkersPerLink), with the launch re-fitted to
 //                the intercept (kDramW4LaunchUs).
-//   op, tt-metal worker structure (THE CHECKED SCENARIO; tools/ttm_all_gather.hpp):
+//   op, tt-metal worker structure (THE CHECKED SCENARIO; tests/collectives/ttm_edm_all_gather.hpp):
 //                not kccl's executor but tt-metal's all_gather workers — per direction a sender
 //                and a receiver core, each a reader and a writer kernel (RR, RW, SR, SW, one
 //                emulated core each, the CB between them shared L1), chunks of pages pipelined
@@ -45,8 +45,8 @@
 
 #include "e2e_bed.hpp"  // exec_params
 #include <emulation/collective.hpp>
-#include "tools/dram_link.hpp"
-#include "tools/ttm_all_gather_bed.hpp"
+#include <collectives/link_dram.hpp>
+#include "ttm_edm_all_gather_bed.hpp"
 
 #include <collectives/slicer.hpp>
 
@@ -76,7 +76,7 @@ struct Scenario {
     bool program_per_op;
     double launch_us;
     const char* name;
-    bool dram = false;            ///< tensors in DRAM (tools/dram_link.hpp)
+    bool dram = false;            ///< tensors in DRAM (collectives/link_dram.hpp)
     uint32_t max_packet = 16384;  ///< EDM packet = min(this, bytes per chip)
     uint32_t dram_read_cycles = 0, dram_write_cycles = 0;
     uint32_t slots = 4;
@@ -181,7 +181,7 @@ emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per
             const uint32_t first = sl.worker_range(w).begin;  // of the chip's tensor
             const uint32_t at = w * region;
             // The DRAM endpoint of this chip is NoC (0, grid_h + 1); the bed's chips have grid_h 1.
-            kccl::tools::DramTensors t;
+            kccl::coll::DramTensors t;
             t.input = hal.noc_addr(0, 2, at);
             t.input_l1 = g.input_l1;
             t.input_bytes = L.in_elems * uint32_t(sizeof(T));
@@ -202,7 +202,7 @@ emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per
             const RingDirs dirs = cb::dirs_of(g);
             if (dram && link.directions() > 4) throw emu::EmulationError("DRAM region sized for 4 directions");
             if (dram) {
-                kccl::tools::DramTensorLink<std::remove_reference_t<decltype(link)>> dl(link, t, g.rank * L.frag * uint32_t(sizeof(T)));
+                kccl::coll::DramTensorLink<std::remove_reference_t<decltype(link)>> dl(link, t, g.rank * L.frag * uint32_t(sizeof(T)));
                 for (uint32_t i = 0; i < runs; ++i) execute<RingAllGather, Red>(dl, ep, dirs);
                 dl.quiesce();
             } else {
@@ -274,7 +274,7 @@ double published_fit_us(uint32_t chips, uint32_t bytes) {
 
 const uint32_t kSizes[] = {1024, 4096, 16384, 65536};
 
-// ---- tt-metal's all_gather structure (tools/ttm_all_gather.hpp) --------------------------------
+// ---- tt-metal's all_gather structure (tests/collectives/ttm_edm_all_gather.hpp) --------------------------------
 // Every logical worker is a sender and a receiver Tensix core, each running a reader and a writer
 // kernel (RR, RW, SR, SW) that hand chunks (EDM packets of pages) to each other through a 2-chunk
 // CB; the EDMs' buffers are laid out by kccl's EDM builder in the ~106 KiB a Wormhole Ethernet core

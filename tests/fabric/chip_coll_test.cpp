@@ -10,7 +10,7 @@
 
 #include "collectives/e2e_bed.hpp"
 
-#include <emulation/chip_fabric.hpp>
+#include <emulation/fabric/fabric.hpp>
 
 #include "fabric/chip_exec.hpp"
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <collectives/collectives.hpp>
-#include <emulation/chip_fabric.hpp>
+#include <emulation/fabric/fabric.hpp>
 #include <emulation/collective.hpp>
 
 #include <algorithm>

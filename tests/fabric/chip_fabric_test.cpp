@@ -1,9 +1,9 @@
-// The chip fabric (include/fabric/chip/) on the emulation: every rank sends messages to every
+// The chip fabric (include/fabric/) on the emulation: every rank sends messages to every
 // other rank through the routers (multi-hop on lines, rings and meshes), contents and order
 // checked; dirty L1 and adversarial schedules.
 #include <catch2/catch.hpp>
 
-#include <emulation/chip_fabric.hpp>
+#include <emulation/fabric/fabric.hpp>
 
 #include "chip_streams.hpp"
 

@@ -5,7 +5,7 @@
 // and a packet in a sender channel that no router feeds.
 #include <catch2/catch.hpp>
 
-#include <emulation/chip_fabric.hpp>
+#include <emulation/fabric/fabric.hpp>
 
 #include <cstring>
 #include <string>

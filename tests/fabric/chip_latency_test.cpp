@@ -9,7 +9,7 @@
 //   ./kccl_tests "[fabric][latency]" -s     prints the table
 #include <catch2/catch.hpp>
 
-#include <emulation/chip_fabric.hpp>
+#include <emulation/fabric/fabric.hpp>
 
 #include <cmath>
 #include <cstdio>

@@ -6,7 +6,7 @@
 // rectangles outside the chip or with non-Tensix cores.
 #include <catch2/catch.hpp>
 
-#include <emulation/chip_fabric.hpp>
+#include <emulation/fabric/fabric.hpp>
 
 #include <string>
 #include <vector>

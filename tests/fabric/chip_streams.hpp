@@ -4,7 +4,7 @@
 // and chip_wrap_test.cpp.
 #pragma once
 
-#include <emulation/chip_fabric.hpp>
+#include <emulation/fabric/fabric.hpp>
 
 #include <cstdint>
 #include <string>

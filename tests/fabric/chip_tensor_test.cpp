@@ -1,5 +1,5 @@
 // Tensors in tt-metal's layouts (collectives/tensor.hpp) gathered and reduce-scattered over the
-// chip fabric (include/fabric/chip/): execute_tensor_slice on a FabricLink, one worker per chip,
+// chip fabric (include/fabric/): execute_tensor_slice on a FabricLink, one worker per chip,
 // the collective's group a communication group of the fabric's ranks (CommGroupDirs), so a
 // group's ranks need not be neighbours (strided groups on a ring, a mesh's rows whose ring closes
 // across the mesh). The mesh tensor on the T3000 mesh (2D routing): row all_gathers along W into a
@@ -13,7 +13,7 @@
 
 #include <collectives/collectives.hpp>
 #include <collectives/tensor_sliced.hpp>
-#include <emulation/chip_fabric.hpp>
+#include <emulation/fabric/fabric.hpp>
 
 #include <algorithm>
 #include <chrono>

@@ -7,7 +7,7 @@
 // the wrap (and only there).
 #include <catch2/catch.hpp>
 
-#include <emulation/chip_fabric.hpp>
+#include <emulation/fabric/fabric.hpp>
 
 #include "chip_streams.hpp"
 

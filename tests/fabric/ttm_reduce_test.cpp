@@ -12,7 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <collectives/collectives.hpp>
-#include <emulation/chip_fabric.hpp>
+#include <emulation/fabric/fabric.hpp>
 
 #include "fabric/chip_exec.hpp"
 #include <emulation/collective.hpp>

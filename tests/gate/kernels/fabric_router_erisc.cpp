@@ -6,7 +6,7 @@
 // The words of plan.init_words() are set before the program starts (semaphores the neighbours
 // may increment first).
 #include "hal/tt_metal.hpp"  // the device API for this core kind, then kccl::hal::TtMetal
-#include "fabric/chip/router.hpp"
+#include "fabric/router.hpp"
 
 namespace {
 // Trivially constructible and destructible: constant-initialised in .bss, no constructor runs.

@@ -7,7 +7,7 @@
 //   args.insert(args.end(), link.begin(), link.end());
 //   SetRuntimeArgs(program, k, worker_core, args);
 #include "hal/tt_metal.hpp"  // the device API for this core kind, then kccl::hal::TtMetal
-#include "fabric/chip/worker.hpp"
+#include "collectives/link_fabric.hpp"
 
 void kernel_main() {
     kccl::hal::TtMetal hal;

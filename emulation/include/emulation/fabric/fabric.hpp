@@ -1,1146 +1,290 @@
-// kccl/emulation/fabric/fabric.hpp — the routed PE fabric (include/fabric/) emulated cycle-exactly
-// on the timed fiber engine.
+// kccl/emulation/fabric/fabric.hpp — the chip fabric (include/fabric/) on an emulated cluster:
+// the fabric spec of a line, ring, T3000 or Galaxy, installing a plan, adding the router and
+// worker kernels, dump hooks that say what each router and worker waits for, and a Bed that runs
+// one kernel per rank with a FabricLink (the collectives' link concept, every rank reachable).
 //
-// WHAT IT MODELS (the performance model of the Cerebras WSE reduce/allreduce thesis, chapter 3)
-//   * A PE issues one wavelet per cycle (T_send = 1) and stores one per cycle (T_store = 1); its
-//     operations are sequential (send, recv and relay block).
-//   * The on-ramp and the off-ramp take T_R cycles; router to neighbouring router takes 1 cycle.
-//   * A color crosses a router at most one wavelet per cycle, and a link direction carries one
-//     wavelet per cycle whatever its color: a stream meeting cycles taken by another color's
-//     stream on a link moves to the next free ones. Streams are served in the order they are
-//     walked, which is the order they start in (PEs run earliest clock first, PEs of one clock
-//     in row-major order, in program mode and on the fiber engine alike): the stream first
-//     emitted, ties to the source first in row-major order, as the reference simulator
-//     arbitrates. A relay's stream starts when its first element is sent (its PE waits for
-//     that cycle before walking it). A stream that will wait for a switch position (on a single
-//     path, no delivery before it) parks there at once and takes no link cycles on its way: its
-//     wavelets stall there without delaying other colors' streams, which the thesis's pre-order
-//     trees need (a later child's stream crosses the links of the earlier children's subtrees).
-//     The on-ramp carries one
-//     per cycle since the processor is sequential; off-ramp deliveries of different colors are
-//     not arbitrated (the thesis's model does not charge for it).
-//   * A received wavelet waits at the processor (its input queue) until the PE consumes it.
-//     Bounded buffering (program mode and fibers alike): a stream may have at most
-//     router_queue_wavelets (the profile's; 1 in adversarial mode) per router it has reached in
-//     the fabric, unconsumed; beyond that its sender blocks (after issuing it) until receives
-//     drain it. Blocking costs no cycle (the model has no stalls): it orders the sender's next
-//     step after that receive, so a pattern relying on more buffering deadlocks.
-//   * `advance` costs nothing on the issuing PE and no link slot (the thesis's model charges none):
-//     it acts at each router right after the route's last earlier wavelet has passed it, so a
-//     stream waiting there passes one cycle after that wavelet.
-//   So T_message(P, B) = 2 T_R + P + B, T_visit adds 2 T_R + 1 per relaying PE, and a relayed
-//   chain reduce runs at 1 cycle per element plus 2 (P-1)(T_R+1) (tests/fabric/).
+//   kccl::emu::chip_fabric::BedOptions o;  o.topology = "galaxy";  o.kind = FabricKind::mesh_2d;
+//   kccl::emu::chip_fabric::Bed bed(o);
+//   bed.add([](auto& hal, auto& link, const RankBuffers& b) { ...; link.quiesce(); return 0; });
+//   RunReport r = bed.run(ro);                   // r.summary() names every stalled router / worker
 //
-// HOW
-//   Only PEs that run a kernel are fibers (the engine's timed policy: the earliest core runs
-//   first). Every device call first lets every core and event behind its clock catch up
-//   (Scheduler::sync), then acts at its clock. A stream (one send or relay output) walks its
-//   route once, at the sender's clock, carrying per-wavelet times: at each router the times are
-//   pushed back to keep one wavelet per cycle on the color, copies follow every tx direction
-//   (multicast), and the RAMP delivers them into the PE's input queue for the color. A stream
-//   arriving at a router whose current switch position does not accept its direction parks
-//   there (in order) and resumes when an advance on the color reaches that router. Intermediate
-//   routers run no code. Times are runs of consecutive cycles (TimeRun): a stream's times strictly
-//   increase, so the work per router crossed is per run, not per wavelet.
-//   Program mode: when every PE was launched with launch_program (a step program of
-//   fabric/program.hpp), run() executes the programs without fibers, in the timed engine's order
-//   (earliest ready PE first, ties by readiness; a running PE goes on unless a ready one is
-//   strictly earlier; a waiting PE is readied by the delivery it needs, at the deliverer's clock):
-//   the same cycles, streams, results and reports, at a PE's memory and a few words of state.
-//
-// ERRORS (FabricError; the run stops, every other PE is released)
-//   * two inputs overlapping on one color at one router (rx sets of several directions): the
-//     PE, the color, the cycle and both directions;
-//   * a deadlock (no PE can run and no stream can move): every blocked PE with the color it
-//     waits on and how many wavelets it has (a sender blocked by back-pressure: its color, how
-//     much of its stream is in the fabric against what it holds, and where it waits), every parked stream with its router, color,
-//     direction and the position that would accept it;
-//   * at the end: wavelets delivered but never received, streams still parked;
-//   * a kernel's own exception (bad memory offset, bad color), named with its PE.
-//
-// Under ThreadSanitizer every fiber is its own TSan context (races between PEs are reported);
-// the fabric's own state (routers, queues, the error), shared by the PEs' fibers on one host
-// thread, is accessed in TSan ignore regions that never span a fiber switch, as the engine's is.
-//
-// Host-only (C++20).
+// Transport selection for tools: `make_bed(o)` builds the cluster, plan and launcher for a named
+// topology ("line", "ring", "mesh", "t3000", "galaxy") and fabric kind.
 #pragma once
 
-#include "../engine/scheduler.hpp"
-#include "../timing.hpp"
+#include "../emulation.hpp"
 
-#include <fabric/fabric.hpp>
-#include <fabric/host/grid.hpp>
-#include <fabric/program.hpp>
+#include <collectives/link_fabric.hpp>
+#include <fabric/host/builder.hpp>
+#include <fabric/router.hpp>
+#include <fabric/worker.hpp>
 
 #include <algorithm>
-
-#include <chrono>
-#include <cstring>
-#include <deque>
-#include <functional>
-#include <map>
 #include <memory>
+#include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
-namespace kccl::emu::fabric {
+namespace kccl::emu::chip_fabric {
 
-using kccl::fabric::Combine;
-using kccl::fabric::Route;
-using kccl::fabric::host::Coord;
-using kccl::fabric::host::Dir;
-using kccl::fabric::host::DirSet;
-using kccl::fabric::host::Grid;
+namespace fc = ::kccl::fabric::chip;
+namespace fh = ::kccl::fabric::chip::host;
+using fh::FabricKind;
 
-struct FabricError : EmulationError {
-    using EmulationError::EmulationError;
-};
-
-struct RunResult {
-    vtime_t cycles = 0;        ///< when the last PE finished its kernel
-    double wall_seconds = 0;   ///< host time of the run
-    uint64_t streams = 0;      ///< streams walked (sends, relay outputs, advances)
-    uint64_t blocked = 0;      ///< sends, relays and exchanges that blocked on a full fabric (back-pressure)
-};
-
-struct FabricOptions {
-    uint64_t seed = 1;            ///< garbage in PE memory (hardware never zeroes it)
-    size_t stack_size = 64 * 1024;
-    size_t guarded_pes_max = 16384;  ///< up to this many PEs, every stack has a guard region (as RunOptions)
-    /// Adversarial mode: router queues of one wavelet (instead of the profile's
-    /// router_queue_wavelets), in program mode and for fibers; in program mode also PEs ready in
-    /// the same cycle run in an order drawn from order_seed (fibers keep the timed engine's
-    /// order), so a pattern relying on more buffering or on an order the promises do not give
-    /// deadlocks or computes a wrong result.
-    bool adversarial = false;
-    uint64_t order_seed = 1;
-};
-
-class Fabric;
-
-/// Times of consecutive wavelets as runs of consecutive cycles: {t0, n} is t0, t0 + 1, ...,
-/// t0 + n - 1. Every stream's times strictly increase (one wavelet per cycle at most), so a
-/// stream sent or relayed without stalls is one run whatever its length, and the fabric's work
-/// per router crossed is per run, not per wavelet.
-struct TimeRun {
-    vtime_t t0 = 0;
-    uint32_t n = 0;
-};
-struct Times {
-    std::vector<TimeRun> r;
-    size_t count() const {
-        size_t c = 0;
-        for (const auto& x : r) c += x.n;
-        return c;
-    }
-    bool empty() const { return r.empty(); }
-    vtime_t first() const { return r.front().t0; }
-    vtime_t last() const { return r.back().t0 + r.back().n - 1; }
-    void push(vtime_t t0, uint32_t n) {
-        if (n == 0) return;
-        if (!r.empty() && r.back().t0 + r.back().n == t0) r.back().n += n;
-        else r.push_back(TimeRun{t0, n});
-    }
-    void shift(vtime_t d) {
-        for (auto& x : r) x.t0 += d;
-    }
-    /// The times of a sequence that keeps one element per cycle and may not start before `lo`:
-    /// s_k = max(t_k, s_{k-1} + 1), s_{-1} = lo - 1. Exact for any times (a queue may hold
-    /// streams out of time order); per run, since within a run max(x, t0 + j) = max(x, t0) + j.
-    void not_before(vtime_t lo) {
-        if (!r.empty() && r.front().t0 >= lo) {  // the common case: nothing waits
-            bool ordered = true;
-            for (size_t i = 1; i < r.size() && ordered; ++i) ordered = r[i].t0 >= r[i - 1].t0 + r[i - 1].n;
-            if (ordered) return;
-        }
-        Times out;
-        vtime_t x = lo;
-        for (const TimeRun& q : r) {
-            const vtime_t s = std::max(x, q.t0);
-            out.push(s, q.n);
-            x = s + q.n;
-        }
-        r.swap(out.r);
-    }
-};
-
-/// out[k] = combine(a[k], b[k]) for k < n, the operator's switch outside the loop; the element
-/// loops are the collectives' (Reducer::combine: 16 bytes at a time where the host has SIMD, the
-/// same result per element as fabric::combine_word). out may equal a or b, never overlap partly.
-template <class T>
-inline void combine_span_as(kccl::fabric::Op op, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t n) {
-    T* o = reinterpret_cast<T*>(out);
-    const T* x = reinterpret_cast<const T*>(a);
-    const T* y = reinterpret_cast<const T*>(b);
-    switch (op) {
-        case kccl::fabric::Op::copy:
-            if (n) std::memmove(out, b, size_t(n) * 4);  // n == 0 may come with null spans
-            return;
-        case kccl::fabric::Op::add: kccl::coll::Reducer<T, kccl::coll::RedOp::sum>::combine(o, x, y, n); return;
-        case kccl::fabric::Op::max: kccl::coll::Reducer<T, kccl::coll::RedOp::max>::combine(o, x, y, n); return;
-        case kccl::fabric::Op::min: kccl::coll::Reducer<T, kccl::coll::RedOp::min>::combine(o, x, y, n); return;
-    }
-}
-inline void combine_span(Combine c, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t n) {
-    switch (c.type) {
-        case kccl::fabric::DType::f32: combine_span_as<float>(c.op, out, a, b, n); return;
-        case kccl::fabric::DType::i32: combine_span_as<int32_t>(c.op, out, a, b, n); return;
-        case kccl::fabric::DType::u32: combine_span_as<uint32_t>(c.op, out, a, b, n); return;
-    }
-}
-
-/// The device API's backend on one PE (kccl::fabric's F).
-class Pe {
-public:
-    uint32_t x() const { return at_.x; }
-    uint32_t y() const { return at_.y; }
-    uint32_t arg(uint32_t i) const;
-    uint8_t* mem(uint32_t offset, uint32_t bytes);
-    template <class T>
-    T* ptr(uint32_t offset, uint32_t n) {
-        return reinterpret_cast<T*>(mem(offset, n * uint32_t(sizeof(T))));
-    }
-    void fabric_send(Route r, const uint32_t* src, uint32_t n);
-    void fabric_recv(Route r, uint32_t* dst, uint32_t n, Combine c);
-    void fabric_relay(Route in, Route out, const uint32_t* local, uint32_t n, Combine c);
-    void fabric_advance(Route r);
-    void fabric_exchange(Route out, const uint32_t* src, uint32_t n_out, Route in, uint32_t* dst, uint32_t n_in, Combine c);
-    vtime_t now() const;
-
-private:
-    friend class Fabric;
-    Fabric* f_ = nullptr;
-    Coord at_;
-    uint32_t index_ = 0;
-    std::vector<uint32_t> args_;
-    std::unique_ptr<uint8_t[]> mem_;  ///< not zeroed: launch fills it with garbage
-    uint32_t mem_size_ = 0;
-    std::function<void(Pe&)> body_;
-    std::unique_ptr<detail::CoreState> st_;
-    // Waiting state (for the deadlock report).
-    int32_t wait_color = -1;
-    uint32_t wait_need = 0;
-    const char* wait_what = "";
-    bool done = false;
-    vtime_t finish = 0;
-    // Program mode (launch_program, run without fibers): the step to run, the PE's clock, and
-    // the state of a step that waits (its start cycle; an exchange's send already issued).
-    bool program_ = false;
-    bool retry_ = false, exch_sent_ = false;
-    int64_t blocked_sid_ = -1;
-    int64_t exch_sid_ = -1;  ///< program mode: blocked (back-pressure) until this stream drains
-    uint32_t pc_ = 0;
-    vtime_t clock_ = 0, step_c_ = 0;
-};
-
-class Fabric {
-public:
-    explicit Fabric(const Grid& g, FabricOptions o = {}) : g_(g), o_(o) { g_.validate(); }
-    explicit Fabric(Grid&& g, FabricOptions o = {}) : g_(std::move(g)), o_(o) { g_.validate(); }
-    Fabric(const Fabric&) = delete;
-    Fabric& operator=(const Fabric&) = delete;
-
-    const Grid& grid() const { return g_; }
-
-    /// Runs `body` on `pe` with kernel arguments `args`; its local memory is grid().memory(pe)
-    /// bytes (at least `min_mem`), filled with garbage. Returns the PE (for host access).
-    Pe& launch(Coord pe, std::vector<uint32_t> args, std::function<void(Pe&)> body, uint32_t min_mem = 0) {
-        if (!g_.contains(pe)) throw FabricError("fabric: launch on PE " + to_string(pe) + ", outside the grid");
-        const size_t key = idx(pe);
-        if (pe_of_.count(key)) throw FabricError("fabric: PE " + to_string(pe) + " already runs a kernel");
-        auto p = std::make_unique<Pe>();
-        p->f_ = this;
-        p->at_ = pe;
-        p->index_ = uint32_t(pes_.size());
-        p->args_ = std::move(args);
-        p->body_ = std::move(body);
-        const uint32_t bytes = std::max(g_.memory(pe), min_mem);
-        if (bytes > g_.profile().pe_mem_bytes)
-            throw FabricError("fabric: PE " + to_string(pe) + " needs " + std::to_string(bytes) + " bytes of memory; " + g_.profile().name + " has " +
-                              std::to_string(g_.profile().pe_mem_bytes) + " per PE");
-        p->mem_.reset(new uint8_t[bytes]);
-        p->mem_size_ = bytes;
-        uint64_t s = o_.seed ^ (uint64_t(pe.x) << 32) ^ (uint64_t(pe.y) << 8) ^ 0x9E3779B97F4A7C15ull;
-        // Garbage (hardware never zeroes PE memory): word k is a mix of the PE's seed and k, with
-        // no dependency between words, so the fill runs at memory speed.
-        uint8_t* const m = p->mem_.get();  // (a local: stores through uint8_t* could alias p's members)
-        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-        size_t i = 0;
-        for (; i + 8 <= bytes; i += 8) {
-            uint64_t w = s + i * 0x9E3779B97F4A7C15ull;
-            w ^= w >> 29;
-            std::memcpy(m + i, &w, 8);
-        }
-        if (i < bytes) std::memcpy(m + i, &s, bytes - i);
-        pe_of_[key] = uint32_t(pes_.size());
-        pes_.push_back(std::move(p));
-        return *pes_.back();
-    }
-    /// Runs the step program in `args` (include/fabric/program.hpp) on `pe`. When every PE runs
-    /// a program, run() executes them without fibers (a PE then costs its memory and its state,
-    /// not a stack), in the order the timed fiber engine would; otherwise as run_steps kernels.
-    Pe& launch_program(Coord pe, std::vector<uint32_t> args, uint32_t min_mem = 0) {
-        Pe& p = launch(pe, std::move(args), [](Pe& q) { kccl::fabric::run_steps(q); }, min_mem);
-        p.program_ = true;
-        return p;
-    }
-    Pe* pe(Coord c) {
-        auto it = pe_of_.find(idx(c));
-        return it == pe_of_.end() ? nullptr : pes_[it->second].get();
-    }
-
-    RunResult run() {
-        const auto t0 = std::chrono::steady_clock::now();
-        bool programs = !pes_.empty();
-        for (auto& p : pes_) programs = programs && p->program_;
-        if (programs) {
-            run_programs();
-            return finish_run(t0);
-        }
-        WaferModel model;  // the scheduler's timed policy needs a model; the fabric keeps its own times
-        // Guarded stacks take two kernel mappings each (vm.max_map_count is 65530 by default):
-        // beyond FabricOptions::guarded_pes_max PEs the stacks are carved from shared mappings.
-        ScheduleOptions so;
-        so.ties_by_index = true;  // PEs of one clock in row-major order, as in program mode
-        detail::Scheduler sched(so, o_.stack_size, &model, pes_.size() <= o_.guarded_pes_max);
-        sched_ = &sched;
-        std::vector<Pe*> order;
-        for (auto& p : pes_) order.push_back(p.get());
-        std::sort(order.begin(), order.end(), [&](const Pe* a, const Pe* b) { return idx(a->at_) < idx(b->at_); });
-        for (Pe* p : order) {
-            p->st_ = std::make_unique<detail::CoreState>();
-            p->st_->coord = CoreCoord{0, p->at_.x, p->at_.y};
-            p->st_->mem = p->mem_.get();
-            p->st_->mem_size = p->mem_size_;
-            Pe* pp = p;
-            sched.add(p->st_.get(), [this, pp] { body(*pp); });
-        }
-        sched.run([&] { return on_idle(); });
-        sched_ = nullptr;
-        return finish_run(t0);
-    }
-
-private:
-    friend class Pe;
-    struct Abort {};
-
-    RunResult finish_run(std::chrono::steady_clock::time_point t0) {
-        RunResult r;
-        for (auto& p : pes_) r.cycles = std::max(r.cycles, p->finish);
-        r.streams = streams_;
-        r.blocked = blocked_;
-        r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (!error_.empty()) throw FabricError(error_);
-        check_leftovers();
-        return r;
-    }
-
-    // ---- program mode: every PE a step program, no fibers ---------------------------------
-    // The timed fiber engine's order, reproduced: the ready PE with the earliest clock runs
-    // (ties: the one readied first); a running PE goes on with its next step unless a ready PE
-    // is strictly earlier; a PE that must wait is readied by the delivery that satisfies it,
-    // its clock raised to the deliverer's.
-    struct Ready {
-        vtime_t clock;
-        uint64_t pos;  ///< ties: the PE first in row-major order (adversarial: 0, the seeded seq decides)
-        uint64_t seq;
-        uint32_t index;
-    };
-    static bool later(const Ready& a, const Ready& b) {
-        return a.clock != b.clock ? a.clock > b.clock : a.pos != b.pos ? a.pos > b.pos : a.seq > b.seq;
-    }
-    uint64_t tie_pos(const Pe& p) const { return o_.adversarial ? 0 : uint64_t(idx(p.at_)); }
-    void make_ready(Pe& p) {
-        uint64_t seq = ready_seq_++;
-        if (o_.adversarial) {  // same-cycle PEs in a seeded order (the promises give none)
-            uint64_t z = seq + o_.order_seed * 0x9E3779B97F4A7C15ull;
-            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-            seq = z ^ (z >> 31);
-        }
-        ready_.push_back(Ready{p.clock_, tie_pos(p), seq, p.index_});
-        std::push_heap(ready_.begin(), ready_.end(), later);
-    }
-    void run_programs() {
-        ready_.clear();
-        for (auto& p : pes_) make_ready(*p);
-        size_t live = pes_.size();
-        while (live && error_.empty()) {
-            if (ready_.empty()) {
-                on_idle();
-                break;
-            }
-            std::pop_heap(ready_.begin(), ready_.end(), later);
-            Pe& p = *pes_[ready_.back().index];
-            ready_.pop_back();
-            cur_ = &p;
-            for (;;) {
-                bool ran = false;
-                try {
-                    if (p.pc_ == p.arg(1)) {
-                        p.done = true;
-                        p.finish = p.clock_;
-                        --live;
-                        break;
-                    }
-                    ran = program_step(p);
-                } catch (std::exception& e) {
-                    std::string what = e.what();
-                    if (what.rfind("fabric: ", 0) == 0) what = what.substr(8);
-                    fail("fabric: PE " + to_string(p.at_) + ": " + what);
-                    break;
-                }
-                if (!ran) break;  // waits: readied by a delivery
-                if (!ready_.empty() && (ready_.front().clock < p.clock_ || (ready_.front().clock == p.clock_ && ready_.front().pos < tie_pos(p)))) {
-                    make_ready(p);
-                    break;
-                }
-            }
-            cur_ = nullptr;
-        }
-    }
-    /// Runs p's current step; false if it must wait for wavelets (it is then readied by the
-    /// delivery that brings them and runs the step again from the cycle it started).
-    bool program_step(Pe& p) {
-        using kccl::fabric::StepKind;
-        const uint32_t i = p.pc_;
-        const kccl::fabric::Step st = kccl::fabric::decode_step(p.arg(2 + i * kccl::fabric::step_words), p.arg(3 + i * kccl::fabric::step_words),
-                                                                p.arg(4 + i * kccl::fabric::step_words));
-        const Combine cb{st.op, kccl::fabric::DType(p.arg(0))};
-        const uint32_t t_r = g_.profile().t_r;
-        const vtime_t c = p.retry_ ? p.step_c_ : p.clock_;
-        auto wait = [&](uint32_t color, uint32_t n, const char* what) {
-            Queue& q = queues_[rkey(p.at_, color)];
-            if (q.avail() >= n) {
-                p.wait_color = -1;
-                return &q;
-            }
-            p.wait_color = int32_t(color);
-            p.wait_need = n;
-            p.wait_what = what;
-            p.retry_ = true;
-            p.step_c_ = c;
-            return static_cast<Queue*>(nullptr);
-        };
-        auto done = [&](vtime_t x) {
-            p.clock_ = std::max(p.clock_, x);
-            p.retry_ = p.exch_sent_ = false;
-            ++p.pc_;
-            return true;
-        };
-        if (st.kind == StepKind::exchange) {
-            const uint32_t n_out = st.n & 0xFFFFu, n_in = st.n >> 16;
-            const uint32_t* src = p.ptr<uint32_t>(st.offset & 0xFFFFu, n_out);
-            uint32_t* dst = p.ptr<uint32_t>(st.offset >> 16, n_in);
-            check_route(p, Route{st.color_a}, "exchange");
-            check_route(p, Route{st.color_b}, "exchange");
-            if (!p.exch_sent_) {
-                Times t;
-                t.push(c + 1 + t_r, n_out);
-                p.exch_sid_ = n_out ? int64_t(launch_stream(p, st.color_a, std::make_shared<const std::vector<uint32_t>>(src, src + n_out), std::move(t))) : -1;
-                p.exch_sent_ = true;
-            }
-            Queue* q = wait(st.color_b, n_in, "exchange");
-            if (!q) return false;
-            const vtime_t x = stored_until(c, take(*q, n_in));
-            combine_span(cb, dst, dst, q->w.data() + q->head, n_in);
-            q->head += n_in;
-            compact(*q);
-            const int64_t sid = p.exch_sid_;
-            done(std::max<vtime_t>(x, c + n_out));
-            return !(sid >= 0 && block_on(p, uint32_t(sid)));
-        }
-        uint32_t* data = p.ptr<uint32_t>(st.offset, st.n);
-        switch (st.kind) {
-            case StepKind::send: {
-                check_route(p, Route{st.color_a}, "send");
-                Times t;
-                t.push(c + 1 + t_r, st.n);
-                const uint32_t sid = launch_stream(p, st.color_a, std::make_shared<const std::vector<uint32_t>>(data, data + st.n), std::move(t));
-                done(c + st.n);
-                return !block_on(p, sid);
-            }
-            case StepKind::recv: {
-                check_route(p, Route{st.color_a}, "recv");
-                Queue* q = wait(st.color_a, st.n, "recv");
-                if (!q) return false;
-                const vtime_t x = stored_until(c, take(*q, st.n));
-                combine_span(cb, data, data, q->w.data() + q->head, st.n);
-                q->head += st.n;
-                compact(*q);
-                return done(x);
-            }
-            case StepKind::relay: {
-                check_route(p, Route{st.color_a}, "relay");
-                check_route(p, Route{st.color_b}, "relay");
-                Queue* q = wait(st.color_a, st.n, "relay");
-                if (!q) return false;
-                // The relay's stream starts when its first element is combined and sent, in cycle
-                // max(c, its arrival), which may be later than the PE's clock: streams are walked
-                // in the order they start (share()), so every PE earlier than that runs first.
-                if (st.n && later_start(p, std::max(c, q->t[q->th].t0))) {
-                    p.retry_ = true;
-                    p.step_c_ = c;
-                    return false;  // readied at its start cycle by later_start
-                }
-                Times t = take(*q, st.n);
-                t.not_before(c);
-                const vtime_t x = st.n ? t.last() + 1 : c;
-                t.shift(1 + t_r);
-                auto words = std::make_shared<std::vector<uint32_t>>(st.n);
-                combine_span(cb, words->data(), data, q->w.data() + q->head, st.n);
-                q->head += st.n;
-                compact(*q);
-                const uint32_t sid = launch_stream(p, st.color_b, std::move(words), std::move(t));
-                done(x);
-                return !block_on(p, sid);
-            }
-            case StepKind::advance: {
-                check_route(p, Route{st.color_a}, "advance");
-                ++streams_;
-                Item it;
-                it.t.push(c + t_r, 1);
-                it.from = Dir::ramp;
-                it.src = p.at_;
-                walk(p.at_, st.color_a, std::move(it));
-                return done(c);
-            }
-            case StepKind::exchange: break;
-        }
-        return done(c);
-    }
-    /// Program mode: p is about to walk a stream that starts in cycle s0 (its first element
-    /// issued; a send starts at the PE's clock, a relay when its first element has arrived). If
-    /// a ready PE is earlier than s0 (or as early and before p in row-major order), p's clock
-    /// moves to s0 and p is readied behind it: true (p runs the step again from its start cycle).
-    bool later_start(Pe& p, vtime_t s0) {
-        if (s0 <= p.clock_ || ready_.empty()) return false;
-        const Ready& f = ready_.front();
-        if (!(f.clock < s0 || (f.clock == s0 && f.pos < tie_pos(p)))) return false;
-        p.clock_ = s0;
-        make_ready(p);
-        return true;
-    }
-    vtime_t clock_of(const Pe& p) const { return sched_ ? sched_->clock_of(p.st_.get()) : p.clock_; }
-
-    // A stream at a router: shared words, its own per-wavelet times (arrival at this router).
-    struct Item {
-        std::shared_ptr<const std::vector<uint32_t>> words;  ///< null: an advance marker
-        Times t;                                             ///< per wavelet (marker: one time)
-        Dir from = Dir::ramp;
-        Coord src;                                           ///< the PE that sent it
-        uint32_t sid = 0;                                    ///< the stream (Acct index; data only)
-    };
-    /// A data stream's wavelets still in the fabric (parked, queued at a router, or delivered
-    /// and not yet received; a multicast counts each copy) and the routers it has reached.
-    struct Acct {
-        uint64_t pending = 0;
-        uint64_t routers = 0;
-        int64_t blocked = -1;  ///< the sending PE, blocked until pending fits
-        uint32_t color = 0;
-    };
-    struct Interval {
-        vtime_t first = 0, last = 0;
-        bool used = false;
-    };
-    struct Router {
-        uint32_t pos = 0;
-        vtime_t min_pass = 0;                 ///< the current position accepts from this cycle on
-        vtime_t last_pass[kccl::fabric::host::dir_count] = {};
-        bool passed[kccl::fabric::host::dir_count] = {};
-        Interval last[kccl::fabric::host::dir_count];
-        std::vector<Item> parked;  ///< (a vector: most routers never park anything, and an empty one allocates nothing)
-    };
-    struct Queue {  // a PE's input queue for one color
-        std::vector<uint32_t> w;
-        std::vector<TimeRun> t;  ///< the times of w[head..] from t[th] on (t[th] partly consumed)
-        size_t th = 0;
-        size_t head = 0;
-        std::vector<std::pair<uint32_t, uint32_t>> s;  ///< the streams of w[head..]: runs of (stream, count) from s[sh] on
-        size_t sh = 0;
-        size_t avail() const { return w.size() - head; }
-        /// The times of the next n wavelets, removed from the queue's times (w is consumed by
-        /// the caller, which advances head).
-        Times take(uint32_t n) {
-            Times out;
-            while (n) {
-                TimeRun& f = t[th];
-                const uint32_t m = std::min(n, f.n);
-                out.push(f.t0, m);
-                f.t0 += m;
-                f.n -= m;
-                n -= m;
-                if (f.n == 0) ++th;
-            }
-            return out;
-        }
-    };
-
-    size_t idx(Coord c) const { return size_t(c.y) * g_.width() + c.x; }
-    uint64_t rkey(Coord c, uint32_t color) const { return uint64_t(idx(c)) * g_.profile().colors + color; }
-
-    void body(Pe& p) {
-        try {
-            p.body_(p);
-        } catch (Abort&) {
-        } catch (std::exception& e) {
-            std::string what = e.what();
-            if (what.rfind("fabric: ", 0) == 0) what = what.substr(8);
-            fail("fabric: PE " + to_string(p.at_) + ": " + what);
-        }
-        [[maybe_unused]] detail::TsanIgnore ig;
-        p.done = true;
-        p.finish = clock_of(p);
-    }
-    void fail(const std::string& msg) {
-        [[maybe_unused]] detail::TsanIgnore ig;
-        if (error_.empty()) error_ = msg;
-        if (sched_) sched_->wake_all();
-    }
-    bool on_idle() {
-        [[maybe_unused]] detail::TsanIgnore ig;
-        if (error_.empty()) {
-            std::string s = "fabric: deadlock: no PE can run and no stream can move.";
-            for (auto& p : pes_)
-                if (!p->done && p->blocked_sid_ >= 0) {
-                    const Acct& a = acct_[size_t(p->blocked_sid_)];
-                    s += "\n  PE " + to_string(p->at_) + " blocked sending on color " + std::to_string(a.color) + " at cycle " + std::to_string(clock_of(*p)) +
-                         ": " + std::to_string(a.pending) + " wavelets of its stream are in the fabric, which holds " + std::to_string(holds(a)) + " (" +
-                         std::to_string(queue_bound()) + " per router queue, " + std::to_string(a.routers) + " routers); it waits for a receive of them" +
-                         holders(uint32_t(p->blocked_sid_));
-                } else if (!p->done)
-                    s += "\n  PE " + to_string(p->at_) + " blocked in " + p->wait_what + " on color " + std::to_string(p->wait_color) + " at cycle " +
-                         std::to_string(clock_of(*p)) + ": needs " + std::to_string(p->wait_need) + " wavelets, has " +
-                         std::to_string(queue_avail(p->at_, uint32_t(p->wait_color)));
-            describe_parked(s);
-            error_ = s;
-        }
-        if (sched_) sched_->wake_all();
-        return true;
-    }
-    /// Where stream sid's delivered wavelets wait to be received (for the deadlock report).
-    std::string holders(uint32_t sid) {
-        std::string s;
-        for (auto& [k, q] : queues_) {
-            uint64_t n = 0;
-            for (size_t i = q.sh; i < q.s.size(); ++i) n += q.s[i].first == sid ? q.s[i].second : 0;
-            if (!n) continue;
-            const uint32_t color = uint32_t(k % g_.profile().colors);
-            const Coord c{uint32_t(k / g_.profile().colors % g_.width()), uint32_t(k / g_.profile().colors / g_.width())};
-            s += (s.empty() ? " (" : ", ") + std::to_string(n) + " at PE " + to_string(c) + " on color " + std::to_string(color);
-        }
-        return s.empty() ? s : s + ")";
-    }
-    size_t queue_avail(Coord c, uint32_t color) {
-        auto it = queues_.find(rkey(c, color));
-        return it == queues_.end() ? 0 : it->second.avail();
-    }
-    void describe_parked(std::string& s) {
-        for (auto& [k, r] : routers_) {
-            const uint32_t color = uint32_t(k % g_.profile().colors);
-            const Coord c{uint32_t(k / g_.profile().colors % g_.width()), uint32_t(k / g_.profile().colors / g_.width())};
-            for (auto& it : r.parked) {
-                const auto* cc = g_.config(c, color);
-                s += "\n  stream from PE " + to_string(it.src) + (it.words ? " (" + std::to_string(it.t.count()) + " wavelets)" : " (an advance)") +
-                     " parked at router " + to_string(c) + " color " + std::to_string(color) + ": it arrives from " + dir_name(it.from) + ", position " +
-                     std::to_string(r.pos) + " accepts " + (cc ? cc->pos[r.pos].rx.str() : std::string("nothing (no configuration)"));
-            }
-        }
-    }
-    void check_leftovers() {
-        std::string s;
-        for (auto& [k, q] : queues_)
-            if (q.avail()) {
-                const uint32_t color = uint32_t(k % g_.profile().colors);
-                const Coord c{uint32_t(k / g_.profile().colors % g_.width()), uint32_t(k / g_.profile().colors / g_.width())};
-                s += "\n  " + std::to_string(q.avail()) + " wavelets delivered to PE " + to_string(c) + " on color " + std::to_string(color) +
-                     (pe_of_.count(idx(c)) ? " were never received" : ", which runs no kernel");
-            }
-        std::string parked;
-        describe_parked(parked);
-        s += parked;
-        if (!s.empty()) throw FabricError("fabric: the run ended with data left in the fabric:" + s);
-    }
-
-    Router& router(Coord c, uint32_t color) { return routers_[rkey(c, color)]; }
-    static bool accepts(const kccl::fabric::host::ColorConfig* cc, const Router& r, Dir d) { return cc && cc->pos[r.pos].rx.has(d); }
-
-    /// Walks `it` (arriving at router `c` on `color`) and everything it releases.
-    void walk(Coord c0, uint32_t color, Item it0) {
-        [[maybe_unused]] detail::TsanIgnore ig;  // the fabric's state is shared by all PEs (one host thread)
-        struct Work {
-            Coord c;
-            Item it;
-            bool resume = false;  ///< re-examine c's parked queue (after an advance)
-        };
-        std::deque<Work> work;
-        work.push_back({c0, std::move(it0)});
-        const uint32_t t_r = g_.profile().t_r, hop = g_.profile().hop_cycles;
-        while (!work.empty()) {
-            Work wk = std::move(work.front());
-            work.pop_front();
-            const Coord c = wk.c;
-            Router& r = router(c, color);
-            const auto* cc = g_.config(c, color);
-            if (wk.resume) {
-                // Release, in order, parked items the current position accepts (an item waits
-                // behind an earlier one from its own direction).
-                uint8_t blocked = 0;
-                for (size_t i = 0; i < r.parked.size();) {
-                    Item& p = r.parked[i];
-                    const uint8_t bit = uint8_t(1u << uint32_t(p.from));
-                    if (!(blocked & bit) && accepts(cc, r, p.from)) {
-                        Item x = std::move(p);
-                        r.parked.erase(r.parked.begin() + long(i));
-                        const bool marker = !x.words;
-                        pass(c, color, r, cc, std::move(x), work, t_r, hop);
-                        if (marker) {  // the position changed again: start over
-                            work.push_front({c, Item{}, true});
-                            break;
-                        }
-                        continue;
-                    }
-                    blocked = uint8_t(blocked | bit);
-                    ++i;
-                }
-                continue;
-            }
-            Item& it = wk.it;
-            if (it.words && park_ahead(c, color, it, hop)) continue;
-            if (it.words) ++acct_[it.sid].routers;
-            bool behind = false;
-            for (auto& p : r.parked) behind = behind || p.from == it.from;
-            if (behind || !accepts(cc, r, it.from)) {
-                r.parked.push_back(std::move(it));
-                continue;
-            }
-            const bool marker = !it.words;
-            pass(c, color, r, cc, std::move(it), work, t_r, hop);
-            if (marker && !r.parked.empty()) work.push_front({c, Item{}, true});
-        }
-    }
-
-    /// A data stream arriving at router c that, along its single path (one link out of every
-    /// router, no delivery on the way), reaches a router whose position does not accept it yet
-    /// (or where an earlier stream from its direction waits) parks there at once: it takes no
-    /// link cycles and leaves no trace in the routers before it, and reaches the parking router
-    /// at its times plus the hops, pushed back only by each router's own position and color
-    /// order. Its wavelets wait there for the advance (the thesis's "all other wavelets will
-    /// stall"); on the way they yield every link to the streams of other colors that are not
-    /// waiting, as the thesis's pre-order trees need (a later child's stream, which its parent
-    /// takes only after the earlier children, crosses their subtrees' links; the reference
-    /// simulator orders those streams by key, the earlier child's first). True if it parked.
-    bool park_ahead(Coord c, uint32_t color, Item& it, uint32_t hop) {
-        Coord at = c;
-        Dir from = it.from;
-        Times t = it.t;
-        uint32_t hops = 0;
-        for (;;) {
-            Router& r = router(at, color);
-            const auto* cc = g_.config(at, color);
-            bool behind = false;
-            for (auto& p : r.parked) behind = behind || p.from == from;
-            if (behind || !accepts(cc, r, from)) break;
-            const DirSet tx = cc->pos[r.pos].tx;
-            if (tx.size() != 1 || tx.has(Dir::ramp)) return false;  // delivered or copied here: walked as usual
-            Dir out = Dir::ramp;
-            for (uint32_t k = 0; k < 4; ++k)
-                if (tx.has(Dir(k))) out = Dir(k);
-            const uint32_t d = uint32_t(from);
-            t.not_before(r.passed[d] ? std::max(r.min_pass, r.last_pass[d] + 1) : r.min_pass);
-            t.shift(hop);
-            from = kccl::fabric::host::opposite(out);
-            at = g_.neighbour(at, out);
-            ++hops;
-        }
-        if (hops == 0) return false;  // parks where it is: walked as usual
-        acct_[it.sid].routers += hops + 1;
-        it.t = std::move(t);
-        it.from = from;
-        router(at, color).parked.push_back(std::move(it));
-        return true;
-    }
-
-    /// `it` is accepted at router c: time it through, forward copies, deliver at the RAMP.
-    template <class W>
-    void pass(Coord c, uint32_t color, Router& r, const kccl::fabric::host::ColorConfig* cc, Item it, W& work, uint32_t t_r, uint32_t hop) {
-        const uint32_t d = uint32_t(it.from);
-        const DirSet tx = cc->pos[r.pos].tx;
-        if (!it.words) {  // an advance: after the last earlier wavelet from its direction
-            vtime_t m = it.t.first();
-            if (r.passed[d]) m = std::max(m, r.last_pass[d]);
-            if (cc->count > 1) {
-                const uint32_t np = r.pos + 1;
-                r.pos = np < cc->count ? np : (cc->ring ? 0 : r.pos);
-                r.min_pass = m + 1;
-            }
-            for (uint32_t k = 0; k < 4; ++k)
-                if (tx.has(Dir(k))) {
-                    Item f;
-                    f.t.push(m + hop, 1);
-                    f.from = kccl::fabric::host::opposite(Dir(k));
-                    f.src = it.src;
-                    work.push_back({g_.neighbour(c, Dir(k)), std::move(f)});
-                }
+/// The fabric spec of `cluster`: chips[pos] at each position, one link per neighbouring pair
+/// (the lowest free Ethernet core), the worker at (wx, wy) of every chip. 1D: positions in order
+/// along the line / ring; mesh_2d: row-major with `cols` columns.
+inline fh::FabricSpec spec_for(const Cluster& cluster, FabricKind kind, const std::vector<uint32_t>& chips, uint32_t cols = 0,
+                               uint32_t wx = 0, uint32_t wy = 0) {
+    fh::FabricSpec s;
+    s.kind = kind;
+    s.chips = chips;
+    s.cols = cols;
+    const uint32_t n = uint32_t(chips.size());
+    for (uint32_t c : chips) s.workers.push_back({c, wx, wy});
+    std::set<std::pair<uint32_t, uint32_t>> used;  // (chip, eth x)
+    auto connect = [&](uint32_t a, uint32_t da, uint32_t b) {
+        for (const auto& [ea, eb] : cluster.links_between(chips[a], chips[b])) {
+            if (used.count({ea.chip, ea.x}) || used.count({eb.chip, eb.x})) continue;
+            used.insert({ea.chip, ea.x});
+            used.insert({eb.chip, eb.x});
+            s.links.push_back({a, da, {ea.chip, ea.x, ea.y}, {eb.chip, eb.x, eb.y}});
+            s.links.push_back({b, fc::opposite(da), {eb.chip, eb.x, eb.y}, {ea.chip, ea.x, ea.y}});
             return;
         }
-        // Not before the position accepts, one wavelet per cycle behind the direction's last.
-        it.t.not_before(r.passed[d] ? std::max(r.min_pass, r.last_pass[d] + 1) : r.min_pass);
-        if (!it.t.empty()) {
-            const vtime_t t_first = it.t.first(), t_last = it.t.last();
-            r.passed[d] = true;
-            r.last_pass[d] = t_last;
-            // Two inputs on one color overlapping in time: undefined on hardware.
-            for (uint32_t o = 0; o < kccl::fabric::host::dir_count; ++o)
-                if (o != d && r.last[o].used && r.last[o].last >= t_first && r.last[o].first <= t_last) {
-                    const vtime_t at = std::max(t_first, r.last[o].first);
-                    throw FabricError("fabric: two inputs overlap on color " + std::to_string(color) + " at PE " + to_string(c) + " at cycle " +
-                                      std::to_string(at) + ": a stream from " + dir_name(Dir(d)) + " (sent by PE " + to_string(it.src) +
-                                      ") and one from " + dir_name(Dir(o)) + " (undefined behaviour on hardware; the pattern must keep them apart in time)");
-                }
-            r.last[d] = Interval{t_first, t_last, true};
+    };
+    const uint32_t E = uint32_t(fc::Dir::E), S = uint32_t(fc::Dir::S);
+    if (kind == FabricKind::mesh_2d) {
+        for (uint32_t p = 0; p < n; ++p) {
+            if ((p % cols) + 1 < cols) connect(p, E, p + 1);
+            if (p + cols < n) connect(p, S, p + cols);
         }
-        uint32_t copies = 0;
-        for (uint32_t k = 0; k < kccl::fabric::host::dir_count; ++k) copies += tx.has(Dir(k));
-        if (copies > 1) acct_[it.sid].pending += uint64_t(it.words->size()) * (copies - 1);
-        for (uint32_t k = 0; k < kccl::fabric::host::dir_count; ++k) {
-            if (!tx.has(Dir(k))) continue;
-            Item f;
-            f.words = it.words;
-            f.src = it.src;
-            f.sid = it.sid;
-            f.t = --copies ? it.t : std::move(it.t);
-            if (Dir(k) != Dir::ramp) share(c, Dir(k), f.t);  // one wavelet per cycle on the link direction, all colors
-            if (Dir(k) == Dir::ramp) {
-                f.t.shift(t_r);
-                deliver(c, color, *f.words, f.t, f.sid);
-            } else {
-                f.t.shift(hop);
-                f.from = kccl::fabric::host::opposite(Dir(k));
-                work.push_back({g_.neighbour(c, Dir(k)), std::move(f)});
-            }
-        }
+    } else {
+        for (uint32_t p = 0; p + 1 < n; ++p) connect(p, E, p + 1);
+        if (kind == FabricKind::ring_1d) connect(n - 1, E, 0);
     }
+    const ChipSpec& cs = cluster.spec().chip;
+    s.tensix = ::kccl::hal::NocRect{0, 0, cs.grid_w - 1, cs.grid_h - 1};
+    s.noc_cols = std::max(cs.grid_w, cs.eth_cores);
+    s.noc_rows = cs.grid_h + (cs.dram_bytes ? 2 : 1);
+    s.router_l1_end = cs.eth_l1_bytes;
+    s.worker_l1_end = cs.worker_l1_bytes;
+    return s;
+}
 
-    /// A link direction (or the off-ramp) carries one wavelet per cycle whatever its color: the
-    /// times `t` (leaving router c towards d) move to the first free cycles at or after them, in
-    /// order, and take those cycles. Streams are served in the order they are walked (the earliest
-    /// PE first).
-    void share(Coord c, Dir d, Times& t) {
-        auto& busy = links_[uint64_t(idx(c)) * kccl::fabric::host::dir_count + uint32_t(d)];  // [start, end) -> end
-        Times out;
-        vtime_t cur = 0;
-        for (const TimeRun& q : t.r) {
-            cur = std::max(cur, q.t0);
-            uint32_t left = q.n;
-            while (left) {
-                auto it = busy.upper_bound(cur);  // the first busy interval starting after cur
-                if (it != busy.begin()) {
-                    auto pv = std::prev(it);
-                    if (pv->second > cur) cur = pv->second;  // cur is busy: after that interval
-                }
-                it = busy.upper_bound(cur);
-                const vtime_t room = it == busy.end() ? left : std::min<vtime_t>(left, it->first - cur);
-                const uint32_t m = uint32_t(room);
-                out.push(cur, m);
-                // Mark [cur, cur + m) busy, merged with its neighbours.
-                vtime_t a = cur, b = cur + m;
-                auto lo = busy.upper_bound(a);
-                if (lo != busy.begin() && std::prev(lo)->second == a) {
-                    --lo;
-                    a = lo->first;
-                    lo = busy.erase(lo);
-                }
-                if (lo != busy.end() && lo->first == b) {
-                    b = lo->second;
-                    busy.erase(lo);
-                }
-                busy[a] = b;
-                cur += m;
-                left -= m;
-            }
-        }
-        t.r.swap(out.r);
-    }
+/// Writes the plan's initial words (every semaphore a peer may increment before its owner starts).
+inline void install(const fh::FabricPlan& p, Launcher& l) {
+    for (const auto& w : p.init_words()) l.init_word({w.core.chip, w.core.x, w.core.y}, w.addr, w.value);
+}
 
-    void deliver(Coord c, uint32_t color, const std::vector<uint32_t>& w, const Times& t, uint32_t sid) {
-        Queue& q = queues_[rkey(c, color)];
-        q.w.insert(q.w.end(), w.begin(), w.end());
-        if (!w.empty()) {
-            if (q.s.size() > q.sh && q.s.back().first == sid) q.s.back().second += uint32_t(w.size());
-            else q.s.emplace_back(sid, uint32_t(w.size()));
-        }
-        for (const TimeRun& x : t.r) {
-            if (q.t.size() > q.th && q.t.back().t0 + q.t.back().n == x.t0) q.t.back().n += x.n;
-            else q.t.push_back(x);
-        }
-        auto it = pe_of_.find(idx(c));
-        if (it != pe_of_.end()) {
-            Pe& p = *pes_[it->second];
-            if (!p.done && p.wait_color == int32_t(color) && q.avail() >= p.wait_need) {
-                if (sched_) sched_->wake(p.st_.get());
-                else if (p.retry_) {  // program mode: readied at the deliverer's clock
-                    if (cur_ && p.clock_ < cur_->clock_) p.clock_ = cur_->clock_;
-                    p.wait_color = -1;
-                    make_ready(p);
-                }
-            }
-        }
+/// Adds the router kernel on every router core except those in `skip` (fault tests).
+template <class RouterKernel>
+void add_routers(const fh::FabricPlan& p, Launcher& l, RouterKernel k, const std::vector<fh::Core>& skip = {}) {
+    for (const auto& r : p.routers) {
+        bool skipped = false;
+        for (const auto& c : skip) skipped = skipped || c == r.core;
+        if (!skipped) l.add({r.core.chip, r.core.x, r.core.y}, k, r.args);
     }
+}
 
-    // ---- device calls ----------------------------------------------------------------------
-    void check_route(Pe& p, Route r, const char* what) {
-        if (r.color >= g_.profile().colors)
-            throw FabricError(std::string(what) + ": route color " + std::to_string(r.color) + " is not routable (" + g_.profile().name + " has colors 0.." +
-                              std::to_string(g_.profile().colors - 1) + ")");
-        (void)p;
+/// The state of every router (from its status block), in plan order.
+inline std::vector<std::string> router_states(const fh::FabricPlan& p, Cluster& c) {
+    std::vector<std::string> out;
+    for (const auto& r : p.routers) {
+        uint32_t s[fc::status_words], fill0 = 0, inbox = 0;
+        const CoreCoord cc{r.core.chip, r.core.x, r.core.y};
+        c.read(cc, p.router.status(), s, sizeof s);
+        c.read(cc, p.router.fill_sem(0), &fill0, 4);
+        c.read(cc, p.router.credit_inbox(), &inbox, 4);
+        out.push_back(fh::describe_router(p, r, s, fill0, inbox));
     }
-    bool failed() {
-        [[maybe_unused]] detail::TsanIgnore ig;
-        return !error_.empty();
-    }
-    void enter(Pe&) {
-        if (failed()) throw Abort{};
-        sched_->sync();
-        if (failed()) throw Abort{};
-    }
-    /// Blocks until `n` wavelets are in p's queue for `color`; returns the queue.
-    Queue& wait_for(Pe& p, uint32_t color, uint32_t n, const char* what) {
-        Queue* q;
-        {
-            [[maybe_unused]] detail::TsanIgnore ig;
-            q = &queues_[rkey(p.at_, color)];
-        }
-        for (;;) {
-            {
-                [[maybe_unused]] detail::TsanIgnore ig;  // never across the park (a fiber switch)
-                if (q->avail() >= n) {
-                    p.wait_color = -1;
-                    return *q;
-                }
-                p.wait_color = int32_t(color);
-                p.wait_need = n;
-                p.wait_what = what;
-            }
-            sched_->park();
-            if (failed()) throw Abort{};
-        }
-    }
-    uint32_t launch_stream(Pe& p, uint32_t color, std::shared_ptr<const std::vector<uint32_t>> words, Times t) {
-        [[maybe_unused]] detail::TsanIgnore ig;
-        ++streams_;
-        Item it;
-        it.sid = uint32_t(acct_.size());
-        acct_.push_back(Acct{words->size(), 0, -1, color});
-        it.words = std::move(words);
-        it.t = std::move(t);
-        it.from = Dir::ramp;
-        it.src = p.at_;
-        const uint32_t sid = it.sid;
-        walk(p.at_, color, std::move(it));
-        return sid;
-    }
-    /// The wavelets a router's input queue holds per color (0: unbounded).
-    uint32_t queue_bound() const { return o_.adversarial ? 1u : g_.profile().router_queue_wavelets; }
-    /// What the fabric holds of stream a: a queue's worth at every router it has reached.
-    uint64_t holds(const Acct& a) const { return uint64_t(queue_bound()) * std::max<uint64_t>(1, a.routers); }
-    /// After p issued stream sid: with bounded buffering, p blocks (back-pressure)
-    /// while more of the stream is in the fabric than the fabric holds; a receive that takes
-    /// enough of it readies p. Blocking costs no cycle (the thesis's model has no stalls); it
-    /// only orders p's next step after that receive.
-    bool block_on(Pe& p, uint32_t sid) {
-        Acct& a = acct_[sid];
-        if (!queue_bound() || a.pending <= holds(a)) return false;
-        a.blocked = int64_t(p.index_);
-        p.blocked_sid_ = int64_t(sid);
-        ++blocked_;
-        return true;
-    }
-    /// Fibers, after p issued stream sid: the same rule as program mode (block_on); p parks until
-    /// a receive drains the stream enough (woken at its own clock: blocking costs no cycle).
-    void back_pressure(Pe& p, uint32_t sid) {
-        {
-            [[maybe_unused]] detail::TsanIgnore ig;
-            if (!block_on(p, sid)) return;
-        }
-        for (;;) {
-            sched_->park();
-            if (failed()) throw Abort{};
-            [[maybe_unused]] detail::TsanIgnore ig;
-            if (p.blocked_sid_ < 0) return;
-        }
-    }
-    /// Takes the next n wavelets' times from q and accounts them received.
-    Times take(Queue& q, uint32_t n) {
-        uint32_t k = n;
-        while (k && q.sh < q.s.size()) {
-            auto& run = q.s[q.sh];
-            const uint32_t m = std::min(k, run.second);
-            Acct& a = acct_[run.first];
-            a.pending -= m;
-            if (a.blocked >= 0 && a.pending <= holds(a)) {
-                Pe& b = *pes_[size_t(a.blocked)];
-                a.blocked = -1;
-                b.blocked_sid_ = -1;
-                if (sched_) sched_->wake_keep_clock(b.st_.get());  // fibers: at its own clock, as in program mode
-                else make_ready(b);
-            }
-            run.second -= m;
-            k -= m;
-            if (!run.second) ++q.sh;
-        }
-        return q.take(n);
-    }
-    void send(Pe& p, Route r, const uint32_t* src, uint32_t n) {
-        enter(p);
-        check_route(p, r, "send");
-        const vtime_t c = sched_->now();
-        const uint32_t t_r = g_.profile().t_r;
-        Times t;
-        t.push(c + 1 + t_r, n);  // element k issued in cycle c+k, at the router T_R later
-        const uint32_t sid = launch_stream(p, r.color, std::make_shared<const std::vector<uint32_t>>(src, src + n), std::move(t));
-        sched_->advance_to(c + n);
-        back_pressure(p, sid);
-    }
-    void recv(Pe& p, Route r, uint32_t* dst, uint32_t n, Combine cb) {
-        enter(p);
-        check_route(p, r, "recv");
-        const vtime_t c = sched_->now();
-        Queue& q = wait_for(p, r.color, n, "recv");
-        vtime_t x = c;
-        {
-            [[maybe_unused]] detail::TsanIgnore ig;  // the queue was filled by the senders' fibers
-            x = stored_until(x, take(q, n));
-            combine_span(cb, dst, dst, q.w.data() + q.head, n);
-            q.head += n;
-            compact(q);
-        }
-        sched_->advance_to(x);
-    }
-    void relay(Pe& p, Route in, Route out, const uint32_t* local, uint32_t n, Combine cb) {
-        enter(p);
-        check_route(p, in, "relay");
-        check_route(p, out, "relay");
-        const vtime_t c = sched_->now();
-        Queue& q = wait_for(p, in.color, n, "relay");
-        if (n) {
-            // The relay's stream starts in cycle max(c, its first element's arrival): every PE
-            // earlier than that runs first (streams are walked in the order they start, share()).
-            vtime_t s0 = c;
-            {
-                [[maybe_unused]] detail::TsanIgnore ig;
-                s0 = std::max(c, q.t[q.th].t0);
-            }
-            if (s0 > sched_->now()) {
-                sched_->advance_to(s0);
-                sched_->sync();
-                if (failed()) throw Abort{};
-            }
-        }
-        const uint32_t t_r = g_.profile().t_r;
-        auto words = std::make_shared<std::vector<uint32_t>>(n);
-        Times t;
-        vtime_t x = c;
-        {
-            [[maybe_unused]] detail::TsanIgnore ig;
-            // Element k is combined and sent in cycle s_k = max(c + k, arrival_k).
-            t = take(q, n);
-            t.not_before(c);
-            if (n) x = t.last() + 1;
-            t.shift(1 + t_r);
-            combine_span(cb, words->data(), local, q.w.data() + q.head, n);
-            q.head += n;
-            compact(q);
-        }
-        const uint32_t sid = launch_stream(p, out.color, std::move(words), std::move(t));
-        sched_->advance_to(x);
-        back_pressure(p, sid);
-    }
-    /// Send and receive at once: the sends issue one per cycle from now, the receives are stored
-    /// one per cycle as they arrive (the processor sends one and receives one wavelet per cycle).
-    void exchange(Pe& p, Route out, const uint32_t* src, uint32_t n_out, Route in, uint32_t* dst, uint32_t n_in, Combine cb) {
-        enter(p);
-        check_route(p, out, "exchange");
-        check_route(p, in, "exchange");
-        const vtime_t c = sched_->now();
-        const uint32_t t_r = g_.profile().t_r;
-        Times t;
-        t.push(c + 1 + t_r, n_out);
-        const int64_t sid = n_out ? int64_t(launch_stream(p, out.color, std::make_shared<const std::vector<uint32_t>>(src, src + n_out), std::move(t))) : -1;
-        Queue& q = wait_for(p, in.color, n_in, "exchange");
-        vtime_t x = c;
-        {
-            [[maybe_unused]] detail::TsanIgnore ig;
-            x = stored_until(x, take(q, n_in));
-            combine_span(cb, dst, dst, q.w.data() + q.head, n_in);
-            q.head += n_in;
-            compact(q);
-        }
-        sched_->advance_to(std::max<vtime_t>(x, c + n_out));
-        if (sid >= 0) back_pressure(p, uint32_t(sid));
-    }
-    void advance(Pe& p, Route r) {
-        enter(p);
-        check_route(p, r, "advance");
-        [[maybe_unused]] detail::TsanIgnore ig;
-        ++streams_;
-        Item it;
-        it.t.push(sched_->now() + g_.profile().t_r, 1);  // behind the last wavelet this PE sent before now
-        it.from = Dir::ramp;
-        it.src = p.at_;
-        walk(p.at_, r.color, std::move(it));
-    }
-    static void compact(Queue& q) {
-        if (q.head == q.w.size()) {  // release the memory (a PE's queue is often used once)
-            std::vector<uint32_t>().swap(q.w);
-            std::vector<TimeRun>().swap(q.t);
-            std::vector<std::pair<uint32_t, uint32_t>>().swap(q.s);
-            q.head = q.th = q.sh = 0;
-        }
-    }
-    /// A processor storing wavelets that arrive at `t`, one per cycle from cycle x on: the cycle
-    /// after the last is stored (x_{k+1} = max(x_k, t_k) + 1).
-    static vtime_t stored_until(vtime_t x, const Times& t) {
-        for (const TimeRun& r : t.r) x = std::max(x, r.t0) + r.n;  // within a run: max(x, t0 + j) + 1, j < n
-        return x;
-    }
+    return out;
+}
 
-    Grid g_;
-    FabricOptions o_;
-    std::vector<std::unique_ptr<Pe>> pes_;
-    std::unordered_map<size_t, uint32_t> pe_of_;
-    std::unordered_map<uint64_t, Router> routers_;
-    std::unordered_map<uint64_t, Queue> queues_;
-    detail::Scheduler* sched_ = nullptr;
-    Pe* cur_ = nullptr;           ///< program mode: the PE running
-    std::vector<Ready> ready_;    ///< program mode: ready PEs, earliest first
-    uint64_t ready_seq_ = 0;
-    std::string error_;
-    uint64_t streams_ = 0;
-    std::vector<Acct> acct_;
-    std::unordered_map<uint64_t, std::map<vtime_t, vtime_t>> links_;  ///< busy cycles per (router, output), all colors
-    uint64_t blocked_ = 0;   ///< every data stream's wavelets in the fabric (bounded buffering)
+/// What worker `rank` waits for, with the routers it depends on.
+inline std::string worker_state(const fh::FabricPlan& p, Cluster& c, uint32_t rank) {
+    uint32_t s[fc::status_words];
+    const auto& w = p.spec.workers[rank];
+    c.read({w.chip, w.x, w.y}, p.worker.status(), s, sizeof s);
+    return fh::describe_worker(p, rank, s, router_states(p, c));
+}
+
+/// Dump hooks on every worker and router that has a kernel: a stalled run's report names which
+/// router, which channel and what it waits for.
+inline void add_dump_hooks(const fh::FabricPlan& p, Cluster& c, Launcher& l, const std::vector<fh::Core>& skip = {}) {
+    for (uint32_t r = 0; r < p.ranks(); ++r) {
+        const auto& w = p.spec.workers[r];
+        l.on_dump({w.chip, w.x, w.y}, [&p, &c, r] { return worker_state(p, c, r); });
+    }
+    for (size_t i = 0; i < p.routers.size(); ++i) {
+        const auto& r = p.routers[i];
+        bool skipped = false;
+        for (const auto& k : skip) skipped = skipped || k == r.core;
+        if (skipped) continue;
+        l.on_dump({r.core.chip, r.core.x, r.core.y}, [&p, &c, i] { return router_states(p, c)[i]; });
+    }
+}
+
+/// The router kernel with Config.
+template <class Config = fc::RouterConfig>
+struct RouterKernel {
+    template <class H>
+    uint64_t operator()(H& hal) const {
+        fc::Router<Config> r;
+        r.run(hal);
+        return 0;
+    }
 };
 
-inline uint32_t Pe::arg(uint32_t i) const {
-    if (i >= args_.size())
-        throw FabricError("kernel argument " + std::to_string(i) + " does not exist; this PE has " + std::to_string(args_.size()));
-    return args_[i];
-}
-inline uint8_t* Pe::mem(uint32_t offset, uint32_t bytes) {
-    if (uint64_t(offset) + bytes > mem_size_)
-        throw FabricError("memory [" + std::to_string(offset) + ", " + std::to_string(uint64_t(offset) + bytes) + ") is outside this PE's " +
-                          std::to_string(mem_size_) + " bytes");
-    return mem_.get() + offset;
-}
-inline void Pe::fabric_send(Route r, const uint32_t* src, uint32_t n) { f_->send(*this, r, src, n); }
-inline void Pe::fabric_recv(Route r, uint32_t* dst, uint32_t n, Combine c) { f_->recv(*this, r, dst, n, c); }
-inline void Pe::fabric_relay(Route in, Route out, const uint32_t* local, uint32_t n, Combine c) { f_->relay(*this, in, out, local, n, c); }
-inline void Pe::fabric_advance(Route r) { f_->advance(*this, r); }
-inline void Pe::fabric_exchange(Route out, const uint32_t* src, uint32_t n_out, Route in, uint32_t* dst, uint32_t n_in, Combine c) {
-    f_->exchange(*this, out, src, n_out, in, dst, n_in, c);
-}
-inline vtime_t Pe::now() const { return f_->sched_ ? f_->sched_->now() : 0; }
+/// A rank's buffers (bed arguments 0..3; the link's arguments start at bed_args).
+struct RankBuffers {
+    uint32_t rank = 0, ranks = 0, input_l1 = 0, output_l1 = 0, scratch_l1 = 0, buffer_bytes = 0;
+};
+inline constexpr uint32_t bed_args = 4;
 
-}  // namespace kccl::emu::fabric
+struct BedOptions {
+    std::string topology = "ring";   ///< line, ring, mesh (rows x cols), t3000, galaxy
+    FabricKind kind = FabricKind::ring_1d;
+    uint32_t ranks = 4;              ///< line / ring: chips; t3000: 8; galaxy: 32; mesh: rows * cols
+    uint32_t rows = 0, cols = 0;     ///< mesh
+    uint32_t message_bytes = 1024;
+    uint32_t peer_slots = 4;
+    uint32_t rx_slots = 16, tx_slots = 8;
+    uint32_t header_bytes = 0;       ///< 0: 48 for 1D; 2D: tt-metal's size for the mesh (fc::mesh_header_bytes, 80 up to 19 hops)
+    uint32_t buffer_bytes = 4096;    ///< each of input / output / scratch
+    bool bubble_flow_control = true;
+    uint32_t initial_counter = 0;    ///< FabricSpec::initial_counter (tests that cross the 2^32 wrap)
+    uint32_t grid_w = 1, grid_h = 1; ///< Tensix cores per chip (the worker is (0, 0); NoC multicast tests use more)
+    uint32_t dram_bytes = 0;         ///< a DRAM endpoint of this size per chip (Cluster::Chip::dram()); 0: none
+    /// Worker cores per chip running the collective: 1 (the fabric link has one worker per
+    /// position; anything else is a named FabricError). A sliced collective's worker bands (a
+    /// tensor's worker_rect bands) run one after another on that worker.
+    uint32_t workers_per_chip = 1;
+};
+
+/// The header size a bed takes: `o.header_bytes`, or by default 48 for 1D and, for 2D, tt-metal's
+/// size for the mesh's longest route ((rows - 1) + (cols - 1) hops; fc::mesh_header_bytes).
+inline uint32_t header_bytes_of(const BedOptions& o) {
+    if (o.header_bytes) return o.header_bytes;
+    if (o.kind != FabricKind::mesh_2d) return fc::header_base_bytes;
+    const uint32_t hops = o.topology == "galaxy" ? 3 + 7 : o.topology == "t3000" ? 1 + 3
+                        : (o.rows ? o.rows - 1 : 0) + (o.cols ? o.cols - 1 : 0);
+    return fc::mesh_header_bytes(hops);
+}
+
+/// An emulated cluster with the fabric installed and one worker per chip.
+struct Bed {
+    BedOptions opt;
+    std::unique_ptr<Cluster> cluster;
+    fh::FabricPlan plan;
+    std::unique_ptr<Launcher> launch;
+    uint32_t buffers_l1 = 0;
+    std::vector<fh::Core> skip_routers;  ///< routers that get no kernel (fault tests)
+
+    explicit Bed(const BedOptions& o) : opt(o) {
+        if (o.workers_per_chip != 1)
+            throw fh::FabricError("chip fabric bed: " + std::to_string(o.workers_per_chip) +
+                                  " workers per chip; the fabric link has one worker core per chip (the only producer "
+                                  "of its routers' worker channel; several link workers behind a mux are not built). "
+                                  "Allowed: 1; run a sliced collective's worker bands one after another on that worker");
+        ChipSpec chip;
+        chip.grid_w = o.grid_w;
+        chip.grid_h = o.grid_h;
+        chip.eth_l1_bytes = 256 * 1024;
+        chip.dram_bytes = o.dram_bytes;
+        std::vector<uint32_t> order;
+        uint32_t cols = 0;
+        ClusterSpec cs;
+        const uint32_t hb = header_bytes_of(o);
+        // worker L1: fabric block, then three buffers
+        const uint32_t n_guess = o.topology == "galaxy" ? 32 : o.topology == "t3000" ? 8 : o.topology == "mesh" ? o.rows * o.cols : o.ranks;
+        fc::WorkerLayout wl{0x1000, n_guess, o.peer_slots, o.message_bytes, hb};
+        const uint64_t need = uint64_t(wl.end()) + 3ull * (o.buffer_bytes + 16) + 0x1000;
+        chip.worker_l1_bytes = uint32_t(std::min<uint64_t>((need + 0xFFFF) & ~0xFFFFull, 0xF0000000ull));
+        if (o.topology == "t3000") {
+            chip.eth_cores = 16;
+            cs = topology::t3000(chip);
+            if (o.kind == FabricKind::mesh_2d) {
+                for (uint32_t c = 0; c < 8; ++c) order.push_back(c);
+                cols = 4;
+            } else order = {0, 1, 2, 3, 7, 6, 5, 4};
+        } else if (o.topology == "galaxy") {
+            chip.eth_cores = 16;
+            cs = topology::galaxy(chip);
+            if (o.kind == FabricKind::mesh_2d) {
+                for (uint32_t c = 0; c < 32; ++c) order.push_back(c);
+                cols = 8;
+            } else {  // a cycle through the 4 x 8 mesh (a line drops its closing link): row 0 left to
+                      // right, rows 1..3 snaking through columns 7..1, then up column 0
+                for (uint32_t c = 0; c < 8; ++c) order.push_back(c);
+                for (uint32_t r = 1; r < 4; ++r)
+                    for (uint32_t k = 0; k < 7; ++k) order.push_back(r * 8 + (r % 2 ? 7 - k : 1 + k));
+                for (uint32_t r = 3; r >= 1; --r) order.push_back(r * 8);
+            }
+        } else if (o.topology == "mesh") {
+            chip.eth_cores = 4;
+            cs = topology::mesh(o.rows, o.cols, 1, false, chip);
+            for (uint32_t c = 0; c < o.rows * o.cols; ++c) order.push_back(c);
+            cols = o.cols;
+        } else if (o.topology == "ring" || o.topology == "line") {
+            chip.eth_cores = 2;
+            cs = o.topology == "ring" ? topology::ring(o.ranks, 1, chip) : topology::line(o.ranks, 1, chip);
+            for (uint32_t c = 0; c < o.ranks; ++c) order.push_back(c);
+        } else {
+            throw fh::FabricError("chip fabric bed: unknown topology '" + o.topology + "' (allowed: line, ring, mesh, t3000, galaxy)");
+        }
+        cluster = std::make_unique<Cluster>(cs);
+        fh::FabricSpec s = spec_for(*cluster, o.kind, order, cols);
+        s.header_bytes = hb;
+        s.message_bytes = o.message_bytes;
+        s.peer_slots = o.peer_slots;
+        s.rx_slots = o.rx_slots;
+        s.tx_slots = o.tx_slots;
+        s.bubble_flow_control = o.bubble_flow_control;
+        s.initial_counter = o.initial_counter;
+        s.worker_base = 0x1000;
+        plan = fh::build_fabric(s);
+        buffers_l1 = (plan.worker.end() + 15u) & ~15u;
+        launch = std::make_unique<Launcher>(*cluster);
+        install(plan, *launch);
+    }
+
+    uint32_t ranks() const { return plan.ranks(); }
+    CoreCoord worker(uint32_t r) const {
+        const auto& w = plan.spec.workers[r];
+        return {w.chip, w.x, w.y};
+    }
+    RankBuffers buffers(uint32_t r) const {
+        const uint32_t b = (opt.buffer_bytes + 15u) & ~15u;
+        return {r, ranks(), buffers_l1, buffers_l1 + b, buffers_l1 + 2 * b, opt.buffer_bytes};
+    }
+
+    /// Adds `kernel(hal, link, RankBuffers)` on every worker (link: FabricLink<H, LinkConfig>) and
+    /// the routers (Router<RConfig>), with the dump hooks.
+    template <class LinkConfig = fc::FabricLinkConfig, class RConfig = fc::RouterConfig, class K>
+    void add(K kernel) {
+        for (uint32_t r = 0; r < ranks(); ++r) {
+            const RankBuffers b = buffers(r);
+            std::vector<uint32_t> args = {b.input_l1, b.output_l1, b.scratch_l1, b.buffer_bytes};
+            const auto& wa = plan.worker_args(r);
+            args.insert(args.end(), wa.begin(), wa.end());
+            launch->add(worker(r),
+                        [kernel, b](auto& hal) -> uint64_t {
+                            using H = std::remove_reference_t<decltype(hal)>;
+                            fc::FabricLink<H, LinkConfig> link(hal, bed_args);
+                            return kernel(hal, link, b);
+                        },
+                        args);
+        }
+        add_routers(plan, *launch, RouterKernel<RConfig>{}, skip_routers);
+        add_dump_hooks(plan, *cluster, *launch, skip_routers);
+    }
+    const uint8_t* output(uint32_t r) { return cluster->l1(worker(r)).data() + buffers(r).output_l1; }
+    const uint8_t* input(uint32_t r) { return cluster->l1(worker(r)).data() + buffers(r).input_l1; }
+    RunReport run(const RunOptions& o) { return launch->run(o); }
+};
+
+/// Transport selection for tools: the fabric bed of a named topology.
+inline std::unique_ptr<Bed> make_bed(const BedOptions& o) { return std::make_unique<Bed>(o); }
+
+}  // namespace kccl::emu::chip_fabric

@@ -1,0 +1,34 @@
+// Step programs written by hand for the wafer fabric tests: the argument words a PE running a
+// step program reads (data type, step count, then three words per step).
+#pragma once
+
+#include <wafer/program.hpp>
+
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
+
+namespace kccl::test::wafer {
+
+/// The argument words of a u32 step program made of `steps`.
+inline std::vector<uint32_t> program(std::initializer_list<::kccl::fabric::Step> steps) {
+    std::vector<uint32_t> a{uint32_t(::kccl::fabric::DType::u32), uint32_t(steps.size())};
+    for (const ::kccl::fabric::Step& s : steps) {
+        a.push_back(::kccl::fabric::encode_step_word0(s));
+        a.push_back(s.offset);
+        a.push_back(s.n);
+    }
+    return a;
+}
+
+/// One step of kind k on `color` over n elements at `offset`.
+inline ::kccl::fabric::Step step(::kccl::fabric::StepKind k, uint32_t color, uint32_t n, uint32_t offset = 0) {
+    ::kccl::fabric::Step s;
+    s.kind = k;
+    s.color_a = color;
+    s.n = n;
+    s.offset = offset;
+    return s;
+}
+
+}  // namespace kccl::test::wafer
