@@ -46,8 +46,8 @@ namespace {
 
 using namespace kccl::coll;
 namespace cb = kccl::emu::collective;
-namespace cf = kccl::emu::chip_fabric;
-namespace fh = kccl::fabric::chip::host;
+namespace cf = kccl::emu::fabric;
+namespace fh = kccl::fabric::host;
 namespace emu = kccl::emu;
 
 [[noreturn]] void bad(const std::string& m) { usage_error(m); }

@@ -39,9 +39,9 @@
 namespace kccl::coll_perf {
 namespace {
 
-namespace kf = kccl::fabric;
-namespace fh = kccl::fabric::host;
-namespace ef = kccl::emu::fabric;
+namespace kf = kccl::wafer;
+namespace fh = kccl::wafer::host;
+namespace ef = kccl::emu::wafer;
 
 constexpr const char* kProg = "coll_perf";
 // A PE's host memory besides twice its data (its memory and the words its streams carry): the Pe
@@ -307,7 +307,7 @@ bool wafer_requested(int argc, char** argv) {
 
 void print_wafer_help() {
     char list[512];
-    kccl::fabric::pattern_list(list, sizeof list, ' ');
+    kccl::wafer::pattern_list(list, sizeof list, ' ');
     std::printf(
         "Wafer-scale fabric mode (--grid): the reduce, allreduce and broadcast patterns of the Cerebras WSE\n"
         "reduce/allreduce thesis on the emulated PE fabric, cycle-exact on the thesis's model (docs/wafer.md):\n"

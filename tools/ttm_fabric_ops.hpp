@@ -24,8 +24,8 @@
 
 namespace kccl::tools::ttm_fabric {
 
-namespace cf = kccl::emu::chip_fabric;
-namespace ops = kccl::fabric::chip::ops;
+namespace cf = kccl::emu::fabric;
+namespace ops = kccl::fabric::ops;
 namespace emu = kccl::emu;
 
 struct Options {
@@ -131,7 +131,7 @@ inline void validate(const Options& o) {
     if (o.ranks < 2 || o.ranks > ops::max_ranks)
         throw std::invalid_argument("ttm structure: " + std::to_string(o.ranks) + " chips (allowed: 2.." + std::to_string(ops::max_ranks) + ")");
     const uint32_t ppp = o.page ? pages_per_packet_of(o) : 0;
-    if (o.page == 0 || o.page % 16 || ppp == 0 || ppp > kccl::fabric::chip::max_scatter_chunks || uint64_t(ppp) * o.page > o.message)
+    if (o.page == 0 || o.page % 16 || ppp == 0 || ppp > kccl::fabric::max_scatter_chunks || uint64_t(ppp) * o.page > o.message)
         throw std::invalid_argument("ttm structure: page " + std::to_string(o.page) + " B x " + std::to_string(ppp) +
                                     " pages per packet does not fit a " + std::to_string(o.message) +
                                     " B packet (allowed: page a multiple of 16, 1..4 pages, at most the packet payload)");

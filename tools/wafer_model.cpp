@@ -29,7 +29,7 @@
 #include <sstream>
 #include <string>
 
-using namespace kccl::fabric;
+using namespace kccl::wafer;
 
 namespace {
 

@@ -10,12 +10,12 @@
 
 namespace {
 
-namespace fh = kccl::fabric::host;
+namespace fh = kccl::wafer::host;
 
 void run(benchmark::State& state, fh::PatternSpec s) {
-    kccl::emu::fabric::PatternRun r;
+    kccl::emu::wafer::PatternRun r;
     for (auto _ : state) {
-        r = kccl::emu::fabric::run_pattern(s);
+        r = kccl::emu::wafer::run_pattern(s);
         benchmark::DoNotOptimize(r.cycles);
     }
     state.counters["cycles"] = double(r.cycles);
@@ -41,11 +41,11 @@ fh::PatternSpec two_d(const char* name, uint32_t M, uint32_t B) {
 
 /// The run "auto" chooses for an allreduce on M x M PEs of B elements (the cost model's cheapest).
 fh::PatternSpec auto_allreduce_2d(uint32_t M, uint32_t B) {
-    kccl::fabric::AutoRequest q;
-    q.collective = kccl::fabric::Collective::allreduce;
+    kccl::wafer::AutoRequest q;
+    q.collective = kccl::wafer::Collective::allreduce;
     q.rows = q.cols = M;
     q.B = B;
-    return kccl::emu::fabric::spec_of(kccl::fabric::choose(q).args, M, M, B);
+    return kccl::emu::wafer::spec_of(kccl::wafer::choose(q).args, M, M, B);
 }
 
 void BM_chain_512_4096(benchmark::State& st) { run(st, one_d("chain", 512, 4096)); }

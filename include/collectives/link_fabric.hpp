@@ -3,7 +3,7 @@
 // group is one direction away.
 //
 //   // the collective link
-//   kccl::fabric::chip::FabricLink<H> link(hal, arg_base);    // args from host::FabricPlan::worker_args
+//   kccl::fabric::FabricLink<H> link(hal, arg_base);    // args from host::FabricPlan::worker_args
 //   kccl::coll::execute_any<Red>(link, params, kccl::coll::AllPairsDirs{rank, ranks});
 //   link.quiesce();
 //
@@ -37,7 +37,7 @@
 #include <stdint.h>
 #include <string.h>
 
-namespace kccl::fabric::chip {
+namespace kccl::fabric {
 
 struct FabricLinkConfig {
     static constexpr uint32_t max_ranks = max_link_ranks;
@@ -378,4 +378,4 @@ private:
     P peer_[Config::max_ranks];
 };
 
-}  // namespace kccl::fabric::chip
+}  // namespace kccl::fabric

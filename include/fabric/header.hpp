@@ -54,7 +54,7 @@
 
 #include <stdint.h>
 
-namespace kccl::fabric::chip {
+namespace kccl::fabric {
 
 /// Directions of a chip's routers; the collectives' Nsew numbering (E: the next chip of a line or
 /// ring, or the next column of a mesh; S: the next row).
@@ -278,4 +278,4 @@ constexpr uint32_t sync_field(uint32_t n, uint32_t bytes, uint32_t f) {
     return f == 0 ? n : f == 1 ? bytes : f == 2 ? ~n : (n * 0x9E3779B9u) ^ sync_magic ^ (bytes * 0x85EBCA6Bu);
 }
 
-}  // namespace kccl::fabric::chip
+}  // namespace kccl::fabric

@@ -2,7 +2,7 @@
 // forwards packets between chips (tt-metal's fabric router, the "fabric EDM").
 //
 //   template <class H> void router_kernel(H& hal) {
-//       kccl::fabric::chip::Router<> r;                  // trivially destructible
+//       kccl::fabric::Router<> r;                  // trivially destructible
 //       r.run(hal);                                     // args from host::FabricPlan::router_args
 //   }
 //
@@ -97,7 +97,7 @@
 
 #include <stdint.h>
 
-namespace kccl::fabric::chip {
+namespace kccl::fabric {
 
 /// Router kernel arguments (host::FabricPlan::router_args writes them).
 namespace rargs {
@@ -591,4 +591,4 @@ private:
     uint32_t idle_ = 0;
 };
 
-}  // namespace kccl::fabric::chip
+}  // namespace kccl::fabric

@@ -3,7 +3,7 @@
 //
 //   // the raw API (tt-metal: WorkerToFabricEdmSender open / wait_for_empty_write_slot /
 //   // send_payload_flush_* / close, with a PACKET_HEADER_TYPE written by the worker)
-//   kccl::fabric::chip::Connection c = link.connection(dir);
+//   kccl::fabric::Connection c = link.connection(dir);
 //   c.open(hal);  uint32_t slot = c.reserve(hal);  c.write(hal, header_l1, header_bytes, payload_l1, n);  c.close(hal);
 //
 // CONNECTION: the worker is the only producer of its router's sender channel 0. `reserve` waits
@@ -28,7 +28,7 @@
 #include <stdint.h>
 #include <string.h>
 
-namespace kccl::fabric::chip {
+namespace kccl::fabric {
 
 /// The most chips a group over the fabric may have (the worker keeps per-peer state for each).
 inline constexpr uint32_t max_link_ranks = 64;
@@ -121,4 +121,4 @@ struct Connection {
     }
 };
 
-}  // namespace kccl::fabric::chip
+}  // namespace kccl::fabric

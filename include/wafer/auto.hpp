@@ -28,7 +28,7 @@
 #include <wafer/patterns.hpp>
 #include <stdint.h>
 
-namespace kccl::fabric {
+namespace kccl::wafer {
 
 struct AutoRequest {
     Collective collective = Collective::reduce;
@@ -277,4 +277,4 @@ constexpr uint32_t describe(const PatternArgs& a, char* out, uint32_t cap) {
     return n;
 }
 
-}  // namespace kccl::fabric
+}  // namespace kccl::wafer

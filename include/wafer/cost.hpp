@@ -29,7 +29,7 @@
 #include <wafer/patterns.hpp>
 #include <stdint.h>
 
-namespace kccl::fabric::cost {
+namespace kccl::wafer::cost {
 
 inline constexpr uint64_t kCostInvalid = ~uint64_t(0);
 inline constexpr uint32_t kMaxCostPes = 1024;
@@ -667,4 +667,4 @@ constexpr uint64_t t_pattern(const PatternArgs& a, uint32_t rows, uint32_t cols,
     return kCostInvalid;
 }
 
-}  // namespace kccl::fabric::cost
+}  // namespace kccl::wafer::cost

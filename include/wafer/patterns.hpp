@@ -23,7 +23,7 @@
 
 #include <stdint.h>
 
-namespace kccl::fabric {
+namespace kccl::wafer {
 
 /// 1D: a row of P PEs. 2D: an M x N grid (the thesis's p_{i,j}, i the row).
 enum class Dim : uint8_t { one_d, two_d };
@@ -289,4 +289,4 @@ constexpr uint32_t pattern_list(char* out, uint32_t cap, char sep = ' ') noexcep
     return n;
 }
 
-}  // namespace kccl::fabric
+}  // namespace kccl::wafer

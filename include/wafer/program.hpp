@@ -3,7 +3,7 @@
 // takes) and every PE runs the same device code.
 //
 // Contract
-//   * Arguments: arg 0 = the element type (fabric::DType), arg 1 = the number of steps S, then S
+//   * Arguments: arg 0 = the element type (wafer::DType), arg 1 = the number of steps S, then S
 //     steps of 3 words each:
 //       word 0   kind | op << 8 | color_a << 16 | color_b << 24
 //       word 1   byte offset in the PE's memory
@@ -22,7 +22,7 @@
 #include <wafer/wafer.hpp>
 #include <stdint.h>
 
-namespace kccl::fabric {
+namespace kccl::wafer {
 
 enum class StepKind : uint8_t { send = 0, recv = 1, relay = 2, advance = 3, exchange = 4 };
 inline constexpr uint32_t step_words = 3;
@@ -81,4 +81,4 @@ inline void run_steps(F& f) {
     }
 }
 
-}  // namespace kccl::fabric
+}  // namespace kccl::wafer

@@ -13,7 +13,7 @@
 //     void fabric_advance(Route r)
 //     void fabric_exchange(Route out, const uint32_t* src, uint32_t n_out,
 //                          Route in, uint32_t* dst, uint32_t n_in, Combine c)
-//   The emulation's backend is kccl::emu::fabric::Pe (emulation/include/emulation/wafer/).
+//   The emulation's backend is kccl::emu::wafer::Pe (emulation/include/emulation/wafer/).
 //   A route handle comes from the kernel's arguments (`route_arg(f, i)`); device code never
 //   builds routes, the host's grid builder does (include/wafer/host/grid.hpp).
 //
@@ -64,7 +64,7 @@
 #include <stdint.h>
 #include <type_traits>
 
-namespace kccl::fabric {
+namespace kccl::wafer {
 
 /// A route handle: the color the routers forward it on. Made by the host (grid builder) and
 /// passed to the kernel as an argument.
@@ -146,19 +146,19 @@ inline Route route_arg(F& f, uint32_t i) {
 
 template <class F, class T>
 inline void send(F& f, Route r, const T* src, uint32_t n) {
-    static_assert(is_fabric_type_v<T>, "fabric::send moves 32-bit elements: float, int32_t or uint32_t (one wavelet each).");
+    static_assert(is_fabric_type_v<T>, "wafer::send moves 32-bit elements: float, int32_t or uint32_t (one wavelet each).");
     f.fabric_send(r, reinterpret_cast<const uint32_t*>(src), n);
 }
 
 template <class F, class T>
 inline void recv(F& f, Route r, T* dst, uint32_t n, Op op = Op::copy) {
-    static_assert(is_fabric_type_v<T>, "fabric::recv combines 32-bit elements: float, int32_t or uint32_t (one wavelet each).");
+    static_assert(is_fabric_type_v<T>, "wafer::recv combines 32-bit elements: float, int32_t or uint32_t (one wavelet each).");
     f.fabric_recv(r, reinterpret_cast<uint32_t*>(dst), n, Combine{op, dtype_of<T>::value});
 }
 
 template <class F, class T>
 inline void relay(F& f, Route in, Route out, const T* local, uint32_t n, Op op) {
-    static_assert(is_fabric_type_v<T>, "fabric::relay combines 32-bit elements: float, int32_t or uint32_t (one wavelet each).");
+    static_assert(is_fabric_type_v<T>, "wafer::relay combines 32-bit elements: float, int32_t or uint32_t (one wavelet each).");
     f.fabric_relay(in, out, reinterpret_cast<const uint32_t*>(local), n, Combine{op, dtype_of<T>::value});
 }
 
@@ -169,8 +169,8 @@ inline void advance(F& f, Route r) {
 
 template <class F, class T>
 inline void exchange(F& f, Route out, const T* src, uint32_t n_out, Route in, T* dst, uint32_t n_in, Op op) {
-    static_assert(is_fabric_type_v<T>, "fabric::exchange moves 32-bit elements: float, int32_t or uint32_t (one wavelet each).");
+    static_assert(is_fabric_type_v<T>, "wafer::exchange moves 32-bit elements: float, int32_t or uint32_t (one wavelet each).");
     f.fabric_exchange(out, reinterpret_cast<const uint32_t*>(src), n_out, in, reinterpret_cast<uint32_t*>(dst), n_in, Combine{op, dtype_of<T>::value});
 }
 
-}  // namespace kccl::fabric
+}  // namespace kccl::wafer

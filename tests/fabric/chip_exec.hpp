@@ -12,11 +12,11 @@
 
 namespace kccl::coll::test {
 
-/// A kernel for emu::chip_fabric::Bed::add: layout L, inputs from (seed, redop, reduces), reducer Red.
+/// A kernel for emu::fabric::Bed::add: layout L, inputs from (seed, redop, reduces), reducer Red.
 template <class Red>
 auto seeded_fabric_kernel(const emu::collective::Layout& L, uint64_t seed, RedOp redop, bool reduces) {
     using T = typename Red::value_type;
-    return [L, seed, redop, reduces](auto& hal, auto& link, const emu::chip_fabric::RankBuffers& b) -> uint64_t {
+    return [L, seed, redop, reduces](auto& hal, auto& link, const emu::fabric::RankBuffers& b) -> uint64_t {
         T* in = reinterpret_cast<T*>(hal.l1_ptr(b.input_l1, std::max(L.in_elems, 1u) * uint32_t(sizeof(T))));
         for (uint32_t i = 0; i < L.count; ++i) in[i] = emu::collective::input_value<T>(seed, redop, reduces, b.rank, i);
         ExecParams ep;

@@ -14,8 +14,8 @@
 #include <cmath>
 #include <cstdio>
 
-namespace cf = kccl::emu::chip_fabric;
-namespace fh = kccl::fabric::chip::host;
+namespace cf = kccl::emu::fabric;
+namespace fh = kccl::fabric::host;
 namespace emu = kccl::emu;
 
 namespace {

@@ -11,8 +11,8 @@
 
 namespace kccl::test::chip {
 
-namespace cf = ::kccl::emu::chip_fabric;
-namespace fc = ::kccl::fabric::chip;
+namespace cf = ::kccl::emu::fabric;
+namespace fc = ::kccl::fabric;
 
 /// Device asserts (KCCL_ASSERT) become exceptions the run reports, not aborts.
 inline void throw_handler(const char*, const char* msg, const char*, int) { throw ::kccl::emu::EmulationError(msg); }

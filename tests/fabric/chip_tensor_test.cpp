@@ -24,8 +24,8 @@
 
 using namespace kccl::coll;
 using namespace kccl::coll::tensor_check;
-namespace cf = kccl::emu::chip_fabric;
-namespace fh = kccl::fabric::chip::host;
+namespace cf = kccl::emu::fabric;
+namespace fh = kccl::fabric::host;
 namespace emu = kccl::emu;
 
 namespace {

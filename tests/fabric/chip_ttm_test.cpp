@@ -15,7 +15,7 @@
 
 namespace tf = kccl::tools::ttm_fabric;
 namespace emu = kccl::emu;
-namespace ops = kccl::fabric::chip::ops;
+namespace ops = kccl::fabric::ops;
 
 namespace {
 

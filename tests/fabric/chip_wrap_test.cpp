@@ -13,9 +13,9 @@
 
 #include <string>
 
-namespace cf = kccl::emu::chip_fabric;
-namespace fc = kccl::fabric::chip;
-namespace fh = kccl::fabric::chip::host;
+namespace cf = kccl::emu::fabric;
+namespace fc = kccl::fabric;
+namespace fh = kccl::fabric::host;
 namespace emu = kccl::emu;
 
 namespace {

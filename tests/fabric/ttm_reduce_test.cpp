@@ -25,8 +25,8 @@
 
 using namespace kccl::coll;
 namespace cb = kccl::emu::collective;
-namespace cf = kccl::emu::chip_fabric;
-namespace fh = kccl::fabric::chip::host;
+namespace cf = kccl::emu::fabric;
+namespace fh = kccl::fabric::host;
 namespace emu = kccl::emu;
 
 namespace {

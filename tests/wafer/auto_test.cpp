@@ -3,7 +3,7 @@
 // ctest, denser behind [long]). The model equals the reference simulator (cost_model_test.cpp),
 // so the check stands for the simulated cycles too; the emulated check belongs with the fabric.
 //
-//   scripts/dev_test.sh tests/wafer/auto_test.cpp -- "[fabric][auto]"
+//   scripts/dev_test.sh tests/wafer/auto_test.cpp -- "[wafer][auto]"
 #include <wafer/auto.hpp>
 #include <wafer/host/model_patterns.hpp>
 
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-using namespace kccl::fabric;
-using namespace kccl::fabric::cost;
+using namespace kccl::wafer;
+using namespace kccl::wafer::cost;
 
 namespace {
 
@@ -62,7 +62,7 @@ std::string name_of(const PatternArgs& a) {
 
 }  // namespace
 
-TEST_CASE("wafer auto: picks within 1.05x of the best, small rows exhaustively", "[fabric][auto]") {
+TEST_CASE("wafer auto: picks within 1.05x of the best, small rows exhaustively", "[wafer][auto]") {
     for (uint32_t P = 2; P <= 12; ++P)
         for (uint32_t B : {1u, 2u, 5u, 12u, 40u, 100u}) {
             for (uint32_t r = 0; r < P; ++r) {
@@ -74,7 +74,7 @@ TEST_CASE("wafer auto: picks within 1.05x of the best, small rows exhaustively",
                 check_within(c.cycles, best_reduce_1d(P, B, r, true), "reduce P=" + std::to_string(P) + " B=" +
                                                                           std::to_string(B) + " root=" + std::to_string(r));
                 // What auto reports is what the simulator measures for that run.
-                if (r == P / 2 && B <= 12) CHECK(kccl::fabric::host::simulate(c.args, 1, P, B) == c.cycles);
+                if (r == P / 2 && B <= 12) CHECK(kccl::wafer::host::simulate(c.args, 1, P, B) == c.cycles);
             }
             AutoRequest q;
             q.collective = Collective::allreduce;
@@ -84,12 +84,12 @@ TEST_CASE("wafer auto: picks within 1.05x of the best, small rows exhaustively",
             std::vector<uint32_t> roots;
             for (uint32_t r = 0; r < P; ++r) roots.push_back(r);
             check_within(c.cycles, best_allreduce_1d(P, B, roots, true), "allreduce P=" + std::to_string(P) + " B=" + std::to_string(B));
-            CHECK(kccl::fabric::host::simulate(c.args, 1, P, B) == c.cycles);
+            CHECK(kccl::wafer::host::simulate(c.args, 1, P, B) == c.cycles);
             CHECK(pattern_info(c.args.pattern).collective == Collective::allreduce);
         }
 }
 
-TEST_CASE("wafer auto: butterfly is never the simulator's fastest allreduce (Section 7.5)", "[fabric][auto]") {
+TEST_CASE("wafer auto: butterfly is never the simulator's fastest allreduce (Section 7.5)", "[wafer][auto]") {
     for (uint32_t P : {4u, 8u, 9u, 16u, 27u})
         for (uint32_t B : {1u, 8u, 27u, 64u}) {
             AutoRequest q;
@@ -104,12 +104,12 @@ TEST_CASE("wafer auto: butterfly is never the simulator's fastest allreduce (Sec
                 b.pattern = Pattern::butterfly;
                 b.g = G;
                 INFO("P=" << P << " B=" << B << " G=" << G << " auto: " << name_of(c.args));
-                CHECK(kccl::fabric::host::simulate(b, 1, P, B) > c.cycles);
+                CHECK(kccl::wafer::host::simulate(b, 1, P, B) > c.cycles);
             }
         }
 }
 
-TEST_CASE("wafer auto: the thesis's grid, sampled", "[fabric][auto]") {
+TEST_CASE("wafer auto: the thesis's grid, sampled", "[wafer][auto]") {
     for (uint32_t P : {2u, 7u, 64u, 255u, 512u})
         for (uint32_t B : {1u, 16u, 512u, 4096u}) {
             AutoRequest q;
@@ -137,7 +137,7 @@ TEST_CASE("wafer auto: the thesis's grid, sampled", "[fabric][auto]") {
         }
 }
 
-TEST_CASE("wafer auto: reports what it chose", "[fabric][auto]") {
+TEST_CASE("wafer auto: reports what it chose", "[wafer][auto]") {
     AutoRequest q;
     q.cols = 512;
     q.B = 1;
@@ -158,7 +158,7 @@ TEST_CASE("wafer auto: reports what it chose", "[fabric][auto]") {
     CHECK(choose(bad).cycles == kCostInvalid);
 }
 
-TEST_CASE("wafer auto: the thesis's grid, dense", "[fabric][auto][long]") {
+TEST_CASE("wafer auto: the thesis's grid, dense", "[wafer][auto][long]") {
     for (uint32_t P = 2; P <= 512; P = P < 16 ? P + 1 : P * 2 - 1)
         for (uint32_t B = 1; B <= 4096; B = B < 8 ? B + 1 : B * 3 / 2) {
             AutoRequest q;

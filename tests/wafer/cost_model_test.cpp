@@ -2,8 +2,8 @@
 // the thesis's model (include/wafer/host/model_sim.hpp, model_patterns.hpp), and the thesis's
 // printed closed forms against the model, with the exact amount by which each off form is off.
 //
-//   scripts/dev_test.sh tests/wafer/cost_model_test.cpp -- "[fabric][cost]"
-//   ... -- "[fabric][cost][long]"   the exhaustive sweeps (P <= 16, every B <= 64, every root/S/base)
+//   scripts/dev_test.sh tests/wafer/cost_model_test.cpp -- "[wafer][cost]"
+//   ... -- "[wafer][cost][long]"   the exhaustive sweeps (P <= 16, every B <= 64, every root/S/base)
 #include <wafer/cost.hpp>
 #include <wafer/host/model_patterns.hpp>
 
@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-using namespace kccl::fabric;
-using namespace kccl::fabric::cost;
-using kccl::fabric::host::ModelSim;
-using kccl::fabric::host::ModelSimError;
-using kccl::fabric::host::simulate;
+using namespace kccl::wafer;
+using namespace kccl::wafer::cost;
+using kccl::wafer::host::ModelSim;
+using kccl::wafer::host::ModelSimError;
+using kccl::wafer::host::simulate;
 
 namespace {
 
@@ -134,7 +134,7 @@ static_assert(t_tree<8>(4, 1) == 14, "the binomial tree of 4 PEs, B = 1");
 static_assert(printed_t_tree(4, 1) == 14, "Corollary 5.5 at P = 4, B = 1");
 static_assert(t_optimal<8>(2, 5) == t_message(2, 5), "two PEs: one message");
 
-TEST_CASE("wafer model sim: a message and a chain take the thesis's cycles", "[fabric][cost]") {
+TEST_CASE("wafer model sim: a message and a chain take the thesis's cycles", "[wafer][cost]") {
     // Hand-derived from the model's rules (Lemma 3.2, Corollary 3.4): send 1 + T_R + hops + T_R + store 1.
     for (uint32_t tr : {1u, 2u, 3u})
         for (uint32_t P : {2u, 3u, 7u})
@@ -149,7 +149,7 @@ TEST_CASE("wafer model sim: a message and a chain take the thesis's cycles", "[f
             }
 }
 
-TEST_CASE("wafer model sim: streams that would deadlock fail with a report, never hang", "[fabric][cost]") {
+TEST_CASE("wafer model sim: streams that would deadlock fail with a report, never hang", "[wafer][cost]") {
     // PE 0 waits for stream a before it sends c; PE 1 sends a only after it has received c.
     ModelSim sim(2, 1, 2);
     const uint32_t a = sim.add_stream(1, 4, 0);
@@ -176,13 +176,13 @@ TEST_CASE("wafer model sim: streams that would deadlock fail with a report, neve
     CHECK_THROWS_WITH(simulate(args(Pattern::butterfly), 1, 8, 4), Catch::Contains("power of G"));
 }
 
-TEST_CASE("wafer cost model == reference simulator, small rows and grids", "[fabric][cost]") {
+TEST_CASE("wafer cost model == reference simulator, small rows and grids", "[wafer][cost]") {
     model_equals_sim_1d(7, {1, 2, 3, 7, 16}, 2);
     model_equals_sim_1d(5, {1, 5}, 1);
     model_equals_sim_2d(3, {1, 6}, 2);
 }
 
-TEST_CASE("wafer cost model == reference simulator, exhaustive", "[fabric][cost][long]") {
+TEST_CASE("wafer cost model == reference simulator, exhaustive", "[wafer][cost][long]") {
     std::vector<uint32_t> all_b;
     for (uint32_t B = 1; B <= 64; ++B) all_b.push_back(B);
     model_equals_sim_1d(16, all_b, 2);
@@ -196,15 +196,15 @@ TEST_CASE("wafer cost model == reference simulator, exhaustive", "[fabric][cost]
         }
 }
 
-TEST_CASE("wafer cost model: T_OPT is the best pre-order tree (brute force over all of them)", "[fabric][cost]") {
+TEST_CASE("wafer cost model: T_OPT is the best pre-order tree (brute force over all of them)", "[wafer][cost]") {
     // Every plane tree on P nodes numbered in pre-order (children closest first) is a pre-order
     // reduce; simulate each and compare the best with Lemma 5.9's recursion.
     for (uint32_t P = 2; P <= 7; ++P)
         for (uint32_t B : {1u, 4u, 16u}) {
-            std::vector<kccl::fabric::host::ReduceTree> trees;
-            std::function<void(kccl::fabric::host::ReduceTree&, uint32_t, uint32_t, std::function<void()>)> gen;
+            std::vector<kccl::wafer::host::ReduceTree> trees;
+            std::function<void(kccl::wafer::host::ReduceTree&, uint32_t, uint32_t, std::function<void()>)> gen;
             // Children of `root` partition [root+1, end) into consecutive subtrees.
-            gen = [&](kccl::fabric::host::ReduceTree& t, uint32_t root, uint32_t end, std::function<void()> k) {
+            gen = [&](kccl::wafer::host::ReduceTree& t, uint32_t root, uint32_t end, std::function<void()> k) {
                 std::function<void(uint32_t)> blocks = [&](uint32_t from) {
                     if (from == end) {
                         k();
@@ -218,13 +218,13 @@ TEST_CASE("wafer cost model: T_OPT is the best pre-order tree (brute force over 
                 };
                 blocks(root + 1);
             };
-            kccl::fabric::host::ReduceTree t;
+            kccl::wafer::host::ReduceTree t;
             t.children.resize(P);
             gen(t, 0, P, [&] { trees.push_back(t); });
             uint64_t best = ~uint64_t(0);
             for (const auto& tr : trees) {
                 ModelSim sim(P, 1, 2);
-                kccl::fabric::host::PatternBuilder b(sim, B, 2);
+                kccl::wafer::host::PatternBuilder b(sim, B, 2);
                 b.reduce(tr);
                 best = std::min(best, sim.run().cycles);
             }
@@ -236,7 +236,7 @@ TEST_CASE("wafer cost model: T_OPT is the best pre-order tree (brute force over 
 }
 
 TEST_CASE("wafer cost model: which printed closed forms are exact, and by how much the others are off",
-          "[fabric][cost]") {
+          "[wafer][cost]") {
     for (uint32_t tr : {1u, 2u, 3u})
         for (uint32_t P = 2; P <= 24; ++P)
             for (uint32_t B = 1; B <= 200; B += (B < 8 ? 1 : 23)) {
@@ -288,7 +288,7 @@ TEST_CASE("wafer cost model: which printed closed forms are exact, and by how mu
             }
 }
 
-TEST_CASE("wafer cost model: butterfly's printed form ignores link sharing between groups", "[fabric][cost]") {
+TEST_CASE("wafer cost model: butterfly's printed form ignores link sharing between groups", "[wafer][cost]") {
     // Groups of one round interleave (G^(i-1) apart) and share links; the simulator shows it.
     for (uint32_t G : {2u, 3u})
         for (uint32_t P = G * G; P <= 27; P *= G)

@@ -2,7 +2,7 @@
 // say what the Cerebras WSE reduce/allreduce thesis says of each pattern, and run descriptions
 // are checked with the error that names what is wrong.
 //
-//   scripts/dev_test.sh tests/wafer/patterns_test.cpp -- "[fabric][patterns]"
+//   scripts/dev_test.sh tests/wafer/patterns_test.cpp -- "[wafer][patterns]"
 #include <wafer/patterns.hpp>
 
 #include <catch2/catch.hpp>
@@ -11,9 +11,9 @@
 #include <set>
 #include <string>
 
-using namespace kccl::fabric;
+using namespace kccl::wafer;
 
-TEST_CASE("wafer patterns: names are unique and round-trip", "[fabric][patterns]") {
+TEST_CASE("wafer patterns: names are unique and round-trip", "[wafer][patterns]") {
     std::set<std::string> seen;
     for (uint32_t i = 0; i < kPatternCount; ++i) {
         const Pattern p = Pattern(i);
@@ -32,7 +32,7 @@ TEST_CASE("wafer patterns: names are unique and round-trip", "[fabric][patterns]
     CHECK(std::string(pattern_name(Pattern(200))) == "unknown_pattern");
 }
 
-TEST_CASE("wafer patterns: the table lists the thesis's patterns", "[fabric][patterns]") {
+TEST_CASE("wafer patterns: the table lists the thesis's patterns", "[wafer][patterns]") {
     const char* expected[] = {"scalar",     "chain",           "tree",           "two_phase", "optimal",
                               "left_right", "ring",            "jump",           "reduce_2d", "bcast_1d",
                               "bcast_2d",   "allreduce_naive", "allreduce_ring", "butterfly", "allreduce_2d"};
@@ -53,7 +53,7 @@ TEST_CASE("wafer patterns: the table lists the thesis's patterns", "[fabric][pat
     CHECK(std::string(small) == "scalar ");
 }
 
-TEST_CASE("wafer patterns: check_args names what is wrong", "[fabric][patterns]") {
+TEST_CASE("wafer patterns: check_args names what is wrong", "[wafer][patterns]") {
     PatternArgs a;
     CHECK(check_args(a, 1, 16) == ArgsError::ok);
     a.root = 3;

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-namespace fh = kccl::fabric::host;
-namespace kf = kccl::fabric;
-using kccl::emu::fabric::Fabric;
-using kccl::emu::fabric::FabricError;
-using kccl::emu::fabric::FabricOptions;
+namespace fh = kccl::wafer::host;
+namespace kf = kccl::wafer;
+using kccl::emu::wafer::Fabric;
+using kccl::emu::wafer::FabricError;
+using kccl::emu::wafer::FabricOptions;
 
 namespace {
 
@@ -37,7 +37,7 @@ kccl::emu::vtime_t swap_then_receive(const fh::Profile& prof, bool adversarial, 
     Fabric f(g, o);
     for (uint32_t x = 0; x < 2; ++x) {
         auto args = program({step(kf::StepKind::send, x, n, 0), step(kf::StepKind::recv, 1 - x, n, 4 * n)});
-        auto& pe = fibers ? f.launch({x, 0}, args, [](kccl::emu::fabric::Pe& q) { kf::run_steps(q); }, 8 * n) : f.launch_program({x, 0}, args, 8 * n);
+        auto& pe = fibers ? f.launch({x, 0}, args, [](kccl::emu::wafer::Pe& q) { kf::run_steps(q); }, 8 * n) : f.launch_program({x, 0}, args, 8 * n);
         uint32_t* v = pe.ptr<uint32_t>(0, n);
         for (uint32_t k = 0; k < n; ++k) v[k] = 1000 * (x + 1) + k;
     }
@@ -51,7 +51,7 @@ kccl::emu::vtime_t swap_then_receive(const fh::Profile& prof, bool adversarial, 
 
 }  // namespace
 
-TEST_CASE("fabric buffering: a PE pair that sends whole vectors before receiving deadlocks with one-wavelet queues", "[fabric][buffer]") {
+TEST_CASE("fabric buffering: a PE pair that sends whole vectors before receiving deadlocks with one-wavelet queues", "[wafer][buffer]") {
     // Each stream crosses 2 routers, so the adversarial fabric holds 2 of its 16 wavelets: both
     // senders block, neither reaches its receive.
     try {
@@ -70,7 +70,7 @@ TEST_CASE("fabric buffering: a PE pair that sends whole vectors before receiving
                                                                      Catch::Contains("which holds 8 (4 per router queue, 2 routers)"));
 }
 
-TEST_CASE("fabric buffering: the same PE pair runs when the fabric holds the whole vector", "[fabric][buffer]") {
+TEST_CASE("fabric buffering: the same PE pair runs when the fabric holds the whole vector", "[wafer][buffer]") {
     fh::Profile generous = fh::wse2();
     generous.router_queue_wavelets = 8;  // 16 per stream: the whole vector
     std::vector<uint32_t> got;
@@ -88,7 +88,7 @@ TEST_CASE("fabric buffering: the same PE pair runs when the fabric holds the who
     CHECK(swap_then_receive(unbounded, false, 16) == 32);
 }
 
-TEST_CASE("fabric buffering: every thesis pattern is bit-exact in adversarial mode over several seeds", "[fabric][buffer]") {
+TEST_CASE("fabric buffering: every thesis pattern is bit-exact in adversarial mode over several seeds", "[wafer][buffer]") {
     struct Case {
         const char* name;
         uint32_t P, M, N;
@@ -107,11 +107,11 @@ TEST_CASE("fabric buffering: every thesis pattern is bit-exact in adversarial mo
             s.B = B;
             if (s.name == "butterfly") s.G = c.P == 9 ? 3 : 2;
             if (s.name == "left_right" || s.name == "ring" || s.name == "jump") s.root = 3;
-            const auto base = kccl::emu::fabric::run_pattern(s);
+            const auto base = kccl::emu::wafer::run_pattern(s);
             uint64_t blocked = 0;
             for (uint64_t seed : {1u, 2u, 3u}) {
                 INFO(c.name << " B=" << B << " seed=" << seed);
-                const auto r = kccl::emu::fabric::run_pattern(s, fh::wse2(), 1, true, seed);
+                const auto r = kccl::emu::wafer::run_pattern(s, fh::wse2(), 1, true, seed);
                 CHECK(r.wrong == 0);
                 // Cycles are the default run's, except where streams of two colors share a link
                 // direction (butterfly; two_phase's leader chain crossing a group): a link serves
@@ -152,12 +152,12 @@ Run run_spec(const fh::PatternSpec& spec, const FabricOptions& o, bool fibers) {
     fh::Layout::Result lr = b.layout.finalize(fh::wse2(), spec.type);
     Fabric f(std::move(lr.grid), o);
     for (auto& p : lr.programs) {
-        if (fibers) f.launch(p.pe, p.args, [](kccl::emu::fabric::Pe& pe) { kf::run_steps(pe); }, 4 * spec.B);
+        if (fibers) f.launch(p.pe, p.args, [](kccl::emu::wafer::Pe& pe) { kf::run_steps(pe); }, 4 * spec.B);
         else f.launch_program(p.pe, p.args, 4 * spec.B);
     }
     for (size_t i = 0; i < b.expect.pes.size(); ++i) {
         uint32_t* v = f.pe(b.expect.pes[i])->ptr<uint32_t>(0, spec.B);
-        for (uint32_t k = 0; k < spec.B; ++k) v[k] = kccl::emu::fabric::input_word(spec.type, 7, i, k);
+        for (uint32_t k = 0; k < spec.B; ++k) v[k] = kccl::emu::wafer::input_word(spec.type, 7, i, k);
     }
     const auto r = f.run();
     Run out{r.cycles, r.blocked, {}};
@@ -170,7 +170,7 @@ Run run_spec(const fh::PatternSpec& spec, const FabricOptions& o, bool fibers) {
 
 }  // namespace
 
-TEST_CASE("fabric buffering: kernels run as fibers honour the same bound, with the same deadlock report", "[fabric][buffer]") {
+TEST_CASE("fabric buffering: kernels run as fibers honour the same bound, with the same deadlock report", "[wafer][buffer]") {
     // The PE pair above as run_steps kernels on the fiber engine: the same back-pressure, the
     // same report (PEs, colors, cycles, what each waits for), the same cycles where it runs.
     for (bool adversarial : {true, false}) {
@@ -190,7 +190,7 @@ TEST_CASE("fabric buffering: kernels run as fibers honour the same bound, with t
     CHECK(got == std::vector<uint32_t>{2000, 2001});
 }
 
-TEST_CASE("fabric buffering: every thesis pattern, fibers against program mode under bounded and minimal buffering", "[fabric][buffer]") {
+TEST_CASE("fabric buffering: every thesis pattern, fibers against program mode under bounded and minimal buffering", "[wafer][buffer]") {
     struct Case {
         const char* name;
         uint32_t P, M, N;

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-namespace kccl::fabric::host {
+namespace kccl::wafer::host {
 
 /// A reduction tree over nodes 0..n-1 (node 0 the root): parent and ordered children.
 struct Tree {
@@ -403,4 +403,4 @@ inline Built build_by_hand(const PatternSpec& spec, uint32_t t_r = 2) {
 }
 
 
-}  // namespace kccl::fabric::host
+}  // namespace kccl::wafer::host

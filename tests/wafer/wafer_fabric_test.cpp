@@ -9,24 +9,24 @@
 #include <cstring>
 
 using namespace kccl;
-using kccl::fabric::host::Coord;
-using kccl::fabric::host::Dir;
-using kccl::fabric::host::DirSet;
-using kccl::fabric::host::Grid;
-using kccl::emu::fabric::Fabric;
-using kccl::emu::fabric::FabricError;
-using kccl::emu::fabric::Pe;
+using kccl::wafer::host::Coord;
+using kccl::wafer::host::Dir;
+using kccl::wafer::host::DirSet;
+using kccl::wafer::host::Grid;
+using kccl::emu::wafer::Fabric;
+using kccl::emu::wafer::FabricError;
+using kccl::emu::wafer::Pe;
 
 namespace {
 
 // A 1 x P row with the kernel `body(pe, i)` on chosen PEs.
-Grid row(uint32_t p) { return Grid(kccl::fabric::host::wse2(), p, 1); }
+Grid row(uint32_t p) { return Grid(kccl::wafer::host::wse2(), p, 1); }
 
 uint32_t* words(Pe& pe, uint32_t n) { return pe.ptr<uint32_t>(0, n); }
 
 }  // namespace
 
-TEST_CASE("fabric: one message costs T_message(P,B) = 2 T_R + P + B", "[fabric]") {
+TEST_CASE("fabric: one message costs T_message(P,B) = 2 T_R + P + B", "[wafer]") {
     // Derivation (T_R = 2): wavelet k is issued in cycle k, reaches the source's router at k+1+T_R,
     // crosses P-1 hops, the off-ramp (T_R) and is stored in one cycle: k + 2 T_R + P + 1; the last
     // (k = B-1) is stored at 2 T_R + P + B (thesis, Corollary 3.4).
@@ -37,10 +37,10 @@ TEST_CASE("fabric: one message costs T_message(P,B) = 2 T_R + P + B", "[fabric]"
             Fabric f(g);
             Pe& src = f.launch({P - 1, 0}, {}, [B](Pe& pe) {
                 for (uint32_t k = 0; k < B; ++k) words(pe, B)[k] = 1000 + k;
-                fabric::send(pe, fabric::Route{0}, words(pe, B), B);
+                wafer::send(pe, wafer::Route{0}, words(pe, B), B);
             }, 4 * B);
             (void)src;
-            Pe& dst = f.launch({0, 0}, {}, [B](Pe& pe) { fabric::recv(pe, fabric::Route{0}, words(pe, B), B); }, 4 * B);
+            Pe& dst = f.launch({0, 0}, {}, [B](Pe& pe) { wafer::recv(pe, wafer::Route{0}, words(pe, B), B); }, 4 * B);
             const auto r = f.run();
             INFO("P=" << P << " B=" << B);
             CHECK(r.cycles == 2 * 2 + P + B);
@@ -48,7 +48,7 @@ TEST_CASE("fabric: one message costs T_message(P,B) = 2 T_R + P + B", "[fabric]"
         }
 }
 
-TEST_CASE("fabric: a relayed chain reduce runs at 1 cycle per element: T_chain = 2(P-1)(T_R+1) + B", "[fabric]") {
+TEST_CASE("fabric: a relayed chain reduce runs at 1 cycle per element: T_chain = 2(P-1)(T_R+1) + B", "[wafer]") {
     // Derivation: the chain is T_visit(P, B, P-2) (thesis, Lemma 5.2): each of the P-2 relaying PEs
     // adds the off-ramp, one cycle and the on-ramp (2 T_R + 1) to T_message(P, B), so
     // 2 T_R + P + B + (P-2)(2 T_R + 1) = 2 (P-1)(T_R + 1) + B. Colors alternate (PE i sends on i % 2).
@@ -61,9 +61,9 @@ TEST_CASE("fabric: a relayed chain reduce runs at 1 cycle per element: T_chain =
                 f.launch({i, 0}, {}, [i, P, B](Pe& pe) {
                     int32_t* v = pe.ptr<int32_t>(0, B);
                     for (uint32_t k = 0; k < B; ++k) v[k] = int32_t(i * 7 + k);
-                    if (i == P - 1) fabric::send(pe, fabric::Route{i % 2}, v, B);
-                    else if (i == 0) fabric::recv(pe, fabric::Route{1}, v, B, fabric::Op::add);
-                    else fabric::relay(pe, fabric::Route{(i + 1) % 2}, fabric::Route{i % 2}, v, B, fabric::Op::add);
+                    if (i == P - 1) wafer::send(pe, wafer::Route{i % 2}, v, B);
+                    else if (i == 0) wafer::recv(pe, wafer::Route{1}, v, B, wafer::Op::add);
+                    else wafer::relay(pe, wafer::Route{(i + 1) % 2}, wafer::Route{i % 2}, v, B, wafer::Op::add);
                 }, 4 * B);
             const auto r = f.run();
             INFO("P=" << P << " B=" << B);
@@ -72,7 +72,7 @@ TEST_CASE("fabric: a relayed chain reduce runs at 1 cycle per element: T_chain =
         }
 }
 
-TEST_CASE("fabric: a 1D broadcast by multicast costs T_message(P,B)", "[fabric]") {
+TEST_CASE("fabric: a 1D broadcast by multicast costs T_message(P,B)", "[wafer]") {
     // Thesis, Lemma 4.1: the root's stream is copied to every PE on the way at no cost; the
     // farthest PE stores the last element at 2 T_R + P + B.
     const uint32_t P = 16, B = 40;
@@ -84,9 +84,9 @@ TEST_CASE("fabric: a 1D broadcast by multicast costs T_message(P,B)", "[fabric]"
             float* v = pe.ptr<float>(0, B);
             if (i == P - 1) {
                 for (uint32_t k = 0; k < B; ++k) v[k] = float(k) * 0.5f;
-                fabric::send(pe, fabric::Route{3}, v, B);
+                wafer::send(pe, wafer::Route{3}, v, B);
             } else {
-                fabric::recv(pe, fabric::Route{3}, v, B);
+                wafer::recv(pe, wafer::Route{3}, v, B);
             }
         }, 4 * B);
     const auto r = f.run();
@@ -97,7 +97,7 @@ TEST_CASE("fabric: a 1D broadcast by multicast costs T_message(P,B)", "[fabric]"
     }
 }
 
-TEST_CASE("fabric: the thesis's 4-PE tree on one color: a stream parks at a switch until the advance", "[fabric]") {
+TEST_CASE("fabric: the thesis's 4-PE tree on one color: a stream parks at a switch until the advance", "[wafer]") {
     // One color, westwards. PE 3 sends to PE 2; PE 2 relays it (adding its own) to PE 0 through
     // router 1; PE 1 sends to PE 0 first. Router 1 has two positions: RAMP -> WEST (PE 1's own
     // send), then EAST -> WEST (PE 2's stream passes); PE 1's advance moves it on. Router 2 has
@@ -122,24 +122,24 @@ TEST_CASE("fabric: the thesis's 4-PE tree on one color: a stream parks at a swit
         g.add_position({1, 0}, 0, Dir::east, Dir::west);
         g.add_position({0, 0}, 0, Dir::east, Dir::ramp);
         Fabric f(g);
-        const fabric::Route c{0};
+        const wafer::Route c{0};
         auto fill = [B](Pe& pe, uint32_t base) {
             for (uint32_t k = 0; k < B; ++k) pe.ptr<uint32_t>(0, B)[k] = base + k;
             return pe.ptr<uint32_t>(0, B);
         };
         f.launch({3, 0}, {}, [&, c](Pe& pe) {
-            fabric::send(pe, c, fill(pe, 3000), B);
-            fabric::advance(pe, c);
+            wafer::send(pe, c, fill(pe, 3000), B);
+            wafer::advance(pe, c);
         }, 4 * B);
-        f.launch({2, 0}, {}, [&, c](Pe& pe) { fabric::relay(pe, c, c, fill(pe, 2000), B, fabric::Op::add); }, 4 * B);
+        f.launch({2, 0}, {}, [&, c](Pe& pe) { wafer::relay(pe, c, c, fill(pe, 2000), B, wafer::Op::add); }, 4 * B);
         f.launch({1, 0}, {}, [&, c](Pe& pe) {
-            fabric::send(pe, c, fill(pe, 1000), B);
-            fabric::advance(pe, c);
+            wafer::send(pe, c, fill(pe, 1000), B);
+            wafer::advance(pe, c);
         }, 4 * B);
         f.launch({0, 0}, {}, [&, c](Pe& pe) {
             uint32_t* v = fill(pe, 0);
-            fabric::recv(pe, c, v, B, fabric::Op::add);
-            fabric::recv(pe, c, v, B, fabric::Op::add);
+            wafer::recv(pe, c, v, B, wafer::Op::add);
+            wafer::recv(pe, c, v, B, wafer::Op::add);
         }, 4 * B);
         const auto r = f.run();
         INFO("B=" << B);
@@ -148,7 +148,7 @@ TEST_CASE("fabric: the thesis's 4-PE tree on one color: a stream parks at a swit
     }
 }
 
-TEST_CASE("fabric: a deadlock names the PEs, the colors and the parked streams", "[fabric]") {
+TEST_CASE("fabric: a deadlock names the PEs, the colors and the parked streams", "[wafer]") {
     // PE 1's router never leaves RAMP -> WEST (nobody advances it): PE 2's stream parks there and
     // PE 0 waits for it forever.
     Grid g = row(3);
@@ -157,14 +157,14 @@ TEST_CASE("fabric: a deadlock names the PEs, the colors and the parked streams",
     g.add_position({1, 0}, 5, Dir::east, Dir::west);
     g.add_position({0, 0}, 5, Dir::east, Dir::ramp);
     Fabric f(g);
-    f.launch({2, 0}, {}, [](Pe& pe) { fabric::send(pe, fabric::Route{5}, words(pe, 4), 4); }, 16);
-    f.launch({0, 0}, {}, [](Pe& pe) { fabric::recv(pe, fabric::Route{5}, words(pe, 4), 4); }, 16);
+    f.launch({2, 0}, {}, [](Pe& pe) { wafer::send(pe, wafer::Route{5}, words(pe, 4), 4); }, 16);
+    f.launch({0, 0}, {}, [](Pe& pe) { wafer::recv(pe, wafer::Route{5}, words(pe, 4), 4); }, 16);
     CHECK_THROWS_WITH(f.run(), Catch::Contains("deadlock") && Catch::Contains("PE (0,0) blocked in recv on color 5") &&
                                    Catch::Contains("needs 4 wavelets, has 0") &&
                                    Catch::Contains("stream from PE (2,0) (4 wavelets) parked at router (1,0) color 5: it arrives from EAST, position 0 accepts {RAMP}"));
 }
 
-TEST_CASE("fabric: two inputs overlapping on one color at one router is reported with the PE, color and cycle", "[fabric]") {
+TEST_CASE("fabric: two inputs overlapping on one color at one router is reported with the PE, color and cycle", "[wafer]") {
     // Color 2 merges RAMP and EAST at router 1 (allowed by allow_merge only if the streams never
     // overlap). PE 1 and PE 2 both send 4 wavelets at cycle 0: PE 1's reach router 1 at 3..6,
     // PE 2's at 4..7: they overlap from cycle 4.
@@ -174,18 +174,18 @@ TEST_CASE("fabric: two inputs overlapping on one color at one router is reported
     g.add_position({1, 0}, 2, DirSet{Dir::ramp, Dir::east}, Dir::west);
     g.add_position({0, 0}, 2, Dir::east, Dir::ramp);
     Fabric f(g);
-    f.launch({2, 0}, {}, [](Pe& pe) { fabric::send(pe, fabric::Route{2}, words(pe, 4), 4); }, 16);
-    f.launch({1, 0}, {}, [](Pe& pe) { fabric::send(pe, fabric::Route{2}, words(pe, 4), 4); }, 16);
-    f.launch({0, 0}, {}, [](Pe& pe) { fabric::recv(pe, fabric::Route{2}, words(pe, 8), 8); }, 32);
+    f.launch({2, 0}, {}, [](Pe& pe) { wafer::send(pe, wafer::Route{2}, words(pe, 4), 4); }, 16);
+    f.launch({1, 0}, {}, [](Pe& pe) { wafer::send(pe, wafer::Route{2}, words(pe, 4), 4); }, 16);
+    f.launch({0, 0}, {}, [](Pe& pe) { wafer::recv(pe, wafer::Route{2}, words(pe, 8), 8); }, 32);
     CHECK_THROWS_WITH(f.run(), Catch::Contains("two inputs overlap on color 2 at PE (1,0) at cycle 4"));
     // One wavelet each never overlaps (PE 1's at cycle 3, PE 2's at 4): the thesis's scalar reduce.
     Fabric ok(g);
-    ok.launch({2, 0}, {}, [](Pe& pe) { fabric::send(pe, fabric::Route{2}, words(pe, 1), 1); }, 4);
-    ok.launch({1, 0}, {}, [](Pe& pe) { fabric::send(pe, fabric::Route{2}, words(pe, 1), 1); }, 4);
+    ok.launch({2, 0}, {}, [](Pe& pe) { wafer::send(pe, wafer::Route{2}, words(pe, 1), 1); }, 4);
+    ok.launch({1, 0}, {}, [](Pe& pe) { wafer::send(pe, wafer::Route{2}, words(pe, 1), 1); }, 4);
     ok.launch({0, 0}, {}, [](Pe& pe) {
         pe.ptr<uint32_t>(0, 1)[0] = 0;
-        fabric::recv(pe, fabric::Route{2}, words(pe, 1), 1, fabric::Op::add);
-        fabric::recv(pe, fabric::Route{2}, pe.ptr<uint32_t>(4, 1), 1, fabric::Op::copy);
+        wafer::recv(pe, wafer::Route{2}, words(pe, 1), 1, wafer::Op::add);
+        wafer::recv(pe, wafer::Route{2}, pe.ptr<uint32_t>(4, 1), 1, wafer::Op::copy);
     }, 8);
     // PE 1's wavelet reaches PE 0's processor at 6 (stored by 7), PE 2's at 7 (stored by 8): the
     // run ends at T_message(3, 1) = 2 T_R + 3 + 1. (PEs starting in one cycle issue in row-major
@@ -193,19 +193,19 @@ TEST_CASE("fabric: two inputs overlapping on one color at one router is reported
     CHECK(ok.run().cycles == 2 * 2 + 3 + 1);
 }
 
-TEST_CASE("fabric: data left in the fabric at the end is an error", "[fabric]") {
+TEST_CASE("fabric: data left in the fabric at the end is an error", "[wafer]") {
     Grid g = row(2);
     g.path(0, {1, 0}, {0, 0});
     Fabric f(g);
-    f.launch({1, 0}, {}, [](Pe& pe) { fabric::send(pe, fabric::Route{0}, words(pe, 3), 3); }, 12);
+    f.launch({1, 0}, {}, [](Pe& pe) { wafer::send(pe, wafer::Route{0}, words(pe, 3), 3); }, 12);
     CHECK_THROWS_WITH(f.run(), Catch::Contains("3 wavelets delivered to PE (0,0) on color 0, which runs no kernel"));
     Fabric f2(g);
-    f2.launch({1, 0}, {}, [](Pe& pe) { fabric::send(pe, fabric::Route{0}, words(pe, 3), 3); }, 12);
-    f2.launch({0, 0}, {}, [](Pe& pe) { fabric::recv(pe, fabric::Route{0}, words(pe, 2), 2); }, 12);
+    f2.launch({1, 0}, {}, [](Pe& pe) { wafer::send(pe, wafer::Route{0}, words(pe, 3), 3); }, 12);
+    f2.launch({0, 0}, {}, [](Pe& pe) { wafer::recv(pe, wafer::Route{0}, words(pe, 2), 2); }, 12);
     CHECK_THROWS_WITH(f2.run(), Catch::Contains("1 wavelets delivered to PE (0,0) on color 0 were never received"));
 }
 
-TEST_CASE("fabric: kernel mistakes are named with their PE", "[fabric]") {
+TEST_CASE("fabric: kernel mistakes are named with their PE", "[wafer]") {
     Grid g = row(2);
     Fabric f(g);
     f.launch({1, 0}, {7}, [](Pe& pe) { (void)pe.arg(1); });
@@ -214,12 +214,12 @@ TEST_CASE("fabric: kernel mistakes are named with their PE", "[fabric]") {
     f2.launch({0, 0}, {}, [](Pe& pe) { (void)pe.mem(8, 16); }, 16);
     CHECK_THROWS_WITH(f2.run(), Catch::Contains("PE (0,0): memory [8, 24) is outside this PE's 16 bytes"));
     Fabric f3(g);
-    f3.launch({0, 0}, {}, [](Pe& pe) { fabric::send(pe, fabric::Route{30}, words(pe, 1), 1); }, 4);
+    f3.launch({0, 0}, {}, [](Pe& pe) { wafer::send(pe, wafer::Route{30}, words(pe, 1), 1); }, 4);
     CHECK_THROWS_WITH(f3.run(), Catch::Contains("route color 30 is not routable (WSE-2 has colors 0..23)"));
 }
 
-TEST_CASE("fabric grid: validation errors name what is wrong and what is allowed", "[fabric][grid]") {
-    using kccl::fabric::host::wse2;
+TEST_CASE("fabric grid: validation errors name what is wrong and what is allowed", "[wafer][grid]") {
+    using kccl::wafer::host::wse2;
     Grid g(wse2(), 4, 3);
     CHECK_THROWS_WITH(g.add_position({0, 0}, 24, Dir::ramp, Dir::east), Catch::Contains("color 24 is not routable; WSE-2 has 24 routable colors (0..23): too many colors"));
     CHECK_THROWS_WITH(g.add_position({4, 0}, 0, Dir::ramp, Dir::east), Catch::Contains("PE (4,0) is outside the 4 x 3 grid (x < 4, y < 3)"));
@@ -241,24 +241,24 @@ TEST_CASE("fabric grid: validation errors name what is wrong and what is allowed
     CHECK_THROWS_WITH(m.validate(), Catch::Contains("PE (1,0) uses 50000 bytes of memory; WSE-2 has 49152 per PE"));
     CHECK_THROWS_WITH(Grid(wse2(), 0, 3), Catch::Contains("at least 1 x 1"));
     CHECK_THROWS_WITH(g.path(0, {0, 0}, {2, 2}), Catch::Contains("along one row or column"));
-    kccl::fabric::host::Profile noring = wse2();
+    kccl::wafer::host::Profile noring = wse2();
     noring.ring_mode = false;
     Grid nr(noring, 2, 1);
     CHECK_THROWS_WITH(nr.set_ring({0, 0}, 0), Catch::Contains("has no ring mode"));
     // WSE-3: switch positions only on colors 0-9, 12, 13, 16, 17, 20, 21 (Cerebras SDK docs).
-    Grid w3(kccl::fabric::host::wse3(), 3, 1);
+    Grid w3(kccl::wafer::host::wse3(), 3, 1);
     w3.add_position({1, 0}, 10, Dir::ramp, Dir::west);
     CHECK_THROWS_WITH(w3.add_position({1, 0}, 10, Dir::east, Dir::west),
                       Catch::Contains("color 10: a second switch position, but WSE-3 supports switch positions only on some colors (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 20, 21)"));
     w3.add_position({1, 0}, 12, Dir::ramp, Dir::west);
     CHECK(w3.add_position({1, 0}, 12, Dir::east, Dir::west) == 1);
     // Too many colors from a layout: 25 streams all crossing PE (1,0).
-    kccl::fabric::host::Layout lay(30, 1);
+    kccl::wafer::host::Layout lay(30, 1);
     for (uint32_t i = 2; i < 27; ++i) lay.path({i, 0}, {0, 0});
-    CHECK_THROWS_WITH(lay.finalize(wse2(), fabric::DType::u32), Catch::Contains("too many colors") && Catch::Contains("already uses 24 of the 24 routable colors of WSE-2"));
+    CHECK_THROWS_WITH(lay.finalize(wse2(), wafer::DType::u32), Catch::Contains("too many colors") && Catch::Contains("already uses 24 of the 24 routable colors of WSE-2"));
 }
 
-TEST_CASE("fabric: exchange sends and receives in the same cycles; sends on one route arrive in order", "[fabric]") {
+TEST_CASE("fabric: exchange sends and receives in the same cycles; sends on one route arrive in order", "[wafer]") {
     // Two PEs swap B elements over one hop. exchange: wavelet k leaves at cycle k and arrives at
     // the other processor at k + 1 + T_R + 1 + T_R = k + 6, stored at k + 7: both finish at B + 6 =
     // T_message(2, B), as a one-way message (the processor sends and receives one wavelet per
@@ -268,7 +268,7 @@ TEST_CASE("fabric: exchange sends and receives in the same cycles; sends on one 
     // thesis's model); with the profile's bounded queues both senders block (wafer_buffer_test.cpp).
     const uint32_t B = 50;
     for (bool concurrent : {true, false}) {
-        kccl::fabric::host::Profile prof = kccl::fabric::host::wse2();
+        kccl::wafer::host::Profile prof = kccl::wafer::host::wse2();
         if (!concurrent) prof.router_queue_wavelets = 0;
         Grid g(prof, 2, 1);
         g.path(0, {0, 0}, {1, 0});
@@ -280,10 +280,10 @@ TEST_CASE("fabric: exchange sends and receives in the same cycles; sends on one 
                 uint32_t* in = pe.ptr<uint32_t>(4 * B, B);
                 for (uint32_t k = 0; k < B; ++k) out[k] = i * 1000 + k;
                 if (concurrent) {
-                    fabric::exchange(pe, fabric::Route{i}, out, B, fabric::Route{1 - i}, in, B, fabric::Op::copy);
+                    wafer::exchange(pe, wafer::Route{i}, out, B, wafer::Route{1 - i}, in, B, wafer::Op::copy);
                 } else {
-                    fabric::send(pe, fabric::Route{i}, out, B);
-                    fabric::recv(pe, fabric::Route{1 - i}, in, B);
+                    wafer::send(pe, wafer::Route{i}, out, B);
+                    wafer::recv(pe, wafer::Route{1 - i}, in, B);
                 }
             }, 8 * B);
         const auto r = f.run();
@@ -298,11 +298,11 @@ TEST_CASE("fabric: exchange sends and receives in the same cycles; sends on one 
     f.launch({2, 0}, {}, [](Pe& pe) {
         uint32_t* v = words(pe, 9);
         for (uint32_t k = 0; k < 9; ++k) v[k] = 100 + k;
-        fabric::send(pe, fabric::Route{4}, v, 2);
-        fabric::send(pe, fabric::Route{4}, v + 2, 3);
-        fabric::send(pe, fabric::Route{4}, v + 5, 4);
+        wafer::send(pe, wafer::Route{4}, v, 2);
+        wafer::send(pe, wafer::Route{4}, v + 2, 3);
+        wafer::send(pe, wafer::Route{4}, v + 5, 4);
     }, 36);
-    f.launch({0, 0}, {}, [](Pe& pe) { fabric::recv(pe, fabric::Route{4}, words(pe, 9), 9); }, 36);
+    f.launch({0, 0}, {}, [](Pe& pe) { wafer::recv(pe, wafer::Route{4}, words(pe, 9), 9); }, 36);
     CHECK(f.run().cycles == 2 * 2 + 3 + 9);  // back to back: T_message(3, 9)
     for (uint32_t k = 0; k < 9; ++k) CHECK(f.pe({0, 0})->ptr<uint32_t>(0, 9)[k] == 100 + k);
 }

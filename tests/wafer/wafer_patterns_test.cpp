@@ -12,8 +12,8 @@
 #include <vector>
 
 using namespace kccl;
-namespace fh = kccl::fabric::host;
-using kccl::emu::fabric::run_pattern;
+namespace fh = kccl::wafer::host;
+using kccl::emu::wafer::run_pattern;
 
 namespace {
 
@@ -55,7 +55,7 @@ fh::PatternSpec spec1(const std::string& name, uint32_t P, uint32_t B, uint32_t 
 
 }  // namespace
 
-TEST_CASE("fabric patterns: every pattern gives the reference result on dirty memory", "[fabric][patterns]") {
+TEST_CASE("fabric patterns: every pattern gives the reference result on dirty memory", "[wafer][patterns]") {
     const std::vector<std::string> one_d = {"scalar", "chain", "tree", "two_phase", "optimal", "left_right", "ring", "jump", "bcast_1d", "allreduce_naive", "allreduce_ring"};
     for (const auto& nm : one_d)
         for (uint32_t P : {2u, 3u, 5u, 8u})
@@ -87,7 +87,7 @@ TEST_CASE("fabric patterns: every pattern gives the reference result on dirty me
             }
 }
 
-TEST_CASE("fabric patterns: butterfly with any G", "[fabric][patterns]") {
+TEST_CASE("fabric patterns: butterfly with any G", "[wafer][patterns]") {
     for (auto [P, G] : {std::pair<uint32_t, uint32_t>{2, 2}, {4, 2}, {8, 2}, {9, 3}, {4, 4}, {5, 5}})
         for (uint32_t B : {1u, 10u, 64u}) {
             auto s = spec1("butterfly", P, B);
@@ -100,20 +100,20 @@ TEST_CASE("fabric patterns: butterfly with any G", "[fabric][patterns]") {
         }
 }
 
-TEST_CASE("fabric patterns: element types and operators", "[fabric][patterns]") {
-    for (auto t : {fabric::DType::f32, fabric::DType::i32, fabric::DType::u32})
-        for (auto op : {fabric::Op::add, fabric::Op::max, fabric::Op::min})
+TEST_CASE("fabric patterns: element types and operators", "[wafer][patterns]") {
+    for (auto t : {wafer::DType::f32, wafer::DType::i32, wafer::DType::u32})
+        for (auto op : {wafer::Op::add, wafer::Op::max, wafer::Op::min})
             for (const std::string nm : {"chain", "tree", "jump", "allreduce_ring"}) {
                 auto s = spec1(nm, 6, 9, nm == "jump" ? 2 : 0);
                 s.type = t;
                 s.op = op;
                 const auto r = run_pattern(s, fh::wse2(), 3);
-                INFO(nm << " " << fabric::dtype_name(t) << " " << fabric::op_name(op));
+                INFO(nm << " " << wafer::dtype_name(t) << " " << wafer::op_name(op));
                 CHECK(r.wrong == 0);
             }
 }
 
-TEST_CASE("fabric patterns: cycles equal the thesis's closed forms (chain, tree, optimal, broadcast, 2D chain)", "[fabric][patterns]") {
+TEST_CASE("fabric patterns: cycles equal the thesis's closed forms (chain, tree, optimal, broadcast, 2D chain)", "[wafer][patterns]") {
     for (uint32_t P : {2u, 4u, 8u, 16u, 32u})
         for (uint32_t B : {1u, 3u, 16u, 100u}) {
             INFO("P=" << P << " B=" << B);
@@ -160,7 +160,7 @@ TEST_CASE("fabric patterns: cycles equal the thesis's closed forms (chain, tree,
         }
 }
 
-TEST_CASE("fabric patterns: on the WSE-3 profile, switched groups take switch-capable colors", "[fabric][patterns]") {
+TEST_CASE("fabric patterns: on the WSE-3 profile, switched groups take switch-capable colors", "[wafer][patterns]") {
     // Same model figures, so the same cycles; the tree's groups use switch positions, which the
     // WSE-3 allows only on some colors (the layout skips the others).
     for (const std::string nm : {"scalar", "tree", "optimal", "two_phase"}) {
@@ -172,7 +172,7 @@ TEST_CASE("fabric patterns: on the WSE-3 profile, switched groups take switch-ca
     }
 }
 
-TEST_CASE("fabric patterns: bad specs are named", "[fabric][patterns]") {
+TEST_CASE("fabric patterns: bad specs are named", "[wafer][patterns]") {
     CHECK_THROWS_WITH(run_pattern(spec1("chain", 8, 4, 3)), Catch::Contains("reduces to an end of the row") && Catch::Contains("left_right, ring or jump"));
     CHECK_THROWS_WITH(run_pattern(spec1("nope", 8, 4)), Catch::Contains("'nope' is unknown") && Catch::Contains("two_phase"));
     CHECK_THROWS_WITH(run_pattern(spec1("tree", 8, 4, 8)), Catch::Contains("root 8 is not a PE of the row (0..7)"));
@@ -189,7 +189,7 @@ TEST_CASE("fabric patterns: bad specs are named", "[fabric][patterns]") {
     CHECK_THROWS_WITH(run_pattern(big), Catch::Contains("uses 80000 bytes of memory; WSE-2 has 49152 per PE"));
 }
 
-TEST_CASE("fabric patterns: the thesis's grids (1D P = 512, 2D 64 x 64)", "[fabric][patterns][long]") {
+TEST_CASE("fabric patterns: the thesis's grids (1D P = 512, 2D 64 x 64)", "[wafer][patterns][long]") {
     for (uint32_t B : {1u, 64u, 512u, 4096u}) {
         INFO("P=512 B=" << B);
         const auto c = run_pattern(spec1("chain", 512, B));

@@ -11,10 +11,10 @@
 namespace kccl::test::wafer {
 
 /// The argument words of a u32 step program made of `steps`.
-inline std::vector<uint32_t> program(std::initializer_list<::kccl::fabric::Step> steps) {
-    std::vector<uint32_t> a{uint32_t(::kccl::fabric::DType::u32), uint32_t(steps.size())};
-    for (const ::kccl::fabric::Step& s : steps) {
-        a.push_back(::kccl::fabric::encode_step_word0(s));
+inline std::vector<uint32_t> program(std::initializer_list<::kccl::wafer::Step> steps) {
+    std::vector<uint32_t> a{uint32_t(::kccl::wafer::DType::u32), uint32_t(steps.size())};
+    for (const ::kccl::wafer::Step& s : steps) {
+        a.push_back(::kccl::wafer::encode_step_word0(s));
         a.push_back(s.offset);
         a.push_back(s.n);
     }
@@ -22,8 +22,8 @@ inline std::vector<uint32_t> program(std::initializer_list<::kccl::fabric::Step>
 }
 
 /// One step of kind k on `color` over n elements at `offset`.
-inline ::kccl::fabric::Step step(::kccl::fabric::StepKind k, uint32_t color, uint32_t n, uint32_t offset = 0) {
-    ::kccl::fabric::Step s;
+inline ::kccl::wafer::Step step(::kccl::wafer::StepKind k, uint32_t color, uint32_t n, uint32_t offset = 0) {
+    ::kccl::wafer::Step s;
     s.kind = k;
     s.color_a = color;
     s.n = n;

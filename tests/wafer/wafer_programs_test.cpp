@@ -2,7 +2,7 @@
 // timed fiber engine running the same programs as kernels; spec_of (a PatternArgs run as the
 // layout builder's spec); and "auto" against the *emulated* cycles of the implemented patterns.
 //
-//   scripts/dev_test.sh tests/wafer/wafer_programs_test.cpp -- "[fabric]"
+//   scripts/dev_test.sh tests/wafer/wafer_programs_test.cpp -- "[wafer]"
 #include <catch2/catch.hpp>
 
 #include <emulation/wafer/run.hpp>
@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-namespace fh = kccl::fabric::host;
-namespace kf = kccl::fabric;
-using kccl::emu::fabric::Fabric;
-using kccl::emu::fabric::FabricError;
-using kccl::emu::fabric::Pe;
+namespace fh = kccl::wafer::host;
+namespace kf = kccl::wafer;
+using kccl::emu::wafer::Fabric;
+using kccl::emu::wafer::FabricError;
+using kccl::emu::wafer::Pe;
 
 namespace {
 
@@ -40,7 +40,7 @@ Outcome run_layout(const fh::PatternSpec& spec, bool programs) {
     }
     for (size_t i = 0; i < b.expect.pes.size(); ++i) {
         uint32_t* v = f.pe(b.expect.pes[i])->ptr<uint32_t>(0, spec.B);
-        for (uint32_t k = 0; k < spec.B; ++k) v[k] = kccl::emu::fabric::input_word(spec.type, 7, i, k);
+        for (uint32_t k = 0; k < spec.B; ++k) v[k] = kccl::emu::wafer::input_word(spec.type, 7, i, k);
     }
     const auto r = f.run();
     Outcome o{r.cycles, r.streams, {}};
@@ -82,7 +82,7 @@ std::string name_of(const kf::PatternArgs& a) {
 }
 
 uint64_t emulated(const kf::PatternArgs& a, uint32_t rows, uint32_t cols, uint32_t B) {
-    const auto r = kccl::emu::fabric::run_pattern(kccl::emu::fabric::spec_of(a, rows, cols, B));
+    const auto r = kccl::emu::wafer::run_pattern(kccl::emu::wafer::spec_of(a, rows, cols, B));
     REQUIRE(r.wrong == 0);
     return r.cycles;
 }
@@ -148,7 +148,7 @@ void check_auto_emulated(kf::Collective coll, uint32_t P, uint32_t B) {
 
 }  // namespace
 
-TEST_CASE("fabric program mode: same cycles, streams and results as the timed fiber engine", "[fabric][programs]") {
+TEST_CASE("fabric program mode: same cycles, streams and results as the timed fiber engine", "[wafer][programs]") {
     std::vector<fh::PatternSpec> specs = {
         spec("chain", 9, 33),           spec("scalar", 7, 20),        spec("tree", 16, 5),
         spec("two_phase", 30, 17),      spec("optimal", 23, 40),      spec("left_right", 12, 9, 5, "two_phase"),
@@ -167,7 +167,7 @@ TEST_CASE("fabric program mode: same cycles, streams and results as the timed fi
     }
 }
 
-TEST_CASE("fabric program mode: a deadlock names the PEs, the colors and the parked streams", "[fabric][programs]") {
+TEST_CASE("fabric program mode: a deadlock names the PEs, the colors and the parked streams", "[wafer][programs]") {
     // As the fiber engine's deadlock test: PE 1's router never leaves RAMP -> WEST.
     fh::Grid g(fh::wse2(), 3, 1);
     g.add_position({2, 0}, 5, fh::Dir::ramp, fh::Dir::west);
@@ -182,7 +182,7 @@ TEST_CASE("fabric program mode: a deadlock names the PEs, the colors and the par
                                    Catch::Contains("stream from PE (2,0) (4 wavelets) parked at router (1,0) color 5: it arrives from EAST, position 0 accepts {RAMP}"));
 }
 
-TEST_CASE("fabric program mode: a step outside the PE's memory is named with its PE", "[fabric][programs]") {
+TEST_CASE("fabric program mode: a step outside the PE's memory is named with its PE", "[wafer][programs]") {
     fh::Grid g(fh::wse2(), 2, 1);
     g.path(0, {1, 0}, {0, 0});
     Fabric f(g);
@@ -191,7 +191,7 @@ TEST_CASE("fabric program mode: a step outside the PE's memory is named with its
     CHECK_THROWS_WITH(f.run(), Catch::Contains("fabric: PE (1,0): memory [60, 76) is outside this PE's 16 bytes"));
 }
 
-TEST_CASE("spec_of: a PatternArgs run as the layout builder's spec, and what it refuses", "[fabric][programs]") {
+TEST_CASE("spec_of: a PatternArgs run as the layout builder's spec, and what it refuses", "[wafer][programs]") {
     kf::PatternArgs a;
     a.pattern = kf::Pattern::allreduce_2d;
     a.base[0] = kf::Pattern::allreduce_naive;
@@ -200,7 +200,7 @@ TEST_CASE("spec_of: a PatternArgs run as the layout builder's spec, and what it 
     a.root = 2;
     a.root_y = 1;
     a.s = 3;
-    const fh::PatternSpec s = kccl::emu::fabric::spec_of(a, 4, 6, 9);
+    const fh::PatternSpec s = kccl::emu::wafer::spec_of(a, 4, 6, 9);
     CHECK(s.name == "allreduce_2d");
     CHECK((s.M == 4 && s.N == 6 && s.P == 0 && s.B == 9));
     CHECK((s.base == "jump" && s.base2 == "two_phase" && s.S == 3));
@@ -211,19 +211,19 @@ TEST_CASE("spec_of: a PatternArgs run as the layout builder's spec, and what it 
     kf::PatternArgs e;
     e.pattern = kf::Pattern::reduce_2d;  // chain reduces to an end; the builder would run left_right
     e.root = 3;
-    CHECK_THROWS_WITH(kccl::emu::fabric::spec_of(e, 8, 8, 4),
+    CHECK_THROWS_WITH(kccl::emu::wafer::spec_of(e, 8, 8, 4),
                       Catch::Contains("base chain reduces to an end of a line, but the root is inside the root's row (3 of 0..7)"));
     kf::PatternArgs bf;
     bf.pattern = kf::Pattern::allreduce_2d;
     bf.base[0] = kf::Pattern::butterfly;
-    CHECK_THROWS_WITH(kccl::emu::fabric::spec_of(bf, 4, 4, 4), Catch::Contains("builds allreduce_2d over allreduce_naive or allreduce_ring only"));
+    CHECK_THROWS_WITH(kccl::emu::wafer::spec_of(bf, 4, 4, 4), Catch::Contains("builds allreduce_2d over allreduce_naive or allreduce_ring only"));
     kf::PatternArgs r;
     r.pattern = kf::Pattern::chain;
     r.root = 2;
-    CHECK_THROWS_WITH(kccl::emu::fabric::spec_of(r, 1, 8, 4), Catch::Contains("this pattern reduces to PE 0"));
+    CHECK_THROWS_WITH(kccl::emu::wafer::spec_of(r, 1, 8, 4), Catch::Contains("this pattern reduces to PE 0"));
 }
 
-TEST_CASE("wafer auto vs emulated cycles: within 1.05x of the best implemented pattern, sampled", "[fabric][auto][programs][sweep]") {
+TEST_CASE("wafer auto vs emulated cycles: within 1.05x of the best implemented pattern, sampled", "[wafer][auto][programs][sweep]") {
     for (uint32_t P : {2u, 7u, 27u, 64u})
         for (uint32_t B : {1u, 40u, 1024u}) {
             check_auto_emulated(kf::Collective::reduce, P, B);
@@ -231,7 +231,7 @@ TEST_CASE("wafer auto vs emulated cycles: within 1.05x of the best implemented p
         }
 }
 
-TEST_CASE("wafer auto vs emulated cycles: the thesis's grid, dense", "[fabric][auto][programs][long]") {
+TEST_CASE("wafer auto vs emulated cycles: the thesis's grid, dense", "[wafer][auto][programs][long]") {
     for (uint32_t P : {2u, 3u, 4u, 5u, 8u, 9u, 16u, 27u, 32u, 64u, 81u, 100u, 128u, 243u, 256u, 400u, 512u})
         for (uint32_t B : {1u, 4u, 16u, 64u, 256u, 1024u, 4096u}) {
             check_auto_emulated(kf::Collective::reduce, P, B);
@@ -316,7 +316,7 @@ void check_auto_emulated_2d(kf::Collective coll, uint32_t M, uint32_t N, uint32_
 
 }  // namespace
 
-TEST_CASE("wafer auto vs emulated cycles in 2D: within 1.05x of the best implemented pattern, sampled", "[fabric][auto][programs][sweep]") {
+TEST_CASE("wafer auto vs emulated cycles in 2D: within 1.05x of the best implemented pattern, sampled", "[wafer][auto][programs][sweep]") {
     for (uint32_t M : {2u, 3u, 5u})
         for (uint32_t B : {1u, 40u}) {
             check_auto_emulated_2d(kf::Collective::reduce, M, M, B);
@@ -330,7 +330,7 @@ TEST_CASE("wafer auto vs emulated cycles in 2D: within 1.05x of the best impleme
     check_auto_emulated_2d(kf::Collective::allreduce, 8, 8, 1028);
 }
 
-TEST_CASE("wafer auto vs emulated cycles in 2D: grids up to 64 x 64 (dense)", "[fabric][auto][programs][long]") {
+TEST_CASE("wafer auto vs emulated cycles in 2D: grids up to 64 x 64 (dense)", "[wafer][auto][programs][long]") {
     struct G {
         uint32_t M, N;
     };
@@ -344,21 +344,21 @@ TEST_CASE("wafer auto vs emulated cycles in 2D: grids up to 64 x 64 (dense)", "[
         }
 }
 
-TEST_CASE("fill_inputs writes input_word's values (the per-PE part hoisted)", "[fabric][programs]") {
+TEST_CASE("fill_inputs writes input_word's values (the per-PE part hoisted)", "[wafer][programs]") {
     for (auto t : {kf::DType::f32, kf::DType::i32, kf::DType::u32})
         for (uint64_t seed : {1ull, 7ull, 123456789ull})
             for (size_t pe : {size_t(0), size_t(5), size_t(745499)}) {
                 std::vector<uint32_t> v(300);
-                kccl::emu::fabric::fill_inputs(t, seed, pe, v.data(), 300);
-                for (uint32_t k = 0; k < 300; ++k) REQUIRE(v[k] == kccl::emu::fabric::input_word(t, seed, pe, k));
+                kccl::emu::wafer::fill_inputs(t, seed, pe, v.data(), 300);
+                for (uint32_t k = 0; k < 300; ++k) REQUIRE(v[k] == kccl::emu::wafer::input_word(t, seed, pe, k));
             }
 }
 
-TEST_CASE("combine_span gives combine_word's result per element, in place too (NaN and wrap included)", "[fabric][programs]") {
+TEST_CASE("combine_span gives combine_word's result per element, in place too (NaN and wrap included)", "[wafer][programs]") {
     std::vector<uint32_t> a(37), b(37);
     for (uint32_t k = 0; k < 37; ++k) {
-        a[k] = kccl::emu::fabric::input_word(kf::DType::u32, 3, 1, k);
-        b[k] = kccl::emu::fabric::input_word(kf::DType::u32, 4, 2, k);
+        a[k] = kccl::emu::wafer::input_word(kf::DType::u32, 3, 1, k);
+        b[k] = kccl::emu::wafer::input_word(kf::DType::u32, 4, 2, k);
     }
     const float nan = __builtin_nanf("");
     std::memcpy(&a[3], &nan, 4);  // a quiet NaN on either side
@@ -367,8 +367,8 @@ TEST_CASE("combine_span gives combine_word's result per element, in place too (N
         for (auto op : {kf::Op::copy, kf::Op::add, kf::Op::max, kf::Op::min}) {
             const kf::Combine c{op, t};
             std::vector<uint32_t> out(37), in_place = a;
-            kccl::emu::fabric::combine_span(c, out.data(), a.data(), b.data(), 37);
-            kccl::emu::fabric::combine_span(c, in_place.data(), in_place.data(), b.data(), 37);
+            kccl::emu::wafer::combine_span(c, out.data(), a.data(), b.data(), 37);
+            kccl::emu::wafer::combine_span(c, in_place.data(), in_place.data(), b.data(), 37);
             for (uint32_t k = 0; k < 37; ++k) {
                 INFO("type " << kf::dtype_name(t) << " op " << int(op) << " k " << k);
                 REQUIRE(out[k] == kf::combine_word(c, a[k], b[k]));

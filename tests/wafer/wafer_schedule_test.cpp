@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-namespace fh = kccl::fabric::host;
+namespace fh = kccl::wafer::host;
 namespace coll = kccl::coll;
-using kccl::emu::fabric::run_built;
+using kccl::emu::wafer::run_built;
 
 namespace {
 
@@ -65,7 +65,7 @@ void sweep_1d(const std::vector<uint32_t>& Ps, const std::vector<uint32_t>& Bs) 
 
 }  // namespace
 
-TEST_CASE("wafer schedules: the 1D patterns lowered run in the hand-built layouts' cycles", "[fabric][schedule]") {
+TEST_CASE("wafer schedules: the 1D patterns lowered run in the hand-built layouts' cycles", "[wafer][schedule]") {
     sweep_1d({2u, 5u, 13u}, {1u, 7u, 64u});
     // A few large ones.
     for (const std::string nm : {"two_phase", "optimal", "scalar", "ring", "allreduce_naive", "bcast_1d"}) {
@@ -79,7 +79,7 @@ TEST_CASE("wafer schedules: the 1D patterns lowered run in the hand-built layout
     }
 }
 
-TEST_CASE("wafer schedules: sweep of the 1D patterns (P 2..64, B 1..1024)", "[fabric][schedule][long]") {
+TEST_CASE("wafer schedules: sweep of the 1D patterns (P 2..64, B 1..1024)", "[wafer][schedule][long]") {
     sweep_1d({2u, 3u, 4u, 5u, 8u, 13u, 32u, 37u, 64u}, {1u, 7u, 64u, 1024u});
 }
 
@@ -96,7 +96,7 @@ void ring_sweep(const std::vector<uint32_t>& Ps, const std::vector<uint32_t>& Bs
 }
 }  // namespace
 
-TEST_CASE("wafer schedules: allreduce_ring is the ring all_reduce, its rounds fused into exchanges", "[fabric][schedule]") {
+TEST_CASE("wafer schedules: allreduce_ring is the ring all_reduce, its rounds fused into exchanges", "[wafer][schedule]") {
     // The collectives' clockwise ring all_reduce over the thesis's ring order: every lowered round
     // is one exchange (a segment out, another in), as the hand-built layout has it; B not a
     // multiple of P included (the first B % P segments one element longer).
@@ -109,7 +109,7 @@ TEST_CASE("wafer schedules: allreduce_ring is the ring all_reduce, its rounds fu
         s.B = 7;
         return s;
     }());
-    const fh::Layout L = fh::lower(ps.shape(), ps.place, 7, kccl::fabric::Op::add, ps.width, ps.height);
+    const fh::Layout L = fh::lower(ps.shape(), ps.place, 7, kccl::wafer::Op::add, ps.width, ps.height);
     fh::PatternSpec s;
     s.name = "allreduce_ring";
     s.P = 5;
@@ -120,7 +120,7 @@ TEST_CASE("wafer schedules: allreduce_ring is the ring all_reduce, its rounds fu
         REQUIRE(st.size() == 8);  // 2 (P - 1) rounds
         REQUIRE(hs.size() == 8);
         for (size_t i = 0; i < st.size(); ++i) {  // the same exchanges: segments and combines
-            CHECK(st[i].kind == kccl::fabric::StepKind::exchange);
+            CHECK(st[i].kind == kccl::wafer::StepKind::exchange);
             CHECK(st[i].kind == hs[i].kind);
             CHECK(st[i].op == hs[i].op);
             CHECK(st[i].offset == hs[i].offset);
@@ -129,7 +129,7 @@ TEST_CASE("wafer schedules: allreduce_ring is the ring all_reduce, its rounds fu
     }
 }
 
-TEST_CASE("wafer schedules: allreduce_ring sweep (P 2..16, 37, 64; B 1, 7, 64, 1024)", "[fabric][schedule][long]") {
+TEST_CASE("wafer schedules: allreduce_ring sweep (P 2..16, 37, 64; B 1, 7, 64, 1024)", "[wafer][schedule][long]") {
     ring_sweep({2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 10u, 11u, 12u, 13u, 14u, 15u, 16u, 37u, 64u}, {1u, 7u, 64u, 1024u});
 }
 
@@ -153,7 +153,7 @@ void parts_same_as_by_hand(const fh::PatternSpec& s) {
 }
 }  // namespace
 
-TEST_CASE("wafer schedules: butterfly and allreduce_2d as ring (or naive) allreduces one after the other", "[fabric][schedule]") {
+TEST_CASE("wafer schedules: butterfly and allreduce_2d as ring (or naive) allreduces one after the other", "[wafer][schedule]") {
     for (uint32_t G : {2u, 3u, 4u})
         for (uint32_t P : {G, G * G, G * G * G})
             for (uint32_t B : {1u, 7u, 64u}) {
@@ -181,7 +181,7 @@ TEST_CASE("wafer schedules: butterfly and allreduce_2d as ring (or naive) allred
                 }
 }
 
-TEST_CASE("wafer schedules: bcast_2d is one multicast down a star", "[fabric][schedule]") {
+TEST_CASE("wafer schedules: bcast_2d is one multicast down a star", "[wafer][schedule]") {
     for (uint32_t M : {2u, 3u, 5u})
         for (uint32_t N : {2u, 4u, 7u})
             for (uint32_t B : {1u, 64u})
@@ -198,7 +198,7 @@ TEST_CASE("wafer schedules: bcast_2d is one multicast down a star", "[fabric][sc
                     }
 }
 
-TEST_CASE("wafer schedules: reduce_2d finishes the columns, then reduces the row (thesis 6.4)", "[fabric][schedule]") {
+TEST_CASE("wafer schedules: reduce_2d finishes the columns, then reduces the row (thesis 6.4)", "[wafer][schedule]") {
     // A column's root that is a leaf of the row tree stores its column (Shape::tree_store) and
     // then sends, as the hand-built layout does; one tree alone (single_tree) relays that column's
     // last child straight into the row: correct, never slower, and not the thesis's pattern.
@@ -227,7 +227,7 @@ TEST_CASE("wafer schedules: reduce_2d finishes the columns, then reduces the row
     CHECK(fh::built_from_schedule("reduce_2d"));
 }
 
-TEST_CASE("wafer schedules: Shape::tree_store is for a Method::tree reduce only", "[fabric][schedule]") {
+TEST_CASE("wafer schedules: Shape::tree_store is for a Method::tree reduce only", "[wafer][schedule]") {
     std::vector<uint32_t> par(4);
     coll::tree_chain(par.data(), 4);
     const uint8_t store[4] = {0, 1, 0, 0};
@@ -248,7 +248,7 @@ TEST_CASE("wafer schedules: Shape::tree_store is for a Method::tree reduce only"
     CHECK_THAT(coll::validate(sh), Catch::Contains("tree_store"));
 }
 
-TEST_CASE("wafer schedules: build() takes the scheduled patterns from their schedule", "[fabric][schedule]") {
+TEST_CASE("wafer schedules: build() takes the scheduled patterns from their schedule", "[wafer][schedule]") {
     for (const std::string nm : {"scalar", "chain", "tree", "two_phase", "optimal", "left_right", "jump", "ring", "bcast_1d", "bcast_2d", "allreduce_naive", "allreduce_ring", "reduce_2d"})
         CHECK(fh::built_from_schedule(nm));
     for (const std::string nm : {"butterfly", "allreduce_2d"}) {
@@ -266,7 +266,7 @@ TEST_CASE("wafer schedules: build() takes the scheduled patterns from their sche
     }
 }
 
-TEST_CASE("wafer schedules: the parent-array builders", "[fabric][schedule]") {
+TEST_CASE("wafer schedules: the parent-array builders", "[wafer][schedule]") {
     // tree_optimal against the hand-built layout's own construction of the thesis's Lemma 5.9.
     for (uint32_t n : {1u, 2u, 3u, 7u, 20u, 64u})
         for (uint64_t B : {1ull, 10ull, 1000ull}) {
@@ -289,7 +289,7 @@ TEST_CASE("wafer schedules: the parent-array builders", "[fabric][schedule]") {
     CHECK((j[0] == 0 && j[1] == 0 && j[2] == 0 && j[3] == 2 && j[4] == 3));
 }
 
-TEST_CASE("wafer schedules: a wrong parent or a missing child is caught by the checker", "[fabric][schedule]") {
+TEST_CASE("wafer schedules: a wrong parent or a missing child is caught by the checker", "[wafer][schedule]") {
     fh::PatternSpec s;
     s.name = "two_phase";
     s.P = 9;
@@ -334,7 +334,7 @@ TEST_CASE("wafer schedules: a wrong parent or a missing child is caught by the c
     }
 }
 
-TEST_CASE("wafer schedules: the lowering refuses what the fabric cannot run", "[fabric][schedule]") {
+TEST_CASE("wafer schedules: the lowering refuses what the fabric cannot run", "[wafer][schedule]") {
     fh::PatternSpec s;
     s.name = "chain";
     s.P = 4;
@@ -342,7 +342,7 @@ TEST_CASE("wafer schedules: the lowering refuses what the fabric cannot run", "[
     fh::PatternSchedule ps = fh::pattern_schedule(s);
     auto fails_with = [&](const std::vector<fh::Coord>& place, const char* text) {
         try {
-            fh::lower(ps.shape(), place, 4, kccl::fabric::Op::add);
+            fh::lower(ps.shape(), place, 4, kccl::wafer::Op::add);
             FAIL("lowered");
         } catch (const std::invalid_argument& e) {
             CHECK_THAT(e.what(), Catch::Contains(text));
@@ -358,7 +358,7 @@ TEST_CASE("wafer schedules: the lowering refuses what the fabric cannot run", "[
     ring.ranks = 4;
     ring.chunks = 2;
     try {
-        fh::lower(ring, {{0, 0}, {1, 0}, {2, 0}, {3, 0}}, 8, kccl::fabric::Op::add);
+        fh::lower(ring, {{0, 0}, {1, 0}, {2, 0}, {3, 0}}, 8, kccl::wafer::Op::add);
         FAIL("lowered");
     } catch (const std::invalid_argument& e) {
         CHECK_THAT(e.what(), Catch::Contains("2 lanes"));
@@ -372,7 +372,7 @@ TEST_CASE("wafer schedules: the lowering refuses what the fabric cannot run", "[
     fh::Profile one = fh::wse2();
     one.colors = 1;
     try {
-        fh::build_from_schedule(lr).layout.finalize(one, kccl::fabric::DType::f32);
+        fh::build_from_schedule(lr).layout.finalize(one, kccl::wafer::DType::f32);
         FAIL("finalized");
     } catch (const std::invalid_argument& e) {
         CHECK_THAT(e.what(), Catch::Contains("too many colors"));

@@ -11,7 +11,7 @@
 
 #include <string>
 
-namespace fh = kccl::fabric::host;
+namespace fh = kccl::wafer::host;
 
 // ---- the same schedules on the Tenstorrent side ---------------------------------------------
 // The Shapes pattern_schedule writes for the wafer run unchanged through the collectives executor
@@ -37,7 +37,7 @@ std::string run_on_tenstorrent(const fh::PatternSpec& s, kccl::coll::Transport t
 
 }  // namespace
 
-TEST_CASE("wafer schedules: the same Shapes on Tensix cores over IPCQ and on chips over EDM", "[fabric][schedule][collectives][e2e]") {
+TEST_CASE("wafer schedules: the same Shapes on Tensix cores over IPCQ and on chips over EDM", "[wafer][schedule][collectives][e2e]") {
     using kccl::coll::DataType;
     using kccl::coll::GroupShape;
     using kccl::coll::RedOp;

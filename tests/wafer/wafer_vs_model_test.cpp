@@ -10,15 +10,15 @@
 
 #include <string>
 
-namespace fh = kccl::fabric::host;
-using kccl::fabric::Pattern;
-using kccl::fabric::PatternArgs;
+namespace fh = kccl::wafer::host;
+using kccl::wafer::Pattern;
+using kccl::wafer::PatternArgs;
 
 namespace {
 
 Pattern pat(const std::string& n) {
     Pattern p = Pattern::chain;
-    REQUIRE(kccl::fabric::pattern_from_name(n.c_str(), p));
+    REQUIRE(kccl::wafer::pattern_from_name(n.c_str(), p));
     return p;
 }
 
@@ -34,14 +34,14 @@ uint64_t emulated(const std::string& name, uint32_t rows, uint32_t cols, uint32_
     s.root_y = root_y;
     s.base = base;
     s.base2 = base2;
-    const auto r = kccl::emu::fabric::run_pattern(s);
+    const auto r = kccl::emu::wafer::run_pattern(s);
     CHECK(r.wrong == 0);
     return r.cycles;
 }
 
 }  // namespace
 
-TEST_CASE("fabric vs the reference simulator: 1D reduce and broadcast patterns", "[fabric][model]") {
+TEST_CASE("fabric vs the reference simulator: 1D reduce and broadcast patterns", "[wafer][model]") {
     for (const std::string nm : {"scalar", "chain", "tree", "two_phase", "optimal", "ring", "left_right", "jump", "bcast_1d"})
         for (uint32_t P : {2u, 3u, 8u, 13u, 32u})
             for (uint32_t B : {1u, 7u, 100u})
@@ -56,7 +56,7 @@ TEST_CASE("fabric vs the reference simulator: 1D reduce and broadcast patterns",
                 }
 }
 
-TEST_CASE("fabric vs the reference simulator: naive allreduce, ring allreduce, 2D", "[fabric][model]") {
+TEST_CASE("fabric vs the reference simulator: naive allreduce, ring allreduce, 2D", "[wafer][model]") {
     for (uint32_t P : {2u, 5u, 16u})
         for (uint32_t B : {1u, 9u, 64u})
             for (uint32_t root : {0u, P / 2}) {
@@ -107,7 +107,7 @@ uint64_t butterfly_emulated(uint32_t G, uint32_t P, uint32_t B) {
     s.P = P;
     s.B = B;
     s.G = G;
-    const auto r = kccl::emu::fabric::run_pattern(s);
+    const auto r = kccl::emu::wafer::run_pattern(s);
     CHECK(r.wrong == 0);
     return r.cycles;
 }
@@ -119,7 +119,7 @@ uint64_t butterfly_simulated(uint32_t G, uint32_t P, uint32_t B) {
 }
 }  // namespace
 
-TEST_CASE("fabric vs the reference simulator: butterfly allreduce with shared links", "[fabric][model]") {
+TEST_CASE("fabric vs the reference simulator: butterfly allreduce with shared links", "[wafer][model]") {
     struct C {
         uint32_t G, P, B;
     };
@@ -133,7 +133,7 @@ TEST_CASE("fabric vs the reference simulator: butterfly allreduce with shared li
 }
 
 // Regressions for the two causes of earlier differences (docs/wafer.md, "Modelling choices").
-TEST_CASE("fabric vs the reference simulator: butterfly regressions (segment split, keys across colors)", "[fabric][model]") {
+TEST_CASE("fabric vs the reference simulator: butterfly regressions (segment split, keys across colors)", "[wafer][model]") {
     // G = 3, P = 3, B = 1, T_R = 2: one ring allreduce over PEs 0, 2, 1 (ring order), 4 rounds.
     // With the cost model's split (segment 0 holds the element), the element travels
     // PE 0 -> 2 (2 hops), 2 -> 1, 1 -> 0, 0 -> 2 (2 hops): each one-element message emitted in
@@ -158,7 +158,7 @@ TEST_CASE("fabric vs the reference simulator: butterfly regressions (segment spl
     CHECK(butterfly_emulated(2, 8, 12) == 109);
 }
 
-TEST_CASE("fabric vs the reference simulator: butterfly, every G, P and B = 1..100", "[fabric][model]") {
+TEST_CASE("fabric vs the reference simulator: butterfly, every G, P and B = 1..100", "[wafer][model]") {
     struct C {
         uint32_t G, P;
     };
@@ -175,8 +175,8 @@ TEST_CASE("fabric vs the reference simulator: butterfly, every G, P and B = 1..1
 // clock (its PE comes first in row-major order and its input has been walked already), the relay
 // would take the link and push PE 3's stream back by its whole length: 108 cycles against the
 // model's 76 (at the mirrored root 0 the send comes first in row-major order: 76).
-TEST_CASE("fabric vs the cost model: a relay's stream takes a shared link from the cycle it starts", "[fabric][model]") {
-    namespace cost = kccl::fabric::cost;
+TEST_CASE("fabric vs the cost model: a relay's stream takes a shared link from the cycle it starts", "[wafer][model]") {
+    namespace cost = kccl::wafer::cost;
     CHECK(cost::t_reduce_1d(Pattern::two_phase, Pattern::chain, 6, 32, 5) == 76);
     CHECK(emulated("two_phase", 1, 6, 32, 5, 0) == 76);
     CHECK(emulated("two_phase", 1, 6, 32, 0, 0) == 76);
@@ -194,8 +194,8 @@ TEST_CASE("fabric vs the cost model: a relay's stream takes a shared link from t
 // which PE 0 takes first), it would give 143 cycles against the model's and the reference
 // simulator's 134. Reduced to PE 4 of 5 (PE 4 takes 3, 2, then 0; PE 2 takes 1), PE 0's stream
 // would cross the link 1 -> 2 ahead of PE 1's: 109 against 102.
-TEST_CASE("fabric vs the cost model: a stream waiting for a switch position yields the links on its way", "[fabric][model]") {
-    namespace cost = kccl::fabric::cost;
+TEST_CASE("fabric vs the cost model: a stream waiting for a switch position yields the links on its way", "[wafer][model]") {
+    namespace cost = kccl::wafer::cost;
     PatternArgs a;
     a.pattern = Pattern::tree;
     CHECK(fh::simulate(a, 1, 9, 32, 2) == 134);
@@ -224,14 +224,14 @@ uint64_t lr_emulated(const std::string& name, uint32_t P, uint32_t B, uint32_t r
     s.B = B;
     s.root = root;
     s.base = base;
-    const auto r = kccl::emu::fabric::run_pattern(s);
+    const auto r = kccl::emu::wafer::run_pattern(s);
     CHECK(r.wrong == 0);
     return r.cycles;
 }
 }  // namespace
 
-TEST_CASE("fabric vs the cost model: left_right over every base, every root, P up to 64", "[fabric][model][left_right][sweep]") {
-    namespace cost = kccl::fabric::cost;
+TEST_CASE("fabric vs the cost model: left_right over every base, every root, P up to 64", "[wafer][model][left_right][sweep]") {
+    namespace cost = kccl::wafer::cost;
     for (const std::string base : {"scalar", "chain", "tree", "two_phase", "optimal"}) {
         const Pattern bp = pat(base);
         for (uint32_t B : {32u, 1u, 100u})
@@ -268,8 +268,8 @@ TEST_CASE("fabric vs the cost model: left_right over every base, every root, P u
 // 0, 1, P/2, P - 2 and P - 1 at B = 32 and 100. Over two_phase and tree they need the same two
 // rules as left_right (without them: jump over two_phase to PE 6 of 7, B = 32, 114 cycles against
 // 82; over tree to PE 5 of 6, 115 against 108).
-TEST_CASE("fabric vs the cost model: jump over every base and ring, sampled roots, P up to 64", "[fabric][model][left_right][sweep]") {
-    namespace cost = kccl::fabric::cost;
+TEST_CASE("fabric vs the cost model: jump over every base and ring, sampled roots, P up to 64", "[wafer][model][left_right][sweep]") {
+    namespace cost = kccl::wafer::cost;
     for (const std::string nm : {"jump", "ring"})
         for (const std::string base : {"scalar", "chain", "tree", "two_phase", "optimal"}) {
             if (nm == "ring" && base != "chain") continue;

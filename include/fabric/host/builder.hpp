@@ -5,7 +5,7 @@
 // emulation: emulation/fabric/fabric.hpp; hardware: SetRuntimeArgs and semaphore writes) carries
 // the plan to the cores.
 //
-//   kccl::fabric::chip::host::FabricSpec s;
+//   kccl::fabric::host::FabricSpec s;
 //   s.kind = FabricKind::ring_1d;            // line_1d, ring_1d (bubble flow control), mesh_2d
 //   s.chips = {0, 1, 2, 3, 7, 6, 5, 4};      // position -> chip (1D: along the line / ring; 2D: row-major)
 //   s.links = {...};                         // for each (position, direction): the Ethernet core there
@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-namespace kccl::fabric::chip::host {
+namespace kccl::fabric::host {
 
 struct FabricError : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
@@ -278,7 +278,7 @@ inline FabricPlan build_fabric(const FabricSpec& s) {
     if (n < 2) throw FabricError(pfx + "needs at least 2 chips, got " + std::to_string(n));
     if (n > max_link_ranks)
         throw FabricError(pfx + std::to_string(n) + " chips; at most " + std::to_string(max_link_ranks) +
-                          " (fabric::chip::max_link_ranks)");
+                          " (fabric::max_link_ranks)");
     if (s.workers.size() != n)
         throw FabricError(pfx + "one worker per position is needed (" + std::to_string(n) + " positions, " +
                           std::to_string(s.workers.size()) + " workers); several link workers per chip are not supported: " +
@@ -508,4 +508,4 @@ inline std::string describe_worker(const FabricPlan& p, uint32_t rank, const uin
     }
 }
 
-}  // namespace kccl::fabric::chip::host
+}  // namespace kccl::fabric::host

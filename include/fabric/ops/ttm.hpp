@@ -70,7 +70,7 @@
 
 #include <stdint.h>
 
-namespace kccl::fabric::chip::ops {
+namespace kccl::fabric::ops {
 
 inline constexpr uint32_t max_streams = 64;
 inline constexpr uint32_t max_relay_items = 34;  ///< per sender: the own slice, up to 32 relayed, a split half
@@ -919,4 +919,4 @@ uint32_t run_mux(H& hal, Link& link, const Plan& p, const MuxWiring& w, uint32_t
     return run_mux_counts(hal, link, p, w, want, 1, p.expect, iters);
 }
 
-}  // namespace kccl::fabric::chip::ops
+}  // namespace kccl::fabric::ops

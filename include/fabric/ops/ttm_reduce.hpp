@@ -74,7 +74,7 @@
 
 #include <stdint.h>
 
-namespace kccl::fabric::chip::ops {
+namespace kccl::fabric::ops {
 
 inline constexpr uint32_t max_steps = 40;
 /// reduce_scatter workers per direction (tt-metal's default_workers: 1, 2, 4 or 8), a mux channel each.
@@ -550,4 +550,4 @@ uint32_t run_reduce_mux(H& hal, Link& link, const ReducePlan& rp, const MuxWirin
     return run_mux_counts(hal, link, rp.ag, w, want, rp.phases(), rp.all_reduce ? rp.ag.expect : 0, iters);
 }
 
-}  // namespace kccl::fabric::chip::ops
+}  // namespace kccl::fabric::ops

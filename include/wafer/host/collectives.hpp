@@ -44,7 +44,7 @@
 #include <string>
 #include <vector>
 
-namespace kccl::fabric::host {
+namespace kccl::wafer::host {
 
 struct PatternSpec {
     std::string name = "chain";
@@ -433,4 +433,4 @@ inline Built build(const PatternSpec& spec, uint32_t t_r = 2) {
     return build_from_schedule(spec, t_r);
 }
 
-}  // namespace kccl::fabric::host
+}  // namespace kccl::wafer::host

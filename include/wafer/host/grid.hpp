@@ -11,7 +11,7 @@
 //     are forwarded to: several = multicast, RAMP = delivered to the PE). Position 0 is current
 //     at the start; `advance` on the color moves to the next (wrapping in ring mode, else staying
 //     at the last). A (PE, color) without configuration neither accepts nor forwards.
-//   * A route handle (fabric::Route) is the color; device code gets it from its kernel args.
+//   * A route handle (wafer::Route) is the color; device code gets it from its kernel args.
 //   * Errors (std::invalid_argument, message starting "fabric grid: " and naming the PE, the
 //     color and the limit) are thrown where the mistake is made when it can be seen there
 //     (coordinates outside the grid, a color beyond the profile's, too many positions, a tx that
@@ -29,7 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace kccl::fabric::host {
+namespace kccl::wafer::host {
 
 enum class Dir : uint8_t { north = 0, east = 1, south = 2, west = 3, ramp = 4 };
 inline constexpr uint32_t dir_count = 5;
@@ -317,4 +317,4 @@ private:
     std::vector<uint8_t> merge_;
 };
 
-}  // namespace kccl::fabric::host
+}  // namespace kccl::wafer::host

@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-namespace kccl::fabric::host {
+namespace kccl::wafer::host {
 
 struct Hop {
     Coord at;
@@ -234,4 +234,4 @@ private:
     std::map<size_t, std::vector<Step>> steps_;
 };
 
-}  // namespace kccl::fabric::host
+}  // namespace kccl::wafer::host

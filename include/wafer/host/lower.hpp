@@ -45,7 +45,7 @@
 #include <utility>
 #include <vector>
 
-namespace kccl::fabric::host {
+namespace kccl::wafer::host {
 
 namespace detail_lower {
 
@@ -329,4 +329,4 @@ inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord
     }
 }
 
-}  // namespace kccl::fabric::host
+}  // namespace kccl::wafer::host

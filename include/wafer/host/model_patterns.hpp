@@ -39,7 +39,7 @@
 #include <string>
 #include <vector>
 
-namespace kccl::fabric::host {
+namespace kccl::wafer::host {
 
 /// A reduce tree over PEs: children[v] in the order v takes them; root has parent -1.
 struct ReduceTree {
@@ -441,4 +441,4 @@ inline uint64_t simulate(const PatternArgs& a, uint32_t rows, uint32_t cols, uin
     return simulate_run(a, rows, cols, B, tr).cycles;
 }
 
-}  // namespace kccl::fabric::host
+}  // namespace kccl::wafer::host

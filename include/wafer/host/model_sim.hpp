@@ -45,7 +45,7 @@
 #include <string>
 #include <vector>
 
-namespace kccl::fabric::host {
+namespace kccl::wafer::host {
 
 struct ModelSimError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -424,4 +424,4 @@ private:
     std::vector<int64_t> winner_;  ///< per output, the stream granted this cycle (-1: none)
 };
 
-}  // namespace kccl::fabric::host
+}  // namespace kccl::wafer::host

@@ -2,7 +2,7 @@
 //
 // Host side (tt-metal):
 //   auto k = CreateKernel(program, "fabric_router_erisc.cpp", eth_core, EthernetConfig{.noc = NOC::NOC_0});
-//   SetRuntimeArgs(program, k, eth_core, plan.routers[i].args);   // kccl::fabric::chip::host::build_fabric
+//   SetRuntimeArgs(program, k, eth_core, plan.routers[i].args);   // kccl::fabric::host::build_fabric
 // The words of plan.init_words() are set before the program starts (semaphores the neighbours
 // may increment first).
 #include "hal/tt_metal.hpp"  // the device API for this core kind, then kccl::hal::TtMetal
@@ -10,7 +10,7 @@
 
 namespace {
 // Trivially constructible and destructible: constant-initialised in .bss, no constructor runs.
-kccl::fabric::chip::Router<> router;
+kccl::fabric::Router<> router;
 }  // namespace
 
 void kernel_main() {

@@ -3,7 +3,7 @@
 //
 // Host side (tt-metal):
 //   std::vector<uint32_t> args = {src_l1, bytes};
-//   auto link = plan.worker_args(rank);                // kccl::fabric::chip::host::build_fabric
+//   auto link = plan.worker_args(rank);                // kccl::fabric::host::build_fabric
 //   args.insert(args.end(), link.begin(), link.end());
 //   SetRuntimeArgs(program, k, worker_core, args);
 #include "hal/tt_metal.hpp"  // the device API for this core kind, then kccl::hal::TtMetal
@@ -12,7 +12,7 @@
 void kernel_main() {
     kccl::hal::TtMetal hal;
     const uint32_t src_l1 = hal.arg(0), bytes = hal.arg(1);
-    kccl::fabric::chip::FabricLink<kccl::hal::TtMetal> link(hal, 2);
+    kccl::fabric::FabricLink<kccl::hal::TtMetal> link(hal, 2);
     for (uint32_t d = 0; d < link.directions(); ++d) link.send(d, src_l1, bytes);
     for (uint32_t d = 0; d < link.directions(); ++d) link.release(link.recv(d));
     link.quiesce();

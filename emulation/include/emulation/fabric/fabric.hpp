@@ -3,8 +3,8 @@
 // worker kernels, dump hooks that say what each router and worker waits for, and a Bed that runs
 // one kernel per rank with a FabricLink (the collectives' link concept, every rank reachable).
 //
-//   kccl::emu::chip_fabric::BedOptions o;  o.topology = "galaxy";  o.kind = FabricKind::mesh_2d;
-//   kccl::emu::chip_fabric::Bed bed(o);
+//   kccl::emu::fabric::BedOptions o;  o.topology = "galaxy";  o.kind = FabricKind::mesh_2d;
+//   kccl::emu::fabric::Bed bed(o);
 //   bed.add([](auto& hal, auto& link, const RankBuffers& b) { ...; link.quiesce(); return 0; });
 //   RunReport r = bed.run(ro);                   // r.summary() names every stalled router / worker
 //
@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
-namespace kccl::emu::chip_fabric {
+namespace kccl::emu::fabric {
 
-namespace fc = ::kccl::fabric::chip;
-namespace fh = ::kccl::fabric::chip::host;
+namespace fc = ::kccl::fabric;
+namespace fh = ::kccl::fabric::host;
 using fh::FabricKind;
 
 /// The fabric spec of `cluster`: chips[pos] at each position, one link per neighbouring pair
@@ -287,4 +287,4 @@ struct Bed {
 /// Transport selection for tools: the fabric bed of a named topology.
 inline std::unique_ptr<Bed> make_bed(const BedOptions& o) { return std::make_unique<Bed>(o); }
 
-}  // namespace kccl::emu::chip_fabric
+}  // namespace kccl::emu::fabric

@@ -1,7 +1,7 @@
 // kccl/emulation/wafer/run.hpp — one entry point that runs a thesis pattern by name on the
 // emulated fabric and checks its result: what the benchmark tool and the figure scripts call.
 //
-//   PatternRun r = kccl::emu::fabric::run_pattern(spec);   // spec: fabric::host::PatternSpec
+//   PatternRun r = kccl::emu::wafer::run_pattern(spec);   // spec: wafer::host::PatternSpec
 //   r.cycles        modelled cycles (the thesis's model: when the last PE finished)
 //   r.wall_seconds  host time of the emulated run (setup and check excluded)
 //   r.wrong         result elements that differ from the host reference (0 = correct)
@@ -34,7 +34,7 @@
 #include <cstring>
 #include <string>
 
-namespace kccl::emu::fabric {
+namespace kccl::emu::wafer {
 
 struct PatternRun {
     std::string pattern;
@@ -46,12 +46,12 @@ struct PatternRun {
     uint64_t blocked = 0;  ///< sends that blocked on a full fabric (bounded buffering)
 };
 
-inline uint32_t input_word(kccl::fabric::DType t, uint64_t seed, size_t pe, uint32_t k) {
+inline uint32_t input_word(kccl::wafer::DType t, uint64_t seed, size_t pe, uint32_t k) {
     uint64_t z = seed * 0x9E3779B97F4A7C15ull + pe * 0xBF58476D1CE4E5B9ull + k * 0x94D049BB133111EBull + 1;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     z ^= z >> 31;
-    if (t == kccl::fabric::DType::f32) {
+    if (t == kccl::wafer::DType::f32) {
         const float f = float(int(z % 17) - 8);
         uint32_t w;
         std::memcpy(&w, &f, 4);
@@ -61,14 +61,14 @@ inline uint32_t input_word(kccl::fabric::DType t, uint64_t seed, size_t pe, uint
 }
 
 /// input_word(t, seed, pe, k) for k < B into v, the per-PE part and the type test hoisted.
-inline void fill_inputs(kccl::fabric::DType t, uint64_t seed, size_t pe, uint32_t* v, uint32_t B) {
+inline void fill_inputs(kccl::wafer::DType t, uint64_t seed, size_t pe, uint32_t* v, uint32_t B) {
     const uint64_t base = seed * 0x9E3779B97F4A7C15ull + pe * 0xBF58476D1CE4E5B9ull + 1;
     auto mix = [](uint64_t z) {
         z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
         z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
         return z ^ (z >> 31);
     };
-    if (t == kccl::fabric::DType::f32) {
+    if (t == kccl::wafer::DType::f32) {
         uint32_t bits[17];
         for (int i = 0; i < 17; ++i) {
             const float f = float(i - 8);
@@ -81,13 +81,13 @@ inline void fill_inputs(kccl::fabric::DType t, uint64_t seed, size_t pe, uint32_
 }
 
 /// The PatternSpec of run `a` on `rows` x `cols` PEs (rows == 1: a row of cols PEs), B elements.
-inline kccl::fabric::host::PatternSpec spec_of(const kccl::fabric::PatternArgs& a, uint32_t rows, uint32_t cols, uint32_t B,
-                                              kccl::fabric::DType type = kccl::fabric::DType::f32, kccl::fabric::Op op = kccl::fabric::Op::add) {
-    namespace kf = kccl::fabric;
+inline kccl::wafer::host::PatternSpec spec_of(const kccl::wafer::PatternArgs& a, uint32_t rows, uint32_t cols, uint32_t B,
+                                              kccl::wafer::DType type = kccl::wafer::DType::f32, kccl::wafer::Op op = kccl::wafer::Op::add) {
+    namespace kf = kccl::wafer;
     if (const kf::ArgsError e = kf::check_args(a, rows, cols); e != kf::ArgsError::ok)
         throw std::invalid_argument(std::string("fabric run ") + kf::pattern_name(a.pattern) + ": " + kf::args_error_text(e));
     const kf::PatternInfo& pi = kf::pattern_info(a.pattern);
-    kccl::fabric::host::PatternSpec s;
+    kccl::wafer::host::PatternSpec s;
     s.name = pi.name;
     if (pi.dim == kf::Dim::one_d) s.P = cols;
     else s.M = rows, s.N = cols;
@@ -142,10 +142,10 @@ inline kccl::fabric::host::PatternSpec spec_of(const kccl::fabric::PatternArgs& 
 }
 
 /// Runs layout `b` (spec gives B, the type, the operator and the name) and checks its result.
-inline PatternRun run_built(const kccl::fabric::host::Built& b, const kccl::fabric::host::PatternSpec& spec,
-                            const kccl::fabric::host::Profile& profile = kccl::fabric::host::wse2(), uint64_t seed = 1, bool adversarial = false,
+inline PatternRun run_built(const kccl::wafer::host::Built& b, const kccl::wafer::host::PatternSpec& spec,
+                            const kccl::wafer::host::Profile& profile = kccl::wafer::host::wse2(), uint64_t seed = 1, bool adversarial = false,
                             uint64_t order_seed = 1) {
-    namespace fh = kccl::fabric::host;
+    namespace fh = kccl::wafer::host;
     fh::Layout::Result lr = b.layout.finalize(profile, spec.type);
     FabricOptions fo;
     fo.seed = seed;
@@ -155,7 +155,7 @@ inline PatternRun run_built(const kccl::fabric::host::Built& b, const kccl::fabr
     for (auto& p : lr.programs) f.launch_program(p.pe, std::move(p.args), 4 * spec.B);
     const auto& e = b.expect;
     const uint32_t B = spec.B;
-    const kccl::fabric::Combine cb{spec.op, spec.type};
+    const kccl::wafer::Combine cb{spec.op, spec.type};
     std::vector<uint32_t> ref(B);
     for (size_t i = 0; i < e.pes.size(); ++i) {
         Pe* pe = f.pe(e.pes[i]);
@@ -185,9 +185,9 @@ inline PatternRun run_built(const kccl::fabric::host::Built& b, const kccl::fabr
     return out;
 }
 
-inline PatternRun run_pattern(const kccl::fabric::host::PatternSpec& spec, const kccl::fabric::host::Profile& profile = kccl::fabric::host::wse2(),
+inline PatternRun run_pattern(const kccl::wafer::host::PatternSpec& spec, const kccl::wafer::host::Profile& profile = kccl::wafer::host::wse2(),
                               uint64_t seed = 1, bool adversarial = false, uint64_t order_seed = 1) {
-    return run_built(kccl::fabric::host::build(spec, profile.t_r), spec, profile, seed, adversarial, order_seed);
+    return run_built(kccl::wafer::host::build(spec, profile.t_r), spec, profile, seed, adversarial, order_seed);
 }
 
-}  // namespace kccl::emu::fabric
+}  // namespace kccl::emu::wafer

@@ -84,14 +84,14 @@
 #include <unordered_map>
 #include <vector>
 
-namespace kccl::emu::fabric {
+namespace kccl::emu::wafer {
 
-using kccl::fabric::Combine;
-using kccl::fabric::Route;
-using kccl::fabric::host::Coord;
-using kccl::fabric::host::Dir;
-using kccl::fabric::host::DirSet;
-using kccl::fabric::host::Grid;
+using kccl::wafer::Combine;
+using kccl::wafer::Route;
+using kccl::wafer::host::Coord;
+using kccl::wafer::host::Dir;
+using kccl::wafer::host::DirSet;
+using kccl::wafer::host::Grid;
 
 struct FabricError : EmulationError {
     using EmulationError::EmulationError;
@@ -167,30 +167,30 @@ struct Times {
 
 /// out[k] = combine(a[k], b[k]) for k < n, the operator's switch outside the loop; the element
 /// loops are the collectives' (Reducer::combine: 16 bytes at a time where the host has SIMD, the
-/// same result per element as fabric::combine_word). out may equal a or b, never overlap partly.
+/// same result per element as wafer::combine_word). out may equal a or b, never overlap partly.
 template <class T>
-inline void combine_span_as(kccl::fabric::Op op, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t n) {
+inline void combine_span_as(kccl::wafer::Op op, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t n) {
     T* o = reinterpret_cast<T*>(out);
     const T* x = reinterpret_cast<const T*>(a);
     const T* y = reinterpret_cast<const T*>(b);
     switch (op) {
-        case kccl::fabric::Op::copy:
+        case kccl::wafer::Op::copy:
             if (n) std::memmove(out, b, size_t(n) * 4);  // n == 0 may come with null spans
             return;
-        case kccl::fabric::Op::add: kccl::coll::Reducer<T, kccl::coll::RedOp::sum>::combine(o, x, y, n); return;
-        case kccl::fabric::Op::max: kccl::coll::Reducer<T, kccl::coll::RedOp::max>::combine(o, x, y, n); return;
-        case kccl::fabric::Op::min: kccl::coll::Reducer<T, kccl::coll::RedOp::min>::combine(o, x, y, n); return;
+        case kccl::wafer::Op::add: kccl::coll::Reducer<T, kccl::coll::RedOp::sum>::combine(o, x, y, n); return;
+        case kccl::wafer::Op::max: kccl::coll::Reducer<T, kccl::coll::RedOp::max>::combine(o, x, y, n); return;
+        case kccl::wafer::Op::min: kccl::coll::Reducer<T, kccl::coll::RedOp::min>::combine(o, x, y, n); return;
     }
 }
 inline void combine_span(Combine c, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t n) {
     switch (c.type) {
-        case kccl::fabric::DType::f32: combine_span_as<float>(c.op, out, a, b, n); return;
-        case kccl::fabric::DType::i32: combine_span_as<int32_t>(c.op, out, a, b, n); return;
-        case kccl::fabric::DType::u32: combine_span_as<uint32_t>(c.op, out, a, b, n); return;
+        case kccl::wafer::DType::f32: combine_span_as<float>(c.op, out, a, b, n); return;
+        case kccl::wafer::DType::i32: combine_span_as<int32_t>(c.op, out, a, b, n); return;
+        case kccl::wafer::DType::u32: combine_span_as<uint32_t>(c.op, out, a, b, n); return;
     }
 }
 
-/// The device API's backend on one PE (kccl::fabric's F).
+/// The device API's backend on one PE (kccl::wafer's F).
 class Pe {
 public:
     uint32_t x() const { return at_.x; }
@@ -281,7 +281,7 @@ public:
     /// a program, run() executes them without fibers (a PE then costs its memory and its state,
     /// not a stack), in the order the timed fiber engine would; otherwise as run_steps kernels.
     Pe& launch_program(Coord pe, std::vector<uint32_t> args, uint32_t min_mem = 0) {
-        Pe& p = launch(pe, std::move(args), [](Pe& q) { kccl::fabric::run_steps(q); }, min_mem);
+        Pe& p = launch(pe, std::move(args), [](Pe& q) { kccl::wafer::run_steps(q); }, min_mem);
         p.program_ = true;
         return p;
     }
@@ -403,11 +403,11 @@ private:
     /// Runs p's current step; false if it must wait for wavelets (it is then readied by the
     /// delivery that brings them and runs the step again from the cycle it started).
     bool program_step(Pe& p) {
-        using kccl::fabric::StepKind;
+        using kccl::wafer::StepKind;
         const uint32_t i = p.pc_;
-        const kccl::fabric::Step st = kccl::fabric::decode_step(p.arg(2 + i * kccl::fabric::step_words), p.arg(3 + i * kccl::fabric::step_words),
-                                                                p.arg(4 + i * kccl::fabric::step_words));
-        const Combine cb{st.op, kccl::fabric::DType(p.arg(0))};
+        const kccl::wafer::Step st = kccl::wafer::decode_step(p.arg(2 + i * kccl::wafer::step_words), p.arg(3 + i * kccl::wafer::step_words),
+                                                                p.arg(4 + i * kccl::wafer::step_words));
+        const Combine cb{st.op, kccl::wafer::DType(p.arg(0))};
         const uint32_t t_r = g_.profile().t_r;
         const vtime_t c = p.retry_ ? p.step_c_ : p.clock_;
         auto wait = [&](uint32_t color, uint32_t n, const char* what) {
@@ -547,9 +547,9 @@ private:
     struct Router {
         uint32_t pos = 0;
         vtime_t min_pass = 0;                 ///< the current position accepts from this cycle on
-        vtime_t last_pass[kccl::fabric::host::dir_count] = {};
-        bool passed[kccl::fabric::host::dir_count] = {};
-        Interval last[kccl::fabric::host::dir_count];
+        vtime_t last_pass[kccl::wafer::host::dir_count] = {};
+        bool passed[kccl::wafer::host::dir_count] = {};
+        Interval last[kccl::wafer::host::dir_count];
         std::vector<Item> parked;  ///< (a vector: most routers never park anything, and an empty one allocates nothing)
     };
     struct Queue {  // a PE's input queue for one color
@@ -664,7 +664,7 @@ private:
     }
 
     Router& router(Coord c, uint32_t color) { return routers_[rkey(c, color)]; }
-    static bool accepts(const kccl::fabric::host::ColorConfig* cc, const Router& r, Dir d) { return cc && cc->pos[r.pos].rx.has(d); }
+    static bool accepts(const kccl::wafer::host::ColorConfig* cc, const Router& r, Dir d) { return cc && cc->pos[r.pos].rx.has(d); }
 
     /// Walks `it` (arriving at router `c` on `color`) and everything it releases.
     void walk(Coord c0, uint32_t color, Item it0) {
@@ -750,7 +750,7 @@ private:
             const uint32_t d = uint32_t(from);
             t.not_before(r.passed[d] ? std::max(r.min_pass, r.last_pass[d] + 1) : r.min_pass);
             t.shift(hop);
-            from = kccl::fabric::host::opposite(out);
+            from = kccl::wafer::host::opposite(out);
             at = g_.neighbour(at, out);
             ++hops;
         }
@@ -764,7 +764,7 @@ private:
 
     /// `it` is accepted at router c: time it through, forward copies, deliver at the RAMP.
     template <class W>
-    void pass(Coord c, uint32_t color, Router& r, const kccl::fabric::host::ColorConfig* cc, Item it, W& work, uint32_t t_r, uint32_t hop) {
+    void pass(Coord c, uint32_t color, Router& r, const kccl::wafer::host::ColorConfig* cc, Item it, W& work, uint32_t t_r, uint32_t hop) {
         const uint32_t d = uint32_t(it.from);
         const DirSet tx = cc->pos[r.pos].tx;
         if (!it.words) {  // an advance: after the last earlier wavelet from its direction
@@ -779,7 +779,7 @@ private:
                 if (tx.has(Dir(k))) {
                     Item f;
                     f.t.push(m + hop, 1);
-                    f.from = kccl::fabric::host::opposite(Dir(k));
+                    f.from = kccl::wafer::host::opposite(Dir(k));
                     f.src = it.src;
                     work.push_back({g_.neighbour(c, Dir(k)), std::move(f)});
                 }
@@ -792,7 +792,7 @@ private:
             r.passed[d] = true;
             r.last_pass[d] = t_last;
             // Two inputs on one color overlapping in time: undefined on hardware.
-            for (uint32_t o = 0; o < kccl::fabric::host::dir_count; ++o)
+            for (uint32_t o = 0; o < kccl::wafer::host::dir_count; ++o)
                 if (o != d && r.last[o].used && r.last[o].last >= t_first && r.last[o].first <= t_last) {
                     const vtime_t at = std::max(t_first, r.last[o].first);
                     throw FabricError("fabric: two inputs overlap on color " + std::to_string(color) + " at PE " + to_string(c) + " at cycle " +
@@ -802,9 +802,9 @@ private:
             r.last[d] = Interval{t_first, t_last, true};
         }
         uint32_t copies = 0;
-        for (uint32_t k = 0; k < kccl::fabric::host::dir_count; ++k) copies += tx.has(Dir(k));
+        for (uint32_t k = 0; k < kccl::wafer::host::dir_count; ++k) copies += tx.has(Dir(k));
         if (copies > 1) acct_[it.sid].pending += uint64_t(it.words->size()) * (copies - 1);
-        for (uint32_t k = 0; k < kccl::fabric::host::dir_count; ++k) {
+        for (uint32_t k = 0; k < kccl::wafer::host::dir_count; ++k) {
             if (!tx.has(Dir(k))) continue;
             Item f;
             f.words = it.words;
@@ -817,7 +817,7 @@ private:
                 deliver(c, color, *f.words, f.t, f.sid);
             } else {
                 f.t.shift(hop);
-                f.from = kccl::fabric::host::opposite(Dir(k));
+                f.from = kccl::wafer::host::opposite(Dir(k));
                 work.push_back({g_.neighbour(c, Dir(k)), std::move(f)});
             }
         }
@@ -828,7 +828,7 @@ private:
     /// order, and take those cycles. Streams are served in the order they are walked (the earliest
     /// PE first).
     void share(Coord c, Dir d, Times& t) {
-        auto& busy = links_[uint64_t(idx(c)) * kccl::fabric::host::dir_count + uint32_t(d)];  // [start, end) -> end
+        auto& busy = links_[uint64_t(idx(c)) * kccl::wafer::host::dir_count + uint32_t(d)];  // [start, end) -> end
         Times out;
         vtime_t cur = 0;
         for (const TimeRun& q : t.r) {
@@ -1143,4 +1143,4 @@ inline void Pe::fabric_exchange(Route out, const uint32_t* src, uint32_t n_out, 
 }
 inline vtime_t Pe::now() const { return f_->sched_ ? f_->sched_->now() : 0; }
 
-}  // namespace kccl::emu::fabric
+}  // namespace kccl::emu::wafer
