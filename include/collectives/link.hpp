@@ -214,7 +214,10 @@ inline constexpr uint32_t magic = 0, transport = 1, rank = 2, ranks = 3, shape =
 inline constexpr uint32_t group_magic = 0x4C4F434Bu;  // "KCOL"
 inline constexpr uint32_t max_group_dirs = 8;
 
-enum class Transport : uint32_t { ipcq = 0, edm = 1 };
+/// The machine a collective runs on: IPCQ (PEs of one chip), EDM (chips over Ethernet), the
+/// routed chip fabric (include/fabric/) or the wafer's PE fabric (include/wafer/). Group
+/// arguments name ipcq / edm; run_collective (emulation/collective.hpp) takes all four.
+enum class Transport : uint32_t { ipcq = 0, edm = 1, fabric = 2, wafer = 3 };
 /// ring / line / mesh: directions are Nsew (N 0, S 1, E 2, W 3; next = E, prev = W).
 /// all_pairs: every rank has a direction to every other rank (p - 1 directions, p <= max_group_dirs
 /// + 1): rank r reaches peer q on direction (q < r ? q : q - 1); next / prev are the directions to

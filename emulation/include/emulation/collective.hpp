@@ -51,6 +51,7 @@
 #include <edm/edm.hpp>
 
 #include "emulation.hpp"
+#include "fabric/fabric.hpp"
 
 #include <algorithm>
 #include <array>
@@ -90,7 +91,10 @@ private:
     kccl::assert_handler_t prev_;
 };
 
-inline const char* name(coll::Transport t) { return t == coll::Transport::edm ? "edm" : "ipcq"; }
+inline const char* name(coll::Transport t) {
+    constexpr const char* n[] = {"ipcq", "edm", "fabric", "wafer"};
+    return n[uint32_t(t) & 3];
+}
 
 /// Calls f(Reducer<T, Op>{}) for the operator on element type T; false if the pair is not valid.
 /// (Instantiates the reducers of T only: a translation unit per type keeps compile times apart.)
@@ -227,6 +231,12 @@ struct GroupOptions {
     /// group runs the collective on its own (its own links, the collective's rank = position in
     /// the group), every group in the same launch. k must divide ranks (BadGroup otherwise).
     coll::CommGroup groups = coll::CommGroup::all();
+    /// Transport::fabric (tt-metal's routed chip fabric, one worker per chip, every rank reachable:
+    /// every method runs, multi-hop ones on any chip count): the emulated cluster, "line" / "ring"
+    /// (`ranks` chips), "mesh" (ranks / mesh_cols rows), "t3000" (8 chips), "galaxy" (32 chips,
+    /// 4 x 8); its routing (empty: mesh_2d on mesh / t3000 / galaxy, else line_1d / ring_1d).
+    std::string cluster = "ring";
+    std::optional<emu::fabric::FabricKind> routing;
 };
 
 /// Largest buffer run_collective gives a rank (each of input, output and scratch).
@@ -305,7 +315,7 @@ inline ch::Core rank_core(const GroupOptions& o, uint32_t r) {
 
 /// Which link types a bed's kernel is instantiated for (Group::add<Links>): fewer link types,
 /// less to compile (a tool that only runs EDM passes link_edm).
-enum LinkSet : unsigned { link_ipcq = 1, link_ipcq_all_pairs = 2, link_edm = 4, link_all = 7 };
+enum LinkSet : unsigned { link_ipcq = 1, link_ipcq_all_pairs = 2, link_edm = 4, link_fabric = 8, link_all = 15 };
 
 /// A group of `ranks` over the transport: IPCQ on PEs of one chip (ring order = row-major on a
 /// grid as wide as needed), EDM on worker (0,0) of each chip of a ring / line of chips (and, with
@@ -868,6 +878,8 @@ inline coll::Topology topology_of(const GroupOptions& g) {
 /// group that does not qualify, or an in-place broadcast.
 inline std::string multicast_unavailable_on(coll::Transport t, const std::vector<std::vector<ch::Core>>& groups, const Collective& c) {
     const std::string pre = "multicast broadcast is not available for this group: ";
+    if (t == coll::Transport::fabric || t == coll::Transport::wafer)
+        return pre + "it runs on IPCQ groups (NoC multicast stays on one chip), not on the " + name(t) + " transport";
     if (c.in_place)
         return pre + "it is in place (Collective::in_place), and the multicast broadcast needs the root's input and "
                      "output disjoint; use in_place = false or a method of the method table";
@@ -915,6 +927,54 @@ inline std::invalid_argument multicast_refused(const std::string& why, coll::Op 
     return std::invalid_argument(m + ")");
 }
 
+/// Columns of the chip fabric's cluster for `g` (0: a line or ring); throws std::invalid_argument
+/// naming what is allowed when the request does not fit the cluster.
+inline uint32_t fabric_cols(const GroupOptions& g) {
+    using emu::fabric::FabricKind;
+    const std::string& n = g.cluster;
+    const std::string pre = "run_collective: transport fabric on cluster \"" + n + "\": ";
+    uint32_t chips = g.ranks, cols = 0;
+    if (n == "t3000") chips = 8, cols = 4;
+    else if (n == "galaxy") chips = 32, cols = 8;
+    else if (n == "mesh") {
+        if (!g.mesh_cols || g.ranks % g.mesh_cols)
+            throw std::invalid_argument(pre + "GroupOptions::mesh_cols (" + std::to_string(g.mesh_cols) + ") must divide the ranks (" +
+                                        std::to_string(g.ranks) + ")");
+        cols = g.mesh_cols;
+    } else if (n != "line" && n != "ring")
+        throw std::invalid_argument(pre + "unknown cluster (allowed: line, ring, mesh, t3000, galaxy)");
+    if (g.ranks != chips)
+        throw std::invalid_argument(pre + "it has " + std::to_string(chips) + " chips, one rank each: GroupOptions::ranks must be " +
+                                    std::to_string(chips) + " (asked for " + std::to_string(g.ranks) + ")");
+    if (g.routing == FabricKind::mesh_2d && !cols)
+        throw std::invalid_argument(pre + "mesh_2d routing needs a 2D cluster (mesh, t3000, galaxy); use line_1d or ring_1d");
+    if (g.routing == FabricKind::ring_1d && n == "line")
+        throw std::invalid_argument(pre + "a line of chips has no closing link for ring_1d routing; use line_1d or cluster \"ring\"");
+    if (coll::group_size(g.groups, g.ranks) != g.ranks || g.workers_per_link != 1)
+        throw std::invalid_argument(pre + "one group of every rank (GroupOptions::groups = all()) and one worker per chip "
+                                          "(workers_per_link = 1) only");
+    return cols;
+}
+
+/// The chip fabric bed of group `g` (its buffers `g.buffer_bytes`).
+inline emu::fabric::BedOptions fabric_bed_options(const GroupOptions& g) {
+    using emu::fabric::FabricKind;
+    emu::fabric::BedOptions o;
+    o.topology = g.cluster;
+    o.kind = g.routing ? *g.routing
+           : fabric_cols(g) ? FabricKind::mesh_2d
+           : g.cluster == "line" ? FabricKind::line_1d : FabricKind::ring_1d;
+    o.ranks = g.ranks;
+    o.cols = g.mesh_cols;
+    o.rows = g.mesh_cols ? g.ranks / g.mesh_cols : 0;
+    o.message_bytes = g.message_bytes;
+    o.peer_slots = g.slots;
+    o.buffer_bytes = g.buffer_bytes;
+    o.initial_counter = g.initial_counter;
+    o.dram_bytes = g.dram_bytes;
+    return o;
+}
+
 /// The shape `c` runs on group `g` (the method chosen if automatic); throws std::invalid_argument
 /// naming the problem if the executor does not support it.
 /// With GroupOptions::groups other than all(), the shape of one group (every group has the same):
@@ -924,9 +984,11 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
     if (g.ranks == 0) throw std::invalid_argument("run_collective: the group needs at least one rank");
     group_table_of(g, "run_collective");
     const uint32_t k = coll::group_size(g.groups, g.ranks);  // ranks of each group
+    const bool fabric = g.transport == coll::Transport::fabric;
+    const uint32_t fcols = fabric ? fabric_cols(g) : 0;
     coll::Shape sh;
     sh.op = c.op;
-    sh.topo = topology_of(g);
+    sh.topo = fabric ? coll::Topology::ring : topology_of(g);
     sh.ranks = k;
     if (g.shape == coll::GroupShape::mesh) {  // a mesh or, with mesh_wrap, a torus
         sh.cols = g.mesh_cols;
@@ -934,8 +996,10 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
     }
     sh.root = c.root;
     sh.peer = c.peer ? *c.peer : k - 1;
-    const bool routed = g.shape == coll::GroupShape::all_pairs;
+    const bool routed = fabric || g.shape == coll::GroupShape::all_pairs;  // every rank reachable
     sh.method = c.method ? *c.method : coll::choose_method(c.op, sh.topo, k, uint64_t(c.count) * elem_bytes, routed);
+    if (fabric && sh.method == coll::Method::mesh_2d && fcols)  // the cluster's chips as a mesh, row-major
+        sh.topo = coll::Topology::mesh, sh.rows = k / fcols, sh.cols = fcols;
     if (c.root >= k || sh.peer >= k)
         throw std::invalid_argument("run_collective: root " + std::to_string(c.root) + " / peer " + std::to_string(sh.peer) +
                                     " is not a rank of a group of " + std::to_string(k) +
@@ -953,7 +1017,7 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
     if (!routed && coll::multi_hop(sh))
         throw std::invalid_argument(std::string("run_collective: method ") + coll::method_name(sh.method) +
                                     " sends to ranks that are not neighbours: it needs a routed link "
-                                    "(GroupOptions::shape = GroupShape::all_pairs)");
+                                    "(GroupOptions::shape = GroupShape::all_pairs, or Transport::fabric)");
     // The NoC-multicast broadcast (asked for, or automatic where available) runs instead of the
     // method table's choice, which may have no method for the group's shape (a mesh or torus
     // without routes): that choice is then not validated, only kept in the layout.
@@ -1029,6 +1093,48 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
                                         std::to_string(c.count));
     g.buffer_bytes = buffer_bytes_for(L, eb);
     const bool prep = Red::has_prepare && coll::op_reduces(c.op);
+    std::vector<std::chrono::steady_clock::time_point> start(g.ranks), end(g.ranks);
+    const bool in_place = c.in_place;
+    // rank r's part of the run (r: its rank among all groups' ranks; ga.rank: inside its group)
+    auto body = [&, L, in_place](auto& hal, auto& link, const coll::GroupArgs& ga, uint32_t r, const auto& dirs, uint32_t prepared) {
+        T* in = reinterpret_cast<T*>(hal.l1_ptr(ga.input_l1, std::max(L.in_elems, 1u) * eb));
+        copy_elems_in(in, inputs[r], L.count);
+        coll::ExecParams ep = exec_params(L, ga, prepared);
+        if (in_place) ep.buf.output = ep.buf.input;
+        start[r] = std::chrono::steady_clock::now();
+        coll::execute_any<Red>(link, ep, dirs);
+        end[r] = std::chrono::steady_clock::now();
+        link.quiesce();
+        return uint64_t(0);
+    };
+    // every rank's output (host views out(r)), the times, once the run went well
+    auto finish = [&](auto&& out) {
+        if (!res.report.ok()) return;
+        const auto t0 = *std::min_element(start.begin(), start.end());
+        const auto t1 = *std::max_element(end.begin(), end.end());
+        res.host_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+        if (ro.timing && res.report.ticks_per_second > 0) res.modelled_us = double(res.report.makespan) / res.report.ticks_per_second * 1e6;
+        res.outputs.resize(g.ranks);
+        for (uint32_t r = 0; r < g.ranks; ++r) copy_elems_out(res.outputs[r], out(r), L.out_elems);
+    };
+    res.options = ro;
+    if (g.transport == coll::Transport::fabric) {  // one worker per chip, every rank one direction away
+        if constexpr ((Links & link_fabric) != 0) {
+            const HostChecksThrow checks;
+            emu::fabric::Bed bed(fabric_bed_options(g));
+            res.groups = group_table_of(g, "run_collective");
+            bed.add([&body](auto& hal, auto& link, const emu::fabric::RankBuffers& b) {
+                coll::GroupArgs ga;
+                ga.rank = b.rank, ga.ranks = b.ranks, ga.input_l1 = b.input_l1, ga.output_l1 = b.output_l1, ga.scratch_l1 = b.scratch_l1;
+                return body(hal, link, ga, b.rank, coll::AllPairsDirs{b.rank, b.ranks}, 0);
+            });
+            res.report = bed.run(ro);
+            finish([&](uint32_t r) { return in_place ? bed.input(r) : bed.output(r); });
+            return res;
+        } else {
+            throw std::invalid_argument("run_collective: not compiled for the fabric transport (its Links leave out link_fabric)");
+        }
+    }
     g.extra_bytes = prep ? g.buffer_bytes : 0;
     // broadcast: room for the multicast broadcast's counters in the extra area (unused by broadcast)
     const uint32_t k = coll::group_size(g.groups, g.ranks);
@@ -1069,44 +1175,23 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
     }
     std::vector<uint32_t> extra(g.ranks);
     for (uint32_t r = 0; r < g.ranks; ++r) extra[r] = group.extra(r);
-    std::vector<std::chrono::steady_clock::time_point> start(g.ranks), end(g.ranks);
-    const bool in_place = c.in_place;
-    // r: the rank among all groups' ranks (inputs, outputs); ga.rank: the rank inside its group
-    group.template add_ranked<Links>([&, L, prep, in_place](auto& hal, auto& link, const coll::GroupArgs& ga, uint32_t r) -> uint64_t {
+    group.template add_ranked<Links>([&, L, prep](auto& hal, auto& link, const coll::GroupArgs& ga, uint32_t r) -> uint64_t {
+        if (mplans.empty()) return body(hal, link, ga, r, group_dirs_of(ga), prep ? extra[r] : 0);
         T* in = reinterpret_cast<T*>(hal.l1_ptr(ga.input_l1, std::max(L.in_elems, 1u) * eb));
         copy_elems_in(in, inputs[r], L.count);
-        if (!mplans.empty()) {
-            const coll::McastBcastArgs& a = mplans[group.group_of(r)].device;
-            if (L.count) {  // the input above is this core's stores: say so (race detector), and
-                            // have them reach L1 before the NoC reads them (contract N7)
-                kccl::hal::note_write(hal, ga.input_l1, L.count * eb);
-                kccl::hal::l1_store_fence(hal, ga.input_l1, L.count * eb);
-            }
-            start[r] = std::chrono::steady_clock::now();
-            coll::mcast_broadcast(hal, a, L.shape.root, ga.input_l1, ga.output_l1, L.count * eb);
-            end[r] = std::chrono::steady_clock::now();
-            return 0;
+        const coll::McastBcastArgs& a = mplans[group.group_of(r)].device;
+        if (L.count) {  // the input above is this core's stores: say so (race detector), and
+                        // have them reach L1 before the NoC reads them (contract N7)
+            kccl::hal::note_write(hal, ga.input_l1, L.count * eb);
+            kccl::hal::l1_store_fence(hal, ga.input_l1, L.count * eb);
         }
-        coll::ExecParams ep = exec_params(L, ga, prep ? extra[r] : 0);
-        if (in_place) ep.buf.output = ep.buf.input;
         start[r] = std::chrono::steady_clock::now();
-        coll::execute_any<Red>(link, ep, group_dirs_of(ga));
+        coll::mcast_broadcast(hal, a, L.shape.root, ga.input_l1, ga.output_l1, L.count * eb);
         end[r] = std::chrono::steady_clock::now();
-        link.quiesce();
         return 0;
     });
-    res.options = ro;
     res.report = group.run(ro);
-    if (!res.report.ok()) return res;
-    const auto t0 = *std::min_element(start.begin(), start.end());
-    const auto t1 = *std::max_element(end.begin(), end.end());
-    res.host_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
-    if (ro.timing && res.report.ticks_per_second > 0) res.modelled_us = double(res.report.makespan) / res.report.ticks_per_second * 1e6;
-    res.outputs.resize(g.ranks);
-    for (uint32_t r = 0; r < g.ranks; ++r) {
-        const uint8_t* p = in_place ? group.input(r) : group.output(r);
-        copy_elems_out(res.outputs[r], p, L.out_elems);
-    }
+    finish([&](uint32_t r) { return in_place ? group.input(r) : group.output(r); });
     return res;
 }
 
