@@ -58,11 +58,11 @@ struct WaferOptions {
     bool automatic = true;
     kf::PatternArgs args;
     bool coll_given = false;
-    kf::Collective coll = kf::Collective::allreduce;
+    kccl::coll::Op coll = kccl::coll::Op::all_reduce;
     bool base_given = false, root_given = false;
     uint64_t min_bytes = 4, max_bytes = 4096, factor = 4;
-    kf::DType type = kf::DType::f32;
-    kf::Op op = kf::Op::add;
+    kccl::coll::DataType type = kccl::coll::DataType::f32;
+    kccl::coll::RedOp op = kccl::coll::RedOp::sum;
     const char* type_name = "float";
     const char* op_name = "sum";
     uint32_t iters = 1;
@@ -92,10 +92,6 @@ kf::Pattern parse_pattern(const std::string& opt, const std::string& v) {
         bad(opt + " '" + v + "' is not a fabric pattern (allowed: " + list + (opt == "--method" ? ", auto" : "") + ")");
     }
     return p;
-}
-
-const char* coll_option_name(kf::Collective c) {
-    return c == kf::Collective::reduce ? "reduce" : c == kf::Collective::allreduce ? "all_reduce" : "broadcast";
 }
 
 WaferOptions parse(int argc, char** argv, bool& help) {
@@ -129,9 +125,9 @@ WaferOptions parse(int argc, char** argv, bool& help) {
             }
         } else if (a == "--coll") {
             o.coll_given = true;
-            if (v == "reduce") o.coll = kf::Collective::reduce;
-            else if (v == "all_reduce") o.coll = kf::Collective::allreduce;
-            else if (v == "broadcast") o.coll = kf::Collective::broadcast;
+            if (v == "reduce") o.coll = kccl::coll::Op::reduce;
+            else if (v == "all_reduce") o.coll = kccl::coll::Op::all_reduce;
+            else if (v == "broadcast") o.coll = kccl::coll::Op::broadcast;
             else bad("--coll '" + v + "' with --grid is not a fabric collective (allowed: reduce, all_reduce, broadcast)");
         } else if (a == "--base") {
             const auto names = split(v);
@@ -154,15 +150,15 @@ WaferOptions parse(int argc, char** argv, bool& help) {
         } else if (a == "-f") o.factor = parse_uint(a, v, 2, 1024);
         else if (a == "-n") o.iters = uint32_t(parse_uint(a, v, 1, 100));
         else if (a == "-d") {
-            if (v == "float") o.type = kf::DType::f32;
-            else if (v == "int32") o.type = kf::DType::i32;
-            else if (v == "uint32") o.type = kf::DType::u32;
+            if (v == "float") o.type = kccl::coll::DataType::f32;
+            else if (v == "int32") o.type = kccl::coll::DataType::i32;
+            else if (v == "uint32") o.type = kccl::coll::DataType::u32;
             else bad("-d '" + v + "' with --grid is not a fabric element type (allowed: float, int32, uint32: one 32-bit wavelet each)");
             o.type_name = argv[i];
         } else if (a == "-o") {
-            if (v == "sum") o.op = kf::Op::add;
-            else if (v == "max") o.op = kf::Op::max;
-            else if (v == "min") o.op = kf::Op::min;
+            if (v == "sum") o.op = kccl::coll::RedOp::sum;
+            else if (v == "max") o.op = kccl::coll::RedOp::max;
+            else if (v == "min") o.op = kccl::coll::RedOp::min;
             else bad("-o '" + v + "' with --grid is not a fabric reduction (allowed: sum, max, min)");
             o.op_name = argv[i];
         } else if (a == "--profile") {
@@ -188,7 +184,7 @@ std::vector<uint32_t> plan(WaferOptions& o) {
     if (o.automatic) {
         if (o.base_given || o.args.s != 0 || o.args.g != 0)
             bad("--method auto chooses the base, S and G itself; --base, --S and --G need a named pattern (--method PATTERN)");
-        if (o.root_given && o.coll == kf::Collective::allreduce)
+        if (o.root_given && o.coll == kccl::coll::Op::all_reduce)
             bad("--root with --method auto and --coll all_reduce: auto chooses an allreduce's root itself; drop --root or name a pattern");
         if (o.args.root >= o.cols || o.args.root_y >= o.rows)
             bad("--root " + std::to_string(o.args.root) + "," + std::to_string(o.args.root_y) + " is outside the " + std::to_string(o.rows) + "x" +
@@ -196,7 +192,7 @@ std::vector<uint32_t> plan(WaferOptions& o) {
     } else {
         const kf::PatternInfo& pi = kf::pattern_info(o.args.pattern);
         if (o.coll_given && pi.collective != o.coll)
-            bad(std::string("--method ") + pi.name + " is a " + kf::collective_name(pi.collective) + " pattern, not " + coll_option_name(o.coll));
+            bad(std::string("--method ") + pi.name + " is a " + kccl::coll::op_name(pi.collective) + " pattern, not " + kccl::coll::op_name(o.coll));
         o.coll = pi.collective;
         if (pi.dim == kf::Dim::one_d && !one_row)
             bad(std::string("--method ") + pi.name + " is a 1D pattern: use --grid 1x" + std::to_string(o.rows * o.cols) +
@@ -238,7 +234,7 @@ std::string describe(const kf::PatternArgs& a) {
 
 int run(const WaferOptions& o, const std::vector<uint32_t>& sizes) {
     std::printf("# coll_perf: %s on the emulated wafer-scale PE fabric, %u x %u PEs (%s, T_R = %u, %u colors, %u bytes per PE)\n",
-                o.automatic ? (std::string("auto ") + coll_option_name(o.coll)).c_str() : kf::pattern_name(o.args.pattern), o.rows, o.cols,
+                o.automatic ? (std::string("auto ") + kccl::coll::op_name(o.coll)).c_str() : kf::pattern_name(o.args.pattern), o.rows, o.cols,
                 o.profile.name, o.profile.t_r, o.profile.colors, o.profile.pe_mem_bytes);
     std::printf("# cycles: modelled by the emulation (Cerebras WSE reduce/allreduce thesis, chapter 3 model); model: the cost model's\n"
                 "# prediction; run(s): host wall time of the emulated run (median of %u); total(s): layout + set-up + run + check;\n"
@@ -260,7 +256,7 @@ int run(const WaferOptions& o, const std::vector<uint32_t>& sizes) {
             q.tr = o.profile.t_r;
             const kf::AutoChoice c = kf::choose(q);
             if (c.cycles == kf::cost::kCostInvalid) {
-                std::printf("# error at B = %u: auto found no pattern it can cost for %s on %u x %u\n", B, coll_option_name(o.coll), o.rows, o.cols);
+                std::printf("# error at B = %u: auto found no pattern it can cost for %s on %u x %u\n", B, kccl::coll::op_name(o.coll), o.rows, o.cols);
                 status = 1;
                 continue;
             }

@@ -46,7 +46,7 @@ std::string answer(const std::string& line, bool sim, uint32_t tr) {
     std::string tok;
     PatternArgs a;
     bool is_auto = false;
-    Collective coll = Collective::reduce;
+    kccl::coll::Op coll = kccl::coll::Op::reduce;
     uint32_t rows = 1, cols = 1, B = 1;
     while (in >> tok) {
         const size_t eq = tok.find('=');
@@ -62,9 +62,9 @@ std::string answer(const std::string& line, bool sim, uint32_t tr) {
             else if (!pattern_from_name(v.c_str(), a.pattern))
                 return "error: unknown pattern '" + v + "'";
         } else if (k == "collective") {
-            if (v == "reduce") coll = Collective::reduce;
-            else if (v == "allreduce") coll = Collective::allreduce;
-            else if (v == "broadcast") coll = Collective::broadcast;
+            if (v == "reduce") coll = kccl::coll::Op::reduce;
+            else if (v == "allreduce") coll = kccl::coll::Op::all_reduce;
+            else if (v == "broadcast") coll = kccl::coll::Op::broadcast;
             else return "error: collective='" + v + "' (allowed: reduce, allreduce, broadcast)";
         } else if (k == "base") {
             std::istringstream bs(v);

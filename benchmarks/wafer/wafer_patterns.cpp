@@ -42,7 +42,7 @@ fh::PatternSpec two_d(const char* name, uint32_t M, uint32_t B) {
 /// The run "auto" chooses for an allreduce on M x M PEs of B elements (the cost model's cheapest).
 fh::PatternSpec auto_allreduce_2d(uint32_t M, uint32_t B) {
     kccl::wafer::AutoRequest q;
-    q.collective = kccl::wafer::Collective::allreduce;
+    q.collective = kccl::coll::Op::all_reduce;
     q.rows = q.cols = M;
     q.B = B;
     return kccl::emu::wafer::spec_of(kccl::wafer::choose(q).args, M, M, B);

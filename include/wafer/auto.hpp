@@ -31,7 +31,7 @@
 namespace kccl::wafer {
 
 struct AutoRequest {
-    Collective collective = Collective::reduce;
+    coll::Op collective = coll::Op::reduce;  ///< reduce, all_reduce or broadcast
     uint32_t rows = 1;    ///< M (1 for a row)
     uint32_t cols = 1;    ///< N, or P for a row
     uint32_t B = 1;       ///< elements (wavelets)
@@ -190,7 +190,7 @@ constexpr AutoChoice choose(const AutoRequest& q) {
     if (M == 0 || N == 0 || M > cost::kMaxCostPes || N > cost::kMaxCostPes || q.B == 0) return best.c;
     auto eval = [&](const PatternArgs& a) { best.offer(a, cost::t_pattern(a, M, N, q.B, q.tr)); };
     PatternArgs a;
-    if (q.collective == Collective::broadcast) {
+    if (q.collective == coll::Op::broadcast) {
         a.pattern = M == 1 ? Pattern::bcast_1d : Pattern::bcast_2d;
         a.root = q.root;
         a.root_y = q.root_y;
@@ -198,7 +198,7 @@ constexpr AutoChoice choose(const AutoRequest& q) {
         return best.c;
     }
     if (M == 1) {
-        if (q.collective == Collective::reduce) {
+        if (q.collective == coll::Op::reduce) {
             a.root = q.root;
             detail::each_reduce(a, 0, N, q.root, q.B, q.tr, eval);
         } else {
@@ -206,7 +206,7 @@ constexpr AutoChoice choose(const AutoRequest& q) {
         }
         return best.c;
     }
-    if (q.collective == Collective::reduce) {
+    if (q.collective == coll::Op::reduce) {
         a.pattern = Pattern::reduce_2d;
         a.root = q.root;
         a.root_y = q.root_y;

@@ -21,14 +21,16 @@
 //   * Device-safe: C++17, freestanding, no heap, constexpr throughout.
 #pragma once
 
+#include <collectives/schedule.hpp>
 #include <stdint.h>
 
 namespace kccl::wafer {
 
 /// 1D: a row of P PEs. 2D: an M x N grid (the thesis's p_{i,j}, i the row).
 enum class Dim : uint8_t { one_d, two_d };
-/// What the pattern computes.
-enum class Collective : uint8_t { reduce, allreduce, broadcast };
+namespace detail {  // the table's collective column as the library's coll::Op
+inline constexpr coll::Op reduce_op = coll::Op::reduce, allreduce_op = coll::Op::all_reduce, broadcast_op = coll::Op::broadcast;
+}
 /// What a pattern's base must be (none: it takes no base).
 enum class BaseKind : uint8_t {
     none,
@@ -92,7 +94,7 @@ struct PatternInfo {
     Pattern pattern;
     const char* name;
     Dim dim;
-    Collective collective;
+    coll::Op collective;  ///< what it computes: reduce, all_reduce or broadcast
     uint8_t params;  ///< ParamBits
     BaseKind base;
     const char* section;  ///< section of the thesis the pattern and its cost come from
@@ -103,7 +105,7 @@ struct PatternInfo {
 
 inline constexpr PatternInfo kPatternTable[] = {
 #define KCCL_FABRIC_PATTERN_ROW(name, dim, coll, params, base, section, summary) \
-    PatternInfo{Pattern::name, #name, Dim::dim, Collective::coll, uint8_t(params), BaseKind::base, section, summary},
+    PatternInfo{Pattern::name, #name, Dim::dim, detail::coll##_op, uint8_t(params), BaseKind::base, section, summary},
     KCCL_FABRIC_PATTERN_TABLE(KCCL_FABRIC_PATTERN_ROW)
 #undef KCCL_FABRIC_PATTERN_ROW
 };
@@ -146,14 +148,6 @@ constexpr bool pattern_from_name(const char* name, Pattern& out) noexcept {
     return false;
 }
 constexpr const char* dim_name(Dim d) noexcept { return d == Dim::one_d ? "1d" : "2d"; }
-constexpr const char* collective_name(Collective c) noexcept {
-    switch (c) {
-        case Collective::reduce: return "reduce";
-        case Collective::allreduce: return "allreduce";
-        case Collective::broadcast: return "broadcast";
-    }
-    return "unknown_collective";
-}
 
 /// Can `base` serve as the base of `p`? (False if `p` takes no base.)
 constexpr bool valid_base(Pattern p, Pattern base) noexcept {
@@ -164,9 +158,9 @@ constexpr bool valid_base(Pattern p, Pattern base) noexcept {
     switch (pi.base) {
         case BaseKind::none: return false;
         case BaseKind::leftmost_reduce:
-            return bi.collective == Collective::reduce && bi.base == BaseKind::none && !bi.takes(param_root);
-        case BaseKind::any_reduce: return bi.collective == Collective::reduce;
-        case BaseKind::allreduce_1d: return bi.collective == Collective::allreduce;
+            return bi.collective == coll::Op::reduce && bi.base == BaseKind::none && !bi.takes(param_root);
+        case BaseKind::any_reduce: return bi.collective == coll::Op::reduce;
+        case BaseKind::allreduce_1d: return bi.collective == coll::Op::all_reduce;
     }
     return false;
 }

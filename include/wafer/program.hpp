@@ -3,7 +3,7 @@
 // takes) and every PE runs the same device code.
 //
 // Contract
-//   * Arguments: arg 0 = the element type (wafer::DType), arg 1 = the number of steps S, then S
+//   * Arguments: arg 0 = the element type (coll::DataType), arg 1 = the number of steps S, then S
 //     steps of 3 words each:
 //       word 0   kind | op << 8 | color_a << 16 | color_b << 24
 //       word 1   byte offset in the PE's memory
@@ -29,7 +29,7 @@ inline constexpr uint32_t step_words = 3;
 
 struct Step {
     StepKind kind = StepKind::send;
-    Op op = Op::copy;
+    coll::RedOp op = kCopy;
     uint32_t color_a = 0, color_b = 0;
     uint32_t offset = 0, n = 0;
 };
@@ -40,7 +40,7 @@ constexpr uint32_t encode_step_word0(const Step& s) noexcept {
 constexpr Step decode_step(uint32_t w0, uint32_t w1, uint32_t w2) noexcept {
     Step s;
     s.kind = StepKind(w0 & 0xFFu);
-    s.op = Op((w0 >> 8) & 0xFFu);
+    s.op = coll::RedOp((w0 >> 8) & 0xFFu);
     s.color_a = (w0 >> 16) & 0xFFu;
     s.color_b = (w0 >> 24) & 0xFFu;
     s.offset = w1;
@@ -74,10 +74,11 @@ inline void run_steps_as(F& f) {
 /// The kernel: runs the steps in its arguments on the element type arg 0 names.
 template <class F>
 inline void run_steps(F& f) {
-    switch (DType(f.arg(0))) {
-        case DType::f32: run_steps_as<float>(f); break;
-        case DType::i32: run_steps_as<int32_t>(f); break;
-        case DType::u32: run_steps_as<uint32_t>(f); break;
+    switch (coll::DataType(f.arg(0))) {
+        case coll::DataType::f32: run_steps_as<float>(f); break;
+        case coll::DataType::i32: run_steps_as<int32_t>(f); break;
+        case coll::DataType::u32: run_steps_as<uint32_t>(f); break;
+        default: break;  // the wafer combines 4-byte types only (supports(DataType))
     }
 }
 

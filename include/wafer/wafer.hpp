@@ -54,13 +54,15 @@
 //       that delivers more elements than the receiver asks for by the end of the run.
 //
 // OPERATORS
-//   copy, add, max, min, over float (f32), int32 and uint32, with kccl's reduction rules
+//   kCopy and the coll::RedOp sum, max, min (supports(RedOp)), over float, int32_t and uint32_t
+//   (coll::DataType f32, i32, u32: supports(DataType)), with kccl's reduction rules
 //   (include/collectives/ops.hpp: integers wrap, a NaN wins min/max, -0 < +0).
 //
 // Device-safe: C++17, freestanding, no heap, no exceptions.
 #pragma once
 
 #include <collectives/ops.hpp>
+#include <collectives/types.hpp>
 #include <stdint.h>
 #include <type_traits>
 
@@ -72,52 +74,36 @@ struct Route {
     uint32_t color = 0;
 };
 
-/// How a received element meets the local one.
-enum class Op : uint8_t { copy, add, max, min };
-/// The 4-byte element types the fabric combines.
-enum class DType : uint8_t { f32, i32, u32 };
-
-constexpr const char* op_name(Op op) noexcept {
-    switch (op) {
-        case Op::copy: return "copy";
-        case Op::add: return "add";
-        case Op::max: return "max";
-        case Op::min: return "min";
-    }
-    return "?";
+/// How a received element meets the local one: reduced with a coll::RedOp the wafer supports
+/// (supports(RedOp): sum, max, min), or kCopy: the received element replaces it.
+inline constexpr coll::RedOp kCopy = coll::RedOp(0xFF);
+/// The reductions the wafer's PEs combine with: sum, max, min.
+constexpr bool supports(coll::RedOp op) noexcept { return op == coll::RedOp::sum || op == coll::RedOp::max || op == coll::RedOp::min; }
+/// The element types the wafer's PEs combine: the 4-byte f32, i32, u32 (one wavelet each).
+constexpr bool supports(coll::DataType t) noexcept {
+    return t == coll::DataType::f32 || t == coll::DataType::i32 || t == coll::DataType::u32;
 }
-constexpr const char* dtype_name(DType t) noexcept {
-    switch (t) {
-        case DType::f32: return "f32";
-        case DType::i32: return "i32";
-        case DType::u32: return "u32";
-    }
-    return "?";
-}
-
-template <class T> struct dtype_of;
-template <> struct dtype_of<float> { static constexpr DType value = DType::f32; };
-template <> struct dtype_of<int32_t> { static constexpr DType value = DType::i32; };
-template <> struct dtype_of<uint32_t> { static constexpr DType value = DType::u32; };
+/// "copy" or the reduction's name.
+constexpr const char* op_name(coll::RedOp op) noexcept { return op == kCopy ? "copy" : coll::redop_name(op); }
 
 /// A run-time operator on one element type (what the backend applies word by word).
 struct Combine {
-    Op op = Op::copy;
-    DType type = DType::u32;
+    coll::RedOp op = kCopy;
+    coll::DataType type = coll::DataType::u32;
 };
 
 namespace detail {
 template <class T>
-inline uint32_t combine_as(uint32_t a, uint32_t b, Op op) noexcept {
+inline uint32_t combine_as(uint32_t a, uint32_t b, coll::RedOp op) noexcept {
     T x, y;
     __builtin_memcpy(&x, &a, 4);
     __builtin_memcpy(&y, &b, 4);
     T r = y;
     switch (op) {
-        case Op::copy: r = y; break;
-        case Op::add: r = coll::detail::apply<T, coll::RedOp::sum>(x, y); break;
-        case Op::max: r = coll::detail::apply<T, coll::RedOp::max>(x, y); break;
-        case Op::min: r = coll::detail::apply<T, coll::RedOp::min>(x, y); break;
+        case coll::RedOp::sum: r = coll::detail::apply<T, coll::RedOp::sum>(x, y); break;
+        case coll::RedOp::max: r = coll::detail::apply<T, coll::RedOp::max>(x, y); break;
+        case coll::RedOp::min: r = coll::detail::apply<T, coll::RedOp::min>(x, y); break;
+        default: r = y; break;  // kCopy
     }
     uint32_t out;
     __builtin_memcpy(&out, &r, 4);
@@ -128,11 +114,11 @@ inline uint32_t combine_as(uint32_t a, uint32_t b, Op op) noexcept {
 /// One element: `mine` is the local (or destination) word, `in` the received one; copy gives `in`.
 inline uint32_t combine_word(Combine c, uint32_t mine, uint32_t in) noexcept {
     switch (c.type) {
-        case DType::f32: return detail::combine_as<float>(mine, in, c.op);
-        case DType::i32: return detail::combine_as<int32_t>(mine, in, c.op);
-        case DType::u32: return detail::combine_as<uint32_t>(mine, in, c.op);
+        case coll::DataType::f32: return detail::combine_as<float>(mine, in, c.op);
+        case coll::DataType::i32: return detail::combine_as<int32_t>(mine, in, c.op);
+        case coll::DataType::u32: return detail::combine_as<uint32_t>(mine, in, c.op);
+        default: return in;
     }
-    return in;
 }
 
 template <class T>
@@ -151,15 +137,15 @@ inline void send(F& f, Route r, const T* src, uint32_t n) {
 }
 
 template <class F, class T>
-inline void recv(F& f, Route r, T* dst, uint32_t n, Op op = Op::copy) {
+inline void recv(F& f, Route r, T* dst, uint32_t n, coll::RedOp op = kCopy) {
     static_assert(is_fabric_type_v<T>, "wafer::recv combines 32-bit elements: float, int32_t or uint32_t (one wavelet each).");
-    f.fabric_recv(r, reinterpret_cast<uint32_t*>(dst), n, Combine{op, dtype_of<T>::value});
+    f.fabric_recv(r, reinterpret_cast<uint32_t*>(dst), n, Combine{op, coll::dtype_of<T>::value});
 }
 
 template <class F, class T>
-inline void relay(F& f, Route in, Route out, const T* local, uint32_t n, Op op) {
+inline void relay(F& f, Route in, Route out, const T* local, uint32_t n, coll::RedOp op) {
     static_assert(is_fabric_type_v<T>, "wafer::relay combines 32-bit elements: float, int32_t or uint32_t (one wavelet each).");
-    f.fabric_relay(in, out, reinterpret_cast<const uint32_t*>(local), n, Combine{op, dtype_of<T>::value});
+    f.fabric_relay(in, out, reinterpret_cast<const uint32_t*>(local), n, Combine{op, coll::dtype_of<T>::value});
 }
 
 template <class F>
@@ -168,9 +154,9 @@ inline void advance(F& f, Route r) {
 }
 
 template <class F, class T>
-inline void exchange(F& f, Route out, const T* src, uint32_t n_out, Route in, T* dst, uint32_t n_in, Op op) {
+inline void exchange(F& f, Route out, const T* src, uint32_t n_out, Route in, T* dst, uint32_t n_in, coll::RedOp op) {
     static_assert(is_fabric_type_v<T>, "wafer::exchange moves 32-bit elements: float, int32_t or uint32_t (one wavelet each).");
-    f.fabric_exchange(out, reinterpret_cast<const uint32_t*>(src), n_out, in, reinterpret_cast<uint32_t*>(dst), n_in, Combine{op, dtype_of<T>::value});
+    f.fabric_exchange(out, reinterpret_cast<const uint32_t*>(src), n_out, in, reinterpret_cast<uint32_t*>(dst), n_in, Combine{op, coll::dtype_of<T>::value});
 }
 
 }  // namespace kccl::wafer

@@ -77,7 +77,7 @@ TEST_CASE("wafer auto: picks within 1.05x of the best, small rows exhaustively",
                 if (r == P / 2 && B <= 12) CHECK(kccl::wafer::host::simulate(c.args, 1, P, B) == c.cycles);
             }
             AutoRequest q;
-            q.collective = Collective::allreduce;
+            q.collective = kccl::coll::Op::all_reduce;
             q.cols = P;
             q.B = B;
             const AutoChoice c = choose(q);
@@ -85,7 +85,7 @@ TEST_CASE("wafer auto: picks within 1.05x of the best, small rows exhaustively",
             for (uint32_t r = 0; r < P; ++r) roots.push_back(r);
             check_within(c.cycles, best_allreduce_1d(P, B, roots, true), "allreduce P=" + std::to_string(P) + " B=" + std::to_string(B));
             CHECK(kccl::wafer::host::simulate(c.args, 1, P, B) == c.cycles);
-            CHECK(pattern_info(c.args.pattern).collective == Collective::allreduce);
+            CHECK(pattern_info(c.args.pattern).collective == kccl::coll::Op::all_reduce);
         }
 }
 
@@ -93,7 +93,7 @@ TEST_CASE("wafer auto: butterfly is never the simulator's fastest allreduce (Sec
     for (uint32_t P : {4u, 8u, 9u, 16u, 27u})
         for (uint32_t B : {1u, 8u, 27u, 64u}) {
             AutoRequest q;
-            q.collective = Collective::allreduce;
+            q.collective = kccl::coll::Op::all_reduce;
             q.cols = P;
             q.B = B;
             const AutoChoice c = choose(q);
@@ -129,7 +129,7 @@ TEST_CASE("wafer auto: the thesis's grid, sampled", "[wafer][auto]") {
             const AutoChoice c = choose(q);
             CHECK(c.args.pattern == Pattern::reduce_2d);
             check_within(c.cycles, 2 * best_reduce_1d(M, B, 0, true), "reduce_2d M=" + std::to_string(M));
-            q.collective = Collective::allreduce;
+            q.collective = kccl::coll::Op::all_reduce;
             const AutoChoice a = choose(q);
             CHECK(a.args.pattern == Pattern::allreduce_2d);
             std::vector<uint32_t> roots{0, (M - 1) / 2};
@@ -165,7 +165,7 @@ TEST_CASE("wafer auto: the thesis's grid, dense", "[wafer][auto][long]") {
             q.cols = P;
             q.B = B;
             check_within(choose(q).cycles, best_reduce_1d(P, B, 0, P <= 64), "reduce P=" + std::to_string(P) + " B=" + std::to_string(B));
-            q.collective = Collective::allreduce;
+            q.collective = kccl::coll::Op::all_reduce;
             check_within(choose(q).cycles, best_allreduce_1d(P, B, {0, (P - 1) / 2, P / 4}, false),
                          "allreduce P=" + std::to_string(P) + " B=" + std::to_string(B));
         }

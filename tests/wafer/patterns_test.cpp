@@ -39,7 +39,7 @@ TEST_CASE("wafer patterns: the table lists the thesis's patterns", "[wafer][patt
     REQUIRE(kPatternCount == sizeof expected / sizeof expected[0]);
     for (uint32_t i = 0; i < kPatternCount; ++i) CHECK(std::string(kPatternTable[i].name) == expected[i]);
     CHECK(pattern_info(Pattern::reduce_2d).dim == Dim::two_d);
-    CHECK(pattern_info(Pattern::bcast_2d).collective == Collective::broadcast);
+    CHECK(pattern_info(Pattern::bcast_2d).collective == kccl::coll::Op::broadcast);
     CHECK(pattern_info(Pattern::butterfly).takes(param_g));
     CHECK(pattern_info(Pattern::two_phase).takes(param_s));
     CHECK_FALSE(pattern_info(Pattern::chain).takes(param_root));

@@ -113,7 +113,7 @@ inline Tree base_tree(const std::string& name, int n, const PatternSpec& spec, u
 /// Adds the steps and streams of reduction tree `t` whose node i sits at `at[i]`; node 0's
 /// result stays in its buffer (or, with `out` >= 0, node 0 relays its last child's stream into
 /// stream `out` instead of storing: the jump / left-right hand-off). Returns node -> stream to parent.
-inline std::vector<int> add_tree(Layout& L, const Tree& t, const std::vector<Coord>& at, uint32_t B, Op op, int out = -1) {
+inline std::vector<int> add_tree(Layout& L, const Tree& t, const std::vector<Coord>& at, uint32_t B, kccl::coll::RedOp op, int out = -1) {
     const size_t n = at.size();
     std::vector<int> up(n, -1);
     // One color group per parent: its children's streams follow each other on one color, closest
@@ -190,7 +190,7 @@ inline uint32_t bcast_line(Layout& L, const std::vector<Coord>& line, uint32_t r
             const Dir from = opposite(dir_to(line[size_t(i - side)], c));
             const bool last = (side == 1 && size_t(i) + 1 == n) || (side == -1 && i == 0);
             L.add_hop(s, c, from, last ? DirSet(Dir::ramp) : DirSet{dir_to(c, line[size_t(i + side)]), Dir::ramp});
-            if (receive) L.recv(c, s, 0, B, Op::copy);
+            if (receive) L.recv(c, s, 0, B, kCopy);
         }
     }
     return s;
@@ -295,7 +295,7 @@ inline void allreduce_ring_line(Layout& L, const std::vector<Coord>& line, const
                 uint32_t so, sn, ro, rn;
                 seg((q + phase + P - k) % P, so, sn);
                 seg((q + phase + 2 * P - k - 1) % P, ro, rn);
-                L.exchange(line[order[q]], next[q], 4 * so, sn, next[(q + P - 1) % P], 4 * ro, rn, phase == 0 ? spec.op : Op::copy);
+                L.exchange(line[order[q]], next[q], 4 * so, sn, next[(q + P - 1) % P], 4 * ro, rn, phase == 0 ? spec.op : kCopy);
             }
 }
 
@@ -349,18 +349,18 @@ inline Built build_by_hand(const PatternSpec& spec, uint32_t t_r = 2) {
     if (is_reduce_1d(nm)) {
         reduce_on_line(L, line, spec.root, nm, spec.base, spec, t_r, false);
     } else if (nm == "bcast_1d") {
-        e.kind = Expect::broadcast;
+        e.kind = kccl::coll::Op::broadcast;
         L.send(line[spec.root], bcast_line(L, line, spec.root, B), 0, B);
     } else if (nm == "allreduce_naive") {
-        e.kind = Expect::allreduce;
+        e.kind = kccl::coll::Op::all_reduce;
         allreduce_on_line(L, line, spec.root, nm, spec.base, spec, t_r);
     } else if (nm == "allreduce_ring") {
-        e.kind = Expect::allreduce;
+        e.kind = kccl::coll::Op::all_reduce;
         allreduce_ring_line(L, line, spec);
     } else if (nm == "butterfly") {
         // Thesis 7.3: log_G(P) rounds; in round i (stride d = G^(i-1)) the PEs b + o + j d
         // (j < G) of every block of G^i PEs allreduce their whole vectors with the ring pattern.
-        e.kind = Expect::allreduce;
+        e.kind = kccl::coll::Op::all_reduce;
         const uint32_t G = spec.G;
         if (G < 2) throw std::invalid_argument("fabric pattern butterfly: G must be >= 2 (got " + std::to_string(G) + ")");
         uint64_t pw = 1;
@@ -382,7 +382,7 @@ inline Built build_by_hand(const PatternSpec& spec, uint32_t t_r = 2) {
     } else if (nm == "allreduce_2d") {
         // Thesis 7.4: a 1D allreduce down every column, then along every row. base: a 1D
         // allreduce (allreduce_ring), or a 1D reduce for the naive allreduce.
-        e.kind = Expect::allreduce;
+        e.kind = kccl::coll::Op::all_reduce;
         const bool ring = spec.base == "allreduce_ring";
         if (!ring && !is_reduce_1d(spec.base))
             throw std::invalid_argument("fabric pattern allreduce_2d: base '" + spec.base + "' is neither allreduce_ring nor a 1D reduce (for the naive allreduce)");
@@ -392,12 +392,12 @@ inline Built build_by_hand(const PatternSpec& spec, uint32_t t_r = 2) {
     } else if (nm == "bcast_2d") {
         // One multicast tree (thesis 4.2): along the root's row; every router of that row also
         // sends down and up its column.
-        e.kind = Expect::broadcast;
+        e.kind = kccl::coll::Op::broadcast;
         const Coord root{spec.root_x, spec.root_y};
         const uint32_t s = grid_multicast(L, root, rows, cols);
         L.send(root, s, 0, B);
         for (const Coord& c : e.pes)
-            if (c != root) L.recv(c, s, 0, B, Op::copy);
+            if (c != root) L.recv(c, s, 0, B, kCopy);
     }
     return out;
 }

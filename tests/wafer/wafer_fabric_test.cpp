@@ -62,8 +62,8 @@ TEST_CASE("fabric: a relayed chain reduce runs at 1 cycle per element: T_chain =
                     int32_t* v = pe.ptr<int32_t>(0, B);
                     for (uint32_t k = 0; k < B; ++k) v[k] = int32_t(i * 7 + k);
                     if (i == P - 1) wafer::send(pe, wafer::Route{i % 2}, v, B);
-                    else if (i == 0) wafer::recv(pe, wafer::Route{1}, v, B, wafer::Op::add);
-                    else wafer::relay(pe, wafer::Route{(i + 1) % 2}, wafer::Route{i % 2}, v, B, wafer::Op::add);
+                    else if (i == 0) wafer::recv(pe, wafer::Route{1}, v, B, kccl::coll::RedOp::sum);
+                    else wafer::relay(pe, wafer::Route{(i + 1) % 2}, wafer::Route{i % 2}, v, B, kccl::coll::RedOp::sum);
                 }, 4 * B);
             const auto r = f.run();
             INFO("P=" << P << " B=" << B);
@@ -131,15 +131,15 @@ TEST_CASE("fabric: the thesis's 4-PE tree on one color: a stream parks at a swit
             wafer::send(pe, c, fill(pe, 3000), B);
             wafer::advance(pe, c);
         }, 4 * B);
-        f.launch({2, 0}, {}, [&, c](Pe& pe) { wafer::relay(pe, c, c, fill(pe, 2000), B, wafer::Op::add); }, 4 * B);
+        f.launch({2, 0}, {}, [&, c](Pe& pe) { wafer::relay(pe, c, c, fill(pe, 2000), B, kccl::coll::RedOp::sum); }, 4 * B);
         f.launch({1, 0}, {}, [&, c](Pe& pe) {
             wafer::send(pe, c, fill(pe, 1000), B);
             wafer::advance(pe, c);
         }, 4 * B);
         f.launch({0, 0}, {}, [&, c](Pe& pe) {
             uint32_t* v = fill(pe, 0);
-            wafer::recv(pe, c, v, B, wafer::Op::add);
-            wafer::recv(pe, c, v, B, wafer::Op::add);
+            wafer::recv(pe, c, v, B, kccl::coll::RedOp::sum);
+            wafer::recv(pe, c, v, B, kccl::coll::RedOp::sum);
         }, 4 * B);
         const auto r = f.run();
         INFO("B=" << B);
@@ -184,8 +184,8 @@ TEST_CASE("fabric: two inputs overlapping on one color at one router is reported
     ok.launch({1, 0}, {}, [](Pe& pe) { wafer::send(pe, wafer::Route{2}, words(pe, 1), 1); }, 4);
     ok.launch({0, 0}, {}, [](Pe& pe) {
         pe.ptr<uint32_t>(0, 1)[0] = 0;
-        wafer::recv(pe, wafer::Route{2}, words(pe, 1), 1, wafer::Op::add);
-        wafer::recv(pe, wafer::Route{2}, pe.ptr<uint32_t>(4, 1), 1, wafer::Op::copy);
+        wafer::recv(pe, wafer::Route{2}, words(pe, 1), 1, kccl::coll::RedOp::sum);
+        wafer::recv(pe, wafer::Route{2}, pe.ptr<uint32_t>(4, 1), 1, wafer::kCopy);
     }, 8);
     // PE 1's wavelet reaches PE 0's processor at 6 (stored by 7), PE 2's at 7 (stored by 8): the
     // run ends at T_message(3, 1) = 2 T_R + 3 + 1. (PEs starting in one cycle issue in row-major
@@ -255,7 +255,7 @@ TEST_CASE("fabric grid: validation errors name what is wrong and what is allowed
     // Too many colors from a layout: 25 streams all crossing PE (1,0).
     kccl::wafer::host::Layout lay(30, 1);
     for (uint32_t i = 2; i < 27; ++i) lay.path({i, 0}, {0, 0});
-    CHECK_THROWS_WITH(lay.finalize(wse2(), wafer::DType::u32), Catch::Contains("too many colors") && Catch::Contains("already uses 24 of the 24 routable colors of WSE-2"));
+    CHECK_THROWS_WITH(lay.finalize(wse2(), kccl::coll::DataType::u32), Catch::Contains("too many colors") && Catch::Contains("already uses 24 of the 24 routable colors of WSE-2"));
 }
 
 TEST_CASE("fabric: exchange sends and receives in the same cycles; sends on one route arrive in order", "[wafer]") {
@@ -280,7 +280,7 @@ TEST_CASE("fabric: exchange sends and receives in the same cycles; sends on one 
                 uint32_t* in = pe.ptr<uint32_t>(4 * B, B);
                 for (uint32_t k = 0; k < B; ++k) out[k] = i * 1000 + k;
                 if (concurrent) {
-                    wafer::exchange(pe, wafer::Route{i}, out, B, wafer::Route{1 - i}, in, B, wafer::Op::copy);
+                    wafer::exchange(pe, wafer::Route{i}, out, B, wafer::Route{1 - i}, in, B, wafer::kCopy);
                 } else {
                     wafer::send(pe, wafer::Route{i}, out, B);
                     wafer::recv(pe, wafer::Route{1 - i}, in, B);

@@ -101,14 +101,14 @@ TEST_CASE("fabric patterns: butterfly with any G", "[wafer][patterns]") {
 }
 
 TEST_CASE("fabric patterns: element types and operators", "[wafer][patterns]") {
-    for (auto t : {wafer::DType::f32, wafer::DType::i32, wafer::DType::u32})
-        for (auto op : {wafer::Op::add, wafer::Op::max, wafer::Op::min})
+    for (auto t : {kccl::coll::DataType::f32, kccl::coll::DataType::i32, kccl::coll::DataType::u32})
+        for (auto op : {kccl::coll::RedOp::sum, kccl::coll::RedOp::max, kccl::coll::RedOp::min})
             for (const std::string nm : {"chain", "tree", "jump", "allreduce_ring"}) {
                 auto s = spec1(nm, 6, 9, nm == "jump" ? 2 : 0);
                 s.type = t;
                 s.op = op;
                 const auto r = run_pattern(s, fh::wse2(), 3);
-                INFO(nm << " " << wafer::dtype_name(t) << " " << wafer::op_name(op));
+                INFO(nm << " " << kccl::coll::dtype_name(t) << " " << wafer::op_name(op));
                 CHECK(r.wrong == 0);
             }
 }

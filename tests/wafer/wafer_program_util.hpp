@@ -12,7 +12,7 @@ namespace kccl::test::wafer {
 
 /// The argument words of a u32 step program made of `steps`.
 inline std::vector<uint32_t> program(std::initializer_list<::kccl::wafer::Step> steps) {
-    std::vector<uint32_t> a{uint32_t(::kccl::wafer::DType::u32), uint32_t(steps.size())};
+    std::vector<uint32_t> a{uint32_t(kccl::coll::DataType::u32), uint32_t(steps.size())};
     for (const ::kccl::wafer::Step& s : steps) {
         a.push_back(::kccl::wafer::encode_step_word0(s));
         a.push_back(s.offset);

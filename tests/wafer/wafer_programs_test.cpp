@@ -89,7 +89,7 @@ uint64_t emulated(const kf::PatternArgs& a, uint32_t rows, uint32_t cols, uint32
 
 /// Auto's choice, emulated, against the best emulated run of the implemented patterns with
 /// their default parameters (and two_phase at the model's best S): within 1.05x.
-void check_auto_emulated(kf::Collective coll, uint32_t P, uint32_t B) {
+void check_auto_emulated(kccl::coll::Op coll, uint32_t P, uint32_t B) {
     kf::AutoRequest q;
     q.collective = coll;
     q.cols = P;
@@ -114,7 +114,7 @@ void check_auto_emulated(kf::Collective coll, uint32_t P, uint32_t B) {
             if (s != 0 && p != kf::Pattern::two_phase) continue;
             kf::PatternArgs a;
             a.s = s;
-            if (coll == kf::Collective::reduce) {
+            if (coll == kccl::coll::Op::reduce) {
                 a.pattern = p;
             } else {
                 a.pattern = kf::Pattern::allreduce_naive;
@@ -127,7 +127,7 @@ void check_auto_emulated(kf::Collective coll, uint32_t P, uint32_t B) {
             }
             offer(a);
         }
-    if (coll == kf::Collective::allreduce) {
+    if (coll == kccl::coll::Op::all_reduce) {
         kf::PatternArgs a;
         a.pattern = kf::Pattern::allreduce_ring;
         offer(a);
@@ -138,7 +138,7 @@ void check_auto_emulated(kf::Collective coll, uint32_t P, uint32_t B) {
                 offer(a);
             }
     }
-    INFO(kf::collective_name(coll) << " P=" << P << " B=" << B << ": auto chose " << name_of(c.args) << " (model " << c.cycles << ", emulated " << chosen
+    INFO(kccl::coll::op_name(coll) << " P=" << P << " B=" << B << ": auto chose " << name_of(c.args) << " (model " << c.cycles << ", emulated " << chosen
                                    << "); best implemented " << best_name << " at " << best);
     CHECK(chosen * 100 <= best * 105);
     // auto's own prediction is what the emulation measures (the ring allreduce included, for any
@@ -226,16 +226,16 @@ TEST_CASE("spec_of: a PatternArgs run as the layout builder's spec, and what it 
 TEST_CASE("wafer auto vs emulated cycles: within 1.05x of the best implemented pattern, sampled", "[wafer][auto][programs][sweep]") {
     for (uint32_t P : {2u, 7u, 27u, 64u})
         for (uint32_t B : {1u, 40u, 1024u}) {
-            check_auto_emulated(kf::Collective::reduce, P, B);
-            check_auto_emulated(kf::Collective::allreduce, P, B);
+            check_auto_emulated(kccl::coll::Op::reduce, P, B);
+            check_auto_emulated(kccl::coll::Op::all_reduce, P, B);
         }
 }
 
 TEST_CASE("wafer auto vs emulated cycles: the thesis's grid, dense", "[wafer][auto][programs][long]") {
     for (uint32_t P : {2u, 3u, 4u, 5u, 8u, 9u, 16u, 27u, 32u, 64u, 81u, 100u, 128u, 243u, 256u, 400u, 512u})
         for (uint32_t B : {1u, 4u, 16u, 64u, 256u, 1024u, 4096u}) {
-            check_auto_emulated(kf::Collective::reduce, P, B);
-            check_auto_emulated(kf::Collective::allreduce, P, B);
+            check_auto_emulated(kccl::coll::Op::reduce, P, B);
+            check_auto_emulated(kccl::coll::Op::all_reduce, P, B);
         }
 }
 
@@ -247,7 +247,7 @@ namespace {
 /// at the default S and the model's best S for the longer axis); allreduce_2d over allreduce_ring
 /// and over allreduce_naive with each of those bases, rooted at (0, 0), the middles and the far
 /// corner. Within 1.05x, and auto's prediction equal to its emulated cycles.
-void check_auto_emulated_2d(kf::Collective coll, uint32_t M, uint32_t N, uint32_t B, uint32_t rx = 0, uint32_t ry = 0) {
+void check_auto_emulated_2d(kccl::coll::Op coll, uint32_t M, uint32_t N, uint32_t B, uint32_t rx = 0, uint32_t ry = 0) {
     kf::AutoRequest q;
     q.collective = coll;
     q.rows = M;
@@ -257,7 +257,7 @@ void check_auto_emulated_2d(kf::Collective coll, uint32_t M, uint32_t N, uint32_
     q.root_y = ry;
     const kf::AutoChoice c = kf::choose(q);
     REQUIRE(c.cycles != kf::cost::kCostInvalid);
-    INFO(kf::collective_name(coll) << " " << M << " x " << N << " B=" << B << " root=(" << rx << "," << ry << "): auto chose " << name_of(c.args)
+    INFO(kccl::coll::op_name(coll) << " " << M << " x " << N << " B=" << B << " root=(" << rx << "," << ry << "): auto chose " << name_of(c.args)
                                    << " (model " << c.cycles << ")");
     const uint64_t chosen = emulated(c.args, M, N, B);
     uint64_t best = chosen;
@@ -292,7 +292,7 @@ void check_auto_emulated_2d(kf::Collective coll, uint32_t M, uint32_t N, uint32_
         f(a);
     };
     kf::PatternArgs a;
-    if (coll == kf::Collective::reduce) {
+    if (coll == kccl::coll::Op::reduce) {
         a.pattern = kf::Pattern::reduce_2d;
         a.root = rx;
         a.root_y = ry;
@@ -319,15 +319,15 @@ void check_auto_emulated_2d(kf::Collective coll, uint32_t M, uint32_t N, uint32_
 TEST_CASE("wafer auto vs emulated cycles in 2D: within 1.05x of the best implemented pattern, sampled", "[wafer][auto][programs][sweep]") {
     for (uint32_t M : {2u, 3u, 5u})
         for (uint32_t B : {1u, 40u}) {
-            check_auto_emulated_2d(kf::Collective::reduce, M, M, B);
-            check_auto_emulated_2d(kf::Collective::reduce, M, M, B, M / 2, M - 1);
-            check_auto_emulated_2d(kf::Collective::allreduce, M, M, B);
+            check_auto_emulated_2d(kccl::coll::Op::reduce, M, M, B);
+            check_auto_emulated_2d(kccl::coll::Op::reduce, M, M, B, M / 2, M - 1);
+            check_auto_emulated_2d(kccl::coll::Op::all_reduce, M, M, B);
         }
-    check_auto_emulated_2d(kf::Collective::reduce, 2, 7, 12, 3, 1);
-    check_auto_emulated_2d(kf::Collective::allreduce, 4, 9, 12);
-    check_auto_emulated_2d(kf::Collective::reduce, 16, 16, 1, 8, 8);
-    check_auto_emulated_2d(kf::Collective::allreduce, 16, 16, 1);
-    check_auto_emulated_2d(kf::Collective::allreduce, 8, 8, 1028);
+    check_auto_emulated_2d(kccl::coll::Op::reduce, 2, 7, 12, 3, 1);
+    check_auto_emulated_2d(kccl::coll::Op::all_reduce, 4, 9, 12);
+    check_auto_emulated_2d(kccl::coll::Op::reduce, 16, 16, 1, 8, 8);
+    check_auto_emulated_2d(kccl::coll::Op::all_reduce, 16, 16, 1);
+    check_auto_emulated_2d(kccl::coll::Op::all_reduce, 8, 8, 1028);
 }
 
 TEST_CASE("wafer auto vs emulated cycles in 2D: grids up to 64 x 64 (dense)", "[wafer][auto][programs][long]") {
@@ -337,15 +337,15 @@ TEST_CASE("wafer auto vs emulated cycles in 2D: grids up to 64 x 64 (dense)", "[
     for (G g : {G{2, 2}, G{3, 3}, G{4, 4}, G{7, 7}, G{8, 8}, G{13, 13}, G{16, 16}, G{27, 27}, G{32, 32}, G{64, 64}, G{2, 64}, G{64, 3}, G{9, 16}})
         for (uint32_t B : {1u, 4u, 64u, 1028u, 4096u}) {
             if (uint64_t(g.M) * g.N * B > 64ull * 64 * 1028) continue;  // the biggest runs: 64 x 64 up to B = 1028
-            check_auto_emulated_2d(kf::Collective::reduce, g.M, g.N, B);
-            check_auto_emulated_2d(kf::Collective::reduce, g.M, g.N, B, g.N / 2, g.M / 2);
-            check_auto_emulated_2d(kf::Collective::reduce, g.M, g.N, B, g.N - 1, 0);
-            check_auto_emulated_2d(kf::Collective::allreduce, g.M, g.N, B);
+            check_auto_emulated_2d(kccl::coll::Op::reduce, g.M, g.N, B);
+            check_auto_emulated_2d(kccl::coll::Op::reduce, g.M, g.N, B, g.N / 2, g.M / 2);
+            check_auto_emulated_2d(kccl::coll::Op::reduce, g.M, g.N, B, g.N - 1, 0);
+            check_auto_emulated_2d(kccl::coll::Op::all_reduce, g.M, g.N, B);
         }
 }
 
 TEST_CASE("fill_inputs writes input_word's values (the per-PE part hoisted)", "[wafer][programs]") {
-    for (auto t : {kf::DType::f32, kf::DType::i32, kf::DType::u32})
+    for (auto t : {kccl::coll::DataType::f32, kccl::coll::DataType::i32, kccl::coll::DataType::u32})
         for (uint64_t seed : {1ull, 7ull, 123456789ull})
             for (size_t pe : {size_t(0), size_t(5), size_t(745499)}) {
                 std::vector<uint32_t> v(300);
@@ -357,20 +357,20 @@ TEST_CASE("fill_inputs writes input_word's values (the per-PE part hoisted)", "[
 TEST_CASE("combine_span gives combine_word's result per element, in place too (NaN and wrap included)", "[wafer][programs]") {
     std::vector<uint32_t> a(37), b(37);
     for (uint32_t k = 0; k < 37; ++k) {
-        a[k] = kccl::emu::wafer::input_word(kf::DType::u32, 3, 1, k);
-        b[k] = kccl::emu::wafer::input_word(kf::DType::u32, 4, 2, k);
+        a[k] = kccl::emu::wafer::input_word(kccl::coll::DataType::u32, 3, 1, k);
+        b[k] = kccl::emu::wafer::input_word(kccl::coll::DataType::u32, 4, 2, k);
     }
     const float nan = __builtin_nanf("");
     std::memcpy(&a[3], &nan, 4);  // a quiet NaN on either side
     std::memcpy(&b[8], &nan, 4);
-    for (auto t : {kf::DType::f32, kf::DType::i32, kf::DType::u32})
-        for (auto op : {kf::Op::copy, kf::Op::add, kf::Op::max, kf::Op::min}) {
+    for (auto t : {kccl::coll::DataType::f32, kccl::coll::DataType::i32, kccl::coll::DataType::u32})
+        for (auto op : {kf::kCopy, kccl::coll::RedOp::sum, kccl::coll::RedOp::max, kccl::coll::RedOp::min}) {
             const kf::Combine c{op, t};
             std::vector<uint32_t> out(37), in_place = a;
             kccl::emu::wafer::combine_span(c, out.data(), a.data(), b.data(), 37);
             kccl::emu::wafer::combine_span(c, in_place.data(), in_place.data(), b.data(), 37);
             for (uint32_t k = 0; k < 37; ++k) {
-                INFO("type " << kf::dtype_name(t) << " op " << int(op) << " k " << k);
+                INFO("type " << kccl::coll::dtype_name(t) << " op " << int(op) << " k " << k);
                 REQUIRE(out[k] == kf::combine_word(c, a[k], b[k]));
                 REQUIRE(in_place[k] == out[k]);
             }

@@ -109,7 +109,7 @@ TEST_CASE("wafer schedules: allreduce_ring is the ring all_reduce, its rounds fu
         s.B = 7;
         return s;
     }());
-    const fh::Layout L = fh::lower(ps.shape(), ps.place, 7, kccl::wafer::Op::add, ps.width, ps.height);
+    const fh::Layout L = fh::lower(ps.shape(), ps.place, 7, kccl::coll::RedOp::sum, ps.width, ps.height);
     fh::PatternSpec s;
     s.name = "allreduce_ring";
     s.P = 5;
@@ -342,7 +342,7 @@ TEST_CASE("wafer schedules: the lowering refuses what the fabric cannot run", "[
     fh::PatternSchedule ps = fh::pattern_schedule(s);
     auto fails_with = [&](const std::vector<fh::Coord>& place, const char* text) {
         try {
-            fh::lower(ps.shape(), place, 4, kccl::wafer::Op::add);
+            fh::lower(ps.shape(), place, 4, kccl::coll::RedOp::sum);
             FAIL("lowered");
         } catch (const std::invalid_argument& e) {
             CHECK_THAT(e.what(), Catch::Contains(text));
@@ -358,7 +358,7 @@ TEST_CASE("wafer schedules: the lowering refuses what the fabric cannot run", "[
     ring.ranks = 4;
     ring.chunks = 2;
     try {
-        fh::lower(ring, {{0, 0}, {1, 0}, {2, 0}, {3, 0}}, 8, kccl::wafer::Op::add);
+        fh::lower(ring, {{0, 0}, {1, 0}, {2, 0}, {3, 0}}, 8, kccl::coll::RedOp::sum);
         FAIL("lowered");
     } catch (const std::invalid_argument& e) {
         CHECK_THAT(e.what(), Catch::Contains("2 lanes"));
@@ -372,7 +372,7 @@ TEST_CASE("wafer schedules: the lowering refuses what the fabric cannot run", "[
     fh::Profile one = fh::wse2();
     one.colors = 1;
     try {
-        fh::build_from_schedule(lr).layout.finalize(one, kccl::wafer::DType::f32);
+        fh::build_from_schedule(lr).layout.finalize(one, kccl::coll::DataType::f32);
         FAIL("finalized");
     } catch (const std::invalid_argument& e) {
         CHECK_THAT(e.what(), Catch::Contains("too many colors"));

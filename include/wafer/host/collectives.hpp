@@ -58,13 +58,13 @@ struct PatternSpec {
     uint32_t G = 2;          ///< butterfly group size
     std::string base = "chain";  ///< the base pattern of left_right, jump, 2D and naive allreduce
     std::string base2 = "chain"; ///< the base of that base, when it is left_right or jump
-    DType type = DType::f32;
-    Op op = Op::add;
+    coll::DataType type = coll::DataType::f32;
+    coll::RedOp op = coll::RedOp::sum;
 };
 
 /// What a correct run leaves behind.
 struct Expect {
-    enum Kind : uint8_t { reduce, allreduce, broadcast } kind = reduce;
+    coll::Op kind = coll::Op::reduce;  ///< reduce, all_reduce or broadcast
     std::vector<Coord> pes;  ///< every participating PE (its input is its buffer at offset 0)
     Coord root;              ///< reduce: holds the result; broadcast: the source
 };
@@ -274,7 +274,7 @@ inline PatternSchedule pattern_schedule(const PatternSpec& spec, uint32_t t_r = 
     sh.ranks = ps.width * ps.height;
     if (nm == "bcast_1d" || nm == "bcast_2d") {
         // One multicast from the root to every PE: a star; ranks are PEs in row-major order.
-        ps.expect.kind = Expect::broadcast;
+        ps.expect.kind = coll::Op::broadcast;
         sh.op = coll::Op::broadcast;
         if (two_d) sh.topo = coll::Topology::mesh, sh.rows = rows, sh.cols = cols;
         sh.root = ps.expect.root.y * ps.width + ps.expect.root.x;
@@ -290,7 +290,7 @@ inline PatternSchedule pattern_schedule(const PatternSpec& spec, uint32_t t_r = 
         // these rounds once lowered (each recv_reduce_send / recv_copy_send received in one round
         // and sent in the next, fused with that round's receive into an exchange): its rank r
         // sends fragment r-1 first and ends owning fragment r, as ring position r-1 does.
-        ps.expect.kind = Expect::allreduce;
+        ps.expect.kind = coll::Op::all_reduce;
         sh.op = coll::Op::all_reduce;
         sh.method = coll::Method::ring_cw;
         sh.topo = coll::Topology::ring;
@@ -326,7 +326,7 @@ inline PatternSchedule pattern_schedule(const PatternSpec& spec, uint32_t t_r = 
     }
     if (nm == "allreduce_naive") {
         lt = line_tree(spec.P, spec.root, spec.base, spec.base2, spec, t_r, true);
-        ps.expect.kind = Expect::allreduce;
+        ps.expect.kind = coll::Op::all_reduce;
         sh.op = coll::Op::all_reduce;
         ps.bcast.resize(sh.ranks);
         coll::tree_star(ps.bcast.data(), sh.ranks, 0);
@@ -412,7 +412,7 @@ inline Built build_from_schedule(const PatternSpec& spec, uint32_t t_r = 2, bool
         const bool two_d = spec.M != 0;
         const uint32_t rows = spec.M, cols = spec.N ? spec.N : spec.M;
         Built out{two_d ? Layout(cols, rows) : Layout(spec.P, 1), Expect{}};
-        out.expect.kind = Expect::allreduce;
+        out.expect.kind = coll::Op::all_reduce;
         for (uint32_t y = 0; y < (two_d ? rows : 1); ++y)
             for (uint32_t x = 0; x < (two_d ? cols : spec.P); ++x) out.expect.pes.push_back(Coord{x, y});
         out.expect.root = two_d ? Coord{spec.root_x, spec.root_y} : Coord{spec.root, 0};

@@ -91,13 +91,13 @@ public:
     }
 
     // ---- steps --------------------------------------------------------------------------------
-    void send(Coord pe, uint32_t s, uint32_t offset, uint32_t n) { push(pe, StepKind::send, Op::copy, s, 0, offset, n); }
-    void recv(Coord pe, uint32_t s, uint32_t offset, uint32_t n, Op op) { push(pe, StepKind::recv, op, s, 0, offset, n); }
-    void relay(Coord pe, uint32_t in, uint32_t out, uint32_t offset, uint32_t n, Op op) { push(pe, StepKind::relay, op, in, out, offset, n); }
-    void advance(Coord pe, uint32_t s) { push(pe, StepKind::advance, Op::copy, s, 0, 0, 0); }
+    void send(Coord pe, uint32_t s, uint32_t offset, uint32_t n) { push(pe, StepKind::send, kCopy, s, 0, offset, n); }
+    void recv(Coord pe, uint32_t s, uint32_t offset, uint32_t n, coll::RedOp op) { push(pe, StepKind::recv, op, s, 0, offset, n); }
+    void relay(Coord pe, uint32_t in, uint32_t out, uint32_t offset, uint32_t n, coll::RedOp op) { push(pe, StepKind::relay, op, in, out, offset, n); }
+    void advance(Coord pe, uint32_t s) { push(pe, StepKind::advance, kCopy, s, 0, 0, 0); }
     /// Send n_out elements at byte offset off_out on stream `out` while receiving n_in on `in`
     /// into off_in (combined with op).
-    void exchange(Coord pe, uint32_t out, uint32_t off_out, uint32_t n_out, uint32_t in, uint32_t off_in, uint32_t n_in, Op op) {
+    void exchange(Coord pe, uint32_t out, uint32_t off_out, uint32_t n_out, uint32_t in, uint32_t off_in, uint32_t n_in, coll::RedOp op) {
         if (off_out > 0xFFFFu || off_in > 0xFFFFu || n_out > 0xFFFFu || n_in > 0xFFFFu)
             throw std::invalid_argument("fabric layout: an exchange's offsets and counts must fit in 16 bits (a PE has at most 64 KiB)");
         push(pe, StepKind::exchange, op, out, in, off_out | off_in << 16, n_out | n_in << 16);
@@ -120,7 +120,7 @@ public:
         uint32_t colors_used = 0;
     };
     /// Colors the streams, configures a Grid for `profile`, encodes every PE's steps.
-    Result finalize(const Profile& profile, DType type) const {
+    Result finalize(const Profile& profile, coll::DataType type) const {
         Result r{Grid(profile, w_, h_), {}, {}, 0};
         std::vector<uint32_t> used(size_t(w_) * h_, 0);
         if (profile.colors > 32) throw std::invalid_argument("fabric layout: at most 32 colors are supported");
@@ -214,7 +214,7 @@ private:
         }
         return c;
     }
-    void push(Coord pe, StepKind k, Op op, uint32_t a, uint32_t b, uint32_t offset, uint32_t n) {
+    void push(Coord pe, StepKind k, coll::RedOp op, uint32_t a, uint32_t b, uint32_t offset, uint32_t n) {
         if (pe.x >= w_ || pe.y >= h_) throw std::invalid_argument("fabric layout: a step on PE " + to_string(pe) + ", outside the grid");
         if (a >= streams_.size() || ((k == StepKind::relay || k == StepKind::exchange) && b >= streams_.size())) throw std::invalid_argument("fabric layout: a step names a stream that does not exist");
         Step s;

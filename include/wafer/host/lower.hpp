@@ -101,9 +101,9 @@ inline Dir arrival(Coord from, Coord to) {  // the direction an X-then-Y route e
 
 /// lower() appending to L (its grid): the streams and steps of one more schedule after what L
 /// already has on each PE (a pattern made of schedules run one after the other).
-inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord>& place, uint32_t B, Op op);
+inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord>& place, uint32_t B, coll::RedOp op);
 
-inline Layout lower(const coll::Shape& sh, const std::vector<Coord>& place, uint32_t B, Op op, uint32_t width = 0, uint32_t height = 0) {
+inline Layout lower(const coll::Shape& sh, const std::vector<Coord>& place, uint32_t B, coll::RedOp op, uint32_t width = 0, uint32_t height = 0) {
     if (width == 0 || height == 0) {
         for (const Coord& c : place) width = std::max(width, c.x + 1), height = std::max(height, c.y + 1);
     }
@@ -112,7 +112,7 @@ inline Layout lower(const coll::Shape& sh, const std::vector<Coord>& place, uint
     return L;
 }
 
-inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord>& place, uint32_t B, Op op) {
+inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord>& place, uint32_t B, coll::RedOp op) {
     const uint32_t width = L.width(), height = L.height();
     using coll::Verb;
     const std::string what = std::string("fabric lowering of ") + coll::op_name(sh.op) + " / " + coll::method_name(sh.method);
@@ -239,7 +239,7 @@ inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord
         enum Kind : uint8_t { send, recv, relay } kind;
         int in, out;
         uint32_t off, n;
-        Op op;
+        coll::RedOp op;
         bool adv;  // the sender advances the routers after it (the last send on a grouped stream)
     };
     for (uint32_t r = 0; r < p; ++r) {
@@ -268,8 +268,8 @@ inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord
             const int out = coll::verb_sends(s.verb) ? stream_of.at({r, sends_to(r, s)}) : -1;
             const bool adv = out >= 0 && s.cast == coll::Cast::unicast && last_send.at({r, s.send_peer}).second == i && has_next.count(out);
             switch (s.verb) {
-                case Verb::send: parts.push_back(Part{Part::send, -1, out, off, n, Op::copy, adv}); break;
-                case Verb::recv: parts.push_back(Part{Part::recv, in, -1, off, n, Op::copy, false}); break;
+                case Verb::send: parts.push_back(Part{Part::send, -1, out, off, n, kCopy, adv}); break;
+                case Verb::recv: parts.push_back(Part{Part::recv, in, -1, off, n, kCopy, false}); break;
                 case Verb::recv_reduce_copy: parts.push_back(Part{Part::recv, in, -1, off, n, op, false}); break;
                 case Verb::recv_reduce_send: {
                     // A relay whose next step receives into other elements: the ring's round (receive
@@ -295,13 +295,13 @@ inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord
                         if (coll::verb_writes_dst(u.verb) && wo <= off && off + 4 * n <= wo + 4 * wn) break;
                     }
                     parts.push_back(Part{Part::recv, in, -1, off, n, op, false});
-                    parts.push_back(Part{Part::send, -1, out, off, n, Op::copy, adv});
+                    parts.push_back(Part{Part::send, -1, out, off, n, kCopy, adv});
                     break;
                 }
                 case Verb::recv_copy_send:
                 case Verb::recv_reduce_copy_send:
-                    parts.push_back(Part{Part::recv, in, -1, off, n, s.verb == Verb::recv_copy_send ? Op::copy : op, false});
-                    parts.push_back(Part{Part::send, -1, out, off, n, Op::copy, adv});
+                    parts.push_back(Part{Part::recv, in, -1, off, n, s.verb == Verb::recv_copy_send ? kCopy : op, false});
+                    parts.push_back(Part{Part::send, -1, out, off, n, kCopy, adv});
                     break;
                 case Verb::copy:
                     if (so != dof || sn != dn) throw std::invalid_argument(at("copies to other elements; a fabric PE only moves what streams through it"));

@@ -46,12 +46,12 @@ struct PatternRun {
     uint64_t blocked = 0;  ///< sends that blocked on a full fabric (bounded buffering)
 };
 
-inline uint32_t input_word(kccl::wafer::DType t, uint64_t seed, size_t pe, uint32_t k) {
+inline uint32_t input_word(kccl::coll::DataType t, uint64_t seed, size_t pe, uint32_t k) {
     uint64_t z = seed * 0x9E3779B97F4A7C15ull + pe * 0xBF58476D1CE4E5B9ull + k * 0x94D049BB133111EBull + 1;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     z ^= z >> 31;
-    if (t == kccl::wafer::DType::f32) {
+    if (t == kccl::coll::DataType::f32) {
         const float f = float(int(z % 17) - 8);
         uint32_t w;
         std::memcpy(&w, &f, 4);
@@ -61,14 +61,14 @@ inline uint32_t input_word(kccl::wafer::DType t, uint64_t seed, size_t pe, uint3
 }
 
 /// input_word(t, seed, pe, k) for k < B into v, the per-PE part and the type test hoisted.
-inline void fill_inputs(kccl::wafer::DType t, uint64_t seed, size_t pe, uint32_t* v, uint32_t B) {
+inline void fill_inputs(kccl::coll::DataType t, uint64_t seed, size_t pe, uint32_t* v, uint32_t B) {
     const uint64_t base = seed * 0x9E3779B97F4A7C15ull + pe * 0xBF58476D1CE4E5B9ull + 1;
     auto mix = [](uint64_t z) {
         z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
         z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
         return z ^ (z >> 31);
     };
-    if (t == kccl::wafer::DType::f32) {
+    if (t == kccl::coll::DataType::f32) {
         uint32_t bits[17];
         for (int i = 0; i < 17; ++i) {
             const float f = float(i - 8);
@@ -82,7 +82,7 @@ inline void fill_inputs(kccl::wafer::DType t, uint64_t seed, size_t pe, uint32_t
 
 /// The PatternSpec of run `a` on `rows` x `cols` PEs (rows == 1: a row of cols PEs), B elements.
 inline kccl::wafer::host::PatternSpec spec_of(const kccl::wafer::PatternArgs& a, uint32_t rows, uint32_t cols, uint32_t B,
-                                              kccl::wafer::DType type = kccl::wafer::DType::f32, kccl::wafer::Op op = kccl::wafer::Op::add) {
+                                              kccl::coll::DataType type = kccl::coll::DataType::f32, kccl::coll::RedOp op = kccl::coll::RedOp::sum) {
     namespace kf = kccl::wafer;
     if (const kf::ArgsError e = kf::check_args(a, rows, cols); e != kf::ArgsError::ok)
         throw std::invalid_argument(std::string("fabric run ") + kf::pattern_name(a.pattern) + ": " + kf::args_error_text(e));
@@ -160,11 +160,11 @@ inline PatternRun run_built(const kccl::wafer::host::Built& b, const kccl::wafer
     for (size_t i = 0; i < e.pes.size(); ++i) {
         Pe* pe = f.pe(e.pes[i]);
         if (!pe) throw FabricError("fabric pattern " + spec.name + ": PE " + fh::to_string(e.pes[i]) + " takes part but runs no kernel");
-        const bool write = e.kind != fh::Expect::broadcast || e.pes[i] == e.root;
+        const bool write = e.kind != kccl::coll::Op::broadcast || e.pes[i] == e.root;
         if (!write) continue;
         uint32_t* v = pe->ptr<uint32_t>(0, B);
         fill_inputs(spec.type, seed, i, v, B);
-        if (i == 0 || e.kind == fh::Expect::broadcast) std::memcpy(ref.data(), v, size_t(B) * 4);
+        if (i == 0 || e.kind == kccl::coll::Op::broadcast) std::memcpy(ref.data(), v, size_t(B) * 4);
         else combine_span(cb, ref.data(), ref.data(), v, B);
     }
     const RunResult r = f.run();
@@ -179,7 +179,7 @@ inline PatternRun run_built(const kccl::wafer::host::Built& b, const kccl::wafer
         const uint32_t* v = f.pe(c)->ptr<uint32_t>(0, B);
         for (uint32_t k = 0; k < B; ++k) out.wrong += v[k] != ref[k];
     };
-    if (e.kind == fh::Expect::reduce) check(e.root);
+    if (e.kind == kccl::coll::Op::reduce) check(e.root);
     else
         for (const auto& c : e.pes) check(c);
     return out;

@@ -169,24 +169,25 @@ struct Times {
 /// loops are the collectives' (Reducer::combine: 16 bytes at a time where the host has SIMD, the
 /// same result per element as wafer::combine_word). out may equal a or b, never overlap partly.
 template <class T>
-inline void combine_span_as(kccl::wafer::Op op, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t n) {
+inline void combine_span_as(kccl::coll::RedOp op, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t n) {
     T* o = reinterpret_cast<T*>(out);
     const T* x = reinterpret_cast<const T*>(a);
     const T* y = reinterpret_cast<const T*>(b);
     switch (op) {
-        case kccl::wafer::Op::copy:
+        case kccl::coll::RedOp::sum: kccl::coll::Reducer<T, kccl::coll::RedOp::sum>::combine(o, x, y, n); return;
+        case kccl::coll::RedOp::max: kccl::coll::Reducer<T, kccl::coll::RedOp::max>::combine(o, x, y, n); return;
+        case kccl::coll::RedOp::min: kccl::coll::Reducer<T, kccl::coll::RedOp::min>::combine(o, x, y, n); return;
+        default:  // kCopy
             if (n) std::memmove(out, b, size_t(n) * 4);  // n == 0 may come with null spans
             return;
-        case kccl::wafer::Op::add: kccl::coll::Reducer<T, kccl::coll::RedOp::sum>::combine(o, x, y, n); return;
-        case kccl::wafer::Op::max: kccl::coll::Reducer<T, kccl::coll::RedOp::max>::combine(o, x, y, n); return;
-        case kccl::wafer::Op::min: kccl::coll::Reducer<T, kccl::coll::RedOp::min>::combine(o, x, y, n); return;
     }
 }
 inline void combine_span(Combine c, uint32_t* out, const uint32_t* a, const uint32_t* b, uint32_t n) {
     switch (c.type) {
-        case kccl::wafer::DType::f32: combine_span_as<float>(c.op, out, a, b, n); return;
-        case kccl::wafer::DType::i32: combine_span_as<int32_t>(c.op, out, a, b, n); return;
-        case kccl::wafer::DType::u32: combine_span_as<uint32_t>(c.op, out, a, b, n); return;
+        case kccl::coll::DataType::f32: combine_span_as<float>(c.op, out, a, b, n); return;
+        case kccl::coll::DataType::i32: combine_span_as<int32_t>(c.op, out, a, b, n); return;
+        case kccl::coll::DataType::u32: combine_span_as<uint32_t>(c.op, out, a, b, n); return;
+        default: return;  // the wafer combines 4-byte types only (wafer::supports)
     }
 }
 
@@ -407,7 +408,7 @@ private:
         const uint32_t i = p.pc_;
         const kccl::wafer::Step st = kccl::wafer::decode_step(p.arg(2 + i * kccl::wafer::step_words), p.arg(3 + i * kccl::wafer::step_words),
                                                                 p.arg(4 + i * kccl::wafer::step_words));
-        const Combine cb{st.op, kccl::wafer::DType(p.arg(0))};
+        const Combine cb{st.op, kccl::coll::DataType(p.arg(0))};
         const uint32_t t_r = g_.profile().t_r;
         const vtime_t c = p.retry_ ? p.step_c_ : p.clock_;
         auto wait = [&](uint32_t color, uint32_t n, const char* what) {
