@@ -49,9 +49,11 @@
 #include <collectives/link_ipcq.hpp>
 #include <collectives/ops.hpp>
 #include <edm/edm.hpp>
+#include <wafer/auto.hpp>
 
 #include "emulation.hpp"
 #include "fabric/fabric.hpp"
+#include "wafer/run.hpp"
 
 #include <algorithm>
 #include <array>
@@ -823,6 +825,9 @@ struct Collective {
     /// it is not available run_collective throws std::invalid_argument naming why. Automatic
     /// broadcasts (no method, multicast false) take it where available (ch::choose_broadcast).
     bool multicast = false;
+    /// Transport::wafer: the thesis pattern to run (wafer/patterns.hpp; its root is set from
+    /// `root`); empty: the cost model's fastest for the grid (wafer::choose, wafer/auto.hpp).
+    std::optional<kccl::wafer::PatternArgs> pattern;
 };
 
 /// What run_collective returns.
@@ -840,11 +845,13 @@ struct CollectiveResult {
     /// The NoC-multicast broadcast ran (Collective::multicast, or chosen automatically); the
     /// layout's method is then the method table's choice, which did not run.
     bool multicast = false;
+    /// Transport::wafer: the pattern that ran (wafer::describe); report.makespan: its modelled cycles.
+    std::string pattern;
 
     bool ok() const { return report.ok(); }
     coll::Method method() const { return layout.shape.method; }
     /// The name of what ran: "multicast" or the method's name (ring_cw, binomial_tree, ...).
-    std::string method_name() const { return multicast ? "multicast" : coll::method_name(method()); }
+    std::string method_name() const { return !pattern.empty() ? pattern : multicast ? "multicast" : coll::method_name(method()); }
     /// The setting that replays this run exactly (fiber engine; KCCL_EMU_REPLAY).
     std::string replay() const { return report.replay.empty() ? replay_string(options) : report.replay; }
     /// The report's summary (errors and the watchdog's dump) and the replay string.
@@ -1066,6 +1073,93 @@ void copy_elems_out(std::vector<T>& v, const uint8_t* p, size_t n) {
     }
 }
 
+/// run_collective's error for an element type the wafer does not combine.
+inline std::invalid_argument wafer_type_error(coll::DataType t) {
+    using coll::DataType, coll::dtype_name;
+    return std::invalid_argument(std::string("run_collective: transport wafer: element type ") + dtype_name(t) +
+                                 " is not one the wafer's PEs combine (allowed: " + dtype_name(DataType::f32) + ", " +
+                                 dtype_name(DataType::i32) + ", " + dtype_name(DataType::u32) + ")");
+}
+
+/// run_collective on the wafer's PE grid (Transport::wafer): `g.ranks` PEs, `g.mesh_cols` columns
+/// (0: one row), rank r at PE (r % cols, r / cols); `c.count` elements per PE; c.pattern or the
+/// cost model's choice. Throws std::invalid_argument naming what the wafer allows.
+template <class Red>
+CollectiveResult<typename Red::value_type> run_on_wafer(const GroupOptions& g, const Collective& c,
+                                                        const std::vector<std::vector<typename Red::value_type>>& inputs, const RunOptions& ro) {
+    using T = typename Red::value_type;
+    namespace kw = kccl::wafer;
+    namespace ew = kccl::emu::wafer;
+    const std::string pre = "run_collective: transport wafer: ";
+    constexpr coll::DataType dt = coll::dtype_of<T>::value;
+    static_assert(kccl::wafer::supports(dt), "run_collective checks the type first (wafer_type_error)");
+    const bool reduces = c.op != coll::Op::broadcast;
+    if (c.op != coll::Op::reduce && c.op != coll::Op::all_reduce && c.op != coll::Op::broadcast)
+        throw std::invalid_argument(pre + "op " + coll::op_name(c.op) + " has no wafer pattern (allowed: reduce, all_reduce, broadcast)");
+    if (reduces && !kw::supports(Red::op))
+        throw std::invalid_argument(pre + "reduction " + coll::redop_name(Red::op) + " is not one the wafer's PEs combine with (allowed: sum, max, min)");
+    if (c.method || c.multicast)
+        throw std::invalid_argument(pre + "the wafer runs its thesis patterns (Collective::pattern), not the method table's methods nor multicast");
+    const uint32_t cols = g.mesh_cols ? g.mesh_cols : g.ranks, rows = cols ? g.ranks / cols : 0;
+    if (!g.ranks || rows * cols != g.ranks || coll::group_size(g.groups, g.ranks) != g.ranks)
+        throw std::invalid_argument(pre + "a grid of " + std::to_string(g.ranks) + " PEs with mesh_cols " + std::to_string(g.mesh_cols) +
+                                    ": mesh_cols (0: one row) must divide the ranks, and one group of every rank (groups = all())");
+    if (c.root >= g.ranks) throw std::invalid_argument(pre + "root " + std::to_string(c.root) + " is not a PE of the " + std::to_string(g.ranks));
+    if (inputs.size() != g.ranks) throw std::invalid_argument(pre + std::to_string(inputs.size()) + " inputs for " + std::to_string(g.ranks) + " PEs");
+    for (uint32_t r = 0; r < g.ranks; ++r)
+        if (inputs[r].size() != c.count)
+            throw std::invalid_argument(pre + "input of PE " + std::to_string(r) + " has " + std::to_string(inputs[r].size()) +
+                                        " elements; the collective's count is " + std::to_string(c.count));
+    const kw::host::Profile profile = kw::host::wse2();
+    const uint32_t rx = c.root % cols, ry = c.root / cols;
+    kw::PatternArgs a;
+    if (c.pattern) a = *c.pattern;
+    else {
+        kw::AutoRequest q;
+        q.collective = c.op, q.rows = rows, q.cols = cols, q.B = c.count, q.root = rx, q.root_y = ry, q.tr = profile.t_r;
+        const kw::AutoChoice choice = kw::choose(q);
+        if (choice.cycles == kw::cost::kCostInvalid)
+            throw std::invalid_argument(pre + "no pattern the cost model can cost for " + coll::op_name(c.op) + " on " + std::to_string(rows) +
+                                        " x " + std::to_string(cols) + " PEs");
+        a = choice.args;
+    }
+    if (kw::pattern_info(a.pattern).collective != c.op)
+        throw std::invalid_argument(pre + "pattern " + kw::pattern_name(a.pattern) + " is a " + coll::op_name(kw::pattern_info(a.pattern).collective) +
+                                    " pattern, not " + coll::op_name(c.op));
+    if (c.op != coll::Op::all_reduce) a.root = rx, a.root_y = ry;
+    const kw::host::PatternSpec spec = ew::spec_of(a, rows, cols, c.count, dt, reduces ? Red::op : kw::kCopy);
+    const kw::host::Built built = kw::host::build(spec, profile.t_r);
+    CollectiveResult<T> res;
+    char name[128];
+    kw::describe(a, name, sizeof name);
+    res.pattern = name;
+    res.options = ro;
+    res.groups = group_table_of(g, "run_collective");
+    res.layout.shape.op = c.op, res.layout.shape.ranks = g.ranks, res.layout.shape.root = c.root;
+    res.layout.count = res.layout.in_elems = res.layout.out_elems = c.count;
+    ew::FabricOptions fo;
+    fo.seed = ro.adversary.seed * 131 + 7;  // the PEs' garbage
+    fo.adversarial = ro.adversary.enabled;
+    fo.order_seed = ro.adversary.seed;
+    try {
+        const ew::LayoutRun run = ew::run_layout(built, spec, profile, fo, [&](size_t i, uint32_t* v) {
+            const kw::host::Coord at = built.expect.pes[i];
+            if (c.count) std::memcpy(v, inputs[at.y * cols + at.x].data(), size_t(c.count) * 4);
+        });
+        res.report.timed = true, res.report.model = "wafer", res.report.time_unit = "cycles", res.report.makespan = run.result.cycles;
+        res.host_us = run.result.wall_seconds * 1e6;
+        res.outputs.resize(g.ranks);
+        for (uint32_t r = 0; r < g.ranks; ++r)
+            if (ew::Pe* pe = run.fabric->pe({r % cols, r / cols})) copy_elems_out(res.outputs[r], pe->mem(0, c.count * 4), c.count);
+    } catch (const ew::FabricError& e) {  // a failed run: in the report, as on the other transports
+        emu::CoreResult failed;
+        failed.status = emu::CoreStatus::failed;
+        failed.message = e.what();
+        res.report.cores.push_back(failed);
+    }
+    return res;
+}
+
 /// Runs collective `c` with reducer `Red` (element type and operator; for operations that do not
 /// reduce any valid operator of the type) on a fresh group made from `g` (its buffer_bytes is
 /// set here from the layout), `inputs[r]` (c.count elements) as rank r's input. With
@@ -1080,6 +1174,10 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
                                                           RunOptions ro = default_run_options()) {
     using T = typename Red::value_type;
     constexpr uint32_t eb = sizeof(T);
+    if (g.transport == coll::Transport::wafer) {
+        if constexpr (kccl::wafer::supports(coll::dtype_of<T>::value)) return run_on_wafer<Red>(g, c, inputs, ro);
+        else throw wafer_type_error(coll::dtype_of<T>::value);
+    }
     CollectiveResult<T> res;
     res.layout = plan_collective(g, c, eb);
     const Layout L = res.layout;

@@ -32,6 +32,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <string>
 
 namespace kccl::emu::wafer {
@@ -141,42 +142,59 @@ inline kccl::wafer::host::PatternSpec spec_of(const kccl::wafer::PatternArgs& a,
     return s;
 }
 
+/// A layout's run: the fabric after it (every PE's memory), its result and the colors it used.
+struct LayoutRun {
+    std::unique_ptr<Fabric> fabric;
+    RunResult result;
+    uint32_t colors = 0;
+};
+
+/// Runs layout `b` (spec gives B and the type) on a fabric with options `fo`, after `in(i, v)`
+/// wrote the input of participating PE i (b.expect.pes[i]; a broadcast's root only) at v (B words).
+template <class In>
+LayoutRun run_layout(const kccl::wafer::host::Built& b, const kccl::wafer::host::PatternSpec& spec, const kccl::wafer::host::Profile& profile,
+                     const FabricOptions& fo, In&& in) {
+    namespace fh = kccl::wafer::host;
+    fh::Layout::Result lr = b.layout.finalize(profile, spec.type);
+    LayoutRun out{std::make_unique<Fabric>(std::move(lr.grid), fo), {}, lr.colors_used};
+    for (auto& p : lr.programs) out.fabric->launch_program(p.pe, std::move(p.args), 4 * spec.B);
+    const auto& e = b.expect;
+    for (size_t i = 0; i < e.pes.size(); ++i) {
+        Pe* pe = out.fabric->pe(e.pes[i]);
+        if (!pe) throw FabricError("fabric pattern " + spec.name + ": PE " + fh::to_string(e.pes[i]) + " takes part but runs no kernel");
+        if (e.kind != kccl::coll::Op::broadcast || e.pes[i] == e.root) in(i, pe->ptr<uint32_t>(0, spec.B));
+    }
+    out.result = out.fabric->run();
+    return out;
+}
+
 /// Runs layout `b` (spec gives B, the type, the operator and the name) and checks its result.
 inline PatternRun run_built(const kccl::wafer::host::Built& b, const kccl::wafer::host::PatternSpec& spec,
                             const kccl::wafer::host::Profile& profile = kccl::wafer::host::wse2(), uint64_t seed = 1, bool adversarial = false,
                             uint64_t order_seed = 1) {
     namespace fh = kccl::wafer::host;
-    fh::Layout::Result lr = b.layout.finalize(profile, spec.type);
     FabricOptions fo;
     fo.seed = seed;
     fo.adversarial = adversarial;
     fo.order_seed = order_seed;
-    Fabric f(std::move(lr.grid), fo);
-    for (auto& p : lr.programs) f.launch_program(p.pe, std::move(p.args), 4 * spec.B);
     const auto& e = b.expect;
     const uint32_t B = spec.B;
     const kccl::wafer::Combine cb{spec.op, spec.type};
     std::vector<uint32_t> ref(B);
-    for (size_t i = 0; i < e.pes.size(); ++i) {
-        Pe* pe = f.pe(e.pes[i]);
-        if (!pe) throw FabricError("fabric pattern " + spec.name + ": PE " + fh::to_string(e.pes[i]) + " takes part but runs no kernel");
-        const bool write = e.kind != kccl::coll::Op::broadcast || e.pes[i] == e.root;
-        if (!write) continue;
-        uint32_t* v = pe->ptr<uint32_t>(0, B);
+    const LayoutRun lr = run_layout(b, spec, profile, fo, [&](size_t i, uint32_t* v) {
         fill_inputs(spec.type, seed, i, v, B);
         if (i == 0 || e.kind == kccl::coll::Op::broadcast) std::memcpy(ref.data(), v, size_t(B) * 4);
         else combine_span(cb, ref.data(), ref.data(), v, B);
-    }
-    const RunResult r = f.run();
+    });
     PatternRun out;
     out.pattern = spec.name;
-    out.cycles = r.cycles;
-    out.wall_seconds = r.wall_seconds;
-    out.colors = lr.colors_used;
-    out.streams = r.streams;
-    out.blocked = r.blocked;
+    out.cycles = lr.result.cycles;
+    out.wall_seconds = lr.result.wall_seconds;
+    out.colors = lr.colors;
+    out.streams = lr.result.streams;
+    out.blocked = lr.result.blocked;
     auto check = [&](fh::Coord c) {
-        const uint32_t* v = f.pe(c)->ptr<uint32_t>(0, B);
+        const uint32_t* v = lr.fabric->pe(c)->ptr<uint32_t>(0, B);
         for (uint32_t k = 0; k < B; ++k) out.wrong += v[k] != ref[k];
     };
     if (e.kind == kccl::coll::Op::reduce) check(e.root);
