@@ -8,8 +8,8 @@
 //   bed.add([](auto& hal, auto& link, const RankBuffers& b) { ...; link.quiesce(); return 0; });
 //   RunReport r = bed.run(ro);                   // r.summary() names every stalled router / worker
 //
-// Transport selection for tools: `make_bed(o)` builds the cluster, plan and launcher for a named
-// topology ("line", "ring", "mesh", "t3000", "galaxy") and fabric kind.
+// run_collective (emulation/collective.hpp, Transport::fabric) runs a collective on a bed in a
+// few lines; the bed is for kernels of your own over the fabric link.
 #pragma once
 
 #include "../emulation.hpp"
@@ -283,8 +283,5 @@ struct Bed {
     const uint8_t* input(uint32_t r) { return cluster->l1(worker(r)).data() + buffers(r).input_l1; }
     RunReport run(const RunOptions& o) { return launch->run(o); }
 };
-
-/// Transport selection for tools: the fabric bed of a named topology.
-inline std::unique_ptr<Bed> make_bed(const BedOptions& o) { return std::make_unique<Bed>(o); }
 
 }  // namespace kccl::emu::fabric

@@ -47,38 +47,22 @@ struct PatternRun {
     uint64_t blocked = 0;  ///< sends that blocked on a full fabric (bounded buffering)
 };
 
+/// Input word k of participating PE `pe` (see the file comment).
 inline uint32_t input_word(kccl::coll::DataType t, uint64_t seed, size_t pe, uint32_t k) {
     uint64_t z = seed * 0x9E3779B97F4A7C15ull + pe * 0xBF58476D1CE4E5B9ull + k * 0x94D049BB133111EBull + 1;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     z ^= z >> 31;
-    if (t == kccl::coll::DataType::f32) {
-        const float f = float(int(z % 17) - 8);
-        uint32_t w;
-        std::memcpy(&w, &f, 4);
-        return w;
-    }
-    return uint32_t(z);
+    if (t != kccl::coll::DataType::f32) return uint32_t(z);
+    const float f = float(int(z % 17) - 8);
+    uint32_t w;
+    std::memcpy(&w, &f, 4);
+    return w;
 }
 
-/// input_word(t, seed, pe, k) for k < B into v, the per-PE part and the type test hoisted.
+/// input_word(t, seed, pe, k) for k < B into v.
 inline void fill_inputs(kccl::coll::DataType t, uint64_t seed, size_t pe, uint32_t* v, uint32_t B) {
-    const uint64_t base = seed * 0x9E3779B97F4A7C15ull + pe * 0xBF58476D1CE4E5B9ull + 1;
-    auto mix = [](uint64_t z) {
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-    };
-    if (t == kccl::coll::DataType::f32) {
-        uint32_t bits[17];
-        for (int i = 0; i < 17; ++i) {
-            const float f = float(i - 8);
-            std::memcpy(&bits[i], &f, 4);
-        }
-        for (uint32_t k = 0; k < B; ++k) v[k] = bits[mix(base + k * 0x94D049BB133111EBull) % 17];
-    } else {
-        for (uint32_t k = 0; k < B; ++k) v[k] = uint32_t(mix(base + k * 0x94D049BB133111EBull));
-    }
+    for (uint32_t k = 0; k < B; ++k) v[k] = input_word(t, seed, pe, k);
 }
 
 /// The PatternSpec of run `a` on `rows` x `cols` PEs (rows == 1: a row of cols PEs), B elements.
