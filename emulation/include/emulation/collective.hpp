@@ -15,6 +15,11 @@
 //   if (!r.ok()) std::puts(r.summary().c_str());   // errors, dump and replay string
 //   r.outputs[rank][i]                              // 4.f
 //
+// Machines — the transport picks one: IPCQ (PEs of one chip), EDM (chips over Ethernet),
+// fabric (tt-metal's routed chip fabric on GroupOptions::cluster: line, ring, mesh, t3000, galaxy;
+// every method, multi-hop included, on a Bed of emulation/fabric/fabric.hpp) or wafer (the
+// thesis patterns on a PE grid of emulation/wafer/, Collective::pattern or the cost model's).
+//
 // Groups — GroupOptions::groups = CommGroup::consecutive(k) or orthogonal(k) (Graphcore GCL's
 // kinds, include/collectives/groups.hpp) splits the ranks into groups of k that all run the
 // collective at once, in one launch, each on its own links; inputs / outputs stay indexed by rank
