@@ -1,4 +1,4 @@
-// tools/ttm_fabric_ops.hpp — host side of include/fabric/ops/ttm.hpp and ttm_reduce.hpp: an
+// tools/ttm_fabric_ops.hpp — host side of include/fabric/ops/*.hpp: an
 // emulated line or ring of chips with the chip fabric, a DRAM endpoint per chip holding the input,
 // output (and, for reduce_scatter / all_reduce, intermediate) tensors, the op's plan per chip, one
 // run of warmup + iterations, and a bit-exact check of every output byte against values computed
@@ -11,8 +11,10 @@
 #include <collectives/ops.hpp>
 #include <emulation/fabric/fabric.hpp>
 #include <emulation/collective.hpp>
-#include <fabric/ops/ttm.hpp>
-#include <fabric/ops/ttm_reduce.hpp>
+#include <fabric/ops/all_gather.hpp>
+#include <fabric/ops/all_reduce.hpp>
+#include <fabric/ops/all_to_all.hpp>
+#include <fabric/ops/reduce_scatter.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -262,7 +264,7 @@ inline Result run(const Options& o, emu::RunOptions ro) {
     return res;
 }
 
-/// reduce_scatter / all_reduce (ttm_reduce.hpp): bfloat16 inputs from the seed (every summation
+/// reduce_scatter / all_reduce (reduce_scatter.hpp, all_reduce.hpp): bfloat16 inputs from the seed (every summation
 /// order gives the same exact sum: emulation/collective.hpp's input_value), the sum on the compute
 /// engine; chip r's reduce_scatter output is slice r of the sum, all_reduce's the whole sum.
 inline Result run_reduce(const Options& o, emu::RunOptions ro) {
