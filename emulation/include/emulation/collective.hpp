@@ -48,6 +48,7 @@
 #include <collectives/link_edm.hpp>
 #include <collectives/link_ipcq.hpp>
 #include <collectives/ops.hpp>
+#include <common/host/error.hpp>
 #include <edm/edm.hpp>
 
 #include "emulation.hpp"
@@ -60,7 +61,6 @@
 #include <memory>
 #include <optional>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -233,7 +233,7 @@ struct GroupOptions {
 inline constexpr uint64_t kMaxBufferBytes = 1ull << 30;
 
 /// Bytes of the largest of a layout's three buffers, rounded to 16 (exact: 64-bit sizes from the
-/// layout's chunk grid). Throws std::invalid_argument naming the buffer and its size when one is
+/// layout's chunk grid). Throws kccl::Error naming the buffer and its size when one is
 /// above 1 GiB (kMaxBufferBytes).
 inline uint32_t buffer_bytes_for(const Layout& l, uint32_t elem_bytes) {
     uint64_t m = 1;  // at least one element
@@ -243,7 +243,7 @@ inline uint32_t buffer_bytes_for(const Layout& l, uint32_t elem_bytes) {
         const uint64_t bytes = elem_bytes && e > ~0ull / elem_bytes ? ~0ull : e * elem_bytes;
         if (bytes > kMaxBufferBytes) {
             const char* name = b == coll::Buf::input ? "input" : b == coll::Buf::output ? "output" : "scratch";
-            throw std::invalid_argument(std::string(coll::op_name(l.shape.op)) + " / " + coll::method_name(l.shape.method) +
+            throw kccl::Error(kccl::Errc::usage, std::string(coll::op_name(l.shape.op)) + " / " + coll::method_name(l.shape.method) +
                                         " of " + std::to_string(l.count) + " elements of " + std::to_string(elem_bytes) +
                                         " bytes over " + std::to_string(l.shape.ranks) + " ranks needs a " + name +
                                         " buffer of " + std::to_string(e) + " elements (" + std::to_string(bytes) +
@@ -324,12 +324,12 @@ public:
         const HostChecksThrow checks;
         const uint32_t n = o.ranks, W = std::max<uint32_t>(1, o.workers_per_link);
         if (W > 1 && (o.transport != coll::Transport::edm || o.t3000))
-            throw std::invalid_argument("the group puts several workers per link only on the EDM transport "
+            throw kccl::Error(kccl::Errc::usage, "the group puts several workers per link only on the EDM transport "
                                         "(not IPCQ, not the T3000 layout)");
         members = group_table_of(o, "Group");
         const bool subgroups = members.size() > 1;
         if (subgroups && (o.t3000 || o.shape == coll::GroupShape::mesh))
-            throw std::invalid_argument("GroupOptions::groups = " + ch::group_name(o.groups) + " over " + std::to_string(n) +
+            throw kccl::Error(kccl::Errc::usage, "GroupOptions::groups = " + ch::group_name(o.groups) + " over " + std::to_string(n) +
                                         " ranks: several groups are built as rings, lines or all-pairs groups only "
                                         "(not shape mesh, not the T3000 layout); use groups = all() there");
         ch::GroupSpec g;
@@ -343,7 +343,7 @@ public:
         g.initial_counter = o.initial_counter;
         const uint64_t need = worker_l1_need(o);
         if (need > kMaxWorkerL1)
-            throw std::invalid_argument("the group's worker L1 would be " + std::to_string(need) + " bytes; at most " +
+            throw kccl::Error(kccl::Errc::usage, "the group's worker L1 would be " + std::to_string(need) + " bytes; at most " +
                                         std::to_string(kMaxWorkerL1) + " (32-bit L1 addresses): use smaller buffers or messages");
         const uint32_t l1 = uint32_t(need);
         g.worker_l1 = {0x10000, l1, 0};
@@ -372,7 +372,7 @@ public:
             chip.dram_bytes = o.dram_bytes;
             g.eth_l1 = {0x1000, eth, 0x800};
             if (o.t3000) {
-                if (n != 8) throw std::invalid_argument("a T3000 has 8 chips: use 8 ranks with --topology t3000");
+                if (n != 8) throw kccl::Error(kccl::Errc::usage, "a T3000 has 8 chips: use 8 ranks with --topology t3000");
                 chip.eth_cores = 16;
                 cluster = std::make_unique<emu::Cluster>(emu::topology::t3000(chip));
                 for (uint32_t r = 0; r < 8; ++r) cores.push_back(rank_core(o, r));
@@ -810,7 +810,7 @@ struct Collective {
     /// broadcast only: run the NoC-multicast broadcast (method name "multicast";
     /// collectives/mcast_broadcast.hpp, direct mode) instead of a method of the method table. It
     /// needs an IPCQ group whose ranks are a rectangle of cores of one chip, not in place; where
-    /// it is not available run_collective throws std::invalid_argument naming why. Automatic
+    /// it is not available run_collective throws kccl::Error naming why. Automatic
     /// broadcasts (no method, multicast false) take it where available (ch::choose_broadcast).
     bool multicast = false;
 };
@@ -907,21 +907,21 @@ inline std::string multicast_unavailable(const Group& group, const Collective& c
 
 /// run_collective's error for Collective::multicast where it is not available (why: the reason;
 /// op: the collective's op, a broadcast, whose methods the message lists).
-inline std::invalid_argument multicast_refused(const std::string& why, coll::Op op) {
+inline kccl::Error multicast_refused(const std::string& why, coll::Op op) {
     std::string m = "run_collective: method multicast: " + why +
                     " (broadcast takes multicast on an IPCQ group whose ranks are a rectangle of cores of one chip, "
                     "not in place; everywhere: ";
     m.append(coll::allowed_methods(op));
-    return std::invalid_argument(m + ")");
+    return kccl::Error(kccl::Errc::usage, m + ")");
 }
 
-/// The shape `c` runs on group `g` (the method chosen if automatic); throws std::invalid_argument
+/// The shape `c` runs on group `g` (the method chosen if automatic); throws kccl::Error
 /// naming the problem if the executor does not support it.
 /// With GroupOptions::groups other than all(), the shape of one group (every group has the same):
 /// its ranks are the group size k, and root / peer are ranks inside each group (0 .. k-1).
 inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32_t elem_bytes) {
     const HostChecksThrow checks;
-    if (g.ranks == 0) throw std::invalid_argument("run_collective: the group needs at least one rank");
+    if (g.ranks == 0) throw kccl::Error(kccl::Errc::usage, "run_collective: the group needs at least one rank");
     group_table_of(g, "run_collective");
     const uint32_t k = coll::group_size(g.groups, g.ranks);  // ranks of each group
     coll::Shape sh;
@@ -937,21 +937,21 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
     const bool routed = g.shape == coll::GroupShape::all_pairs;
     sh.method = c.method ? *c.method : coll::choose_method(c.op, sh.topo, k, uint64_t(c.count) * elem_bytes, routed);
     if (c.root >= k || sh.peer >= k)
-        throw std::invalid_argument("run_collective: root " + std::to_string(c.root) + " / peer " + std::to_string(sh.peer) +
+        throw kccl::Error(kccl::Errc::usage, "run_collective: root " + std::to_string(c.root) + " / peer " + std::to_string(sh.peer) +
                                     " is not a rank of a group of " + std::to_string(k) +
                                     (k != g.ranks ? " (root and peer are ranks inside each group: 0.." + std::to_string(k - 1) + ")" : ""));
     bool known = false;
     coll::dispatch(sh, [&](auto) { known = true; });
     if (!known)
-        throw std::invalid_argument(std::string("run_collective: ") + coll::op_name(c.op) + " does not take method " +
+        throw kccl::Error(kccl::Errc::usage, std::string("run_collective: ") + coll::op_name(c.op) + " does not take method " +
                                     coll::method_name(sh.method) + " (it takes: " + coll::allowed_methods(c.op) + ")");
     if (c.multicast && (c.op != coll::Op::broadcast || c.method))
-        throw std::invalid_argument(std::string("run_collective: Collective::multicast is the broadcast method \"multicast\"; ") +
+        throw kccl::Error(kccl::Errc::usage, std::string("run_collective: Collective::multicast is the broadcast method \"multicast\"; ") +
                                     (c.op != coll::Op::broadcast ? std::string("op ") + coll::op_name(c.op) + " does not take it (only broadcast does)"
                                                                  : std::string("it replaces Collective::method, which is set too (") +
                                                                        coll::method_name(*c.method) + "): set one of them"));
     if (!routed && coll::multi_hop(sh))
-        throw std::invalid_argument(std::string("run_collective: method ") + coll::method_name(sh.method) +
+        throw kccl::Error(kccl::Errc::usage, std::string("run_collective: method ") + coll::method_name(sh.method) +
                                     " sends to ranks that are not neighbours: it needs a routed link "
                                     "(GroupOptions::shape = GroupShape::all_pairs)");
     // The NoC-multicast broadcast (asked for, or automatic where available) runs instead of the
@@ -965,13 +965,13 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
     const bool by_puts = g.transport == coll::Transport::ipcq && coll::moves_by_puts(sh.op, sh.method) && !c.in_place;
     const Layout L = make_layout(sh, c.count, by_puts ? put_chunk_elems(g, sh, c.count, elem_bytes) : max_chunk_elems(g, elem_bytes));
     if (const char* err = coll::validate(L.shape); err && !mcast)
-        throw std::invalid_argument(std::string("run_collective: ") + coll::op_name(c.op) + " / " +
+        throw kccl::Error(kccl::Errc::usage, std::string("run_collective: ") + coll::op_name(c.op) + " / " +
                                     coll::method_name(sh.method) + ": " + err +
                                     (mcast_asked_or_auto ? " The NoC-multicast broadcast is not available either: " + mcast_why : ""));
     try {  // every buffer at most 1 GiB per rank, before any input is looked at or L1 allocated
         buffer_bytes_for(L, elem_bytes);
-    } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(std::string("run_collective: ") + e.what());
+    } catch (const kccl::Error& e) {
+        throw kccl::Error(kccl::Errc::usage, std::string("run_collective: ") + e.what());
     }
     return L;
 }
@@ -1008,7 +1008,7 @@ void copy_elems_out(std::vector<T>& v, const uint8_t* p, size_t n) {
 /// GroupOptions::groups other than all(), every group runs `c` on its own ranks, all in one
 /// launch; inputs and outputs are indexed by rank (0 .. g.ranks-1), result.groups lists the groups. `Links` limits the
 /// link types the kernel is compiled for (link_edm, link_ipcq, link_ipcq_all_pairs: less to
-/// compile). Throws std::invalid_argument for an unsupported collective or bad inputs; a failed
+/// compile). Throws kccl::Error for an unsupported collective or bad inputs; a failed
 /// run is in the result's report, not an exception.
 template <class Red, unsigned Links = link_all>
 CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const Collective& c,
@@ -1020,11 +1020,11 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
     res.layout = plan_collective(g, c, eb);
     const Layout L = res.layout;
     if (inputs.size() != g.ranks)
-        throw std::invalid_argument("run_collective: " + std::to_string(inputs.size()) + " inputs for " + std::to_string(g.ranks) +
+        throw kccl::Error(kccl::Errc::usage, "run_collective: " + std::to_string(inputs.size()) + " inputs for " + std::to_string(g.ranks) +
                                     " ranks (one per rank)");
     for (uint32_t r = 0; r < g.ranks; ++r)
         if (inputs[r].size() != c.count)
-            throw std::invalid_argument("run_collective: input of rank " + std::to_string(r) + " has " +
+            throw kccl::Error(kccl::Errc::usage, "run_collective: input of rank " + std::to_string(r) + " has " +
                                         std::to_string(inputs[r].size()) + " elements; the collective's count is " +
                                         std::to_string(c.count));
     g.buffer_bytes = buffer_bytes_for(L, eb);
@@ -1064,7 +1064,7 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
         // not check where it expected the multicast broadcast
         if (!res.multicast)
             if (const char* err = coll::validate(L.shape))
-                throw std::invalid_argument(std::string("run_collective: broadcast / ") + coll::method_name(L.shape.method) + ": " +
+                throw kccl::Error(kccl::Errc::usage, std::string("run_collective: broadcast / ") + coll::method_name(L.shape.method) + ": " +
                                             err + " The NoC-multicast broadcast is not available either: " + why);
     }
     std::vector<uint32_t> extra(g.ranks);

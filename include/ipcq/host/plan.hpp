@@ -27,6 +27,8 @@
 
 #include "topology.hpp"
 
+#include <common/host/error.hpp>
+
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -34,8 +36,8 @@
 
 namespace kccl::ipcq::host {
 
-struct PlanError : std::invalid_argument {
-    using std::invalid_argument::invalid_argument;
+struct PlanError : ErrorOf<Errc::plan> {
+    using ErrorOf::ErrorOf;
 };
 
 struct CoreXY {
