@@ -41,6 +41,7 @@
 // so a plan is what a kernel would derive from its runtime args. C++17, freestanding, no heap.
 #pragma once
 
+#include <common/window.hpp>
 #include <fabric/header.hpp>
 #include <fabric/worker.hpp>
 #include <hal/config.hpp>
@@ -397,7 +398,7 @@ inline uint32_t packets_to(const Plan& p, uint32_t c) {
 
 template <class H>
 void wait_at_least(H& hal, uint32_t l1, uint32_t want) {
-    while (int32_t(hal.sem_read(l1) - want) < 0) hal.idle();
+    while (!reached(hal.sem_read(l1), want)) hal.idle();
 }
 
 /// A sender's hand-off of one packet (header f, n payload bytes at l1; n may be 0) to channel c of
@@ -409,7 +410,7 @@ void to_mux(H& hal, const Plan& p, const MuxWiring& w, uint32_t c, const HeaderF
             uint32_t& idx, uint32_t limit = 0) {
     const uint32_t mx = w.mux_xy & 0xFFFFu, my = w.mux_xy >> 16, hl1 = p.header_l1;
     const uint32_t most = limit && limit < w.mux_slots ? limit : w.mux_slots;
-    while (sent - hal.sem_read(w.credit_l1) >= most) hal.idle();  // a free mux slot
+    while (CreditWindow{most}.full(sent, hal.sem_read(w.credit_l1))) hal.idle();  // a free mux slot
     volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
     write_header(h, f, 0, [](uint32_t) { return uint8_t(0); });
     kccl::hal::l1_store_fence(hal, hl1, p.header_bytes);  // the header stores above (N7)
@@ -538,7 +539,7 @@ void relay_loop(H& hal, const Plan& p, uint32_t c, uint32_t it, uint32_t relay_l
         }
         return k;
     };
-    auto ready = [&](const Pk& k) { return items[k.i].own || int32_t(hal.sem_read(relay_l1) - k.need) >= 0; };
+    auto ready = [&](const Pk& k) { return items[k.i].own || reached(hal.sem_read(relay_l1), k.need); };
     auto read = [&](const Pk& k, uint32_t slot) {
         const RelayItem& x = items[k.i];
         const uint32_t src = x.own ? p.input + k.off : p.output + x.chip * p.slice + k.off, l1 = p.cb_l1 + slot * pk;

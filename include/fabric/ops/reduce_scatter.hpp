@@ -430,14 +430,14 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
             const RStep& st = rp.steps[d][c.step];
             if (st.accumulate) {  // the E worker's final sum of this chunk is in the output
                 const uint32_t want = p.sem_initial + acc_need + 1;
-                if (!block && int32_t(hal.sem_read(rp.words_l1 + 80) - want) < 0) return false;
+                if (!block && !reached(hal.sem_read(rp.words_l1 + 80), want)) return false;
                 detail::wait_at_least(hal, rp.words_l1 + 80, want);
             }
             if (rp.use_direct || c.k % sync) return true;
             for (uint32_t b = 0; b < 2; ++b)
                 if (st.partials & (1u << b)) {
                     const uint32_t want = p.sem_initial + need[b] + 1, at = rp.words_l1 + 16 * b;
-                    if (!block && int32_t(hal.sem_read(at) - want) < 0) return false;
+                    if (!block && !reached(hal.sem_read(at), want)) return false;
                     detail::wait_at_least(hal, at, want);
                 }
             return true;
