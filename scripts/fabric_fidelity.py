@@ -17,8 +17,8 @@ and prints our modelled time, our line rate in tt-metal's definition (bottleneck
 directions) / 12.5 GB/s; directions 2 on a ring, 1 on a line), tt-metal's measured time and the
 error (ours / theirs - 1). Every op runs tt-metal's op structure (`--structure ttm`: DRAM tensors,
 packets written into the destination tensor): all_gather relayed hop by hop by worker cores per
-direction behind a mux and all_to_all from one core (include/fabric/ops/ttm.hpp);
-reduce_scatter and all_reduce by include/fabric/ops/ttm_reduce.hpp (partial sums passed chip
+direction behind a mux and all_to_all from one core (include/fabric/ops/all_gather.hpp, all_to_all.hpp);
+reduce_scatter and all_reduce by include/fabric/ops/reduce_scatter.hpp and all_reduce.hpp (partial sums passed chip
 to chip by tt-metal's 2 to 8 worker cores per direction behind the mux, each its share of every
 slice, summed on the Tensix compute engine; the ring's one-shot algorithm up to 512 KiB;
 all_reduce = reduce_scatter + all_gather, two programs).

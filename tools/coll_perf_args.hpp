@@ -4,13 +4,14 @@
 // nothing escapes as an abort.
 #pragma once
 
+#include <common/host/error.hpp>
+
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,8 @@
 namespace kccl::coll_perf {
 
 /// Bad input: a message naming the option, the value and what is allowed; exit code 2.
-struct UsageError : std::runtime_error {
-    using std::runtime_error::runtime_error;
+struct UsageError : ErrorOf<Errc::usage> {
+    using ErrorOf::ErrorOf;
 };
 [[noreturn]] inline void usage_error(const std::string& msg) { throw UsageError(msg); }
 

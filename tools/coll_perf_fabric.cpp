@@ -68,8 +68,8 @@ struct FOptions {
     uint32_t tx_slots = 0, rx_slots = 0;  ///< router channels; 0: 8 / 16 on 1D, 4 / 8 on 2D
     std::string timing;
     // --structure: "generic" (default: the collectives executor over FabricLink), "ttm" (tt-metal's op
-    // structure, tools/ttm_fabric_ops.hpp: all_gather / all_to_all by ops/ttm.hpp, reduce_scatter /
-    // all_reduce by ops/ttm_reduce.hpp), "ttm_one_core" (the gathering ops' kernels on the fabric
+    // structure, tools/ttm_fabric_ops.hpp: all_gather / all_to_all / reduce_scatter /
+    // all_reduce by include/fabric/ops/), "ttm_one_core" (the gathering ops' kernels on the fabric
     // worker alone) or "ttm_executor" (reduce_scatter / all_reduce on the collectives executor with
     // the combine on the Tensix compute engine, OnComputeEngine).
     std::string structure = "generic";
@@ -188,10 +188,10 @@ void print_help(const char* prog) {
         "                  structure on a line or ring: DRAM tensors, packets written into the destination tensor;\n"
         "                  all_gather relayed hop by hop by tt-metal's worker cores per direction behind a mux,\n"
         "                  all_to_all as all_to_all_async_generic schedules it (one core, or 3 workers per direction\n"
-        "                  behind the mux; include/fabric/ops/ttm.hpp); reduce_scatter / all_reduce (bfloat16)\n"
+        "                  behind the mux; include/fabric/ops/all_to_all.hpp); reduce_scatter / all_reduce (bfloat16)\n"
         "                  by partial sums passed chip to chip by tt-metal's workers per direction (2..8 by the size,\n"
         "                  each its share of every slice) behind the mux, summed on the Tensix compute engine\n"
-        "                  (ops/ttm_reduce.hpp).\n"
+        "                  (ops/reduce_scatter.hpp).\n"
         "                  ttm_one_core: all_gather (multicast streams) and all_to_all (destinations in turns) with the\n"
         "                  fabric worker doing everything;\n"
         "                  ttm_executor: reduce_scatter / all_reduce on the collectives executor, the combine on the\n"

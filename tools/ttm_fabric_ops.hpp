@@ -1,4 +1,4 @@
-// tools/ttm_fabric_ops.hpp — host side of include/fabric/ops/ttm.hpp and ttm_reduce.hpp: an
+// tools/ttm_fabric_ops.hpp — host side of include/fabric/ops/*.hpp: an
 // emulated line or ring of chips with the chip fabric, a DRAM endpoint per chip holding the input,
 // output (and, for reduce_scatter / all_reduce, intermediate) tensors, the op's plan per chip, one
 // run of warmup + iterations, and a bit-exact check of every output byte against values computed
@@ -9,16 +9,18 @@
 #pragma once
 
 #include <collectives/ops.hpp>
+#include <common/host/error.hpp>
 #include <emulation/fabric/fabric.hpp>
 #include <emulation/collective.hpp>
-#include <fabric/ops/ttm.hpp>
-#include <fabric/ops/ttm_reduce.hpp>
+#include <fabric/ops/all_gather.hpp>
+#include <fabric/ops/all_reduce.hpp>
+#include <fabric/ops/all_to_all.hpp>
+#include <fabric/ops/reduce_scatter.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -109,38 +111,38 @@ inline uint64_t dram_bytes(const Options& o) {
     return up(in) + ((o.size + 15) & ~15ull);
 }
 
-/// Checks the options; throws std::invalid_argument naming what is wrong and what is allowed.
+/// Checks the options; throws kccl::Error naming what is wrong and what is allowed.
 inline void validate(const Options& o) {
     if (o.op != "all_gather" && o.op != "all_to_all" && !reduces(o))
-        throw std::invalid_argument("ttm structure: op '" + o.op +
+        throw kccl::Error(kccl::Errc::usage, "ttm structure: op '" + o.op +
                                     "' is not built (allowed: all_gather, all_to_all, reduce_scatter, all_reduce)");
     if (reduces(o) && o.structure != "auto" && o.structure != "per_direction")
-        throw std::invalid_argument("ttm structure: " + o.op + " runs a worker per direction (structure per_direction or auto), not '" +
+        throw kccl::Error(kccl::Errc::usage, "ttm structure: " + o.op + " runs a worker per direction (structure per_direction or auto), not '" +
                                     o.structure + "'");
     if (o.structure != "auto" && o.structure != "per_direction" && o.structure != "one_core")
-        throw std::invalid_argument("ttm structure: '" + o.structure + "' (allowed: auto, per_direction, one_core)");
+        throw kccl::Error(kccl::Errc::usage, "ttm structure: '" + o.structure + "' (allowed: auto, per_direction, one_core)");
     if (o.rs_workers > ops::max_rs_workers)
-        throw std::invalid_argument("ttm structure: " + std::to_string(o.rs_workers) +
+        throw kccl::Error(kccl::Errc::usage, "ttm structure: " + std::to_string(o.rs_workers) +
                                     " reduce_scatter workers per direction (allowed: 0 = tt-metal's rule, 1.." +
                                     std::to_string(ops::max_rs_workers) + ")");
     if (o.mux_slots < 1 || o.mux_slots > 8)
-        throw std::invalid_argument("ttm structure: " + std::to_string(o.mux_slots) + " mux slots (allowed: 1..8)");
+        throw kccl::Error(kccl::Errc::usage, "ttm structure: " + std::to_string(o.mux_slots) + " mux slots (allowed: 1..8)");
     if (o.workers > ops::max_workers)
-        throw std::invalid_argument("ttm structure: " + std::to_string(o.workers) + " workers per direction (allowed: 0 = tt-metal's default, 1.." +
+        throw kccl::Error(kccl::Errc::usage, "ttm structure: " + std::to_string(o.workers) + " workers per direction (allowed: 0 = tt-metal's default, 1.." +
                                     std::to_string(ops::max_workers) + ")");
     if (o.ranks < 2 || o.ranks > ops::max_ranks)
-        throw std::invalid_argument("ttm structure: " + std::to_string(o.ranks) + " chips (allowed: 2.." + std::to_string(ops::max_ranks) + ")");
+        throw kccl::Error(kccl::Errc::usage, "ttm structure: " + std::to_string(o.ranks) + " chips (allowed: 2.." + std::to_string(ops::max_ranks) + ")");
     const uint32_t ppp = o.page ? pages_per_packet_of(o) : 0;
     if (o.page == 0 || o.page % 16 || ppp == 0 || ppp > kccl::fabric::max_scatter_chunks || uint64_t(ppp) * o.page > o.message)
-        throw std::invalid_argument("ttm structure: page " + std::to_string(o.page) + " B x " + std::to_string(ppp) +
+        throw kccl::Error(kccl::Errc::usage, "ttm structure: page " + std::to_string(o.page) + " B x " + std::to_string(ppp) +
                                     " pages per packet does not fit a " + std::to_string(o.message) +
                                     " B packet (allowed: page a multiple of 16, 1..4 pages, at most the packet payload)");
     const uint64_t part = o.size / o.ranks;
     if (o.size % o.ranks || part % 16 || part == 0)
-        throw std::invalid_argument("ttm structure: size " + std::to_string(o.size) + " B is not " + std::to_string(o.ranks) +
+        throw kccl::Error(kccl::Errc::usage, "ttm structure: size " + std::to_string(o.size) + " B is not " + std::to_string(o.ranks) +
                                     " parts of a multiple of 16 bytes");
     if (dram_bytes(o) > 0xF0000000ull)
-        throw std::invalid_argument("ttm structure: size " + std::to_string(o.size) + " B: the tensors exceed the 32-bit DRAM address space");
+        throw kccl::Error(kccl::Errc::usage, "ttm structure: size " + std::to_string(o.size) + " B: the tensors exceed the 32-bit DRAM address space");
 }
 
 Result run_reduce(const Options& o, emu::RunOptions ro);
@@ -183,7 +185,7 @@ inline Result run(const Options& o, emu::RunOptions ro) {
     std::vector<uint8_t> buf(std::max(in_bytes, out_bytes));
     for (uint32_t r = 0; r < n; ++r) {
         const emu::CoreCoord w = bed.worker(r);
-        if (w.x != w0.x || w.y != w0.y) throw std::logic_error("ttm structure: workers at different cores");
+        if (w.x != w0.x || w.y != w0.y) throw kccl::Error(kccl::Errc::internal, "ttm structure: workers at different cores");
         auto p = std::make_unique<ops::Plan>();
         ops::plan_common(*p, r, n, dram_xy, w.x | (w.y << 16), in_at, out_at, o.page, ppp, bed.buffers(r).input_l1, 48);
         if (ag && split && o.relay) {  // tt-metal's relay, synced every chunks_per_sync packets
@@ -262,7 +264,7 @@ inline Result run(const Options& o, emu::RunOptions ro) {
     return res;
 }
 
-/// reduce_scatter / all_reduce (ttm_reduce.hpp): bfloat16 inputs from the seed (every summation
+/// reduce_scatter / all_reduce (reduce_scatter.hpp, all_reduce.hpp): bfloat16 inputs from the seed (every summation
 /// order gives the same exact sum: emulation/collective.hpp's input_value), the sum on the compute
 /// engine; chip r's reduce_scatter output is slice r of the sum, all_reduce's the whole sum.
 inline Result run_reduce(const Options& o, emu::RunOptions ro) {
@@ -292,14 +294,14 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
     std::vector<Bf> buf(std::max(in_bytes, out_bytes) / 2);
     for (uint32_t r = 0; r < n; ++r) {
         const emu::CoreCoord w = bed.worker(r);
-        if (w.x != bed.worker(0).x || w.y != bed.worker(0).y) throw std::logic_error("ttm structure: workers at different cores");
+        if (w.x != bed.worker(0).x || w.y != bed.worker(0).y) throw kccl::Error(kccl::Errc::internal, "ttm structure: workers at different cores");
         auto p = std::make_unique<ops::ReducePlan>();
         const uint32_t base = bed.buffers(r).input_l1;
         ops::plan_common(p->ag, r, n, dram_xy, w.x | (w.y << 16), in_at, out_at, o.page, ppp, base, 48);
         const uint32_t words = (base + ops::Plan::l1_bytes(48, ppp * o.page, o.mux_slots, W) + 15u) & ~15u;
         const uint32_t e0 = (w.x + 1) | (w.y << 16), w0 = (w.x + 1) | ((w.y + 1) << 16);
         ops::make_reduce(*p, o.ring, ar, slice, inter_at, e0, w0, W, words, words + ops::ReducePlan::words_bytes, chunk / o.page, o.one_shot);
-        if (p->workers != W) throw std::logic_error("ttm structure: the plan's workers per direction differ from the host's");
+        if (p->workers != W) throw kccl::Error(kccl::Errc::internal, "ttm structure: the plan's workers per direction differ from the host's");
         if (o.mutation_no_final_partial)
             for (uint32_t j = 0; j < p->nsteps[0]; ++j)
                 if (p->steps[0][j].final) p->steps[0][j].partials &= ~1u;

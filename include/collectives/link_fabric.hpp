@@ -29,6 +29,7 @@
 
 #include "link.hpp"
 
+#include <common/window.hpp>
 #include <fabric/header.hpp>
 #include <fabric/router.hpp>
 #include <fabric/worker.hpp>
@@ -267,7 +268,7 @@ private:
         s[wstatus::b] = b;
         s[wstatus::c] = c;
     }
-    bool credit_free(uint32_t q) { return peer_[q].sent - hal_.sem_read(W_.credit(q)) < W_.slots; }
+    bool credit_free(uint32_t q) { return CreditWindow{W_.slots}.has_space(peer_[q].sent, hal_.sem_read(W_.credit(q))); }
     bool arrived(uint32_t q) {
         return hal_.sem_read(W_.arrival(q)) != peer_[q].viewed;
     }

@@ -50,6 +50,7 @@
 // C++17, freestanding, no heap.
 #pragma once
 
+#include <common/window.hpp>
 #include <hal/config.hpp>
 #include <hal/contract.hpp>
 
@@ -102,7 +103,7 @@ namespace detail {
 /// Blocks until the counter word at `l1` has reached `target` (wrap-safe: target - value < 2^31).
 template <class H>
 void mb_wait_reached(H& hal, uint32_t l1, uint32_t target) {
-    while (int32_t(hal.sem_read(l1) - target) < 0) hal.idle();
+    while (!reached(hal.sem_read(l1), target)) hal.idle();
 }
 
 template <class H>
@@ -201,7 +202,7 @@ void mcast_broadcast(H& hal, const McastBcastArgs& a, uint32_t root, uint32_t in
             const uint32_t b = bytes - off < a.chunk_bytes ? bytes - off : a.chunk_bytes;
             if (c >= a.slots)  // every receiver has copied chunk c - S out of this slot
                 for (uint32_t r = 0; r < p; ++r)
-                    if (r != me) mb_wait_reached(hal, a.credit(r), c - a.slots + 1);
+                    if (r != me) mb_wait_reached(hal, a.credit(r), CreditWindow{a.slots}.wait_target(c));
             hal::note_read(hal, input_l1 + off, b);
             hal.noc_write_mcast(input_l1 + off, a.rect, a.slots_l1 + slot * a.chunk_bytes, b, p, true);
             if constexpr (Policy::flush_before_counter) hal.noc_writes_flushed();  // M1; the previous word has left (N3)

@@ -29,6 +29,7 @@
 
 #include "types.hpp"
 
+#include <common/window.hpp>
 #include <hal/contract.hpp>
 
 #include <stdint.h>
@@ -179,7 +180,7 @@ public:
     template <class H>
     bool step_worker(H& hal) {
         if (phase == WorkerPhase::signal_worker) {
-            if (filled - acked >= info.buffers) return false;  // my copy of the slot is busy
+            if (CreditWindow{info.buffers}.full(filled, acked)) return false;  // my copy of the slot is busy
             detail::clear_then_notify<Config>(hal, info, workers, fill_worker.at, 1);
             phase = WorkerPhase::wait_worker;
             return true;
@@ -225,7 +226,7 @@ public:
     /// Ethernet side: send a filled slot once the receiver's copy is free and the queue is.
     template <class H>
     bool step_send(H& hal) {
-        if (sent == filled || sent - completed >= info.buffers) return false;
+        if (sent == filled || CreditWindow{info.buffers}.full(sent, completed)) return false;
         if (hal.eth_txq_busy(0)) return false;
         const uint32_t slot = info.slot(idx(send_slot, sent));
         const uint32_t sync = slot + sync_offset<Config>(info.packet_bytes);
@@ -345,7 +346,7 @@ public:
     /// A packet has arrived when its sync word (the last word of the send) shows bytes.
     template <class H>
     bool step_receive(H& hal) {
-        if ((end_known && received == end_at) || received - completed >= info.buffers) return false;
+        if ((end_known && received == end_at) || CreditWindow{info.buffers}.full(received, completed)) return false;
         const uint32_t sync = info.slot(idx(receive_slot, received)) + sync_offset<Config>(info.packet_bytes);
         if (hal.sem_read(sync + sync_bytes_sent) == 0) return false;
         const uint32_t note = hal.sem_read(sync + sync_flags);

@@ -77,7 +77,7 @@
 // WRAP: every counter (sender channels' taken / released and fill, link sent / freed / acked /
 //   processed, forwarded / given back, the workers' sent / credit / arrival) starts at the host's
 //   FabricSpec::initial_counter (0 unless a test starts just below 2^32) and runs mod 2^32: every
-//   test is a difference (`a - b < slots`, `int32_t(a - b) >= 0`) or an equality, never `a < b`,
+//   test is a difference (common/window.hpp: CreditWindow, reached) or an equality, never `a < b`,
 //   and every slot index is kept on its own (wraps at the slot count), never `counter % slots`.
 //   The sync word of packet n carries n, ~n and a hash of n and its length, so n = 0 after the wrap is no weaker.
 //
@@ -93,6 +93,7 @@
 
 #include "header.hpp"
 
+#include <common/window.hpp>
 #include <hal/contract.hpp>
 
 #include <stdint.h>
@@ -319,7 +320,7 @@ private:
         for (uint32_t c = 0; c < max_sender_channels; ++c) {
             Channel& x = ch_[c];
             uint32_t n = 0;
-            while (x.present && x.released != x.taken && int32_t(freed - x.seq[x.rel_idx]) >= 0) {
+            while (x.present && x.released != x.taken && reached(freed, x.seq[x.rel_idx])) {
                 x.rel_idx = x.rel_idx + 1 == L_.tx_slots ? 0 : x.rel_idx + 1;
                 ++x.released;
                 ++n;
@@ -346,7 +347,7 @@ private:
     template <class H>
     bool ack_step(H& hal) {
         uint32_t acked = rx_acked_;
-        while (acked - rx_processed_ < L_.rx_slots) {
+        while (CreditWindow{L_.rx_slots}.has_space(acked, rx_processed_)) {
             const uint32_t n = acked + 1;
             const uint32_t sync = L_.rx_sync(ack_idx_);
             if (hal.sem_read(sync) != n) break;
@@ -379,7 +380,7 @@ private:
         const uint32_t bytes = rx_bytes_[rx_idx_];  // header + payload, rounded to 16 (the sync word's length)
         const uint32_t slot = L_.rx_packet(rx_idx_, bytes);
         const uint32_t sync = L_.rx_sync(rx_idx_);
-        if (Config::mutation_unsafe_compare ? !(rx_acked_ > rx_processed_) : int32_t(rx_acked_ - rx_processed_) <= 0)
+        if (Config::mutation_unsafe_compare ? !(rx_acked_ > rx_processed_) : !reached(rx_acked_, n))
             return false;  // not acknowledged yet: not here
         volatile uint32_t* h = words(hal, slot, L_.header_bytes);
         if (!rx_checked_) {
@@ -436,7 +437,7 @@ private:
         if (forward) {
             if (KCCL_UNLIKELY(to == dir_ || router_xy_[to] == no_router)) route_error(hal, h, "route beyond the mesh (no router in its next direction)", to);
             target = router_xy_[to];
-            if (fwd_sent_[to] - hal.sem_read(L_.fwd_credit_sem(to)) >= L_.tx_slots) {
+            if (CreditWindow{L_.tx_slots}.full(fwd_sent_[to], hal.sem_read(L_.fwd_credit_sem(to)))) {
                 set_wait(hal, 2, to, fwd_sent_[to], L_.tx_slots);
                 return false;
             }

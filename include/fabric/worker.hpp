@@ -23,6 +23,7 @@
 #include "header.hpp"
 #include "router.hpp"
 
+#include <common/window.hpp>
 #include <hal/contract.hpp>
 
 #include <stdint.h>
@@ -77,7 +78,7 @@ struct Connection {
     template <class H>
     void open(H&) { opened = true; }
     template <class H>
-    bool slot_free(H& hal) const { return sent - hal.sem_read(credit_sem) < slots; }
+    bool slot_free(H& hal) const { return CreditWindow{slots}.has_space(sent, hal.sem_read(credit_sem)); }
     /// Waits for a free slot of the router's channel; returns its L1 address on the router.
     template <class H>
     uint32_t reserve(H& hal) {

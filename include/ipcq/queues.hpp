@@ -85,6 +85,7 @@
 #include "layout.hpp"
 #include "trace.hpp"
 
+#include <common/window.hpp>
 #include <hal/contract.hpp>
 
 #include <stdint.h>
@@ -350,14 +351,14 @@ private:
     /// A free slot on q without blocking: re-reads the credit only when the cache says full; when
     /// still full, returns every pending credit (a poller must not sit on them) and false.
     KCCL_FORCEINLINE bool try_space(Q& q) {
-        if (KCCL_LIKELY(q.my_head - q.peer_tail_cache < q.n_slots)) return true;
+        if (KCCL_LIKELY(CreditWindow{q.n_slots}.has_space(q.my_head, q.peer_tail_cache))) return true;
         refresh_tail(q);
-        if (q.my_head - q.peer_tail_cache < q.n_slots) return true;
+        if (CreditWindow{q.n_slots}.has_space(q.my_head, q.peer_tail_cache)) return true;
         flush_credits();
         return false;
     }
     /// The window of q's epoch is open (wrap-aware: the peer is at most 2^31 windows ahead).
-    static KCCL_FORCEINLINE bool window_open(const Q& q) { return int32_t(q.window_cache - q.epoch) >= 0; }
+    static KCCL_FORCEINLINE bool window_open(const Q& q) { return reached(q.window_cache, q.epoch); }
     /// The mutation put_without_window: a window was opened once, so use its base again.
     KCCL_FORCEINLINE bool reuse_window(Q& q) {
         if constexpr (!Policy::put_without_window) return false;
@@ -567,7 +568,7 @@ public:
         q.tail_slot = tail_slot;
         hal.sem_set(rec + layout::kMyTail, tail);
         hal.sem_set(rec + layout::kTailSlot, tail_slot);
-        if (tail - q.credited >= q.credit_batch) return_credit(q);
+        if (CreditWindow{q.credit_batch}.full(tail, q.credited)) return_credit(q);
         else credits_pending_ = true;
     }
 
@@ -743,19 +744,19 @@ private:
         hal_.sem_set(q.rec + layout::kPeerTailCache, t);
     }
     KCCL_FORCEINLINE void wait_space(Q& q, uint32_t) {
-        if (KCCL_LIKELY(q.my_head - q.peer_tail_cache < q.n_slots)) return;
+        if (KCCL_LIKELY(CreditWindow{q.n_slots}.has_space(q.my_head, q.peer_tail_cache))) return;
         wait_space_slow(q);
     }
     KCCL_WAIT_PATH void wait_space_slow(Q& q) {
         // The cache says full: only now re-read the peer's credit.
         refresh_tail(q);
-        if (q.my_head - q.peer_tail_cache >= q.n_slots) flush_credits();
-        while (q.my_head - q.peer_tail_cache >= q.n_slots) {
+        if (CreditWindow{q.n_slots}.full(q.my_head, q.peer_tail_cache)) flush_credits();
+        while (CreditWindow{q.n_slots}.full(q.my_head, q.peer_tail_cache)) {
             // Full: the credit lies in [peer_tail_cache, my_head] and the target my_head - n_slots
             // + 1 is peer_tail_cache + 1. Unsigned >= means "reached" only if that interval does
             // not cross 2^32 (SLEEP AT THE WRAP); otherwise poll.
             if (sleep_ && (Policy::unbounded_sleep || q.peer_tail_cache <= q.my_head))
-                hal_.sem_wait_min(q.rec + layout::kCreditMailbox, q.my_head - q.n_slots + 1);
+                hal_.sem_wait_min(q.rec + layout::kCreditMailbox, CreditWindow{q.n_slots}.wait_target(q.my_head));
             else hal_.idle();
             refresh_tail(q);
         }

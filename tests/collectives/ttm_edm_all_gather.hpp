@@ -48,6 +48,7 @@
 // Host part: tests/collectives/ttm_edm_all_gather_bed.hpp.
 #pragma once
 
+#include <common/window.hpp>
 #include <edm/edm.hpp>
 #include <edm/types.hpp>
 #include <edm/worker.hpp>
@@ -176,7 +177,7 @@ uint64_t receiver_reader(H& h, const detail::SharedCb& shared = {}) {
         h.sem_set(ch.worker_sem, 0);  // clear before acknowledging (the EDM adds the next note to it)
         const uint32_t want = g.chunk_bytes(k % g.chunks_per_slice);
         if (edm::note_length(note) != want) ++bad;  // checked on the host (the kernel's return value)
-        if (k >= cb_slots) h.sem_wait_min(credit, k - cb_slots + 1);  // RW freed the CB slot
+        if (k >= cb_slots) h.sem_wait_min(credit, kccl::CreditWindow{cb_slots}.wait_target(k));  // RW freed the CB slot
         detail::cb_acquire(shared, stage + (k % cb_slots) * g.chunk);
         const uint32_t dst = stage + (k % cb_slots) * g.chunk;
         if (k >= cb_slots) h.noc_writes_flushed();  // the stage slot's previous push has left it
@@ -226,7 +227,7 @@ uint64_t sender_reader(H& h, const detail::SharedCb& shared = {}) {
         const uint32_t c = k % g.chunks_per_slice, hop = k / g.chunks_per_slice;  // hop 0: my own input
         const uint32_t bytes = g.chunk_bytes(c);
         if (hop > 0) h.sem_wait_min(committed, k - g.chunks_per_slice + 1);  // RW committed it
-        if (k >= cb_slots) h.sem_wait_min(credit, k - cb_slots + 1);
+        if (k >= cb_slots) h.sem_wait_min(credit, kccl::CreditWindow{cb_slots}.wait_target(k));
         detail::cb_acquire(shared, stage + (k % cb_slots) * g.chunk);
         const uint32_t dst = stage + (k % cb_slots) * g.chunk;
         if (k >= cb_slots) h.noc_writes_flushed();

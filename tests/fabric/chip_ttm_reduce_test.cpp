@@ -1,5 +1,5 @@
 // tt-metal's op structure for reduce_scatter and all_reduce on the chip fabric
-// (include/fabric/ops/ttm_reduce.hpp): tt-metal's workers per direction (reader,
+// (include/fabric/ops/{reduce_scatter,all_reduce}.hpp): tt-metal's workers per direction (reader,
 // compute-engine sum, writer; each its share of every slice and its own mux channel) behind the
 // mux, partial sums as unicast packet streams into the neighbour's DRAM
 // intermediate tensor, announced every `sync` chunks; the ring's one-shot algorithm up to 512 KiB;

@@ -1,4 +1,4 @@
-// tt-metal's op structure on the chip fabric (include/fabric/ops/ttm.hpp): all_gather relayed
+// tt-metal's op structure on the chip fabric (include/fabric/ops/{all_gather,all_to_all}.hpp): all_gather relayed
 // (1-hop unicasts, forwarding from the output tensor) or sent as 1D multicast streams, all_to_all
 // as unicast streams, DRAM tensors written page by page by the receiving routers, completion by
 // relay semaphores or fused write + increment. Every output byte of every chip is

@@ -17,7 +17,7 @@
 namespace fh = kccl::wafer::host;
 namespace kf = kccl::wafer;
 using kccl::emu::wafer::Fabric;
-using kccl::emu::wafer::FabricError;
+using kccl::emu::wafer::WaferError;
 using kccl::emu::wafer::FabricOptions;
 
 namespace {
@@ -57,7 +57,7 @@ TEST_CASE("fabric buffering: a PE pair that sends whole vectors before receiving
     try {
         swap_then_receive(fh::wse2(), true, 16);
         FAIL("the run should have deadlocked");
-    } catch (const FabricError& e) {
+    } catch (const WaferError& e) {
         const std::string m = e.what();
         INFO(m);
         CHECK_THAT(m, Catch::Contains("deadlock"));
@@ -133,7 +133,7 @@ namespace {
 std::string error_of(const fh::Profile& prof, bool adversarial, uint32_t n, bool fibers) {
     try {
         swap_then_receive(prof, adversarial, n, nullptr, fibers);
-    } catch (const FabricError& e) {
+    } catch (const WaferError& e) {
         return e.what();
     }
     return "no error";

@@ -14,7 +14,7 @@ using kccl::wafer::host::Dir;
 using kccl::wafer::host::DirSet;
 using kccl::wafer::host::Grid;
 using kccl::emu::wafer::Fabric;
-using kccl::emu::wafer::FabricError;
+using kccl::emu::wafer::WaferError;
 using kccl::emu::wafer::Pe;
 
 namespace {

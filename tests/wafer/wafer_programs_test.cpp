@@ -18,7 +18,7 @@
 namespace fh = kccl::wafer::host;
 namespace kf = kccl::wafer;
 using kccl::emu::wafer::Fabric;
-using kccl::emu::wafer::FabricError;
+using kccl::emu::wafer::WaferError;
 using kccl::emu::wafer::Pe;
 
 namespace {

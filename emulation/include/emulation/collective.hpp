@@ -53,6 +53,7 @@
 #include <collectives/link_edm.hpp>
 #include <collectives/link_ipcq.hpp>
 #include <collectives/ops.hpp>
+#include <common/host/error.hpp>
 #include <edm/edm.hpp>
 #include <wafer/auto.hpp>
 
@@ -68,7 +69,6 @@
 #include <memory>
 #include <optional>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -250,7 +250,7 @@ struct GroupOptions {
 inline constexpr uint64_t kMaxBufferBytes = 1ull << 30;
 
 /// Bytes of the largest of a layout's three buffers, rounded to 16 (exact: 64-bit sizes from the
-/// layout's chunk grid). Throws std::invalid_argument naming the buffer and its size when one is
+/// layout's chunk grid). Throws kccl::Error naming the buffer and its size when one is
 /// above 1 GiB (kMaxBufferBytes).
 inline uint32_t buffer_bytes_for(const Layout& l, uint32_t elem_bytes) {
     uint64_t m = 1;  // at least one element
@@ -260,7 +260,7 @@ inline uint32_t buffer_bytes_for(const Layout& l, uint32_t elem_bytes) {
         const uint64_t bytes = elem_bytes && e > ~0ull / elem_bytes ? ~0ull : e * elem_bytes;
         if (bytes > kMaxBufferBytes) {
             const char* name = b == coll::Buf::input ? "input" : b == coll::Buf::output ? "output" : "scratch";
-            throw std::invalid_argument(std::string(coll::op_name(l.shape.op)) + " / " + coll::method_name(l.shape.method) +
+            throw kccl::Error(kccl::Errc::usage, std::string(coll::op_name(l.shape.op)) + " / " + coll::method_name(l.shape.method) +
                                         " of " + std::to_string(l.count) + " elements of " + std::to_string(elem_bytes) +
                                         " bytes over " + std::to_string(l.shape.ranks) + " ranks needs a " + name +
                                         " buffer of " + std::to_string(e) + " elements (" + std::to_string(bytes) +
@@ -341,12 +341,12 @@ public:
         const HostChecksThrow checks;
         const uint32_t n = o.ranks, W = std::max<uint32_t>(1, o.workers_per_link);
         if (W > 1 && (o.transport != coll::Transport::edm || o.t3000))
-            throw std::invalid_argument("the group puts several workers per link only on the EDM transport "
+            throw kccl::Error(kccl::Errc::usage, "the group puts several workers per link only on the EDM transport "
                                         "(not IPCQ, not the T3000 layout)");
         members = group_table_of(o, "Group");
         const bool subgroups = members.size() > 1;
         if (subgroups && (o.t3000 || o.shape == coll::GroupShape::mesh))
-            throw std::invalid_argument("GroupOptions::groups = " + ch::group_name(o.groups) + " over " + std::to_string(n) +
+            throw kccl::Error(kccl::Errc::usage, "GroupOptions::groups = " + ch::group_name(o.groups) + " over " + std::to_string(n) +
                                         " ranks: several groups are built as rings, lines or all-pairs groups only "
                                         "(not shape mesh, not the T3000 layout); use groups = all() there");
         ch::GroupSpec g;
@@ -360,7 +360,7 @@ public:
         g.initial_counter = o.initial_counter;
         const uint64_t need = worker_l1_need(o);
         if (need > kMaxWorkerL1)
-            throw std::invalid_argument("the group's worker L1 would be " + std::to_string(need) + " bytes; at most " +
+            throw kccl::Error(kccl::Errc::usage, "the group's worker L1 would be " + std::to_string(need) + " bytes; at most " +
                                         std::to_string(kMaxWorkerL1) + " (32-bit L1 addresses): use smaller buffers or messages");
         const uint32_t l1 = uint32_t(need);
         g.worker_l1 = {0x10000, l1, 0};
@@ -389,7 +389,7 @@ public:
             chip.dram_bytes = o.dram_bytes;
             g.eth_l1 = {0x1000, eth, 0x800};
             if (o.t3000) {
-                if (n != 8) throw std::invalid_argument("a T3000 has 8 chips: use 8 ranks with --topology t3000");
+                if (n != 8) throw kccl::Error(kccl::Errc::usage, "a T3000 has 8 chips: use 8 ranks with --topology t3000");
                 chip.eth_cores = 16;
                 cluster = std::make_unique<emu::Cluster>(emu::topology::t3000(chip));
                 for (uint32_t r = 0; r < 8; ++r) cores.push_back(rank_core(o, r));
@@ -827,7 +827,7 @@ struct Collective {
     /// broadcast only: run the NoC-multicast broadcast (method name "multicast";
     /// collectives/mcast_broadcast.hpp, direct mode) instead of a method of the method table. It
     /// needs an IPCQ group whose ranks are a rectangle of cores of one chip, not in place; where
-    /// it is not available run_collective throws std::invalid_argument naming why. Automatic
+    /// it is not available run_collective throws kccl::Error naming why. Automatic
     /// broadcasts (no method, multicast false) take it where available (ch::choose_broadcast).
     bool multicast = false;
     /// Transport::wafer: the thesis pattern to run (wafer/patterns.hpp; its root is set from
@@ -931,15 +931,15 @@ inline std::string multicast_unavailable(const Group& group, const Collective& c
 
 /// run_collective's error for Collective::multicast where it is not available (why: the reason;
 /// op: the collective's op, a broadcast, whose methods the message lists).
-inline std::invalid_argument multicast_refused(const std::string& why, coll::Op op) {
+inline kccl::Error multicast_refused(const std::string& why, coll::Op op) {
     std::string m = "run_collective: method multicast: " + why +
                     " (broadcast takes multicast on an IPCQ group whose ranks are a rectangle of cores of one chip, "
                     "not in place; everywhere: ";
     m.append(coll::allowed_methods(op));
-    return std::invalid_argument(m + ")");
+    return kccl::Error(kccl::Errc::usage, m + ")");
 }
 
-/// Columns of the chip fabric's cluster for `g` (0: a line or ring); throws std::invalid_argument
+/// Columns of the chip fabric's cluster for `g` (0: a line or ring); throws kccl::Error
 /// naming what is allowed when the request does not fit the cluster.
 inline uint32_t fabric_cols(const GroupOptions& g) {
     using emu::fabric::FabricKind;
@@ -950,20 +950,20 @@ inline uint32_t fabric_cols(const GroupOptions& g) {
     else if (n == "galaxy") chips = 32, cols = 8;
     else if (n == "mesh") {
         if (!g.mesh_cols || g.ranks % g.mesh_cols)
-            throw std::invalid_argument(pre + "GroupOptions::mesh_cols (" + std::to_string(g.mesh_cols) + ") must divide the ranks (" +
+            throw kccl::Error(kccl::Errc::usage, pre + "GroupOptions::mesh_cols (" + std::to_string(g.mesh_cols) + ") must divide the ranks (" +
                                         std::to_string(g.ranks) + ")");
         cols = g.mesh_cols;
     } else if (n != "line" && n != "ring")
-        throw std::invalid_argument(pre + "unknown cluster (allowed: line, ring, mesh, t3000, galaxy)");
+        throw kccl::Error(kccl::Errc::usage, pre + "unknown cluster (allowed: line, ring, mesh, t3000, galaxy)");
     if (g.ranks != chips)
-        throw std::invalid_argument(pre + "it has " + std::to_string(chips) + " chips, one rank each: GroupOptions::ranks must be " +
+        throw kccl::Error(kccl::Errc::usage, pre + "it has " + std::to_string(chips) + " chips, one rank each: GroupOptions::ranks must be " +
                                     std::to_string(chips) + " (asked for " + std::to_string(g.ranks) + ")");
     if (g.routing == FabricKind::mesh_2d && !cols)
-        throw std::invalid_argument(pre + "mesh_2d routing needs a 2D cluster (mesh, t3000, galaxy); use line_1d or ring_1d");
+        throw kccl::Error(kccl::Errc::usage, pre + "mesh_2d routing needs a 2D cluster (mesh, t3000, galaxy); use line_1d or ring_1d");
     if (g.routing == FabricKind::ring_1d && n == "line")
-        throw std::invalid_argument(pre + "a line of chips has no closing link for ring_1d routing; use line_1d or cluster \"ring\"");
+        throw kccl::Error(kccl::Errc::usage, pre + "a line of chips has no closing link for ring_1d routing; use line_1d or cluster \"ring\"");
     if (coll::group_size(g.groups, g.ranks) != g.ranks || g.workers_per_link != 1)
-        throw std::invalid_argument(pre + "one group of every rank (GroupOptions::groups = all()) and one worker per chip "
+        throw kccl::Error(kccl::Errc::usage, pre + "one group of every rank (GroupOptions::groups = all()) and one worker per chip "
                                           "(workers_per_link = 1) only");
     return cols;
 }
@@ -987,13 +987,13 @@ inline emu::fabric::BedOptions fabric_bed_options(const GroupOptions& g) {
     return o;
 }
 
-/// The shape `c` runs on group `g` (the method chosen if automatic); throws std::invalid_argument
+/// The shape `c` runs on group `g` (the method chosen if automatic); throws kccl::Error
 /// naming the problem if the executor does not support it.
 /// With GroupOptions::groups other than all(), the shape of one group (every group has the same):
 /// its ranks are the group size k, and root / peer are ranks inside each group (0 .. k-1).
 inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32_t elem_bytes) {
     const HostChecksThrow checks;
-    if (g.ranks == 0) throw std::invalid_argument("run_collective: the group needs at least one rank");
+    if (g.ranks == 0) throw kccl::Error(kccl::Errc::usage, "run_collective: the group needs at least one rank");
     group_table_of(g, "run_collective");
     const uint32_t k = coll::group_size(g.groups, g.ranks);  // ranks of each group
     const bool fabric = g.transport == coll::Transport::fabric;
@@ -1013,21 +1013,21 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
     if (fabric && sh.method == coll::Method::mesh_2d && fcols)  // the cluster's chips as a mesh, row-major
         sh.topo = coll::Topology::mesh, sh.rows = k / fcols, sh.cols = fcols;
     if (c.root >= k || sh.peer >= k)
-        throw std::invalid_argument("run_collective: root " + std::to_string(c.root) + " / peer " + std::to_string(sh.peer) +
+        throw kccl::Error(kccl::Errc::usage, "run_collective: root " + std::to_string(c.root) + " / peer " + std::to_string(sh.peer) +
                                     " is not a rank of a group of " + std::to_string(k) +
                                     (k != g.ranks ? " (root and peer are ranks inside each group: 0.." + std::to_string(k - 1) + ")" : ""));
     bool known = false;
     coll::dispatch(sh, [&](auto) { known = true; });
     if (!known)
-        throw std::invalid_argument(std::string("run_collective: ") + coll::op_name(c.op) + " does not take method " +
+        throw kccl::Error(kccl::Errc::usage, std::string("run_collective: ") + coll::op_name(c.op) + " does not take method " +
                                     coll::method_name(sh.method) + " (it takes: " + coll::allowed_methods(c.op) + ")");
     if (c.multicast && (c.op != coll::Op::broadcast || c.method))
-        throw std::invalid_argument(std::string("run_collective: Collective::multicast is the broadcast method \"multicast\"; ") +
+        throw kccl::Error(kccl::Errc::usage, std::string("run_collective: Collective::multicast is the broadcast method \"multicast\"; ") +
                                     (c.op != coll::Op::broadcast ? std::string("op ") + coll::op_name(c.op) + " does not take it (only broadcast does)"
                                                                  : std::string("it replaces Collective::method, which is set too (") +
                                                                        coll::method_name(*c.method) + "): set one of them"));
     if (!routed && coll::multi_hop(sh))
-        throw std::invalid_argument(std::string("run_collective: method ") + coll::method_name(sh.method) +
+        throw kccl::Error(kccl::Errc::usage, std::string("run_collective: method ") + coll::method_name(sh.method) +
                                     " sends to ranks that are not neighbours: it needs a routed link "
                                     "(GroupOptions::shape = GroupShape::all_pairs, or Transport::fabric)");
     // The NoC-multicast broadcast (asked for, or automatic where available) runs instead of the
@@ -1041,13 +1041,13 @@ inline Layout plan_collective(const GroupOptions& g, const Collective& c, uint32
     const bool by_puts = g.transport == coll::Transport::ipcq && coll::moves_by_puts(sh.op, sh.method) && !c.in_place;
     const Layout L = make_layout(sh, c.count, by_puts ? put_chunk_elems(g, sh, c.count, elem_bytes) : max_chunk_elems(g, elem_bytes));
     if (const char* err = coll::validate(L.shape); err && !mcast)
-        throw std::invalid_argument(std::string("run_collective: ") + coll::op_name(c.op) + " / " +
+        throw kccl::Error(kccl::Errc::usage, std::string("run_collective: ") + coll::op_name(c.op) + " / " +
                                     coll::method_name(sh.method) + ": " + err +
                                     (mcast_asked_or_auto ? " The NoC-multicast broadcast is not available either: " + mcast_why : ""));
     try {  // every buffer at most 1 GiB per rank, before any input is looked at or L1 allocated
         buffer_bytes_for(L, elem_bytes);
-    } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(std::string("run_collective: ") + e.what());
+    } catch (const kccl::Error& e) {
+        throw kccl::Error(kccl::Errc::usage, std::string("run_collective: ") + e.what());
     }
     return L;
 }
@@ -1079,16 +1079,16 @@ void copy_elems_out(std::vector<T>& v, const uint8_t* p, size_t n) {
 }
 
 /// run_collective's error for an element type the wafer does not combine.
-inline std::invalid_argument wafer_type_error(coll::DataType t) {
+inline kccl::Error wafer_type_error(coll::DataType t) {
     using coll::DataType, coll::dtype_name;
-    return std::invalid_argument(std::string("run_collective: transport wafer: element type ") + dtype_name(t) +
+    return kccl::Error(kccl::Errc::usage, std::string("run_collective: transport wafer: element type ") + dtype_name(t) +
                                  " is not one the wafer's PEs combine (allowed: " + dtype_name(DataType::f32) + ", " +
                                  dtype_name(DataType::i32) + ", " + dtype_name(DataType::u32) + ")");
 }
 
 /// run_collective on the wafer's PE grid (Transport::wafer): `g.ranks` PEs, `g.mesh_cols` columns
 /// (0: one row), rank r at PE (r % cols, r / cols); `c.count` elements per PE; c.pattern or the
-/// cost model's choice. Throws std::invalid_argument naming what the wafer allows.
+/// cost model's choice. Throws kccl::Error naming what the wafer allows.
 template <class Red>
 CollectiveResult<typename Red::value_type> run_on_wafer(const GroupOptions& g, const Collective& c,
                                                         const std::vector<std::vector<typename Red::value_type>>& inputs, const RunOptions& ro) {
@@ -1100,20 +1100,20 @@ CollectiveResult<typename Red::value_type> run_on_wafer(const GroupOptions& g, c
     static_assert(kccl::wafer::supports(dt), "run_collective checks the type first (wafer_type_error)");
     const bool reduces = c.op != coll::Op::broadcast;
     if (c.op != coll::Op::reduce && c.op != coll::Op::all_reduce && c.op != coll::Op::broadcast)
-        throw std::invalid_argument(pre + "op " + coll::op_name(c.op) + " has no wafer pattern (allowed: reduce, all_reduce, broadcast)");
+        throw kccl::Error(kccl::Errc::usage, pre + "op " + coll::op_name(c.op) + " has no wafer pattern (allowed: reduce, all_reduce, broadcast)");
     if (reduces && !kw::supports(Red::op))
-        throw std::invalid_argument(pre + "reduction " + coll::redop_name(Red::op) + " is not one the wafer's PEs combine with (allowed: sum, max, min)");
+        throw kccl::Error(kccl::Errc::usage, pre + "reduction " + coll::redop_name(Red::op) + " is not one the wafer's PEs combine with (allowed: sum, max, min)");
     if (c.method || c.multicast)
-        throw std::invalid_argument(pre + "the wafer runs its thesis patterns (Collective::pattern), not the method table's methods nor multicast");
+        throw kccl::Error(kccl::Errc::usage, pre + "the wafer runs its thesis patterns (Collective::pattern), not the method table's methods nor multicast");
     const uint32_t cols = g.mesh_cols ? g.mesh_cols : g.ranks, rows = cols ? g.ranks / cols : 0;
     if (!g.ranks || rows * cols != g.ranks || coll::group_size(g.groups, g.ranks) != g.ranks)
-        throw std::invalid_argument(pre + "a grid of " + std::to_string(g.ranks) + " PEs with mesh_cols " + std::to_string(g.mesh_cols) +
+        throw kccl::Error(kccl::Errc::usage, pre + "a grid of " + std::to_string(g.ranks) + " PEs with mesh_cols " + std::to_string(g.mesh_cols) +
                                     ": mesh_cols (0: one row) must divide the ranks, and one group of every rank (groups = all())");
-    if (c.root >= g.ranks) throw std::invalid_argument(pre + "root " + std::to_string(c.root) + " is not a PE of the " + std::to_string(g.ranks));
-    if (inputs.size() != g.ranks) throw std::invalid_argument(pre + std::to_string(inputs.size()) + " inputs for " + std::to_string(g.ranks) + " PEs");
+    if (c.root >= g.ranks) throw kccl::Error(kccl::Errc::usage, pre + "root " + std::to_string(c.root) + " is not a PE of the " + std::to_string(g.ranks));
+    if (inputs.size() != g.ranks) throw kccl::Error(kccl::Errc::usage, pre + std::to_string(inputs.size()) + " inputs for " + std::to_string(g.ranks) + " PEs");
     for (uint32_t r = 0; r < g.ranks; ++r)
         if (inputs[r].size() != c.count)
-            throw std::invalid_argument(pre + "input of PE " + std::to_string(r) + " has " + std::to_string(inputs[r].size()) +
+            throw kccl::Error(kccl::Errc::usage, pre + "input of PE " + std::to_string(r) + " has " + std::to_string(inputs[r].size()) +
                                         " elements; the collective's count is " + std::to_string(c.count));
     const kw::host::Profile profile = kw::host::wse2();
     const uint32_t rx = c.root % cols, ry = c.root / cols;
@@ -1124,12 +1124,12 @@ CollectiveResult<typename Red::value_type> run_on_wafer(const GroupOptions& g, c
         q.collective = c.op, q.rows = rows, q.cols = cols, q.B = c.count, q.root = rx, q.root_y = ry, q.tr = profile.t_r;
         const kw::AutoChoice choice = kw::choose(q);
         if (choice.cycles == kw::cost::kCostInvalid)
-            throw std::invalid_argument(pre + "no pattern the cost model can cost for " + coll::op_name(c.op) + " on " + std::to_string(rows) +
+            throw kccl::Error(kccl::Errc::usage, pre + "no pattern the cost model can cost for " + coll::op_name(c.op) + " on " + std::to_string(rows) +
                                         " x " + std::to_string(cols) + " PEs");
         a = choice.args;
     }
     if (kw::pattern_info(a.pattern).collective != c.op)
-        throw std::invalid_argument(pre + "pattern " + kw::pattern_name(a.pattern) + " is a " + coll::op_name(kw::pattern_info(a.pattern).collective) +
+        throw kccl::Error(kccl::Errc::usage, pre + "pattern " + kw::pattern_name(a.pattern) + " is a " + coll::op_name(kw::pattern_info(a.pattern).collective) +
                                     " pattern, not " + coll::op_name(c.op));
     if (c.op != coll::Op::all_reduce) a.root = rx, a.root_y = ry;
     const kw::host::PatternSpec spec = ew::spec_of(a, rows, cols, c.count, dt, reduces ? Red::op : kw::kCopy);
@@ -1171,7 +1171,7 @@ CollectiveResult<typename Red::value_type> run_on_wafer(const GroupOptions& g, c
 /// GroupOptions::groups other than all(), every group runs `c` on its own ranks, all in one
 /// launch; inputs and outputs are indexed by rank (0 .. g.ranks-1), result.groups lists the groups. `Links` limits the
 /// link types the kernel is compiled for (link_edm, link_ipcq, link_ipcq_all_pairs: less to
-/// compile). Throws std::invalid_argument for an unsupported collective or bad inputs; a failed
+/// compile). Throws kccl::Error for an unsupported collective or bad inputs; a failed
 /// run is in the result's report, not an exception.
 template <class Red, unsigned Links = link_all>
 CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const Collective& c,
@@ -1187,11 +1187,11 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
     res.layout = plan_collective(g, c, eb);
     const Layout L = res.layout;
     if (inputs.size() != g.ranks)
-        throw std::invalid_argument("run_collective: " + std::to_string(inputs.size()) + " inputs for " + std::to_string(g.ranks) +
+        throw kccl::Error(kccl::Errc::usage, "run_collective: " + std::to_string(inputs.size()) + " inputs for " + std::to_string(g.ranks) +
                                     " ranks (one per rank)");
     for (uint32_t r = 0; r < g.ranks; ++r)
         if (inputs[r].size() != c.count)
-            throw std::invalid_argument("run_collective: input of rank " + std::to_string(r) + " has " +
+            throw kccl::Error(kccl::Errc::usage, "run_collective: input of rank " + std::to_string(r) + " has " +
                                         std::to_string(inputs[r].size()) + " elements; the collective's count is " +
                                         std::to_string(c.count));
     g.buffer_bytes = buffer_bytes_for(L, eb);
@@ -1235,7 +1235,7 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
             finish([&](uint32_t r) { return in_place ? bed.input(r) : bed.output(r); });
             return res;
         } else {
-            throw std::invalid_argument("run_collective: not compiled for the fabric transport (its Links leave out link_fabric)");
+            throw kccl::Error(kccl::Errc::usage, "run_collective: not compiled for the fabric transport (its Links leave out link_fabric)");
         }
     }
     g.extra_bytes = prep ? g.buffer_bytes : 0;
@@ -1273,7 +1273,7 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
         // not check where it expected the multicast broadcast
         if (!res.multicast)
             if (const char* err = coll::validate(L.shape))
-                throw std::invalid_argument(std::string("run_collective: broadcast / ") + coll::method_name(L.shape.method) + ": " +
+                throw kccl::Error(kccl::Errc::usage, std::string("run_collective: broadcast / ") + coll::method_name(L.shape.method) + ": " +
                                             err + " The NoC-multicast broadcast is not available either: " + why);
     }
     std::vector<uint32_t> extra(g.ranks);

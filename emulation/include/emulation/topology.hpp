@@ -11,8 +11,8 @@
 //   DRAM endpoint  (0, grid_h + 1)        present when dram_bytes > 0; NoC target only
 #pragma once
 
+#include <common/host/error.hpp>
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,8 +20,8 @@ namespace kccl::emu {
 
 /// Raised for every invalid configuration and every contract violation the emulation detects.
 /// The message names the chip/core, the operation and the allowed bound.
-struct EmulationError : std::runtime_error {
-    using std::runtime_error::runtime_error;
+struct EmulationError : ErrorOf<Errc::emulation> {
+    using ErrorOf::ErrorOf;
 };
 
 enum class CoreKind : uint8_t { worker, ethernet, dram };

@@ -8,16 +8,16 @@
 #pragma once
 
 #include <collectives/groups.hpp>
+#include <common/host/error.hpp>
 
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace kccl::coll::host {
 
-struct BadGroup : std::invalid_argument {
+struct BadGroup : ErrorOf<Errc::plan> {
     GroupError error;
-    BadGroup(GroupError e, const std::string& what) : std::invalid_argument(what), error(e) {}
+    BadGroup(GroupError e, const std::string& what) : ErrorOf(what), error(e) {}
 };
 
 inline std::string group_name(CommGroup g) {

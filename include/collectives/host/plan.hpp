@@ -56,6 +56,7 @@
 #include "../link_edm.hpp"
 #include "../link_ipcq.hpp"
 
+#include <common/host/error.hpp>
 #include <edm/host/builder.hpp>
 #include <ipcq/host/plan.hpp>
 
@@ -67,8 +68,8 @@
 namespace kccl::coll::host {
 
 /// Every invalid group; the message says what was wrong and what is allowed.
-struct PlanError : std::invalid_argument {
-    using std::invalid_argument::invalid_argument;
+struct PlanError : ErrorOf<Errc::plan> {
+    using ErrorOf::ErrorOf;
 };
 
 /// A core: chip index and NoC coordinates on that chip (worker or Ethernet core).

@@ -21,6 +21,7 @@
 
 #include <collectives/schedule.hpp>
 #include <collectives/tensor.hpp>
+#include <common/host/error.hpp>
 
 #include <stdexcept>
 #include <string>
@@ -28,8 +29,8 @@
 
 namespace kccl::coll::host {
 
-struct TensorPlanError : std::invalid_argument {
-    using std::invalid_argument::invalid_argument;
+struct TensorPlanError : ErrorOf<Errc::plan> {
+    using ErrorOf::ErrorOf;
 };
 
 /// One page of a worker's list and where its runs land in one block of the big tensor.

@@ -26,16 +26,17 @@
 
 #include "../types.hpp"
 
+#include <common/host/error.hpp>
+
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace kccl::edm::host {
 
 /// Every invalid configuration; the message says what was wrong and what is allowed.
-struct ConfigError : std::invalid_argument {
-    using std::invalid_argument::invalid_argument;
+struct ConfigError : ErrorOf<Errc::config> {
+    using ErrorOf::ErrorOf;
 };
 
 enum class Side { a, b };

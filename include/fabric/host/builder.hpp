@@ -27,16 +27,17 @@
 #include "../router.hpp"
 #include "../worker.hpp"
 
+#include <common/host/error.hpp>
+
 #include <algorithm>
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace kccl::fabric::host {
 
-struct FabricError : std::invalid_argument {
-    using std::invalid_argument::invalid_argument;
+struct FabricError : ErrorOf<Errc::config> {
+    using ErrorOf::ErrorOf;
 };
 
 enum class FabricKind : uint32_t { line_1d = 0, ring_1d = 1, mesh_2d = 2 };

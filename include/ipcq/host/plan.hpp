@@ -27,6 +27,9 @@
 
 #include "topology.hpp"
 
+#include <common/host/error.hpp>
+#include <common/window.hpp>
+
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -34,8 +37,8 @@
 
 namespace kccl::ipcq::host {
 
-struct PlanError : std::invalid_argument {
-    using std::invalid_argument::invalid_argument;
+struct PlanError : ErrorOf<Errc::plan> {
+    using ErrorOf::ErrorOf;
 };
 
 struct CoreXY {
@@ -351,10 +354,10 @@ std::string pointer_dump(const Plan<Dirs>& plan, uint32_t rank, const uint8_t* l
             s += " | put epoch=" + std::to_string(epoch) + " windows the peer opened=" + std::to_string(windows) +
                  " windows opened=" + std::to_string(opened);
         std::string why;
-        if ((l.roles & tx) && my_head - credit_mb >= rp.config.n_slots) why += " TX FULL (peer has not consumed)";
+        if ((l.roles & tx) && CreditWindow{rp.config.n_slots}.full(my_head, credit_mb)) why += " TX FULL (peer has not consumed)";
         if ((l.roles & rx) && head_mb != taken) why += " RX PENDING " + std::to_string(head_mb - taken);
         if ((l.roles & rx) && taken != my_tail) why += " HELD " + std::to_string(taken - my_tail) + " (not released)";
-        if ((l.roles & tx) && int32_t(windows - epoch) < 0)
+        if ((l.roles & tx) && !reached(windows, epoch))
             why += " PUT WAITS for the peer to open window " + std::to_string(epoch) + " (it has opened " + std::to_string(windows) + ")";
         if ((l.roles & tx) && credit_mb != my_head && why.empty()) why += " in flight " + std::to_string(my_head - credit_mb);
         s += why.empty() ? " idle" : why;

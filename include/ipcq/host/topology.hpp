@@ -23,16 +23,17 @@
 #include "../directions.hpp"
 #include "../layout.hpp"
 
+#include <common/host/error.hpp>
+
 #include <array>
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace kccl::ipcq::host {
 
-struct TopologyError : std::invalid_argument {
-    using std::invalid_argument::invalid_argument;
+struct TopologyError : ErrorOf<Errc::topology> {
+    using ErrorOf::ErrorOf;
 };
 
 /// Roles of an endpoint: it sends (tx), receives (rx), or both.

@@ -29,10 +29,11 @@
 //     naive) allreduce schedules run one after the other (pattern_parts, lower_into). build()
 //     takes every pattern through schedules. The layouts as written by hand, the reference the
 //     schedules are tested against, are on the test side (tests/wafer/wafer_by_hand.hpp).
-//   * Errors (std::invalid_argument) name the bad parameter and what is allowed.
+//   * Errors (kccl::Error) name the bad parameter and what is allowed.
 //   * Host-only; C++17.
 #pragma once
 
+#include <common/host/error.hpp>
 #include <wafer/host/layout.hpp>
 #include <wafer/host/lower.hpp>
 
@@ -40,7 +41,6 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -108,19 +108,19 @@ inline void validate_spec(const PatternSpec& spec) {
         "allreduce_2d";
     const bool known = is_reduce_1d(nm) || nm == "reduce_2d" || nm == "bcast_1d" || nm == "bcast_2d" || nm == "allreduce_naive" ||
                        nm == "allreduce_ring" || nm == "allreduce_2d" || nm == "butterfly";
-    if (!known) throw std::invalid_argument("fabric pattern '" + nm + "' is unknown; " + kBuilt);
-    if (two_d == (spec.P != 0)) throw std::invalid_argument("fabric pattern " + nm + ": give either P (a 1 x P row) or M (an M x N grid)");
-    if (spec.B == 0) throw std::invalid_argument("fabric pattern " + nm + ": B (elements per PE) must be >= 1");
+    if (!known) throw kccl::Error(kccl::Errc::plan, "fabric pattern '" + nm + "' is unknown; " + kBuilt);
+    if (two_d == (spec.P != 0)) throw kccl::Error(kccl::Errc::plan, "fabric pattern " + nm + ": give either P (a 1 x P row) or M (an M x N grid)");
+    if (spec.B == 0) throw kccl::Error(kccl::Errc::plan, "fabric pattern " + nm + ": B (elements per PE) must be >= 1");
     const bool wants_2d = nm == "reduce_2d" || nm == "bcast_2d" || nm == "allreduce_2d";
     if (wants_2d != two_d)
-        throw std::invalid_argument("fabric pattern " + nm + (wants_2d ? " runs on an M x N grid: give M (and N), not P" : " runs on a 1 x P row: give P, not M"));
+        throw kccl::Error(kccl::Errc::plan, "fabric pattern " + nm + (wants_2d ? " runs on an M x N grid: give M (and N), not P" : " runs on a 1 x P row: give P, not M"));
     const uint32_t rows = spec.M, cols = spec.N ? spec.N : spec.M;
-    if (!two_d && spec.P < 2) throw std::invalid_argument("fabric pattern " + nm + ": P must be >= 2");
-    if (two_d && rows * cols < 2) throw std::invalid_argument("fabric pattern " + nm + ": the grid needs at least 2 PEs");
+    if (!two_d && spec.P < 2) throw kccl::Error(kccl::Errc::plan, "fabric pattern " + nm + ": P must be >= 2");
+    if (two_d && rows * cols < 2) throw kccl::Error(kccl::Errc::plan, "fabric pattern " + nm + ": the grid needs at least 2 PEs");
     if (!two_d && spec.root >= spec.P)
-        throw std::invalid_argument("fabric pattern " + nm + ": root " + std::to_string(spec.root) + " is not a PE of the row (0.." + std::to_string(spec.P - 1) + ")");
+        throw kccl::Error(kccl::Errc::plan, "fabric pattern " + nm + ": root " + std::to_string(spec.root) + " is not a PE of the row (0.." + std::to_string(spec.P - 1) + ")");
     if (two_d && (spec.root_x >= cols || spec.root_y >= rows))
-        throw std::invalid_argument("fabric pattern " + nm + ": root (" + std::to_string(spec.root_x) + "," + std::to_string(spec.root_y) + ") is outside the " +
+        throw kccl::Error(kccl::Errc::plan, "fabric pattern " + nm + ": root (" + std::to_string(spec.root_x) + "," + std::to_string(spec.root_y) + ") is outside the " +
                                     std::to_string(rows) + " x " + std::to_string(cols) + " grid (x < " + std::to_string(cols) + ", y < " +
                                     std::to_string(rows) + ")");
 }
@@ -141,7 +141,7 @@ inline std::vector<uint32_t> base_parents(const std::string& name, uint32_t n, c
         std::vector<uint64_t> work(2 * (size_t(n) + 1));
         coll::tree_optimal(par.data(), n, spec.B, t_r, work.data());
     } else
-        throw std::invalid_argument("fabric pattern: base '" + name + "' is not a reduce-to-an-end pattern; allowed: scalar, chain, tree, two_phase, optimal");
+        throw kccl::Error(kccl::Errc::plan, "fabric pattern: base '" + name + "' is not a reduce-to-an-end pattern; allowed: scalar, chain, tree, two_phase, optimal");
     return par;
 }
 
@@ -181,7 +181,7 @@ inline LineTree line_tree(uint32_t n, uint32_t root, const std::string& nm, cons
         // An end pattern to an end; left_right with the root at an end has one side, the whole
         // line: its base.
         if (!end)
-            throw std::invalid_argument("fabric pattern " + nm + " reduces to an end of the row (root 0 or " + std::to_string(n - 1) + ", got " + std::to_string(root) +
+            throw kccl::Error(kccl::Errc::plan, "fabric pattern " + nm + " reduces to an end of the row (root 0 or " + std::to_string(n - 1) + ", got " + std::to_string(root) +
                                         "); for another root use left_right, ring or jump with base " + nm);
         t.parent = base_parents(nm == "left_right" ? sub : nm, n, spec, t_r);
         t.pos = root == 0 ? run(0, n - 1) : run(n - 1, 0);
@@ -208,7 +208,7 @@ inline LineTree line_tree(uint32_t n, uint32_t root, const std::string& nm, cons
         t.parent = base_parents("chain", n, spec, t_r);
         for (size_t k = 0; k < n; ++k) t.pos.push_back(order[(k0 + n - k) % n]);
     } else {
-        throw std::invalid_argument("fabric pattern: '" + nm + "' is not a 1D reduce; allowed: scalar, chain, tree, two_phase, optimal, left_right, ring, jump");
+        throw kccl::Error(kccl::Errc::plan, "fabric pattern: '" + nm + "' is not a 1D reduce; allowed: scalar, chain, tree, two_phase, optimal, left_right, ring, jump");
     }
     return t;
 }
@@ -256,7 +256,7 @@ inline PatternSchedule pattern_schedule(const PatternSpec& spec, uint32_t t_r = 
     validate_spec(spec);
     const std::string& nm = spec.name;
     if (!has_schedule(nm))
-        throw std::invalid_argument("fabric pattern " + nm +
+        throw kccl::Error(kccl::Errc::plan, "fabric pattern " + nm +
                                     " is not written as a schedule; those that are: scalar, chain, tree, two_phase, optimal, left_right, ring, jump, reduce_2d, "
                                     "allreduce_naive, allreduce_ring, bcast_1d, bcast_2d");
     PatternSchedule ps;
@@ -303,7 +303,7 @@ inline PatternSchedule pattern_schedule(const PatternSpec& spec, uint32_t t_r = 
         // Thesis 6.4: every column to the root's row, then that row: rank a*M + b is the b-th PE
         // of the column that is the a-th PE of the row (in the lines' tree orders); each column
         // tree's root takes its column's children first, then its row children.
-        if (!is_reduce_1d(spec.base)) throw std::invalid_argument("fabric pattern reduce_2d: base '" + spec.base + "' is not a 1D reduce");
+        if (!is_reduce_1d(spec.base)) throw kccl::Error(kccl::Errc::plan, "fabric pattern reduce_2d: base '" + spec.base + "' is not a 1D reduce");
         const LineTree col = line_tree(rows, spec.root_y, spec.base, spec.base2, spec, t_r, true);
         const LineTree row = line_tree(cols, spec.root_x, spec.base, spec.base2, spec, t_r, true);
         sh.op = coll::Op::reduce;
@@ -350,7 +350,7 @@ inline bool has_parts(const std::string& nm) { return nm == "butterfly" || nm ==
 inline std::vector<PatternSchedule> pattern_parts(const PatternSpec& spec, uint32_t t_r = 2) {
     validate_spec(spec);
     const std::string& nm = spec.name;
-    if (!has_parts(nm)) throw std::invalid_argument("fabric pattern " + nm + " is not made of several schedules; those that are: butterfly, allreduce_2d");
+    if (!has_parts(nm)) throw kccl::Error(kccl::Errc::plan, "fabric pattern " + nm + " is not made of several schedules; those that are: butterfly, allreduce_2d");
     std::vector<PatternSchedule> out;
     const bool two_d = spec.M != 0;
     const uint32_t rows = spec.M, cols = spec.N ? spec.N : spec.M;
@@ -374,10 +374,10 @@ inline std::vector<PatternSchedule> pattern_parts(const PatternSpec& spec, uint3
     };
     if (nm == "butterfly") {
         const uint32_t G = spec.G, P = spec.P;
-        if (G < 2) throw std::invalid_argument("fabric pattern butterfly: G must be >= 2 (got " + std::to_string(G) + ")");
+        if (G < 2) throw kccl::Error(kccl::Errc::plan, "fabric pattern butterfly: G must be >= 2 (got " + std::to_string(G) + ")");
         uint64_t pw = 1;
         while (pw < P) pw *= G;
-        if (pw != P) throw std::invalid_argument("fabric pattern butterfly: P = " + std::to_string(P) + " is not a power of G = " + std::to_string(G));
+        if (pw != P) throw kccl::Error(kccl::Errc::plan, "fabric pattern butterfly: P = " + std::to_string(P) + " is not a power of G = " + std::to_string(G));
         for (uint64_t d = 1; d < P; d *= G)
             for (uint64_t b = 0; b < P; b += d * G)
                 for (uint64_t o = 0; o < d; ++o) {
@@ -389,7 +389,7 @@ inline std::vector<PatternSchedule> pattern_parts(const PatternSpec& spec, uint3
     }
     const bool ring = spec.base == "allreduce_ring";
     if (!ring && !is_reduce_1d(spec.base))
-        throw std::invalid_argument("fabric pattern allreduce_2d: base '" + spec.base + "' is neither allreduce_ring nor a 1D reduce (for the naive allreduce)");
+        throw kccl::Error(kccl::Errc::plan, "fabric pattern allreduce_2d: base '" + spec.base + "' is neither allreduce_ring nor a 1D reduce (for the naive allreduce)");
     const std::string kind = ring ? "allreduce_ring" : "allreduce_naive";
     for (uint32_t x = 0; x < cols; ++x) {
         std::vector<Coord> v;

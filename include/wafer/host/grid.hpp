@@ -12,7 +12,7 @@
 //     at the start; `advance` on the color moves to the next (wrapping in ring mode, else staying
 //     at the last). A (PE, color) without configuration neither accepts nor forwards.
 //   * A route handle (wafer::Route) is the color; device code gets it from its kernel args.
-//   * Errors (std::invalid_argument, message starting "fabric grid: " and naming the PE, the
+//   * Errors (kccl::Error, message starting "fabric grid: " and naming the PE, the
 //     color and the limit) are thrown where the mistake is made when it can be seen there
 //     (coordinates outside the grid, a color beyond the profile's, too many positions, a tx that
 //     leaves the grid, two rx directions on one color in one position without allow_merge), and
@@ -20,11 +20,11 @@
 //   * Host-only (allocates, throws); C++17.
 #pragma once
 
+#include <common/host/error.hpp>
 #include <wafer/wafer.hpp>
 
 #include <algorithm>
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -132,9 +132,9 @@ struct ColorConfig {
 class Grid {
 public:
     Grid(Profile p, uint32_t w, uint32_t h) : p_(p), w_(w), h_(h) {
-        if (w == 0 || h == 0) throw std::invalid_argument("fabric grid: a grid needs at least 1 x 1 PEs (got " + std::to_string(w) + " x " + std::to_string(h) + ")");
+        if (w == 0 || h == 0) throw kccl::Error(kccl::Errc::config, "fabric grid: a grid needs at least 1 x 1 PEs (got " + std::to_string(w) + " x " + std::to_string(h) + ")");
         if (p.positions == 0 || p.positions > 8)
-            throw std::invalid_argument("fabric grid: profile " + std::string(p.name) + " has " + std::to_string(p.positions) + " switch positions; 1..8 are supported");
+            throw kccl::Error(kccl::Errc::config, "fabric grid: profile " + std::string(p.name) + " has " + std::to_string(p.positions) + " switch positions; 1..8 are supported");
         merge_.assign(p.colors, 0);
     }
     const Profile& profile() const { return p_; }
@@ -148,19 +148,19 @@ public:
         check_pe(pe, "add_position");
         check_color(color, pe);
         if (rx.size() > 1 && !merge_[color])
-            throw std::invalid_argument("fabric grid: PE " + to_string(pe) + " color " + std::to_string(color) + ": two inputs " + rx.str() +
+            throw kccl::Error(kccl::Errc::config, "fabric grid: PE " + to_string(pe) + " color " + std::to_string(color) + ": two inputs " + rx.str() +
                                         " on one color in one position; allowed is one input per position, or several on a color declared with allow_merge "
                                         "(whose streams the pattern guarantees never to overlap in time)");
         for (uint32_t d = 0; d < 4; ++d)
             if (tx.has(Dir(d)) && !contains(neighbour(pe, Dir(d))))
-                throw std::invalid_argument("fabric grid: PE " + to_string(pe) + " color " + std::to_string(color) + ": tx " + dir_name(Dir(d)) +
+                throw kccl::Error(kccl::Errc::config, "fabric grid: PE " + to_string(pe) + " color " + std::to_string(color) + ": tx " + dir_name(Dir(d)) +
                                             " leaves the " + std::to_string(w_) + " x " + std::to_string(h_) + " grid");
         ColorConfig& cc = cfg_[key(pe, color)];
         if (cc.count >= p_.positions)
-            throw std::invalid_argument("fabric grid: PE " + to_string(pe) + " color " + std::to_string(color) + ": a " + std::to_string(p_.positions + 1) +
+            throw kccl::Error(kccl::Errc::config, "fabric grid: PE " + to_string(pe) + " color " + std::to_string(color) + ": a " + std::to_string(p_.positions + 1) +
                                         "th switch position; " + p_.name + " allows " + std::to_string(p_.positions) + " per color");
         if (cc.count == 1 && !can_switch(p_, color))
-            throw std::invalid_argument("fabric grid: PE " + to_string(pe) + " color " + std::to_string(color) + ": a second switch position, but " + p_.name +
+            throw kccl::Error(kccl::Errc::config, "fabric grid: PE " + to_string(pe) + " color " + std::to_string(color) + ": a second switch position, but " + p_.name +
                                         " supports switch positions only on some colors (" + switch_color_list() + ")");
         cc.pos[cc.count] = Position{rx, tx};
         return cc.count++;
@@ -171,7 +171,7 @@ public:
         validated_ = false;
         check_pe(pe, "set_ring");
         check_color(color, pe);
-        if (!p_.ring_mode) throw std::invalid_argument("fabric grid: PE " + to_string(pe) + " color " + std::to_string(color) + ": " + p_.name + " has no ring mode");
+        if (!p_.ring_mode) throw kccl::Error(kccl::Errc::config, "fabric grid: PE " + to_string(pe) + " color " + std::to_string(color) + ": " + p_.name + " has no ring mode");
         cfg_[key(pe, color)].ring = true;
     }
     /// Lets `color` have several rx directions in one position (a pattern that time-multiplexes
@@ -226,7 +226,7 @@ public:
         if (validated_) return;  // unchanged since the last validate() that passed
         for (const auto& kv : mem_)
             if (kv.second > p_.pe_mem_bytes)
-                throw std::invalid_argument("fabric grid: PE " + to_string(Coord{uint32_t(kv.first % w_), uint32_t(kv.first / w_)}) + " uses " +
+                throw kccl::Error(kccl::Errc::config, "fabric grid: PE " + to_string(Coord{uint32_t(kv.first % w_), uint32_t(kv.first / w_)}) + " uses " +
                                             std::to_string(kv.second) + " bytes of memory; " + p_.name + " has " + std::to_string(p_.pe_mem_bytes) + " per PE");
         // With every router at its last position from k = max count - 1 on, further k repeat it.
         uint32_t most = 1;
@@ -246,19 +246,19 @@ private:
     uint64_t key(Coord c, uint32_t color) const { return (uint64_t(c.y) * w_ + c.x) * p_.colors + color; }
     void check_pe(Coord c, const char* what) const {
         if (!contains(c))
-            throw std::invalid_argument(std::string("fabric grid: ") + what + ": PE " + to_string(c) + " is outside the " + std::to_string(w_) + " x " +
+            throw kccl::Error(kccl::Errc::config, std::string("fabric grid: ") + what + ": PE " + to_string(c) + " is outside the " + std::to_string(w_) + " x " +
                                         std::to_string(h_) + " grid (x < " + std::to_string(w_) + ", y < " + std::to_string(h_) + ")");
     }
     void check_color(uint32_t color, Coord pe) const {
         if (color >= p_.colors)
-            throw std::invalid_argument("fabric grid: PE " + to_string(pe) + ": color " + std::to_string(color) + " is not routable; " + p_.name + " has " +
+            throw kccl::Error(kccl::Errc::config, "fabric grid: PE " + to_string(pe) + ": color " + std::to_string(color) + " is not routable; " + p_.name + " has " +
                                         std::to_string(p_.colors) + " routable colors (0.." + std::to_string(p_.colors - 1) + "): too many colors");
     }
     void line(uint32_t color, Coord from, Coord to, bool multicast) {
         check_pe(from, multicast ? "line_multicast" : "path");
         check_pe(to, multicast ? "line_multicast" : "path");
         if (from == to || (from.x != to.x && from.y != to.y))
-            throw std::invalid_argument("fabric grid: a path or line multicast goes along one row or column between two different PEs (got " + to_string(from) +
+            throw kccl::Error(kccl::Errc::config, "fabric grid: a path or line multicast goes along one row or column between two different PEs (got " + to_string(from) +
                                         " -> " + to_string(to) + ")");
         const Dir d = from.x < to.x ? Dir::east : from.x > to.x ? Dir::west : from.y < to.y ? Dir::south : Dir::north;
         add_position(from, color, Dir::ramp, d);
@@ -292,7 +292,7 @@ private:
                     if (!np.rx.has(opposite(d))) continue;
                     uint8_t& s = state[nk];
                     if (s == 1)
-                        throw std::invalid_argument("fabric grid: the route on color " + std::to_string(color) + " loops: " + to_string(c) + " forwards " +
+                        throw kccl::Error(kccl::Errc::config, "fabric grid: the route on color " + std::to_string(color) + " loops: " + to_string(c) + " forwards " +
                                                     dir_name(d) + " back into " + to_string(n) + ", which forwards to it again (switch position " +
                                                     std::to_string(k) + "); a route must be a path or a tree");
                     if (s == 0) {

@@ -21,6 +21,7 @@
 //   * Host-only (allocates, throws); C++17.
 #pragma once
 
+#include <common/host/error.hpp>
 #include <wafer/host/grid.hpp>
 #include <wafer/program.hpp>
 
@@ -28,7 +29,6 @@
 #include <cstdint>
 #include <utility>
 #include <map>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -57,7 +57,7 @@ public:
     void add_hop(uint32_t s, Coord at, Dir rx, DirSet tx) { streams_.at(s).push_back(Hop{at, rx, tx}); }
     /// Unicast from `from` to `to`: along the row first, then the column.
     uint32_t path(Coord from, Coord to, int grp = -1) {
-        if (from == to) throw std::invalid_argument("fabric layout: a path from " + to_string(from) + " to itself");
+        if (from == to) throw kccl::Error(kccl::Errc::plan, "fabric layout: a path from " + to_string(from) + " to itself");
         const uint32_t s = stream(grp);
         Coord c = from;
         Dir rx = Dir::ramp;
@@ -83,7 +83,7 @@ public:
             add_hop(s, from, rx, extra | (rx == Dir::ramp ? DirSet{} : DirSet(Dir::ramp)));
             return;
         }
-        if (from.x != to.x && from.y != to.y) throw std::invalid_argument("fabric layout: a line multicast goes along one row or column");
+        if (from.x != to.x && from.y != to.y) throw kccl::Error(kccl::Errc::plan, "fabric layout: a line multicast goes along one row or column");
         const Dir d = from.x < to.x ? Dir::east : from.x > to.x ? Dir::west : from.y < to.y ? Dir::south : Dir::north;
         add_hop(s, from, rx, extra | DirSet(d) | (rx == Dir::ramp ? DirSet{} : DirSet(Dir::ramp)));
         for (Coord c = step(from, d); c != to; c = step(c, d)) add_hop(s, c, opposite(d), DirSet{d, Dir::ramp});
@@ -99,7 +99,7 @@ public:
     /// into off_in (combined with op).
     void exchange(Coord pe, uint32_t out, uint32_t off_out, uint32_t n_out, uint32_t in, uint32_t off_in, uint32_t n_in, coll::RedOp op) {
         if (off_out > 0xFFFFu || off_in > 0xFFFFu || n_out > 0xFFFFu || n_in > 0xFFFFu)
-            throw std::invalid_argument("fabric layout: an exchange's offsets and counts must fit in 16 bits (a PE has at most 64 KiB)");
+            throw kccl::Error(kccl::Errc::plan, "fabric layout: an exchange's offsets and counts must fit in 16 bits (a PE has at most 64 KiB)");
         push(pe, StepKind::exchange, op, out, in, off_out | off_in << 16, n_out | n_in << 16);
     }
 
@@ -123,7 +123,7 @@ public:
     Result finalize(const Profile& profile, coll::DataType type) const {
         Result r{Grid(profile, w_, h_), {}, {}, 0};
         std::vector<uint32_t> used(size_t(w_) * h_, 0);
-        if (profile.colors > 32) throw std::invalid_argument("fabric layout: at most 32 colors are supported");
+        if (profile.colors > 32) throw kccl::Error(kccl::Errc::plan, "fabric layout: at most 32 colors are supported");
         r.color_of.resize(streams_.size());
         std::vector<std::vector<uint32_t>> members(groups_);
         for (uint32_t s = 0; s < streams_.size(); ++s) members[group_of_[s]].push_back(s);
@@ -144,7 +144,7 @@ public:
             for (uint32_t s : members[g])
                 for (const Hop& h : streams_[s]) {
                     if (!r.grid.contains(h.at))
-                        throw std::invalid_argument("fabric layout: stream " + std::to_string(s) + " passes PE " + to_string(h.at) + ", outside the " +
+                        throw kccl::Error(kccl::Errc::plan, "fabric layout: stream " + std::to_string(s) + " passes PE " + to_string(h.at) + ", outside the " +
                                                     std::to_string(w_) + " x " + std::to_string(h_) + " grid");
                     mask |= used[idx(h.at)];
                 }
@@ -166,7 +166,7 @@ public:
                 for (uint32_t s : members[g])
                     for (const Hop& h : streams_[s])
                         if (__builtin_popcount(used[idx(h.at)]) > __builtin_popcount(used[idx(worst)])) worst = h.at;
-                throw std::invalid_argument("fabric layout: too many colors: the route from PE " + to_string(first.front().at) +
+                throw kccl::Error(kccl::Errc::plan, "fabric layout: too many colors: the route from PE " + to_string(first.front().at) +
                                             " needs a color free at every router it crosses" + (switches ? " that supports switch positions" : "") +
                                             ", and PE " + to_string(worst) + " already uses " + std::to_string(__builtin_popcount(used[idx(worst)])) +
                                             " of the " + std::to_string(profile.colors) + " routable colors of " + profile.name);
@@ -215,8 +215,8 @@ private:
         return c;
     }
     void push(Coord pe, StepKind k, coll::RedOp op, uint32_t a, uint32_t b, uint32_t offset, uint32_t n) {
-        if (pe.x >= w_ || pe.y >= h_) throw std::invalid_argument("fabric layout: a step on PE " + to_string(pe) + ", outside the grid");
-        if (a >= streams_.size() || ((k == StepKind::relay || k == StepKind::exchange) && b >= streams_.size())) throw std::invalid_argument("fabric layout: a step names a stream that does not exist");
+        if (pe.x >= w_ || pe.y >= h_) throw kccl::Error(kccl::Errc::plan, "fabric layout: a step on PE " + to_string(pe) + ", outside the grid");
+        if (a >= streams_.size() || ((k == StepKind::relay || k == StepKind::exchange) && b >= streams_.size())) throw kccl::Error(kccl::Errc::plan, "fabric layout: a step names a stream that does not exist");
         Step s;
         s.kind = k;
         s.op = op;

@@ -30,17 +30,17 @@
 //     its last send on it (the thesis's tree figure: a parent's children reach it one after the
 //     other on one color). Every other stream (a multicast) has a color of its own. Layout::finalize
 //     then assigns colors and validates (its errors apply: "too many colors", two inputs, ...).
-//   * Errors: std::invalid_argument naming what was wrong and what is allowed.
+//   * Errors: kccl::Error naming what was wrong and what is allowed.
 //   * Host-only (allocates, throws); C++17.
 #pragma once
 
 #include <collectives/algorithms.hpp>
+#include <common/host/error.hpp>
 #include <wafer/host/layout.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <map>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -116,21 +116,21 @@ inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord
     const uint32_t width = L.width(), height = L.height();
     using coll::Verb;
     const std::string what = std::string("fabric lowering of ") + coll::op_name(sh.op) + " / " + coll::method_name(sh.method);
-    if (const char* e = coll::validate(sh)) throw std::invalid_argument(what + ": the shape is invalid: " + e);
+    if (const char* e = coll::validate(sh)) throw kccl::Error(kccl::Errc::plan, what + ": the shape is invalid: " + e);
     const uint32_t p = sh.ranks;
     if (place.size() != p)
-        throw std::invalid_argument(what + ": the placement names " + std::to_string(place.size()) + " PEs for " + std::to_string(p) + " ranks (one PE per rank)");
+        throw kccl::Error(kccl::Errc::plan, what + ": the placement names " + std::to_string(place.size()) + " PEs for " + std::to_string(p) + " ranks (one PE per rank)");
     if (coll::lanes(sh) != 1)
-        throw std::invalid_argument(what + ": the schedule has " + std::to_string(coll::lanes(sh)) + " lanes; the lowering takes one lane per rank");
-    if (B == 0) throw std::invalid_argument(what + ": B (elements per PE) must be >= 1");
+        throw kccl::Error(kccl::Errc::plan, what + ": the schedule has " + std::to_string(coll::lanes(sh)) + " lanes; the lowering takes one lane per rank");
+    if (B == 0) throw kccl::Error(kccl::Errc::plan, what + ": B (elements per PE) must be >= 1");
     std::vector<uint32_t> owner(size_t(width) * height, UINT32_MAX);  // linear in the grid, not quadratic in the ranks
     for (uint32_t r = 0; r < p; ++r) {
         if (place[r].x >= width || place[r].y >= height)
-            throw std::invalid_argument(what + ": rank " + std::to_string(r) + " is placed on PE " + to_string(place[r]) + ", outside the " + std::to_string(width) +
+            throw kccl::Error(kccl::Errc::plan, what + ": rank " + std::to_string(r) + " is placed on PE " + to_string(place[r]) + ", outside the " + std::to_string(width) +
                                         " x " + std::to_string(height) + " grid");
         uint32_t& q = owner[size_t(place[r].y) * width + place[r].x];
         if (q != UINT32_MAX)
-            throw std::invalid_argument(what + ": ranks " + std::to_string(q) + " and " + std::to_string(r) + " are both placed on PE " + to_string(place[r]) +
+            throw kccl::Error(kccl::Errc::plan, what + ": ranks " + std::to_string(q) + " and " + std::to_string(r) + " are both placed on PE " + to_string(place[r]) +
                                         " (one rank per PE)");
         q = r;
     }
@@ -158,7 +158,7 @@ inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord
         for (size_t i = 0; i < steps[r].size(); ++i) {
             const coll::Step& s = steps[r][i];
             if (s.verb == Verb::reduce_local)
-                throw std::invalid_argument(what + ": rank " + std::to_string(r) + " step " + std::to_string(i) +
+                throw kccl::Error(kccl::Errc::plan, what + ": rank " + std::to_string(r) + " step " + std::to_string(i) +
                                             " is reduce_local; a fabric step combines only what arrives (send, recv, recv_reduce_copy, recv_reduce_send, recv_copy_send, "
                                             "recv_reduce_copy_send, and copies onto the same elements are lowered)");
             if (coll::verb_sends(s.verb)) last_send[{r, sends_to(r, s)}] = {r, i};
@@ -193,7 +193,7 @@ inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord
                 order.push_back(k);
             } else {
                 if (it->second.rx != rx)
-                    throw std::invalid_argument(what + ": rank " + std::to_string(r) + "'s multicast reaches PE " + to_string(c) + " from two directions");
+                    throw kccl::Error(kccl::Errc::plan, what + ": rank " + std::to_string(r) + "'s multicast reaches PE " + to_string(c) + " from two directions");
                 it->second.tx = it->second.tx | tx;
             }
         };
@@ -214,7 +214,7 @@ inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord
         stream_of[kv.first] = int(s);
         for (uint32_t kid : kids) {  // each receiver takes it from there
             if (stream_of.count({r, kid}))
-                throw std::invalid_argument(what + ": rank " + std::to_string(r) + " sends to rank " + std::to_string(kid) +
+                throw kccl::Error(kccl::Errc::plan, what + ": rank " + std::to_string(r) + " sends to rank " + std::to_string(kid) +
                                             " both by unicast and by multicast; the lowering gives a pair of ranks one stream");
             stream_of[{r, kid}] = int(s);
         }
@@ -262,7 +262,7 @@ inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord
             range(s.dst, s.count, dof, dn);
             const bool rd = coll::verb_reads_src(s.verb), wr = coll::verb_writes_dst(s.verb);
             if (rd && wr && (so != dof || sn != dn))
-                throw std::invalid_argument(at("reads and writes different elements; the fabric patterns work in place (every buffer at offset 0)"));
+                throw kccl::Error(kccl::Errc::plan, at("reads and writes different elements; the fabric patterns work in place (every buffer at offset 0)"));
             const uint32_t off = wr ? dof : so, n = wr ? dn : sn;
             const int in = coll::verb_receives(s.verb) ? stream_of.at({s.recv_peer, r}) : -1;
             const int out = coll::verb_sends(s.verb) ? stream_of.at({r, sends_to(r, s)}) : -1;
@@ -289,7 +289,7 @@ inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord
                         range(u.src, u.count, uo, un);
                         range(u.dst, u.count, wo, wn);
                         if ((coll::verb_reads_src(u.verb) || u.verb == Verb::send) && !disjoint(off, n, uo, un))
-                            throw std::invalid_argument(at("is a relay followed by a receive into other elements (lowered as a receive into its operand, then a send "
+                            throw kccl::Error(kccl::Errc::plan, at("is a relay followed by a receive into other elements (lowered as a receive into its operand, then a send "
                                                            "fused with that receive), but step ") +
                                                         std::to_string(t) + " reads its operand again");
                         if (coll::verb_writes_dst(u.verb) && wo <= off && off + 4 * n <= wo + 4 * wn) break;
@@ -304,7 +304,7 @@ inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord
                     parts.push_back(Part{Part::send, -1, out, off, n, kCopy, adv});
                     break;
                 case Verb::copy:
-                    if (so != dof || sn != dn) throw std::invalid_argument(at("copies to other elements; a fabric PE only moves what streams through it"));
+                    if (so != dof || sn != dn) throw kccl::Error(kccl::Errc::plan, at("copies to other elements; a fabric PE only moves what streams through it"));
                     break;
                 case Verb::reduce_local: break;  // refused above
             }

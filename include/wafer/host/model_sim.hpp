@@ -39,16 +39,16 @@
 //     what (a pattern with inconsistent keys deadlocks instead of hanging).
 #pragma once
 
+#include <common/host/error.hpp>
 #include <algorithm>
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace kccl::wafer::host {
 
-struct ModelSimError : std::runtime_error {
-    using std::runtime_error::runtime_error;
+struct ModelSimError : ErrorOf<Errc::emulation> {
+    using ErrorOf::ErrorOf;
 };
 
 enum class LinkDir : uint8_t { east, west, north, south };

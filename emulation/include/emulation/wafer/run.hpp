@@ -15,7 +15,7 @@
 //
 // `spec_of(args, rows, cols, B)` turns a run description of wafer/patterns.hpp (what the cost
 // model and "auto" speak) into the PatternSpec the layout builder takes; it refuses, with an
-// std::invalid_argument naming the problem, what the builder would run differently from the
+// kccl::Error naming the problem, what the builder would run differently from the
 // description (an end pattern with its root inside a line, which the builder would run as
 // left_right) or cannot build (allreduce_2d over butterfly).
 //
@@ -24,11 +24,11 @@
 
 #include "wafer.hpp"
 
+#include <common/host/error.hpp>
 #include <wafer/host/collectives.hpp>
 #include <wafer/patterns.hpp>
 #include <wafer/program.hpp>
 
-#include <stdexcept>
 
 #include <chrono>
 #include <cstring>
@@ -70,7 +70,7 @@ inline kccl::wafer::host::PatternSpec spec_of(const kccl::wafer::PatternArgs& a,
                                               kccl::coll::DataType type = kccl::coll::DataType::f32, kccl::coll::RedOp op = kccl::coll::RedOp::sum) {
     namespace kf = kccl::wafer;
     if (const kf::ArgsError e = kf::check_args(a, rows, cols); e != kf::ArgsError::ok)
-        throw std::invalid_argument(std::string("fabric run ") + kf::pattern_name(a.pattern) + ": " + kf::args_error_text(e));
+        throw kccl::Error(kccl::Errc::usage, std::string("fabric run ") + kf::pattern_name(a.pattern) + ": " + kf::args_error_text(e));
     const kf::PatternInfo& pi = kf::pattern_info(a.pattern);
     kccl::wafer::host::PatternSpec s;
     s.name = pi.name;
@@ -88,7 +88,7 @@ inline kccl::wafer::host::PatternSpec spec_of(const kccl::wafer::PatternArgs& a,
         const kf::Pattern p = a.base[d];
         const bool end = kf::pattern_info(p).base == kf::BaseKind::none && !kf::pattern_info(p).takes(kf::param_root);
         if (end && n > 1 && root != 0 && root + 1 != n)
-            throw std::invalid_argument(std::string("fabric run ") + pi.name + ": base " + kf::pattern_name(p) + " reduces to an end of a line, but the root is inside the " +
+            throw kccl::Error(kccl::Errc::usage, std::string("fabric run ") + pi.name + ": base " + kf::pattern_name(p) + " reduces to an end of a line, but the root is inside the " +
                                         line + " (" + std::to_string(root) + " of 0.." + std::to_string(n - 1) + "); use left_right, jump or ring as the base, over " +
                                         kf::pattern_name(p));
     };
@@ -114,11 +114,11 @@ inline kccl::wafer::host::PatternSpec spec_of(const kccl::wafer::PatternArgs& a,
                 const bool end = kf::pattern_info(p).base == kf::BaseKind::none && !kf::pattern_info(p).takes(kf::param_root);
                 const bool inside = (rows > 1 && a.root_y != 0 && a.root_y + 1 != rows) || (cols > 1 && a.root != 0 && a.root + 1 != cols);
                 if (end && inside)
-                    throw std::invalid_argument(std::string("fabric run allreduce_2d: base ") + kf::pattern_name(p) +
+                    throw kccl::Error(kccl::Errc::usage, std::string("fabric run allreduce_2d: base ") + kf::pattern_name(p) +
                                                 " reduces to an end of a line, but the root (" + std::to_string(a.root) + "," + std::to_string(a.root_y) +
                                                 ") is inside a row or column; use left_right, jump or ring over " + kf::pattern_name(p));
             } else
-                throw std::invalid_argument(std::string("fabric run allreduce_2d over ") + kf::pattern_name(a.base[0]) +
+                throw kccl::Error(kccl::Errc::usage, std::string("fabric run allreduce_2d over ") + kf::pattern_name(a.base[0]) +
                                             ": the emulated fabric builds allreduce_2d over allreduce_naive or allreduce_ring only");
             break;
         default: break;

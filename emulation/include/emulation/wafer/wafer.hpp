@@ -48,7 +48,7 @@
 //   strictly earlier; a waiting PE is readied by the delivery it needs, at the deliverer's clock):
 //   the same cycles, streams, results and reports, at a PE's memory and a few words of state.
 //
-// ERRORS (FabricError; the run stops, every other PE is released)
+// ERRORS (WaferError; the run stops, every other PE is released)
 //   * two inputs overlapping on one color at one router (rx sets of several directions): the
 //     PE, the color, the cycle and both directions;
 //   * a deadlock (no PE can run and no stream can move): every blocked PE with the color it
@@ -93,7 +93,7 @@ using kccl::wafer::host::Dir;
 using kccl::wafer::host::DirSet;
 using kccl::wafer::host::Grid;
 
-struct FabricError : EmulationError {
+struct WaferError : EmulationError {
     using EmulationError::EmulationError;
 };
 
@@ -247,9 +247,9 @@ public:
     /// Runs `body` on `pe` with kernel arguments `args`; its local memory is grid().memory(pe)
     /// bytes (at least `min_mem`), filled with garbage. Returns the PE (for host access).
     Pe& launch(Coord pe, std::vector<uint32_t> args, std::function<void(Pe&)> body, uint32_t min_mem = 0) {
-        if (!g_.contains(pe)) throw FabricError("fabric: launch on PE " + to_string(pe) + ", outside the grid");
+        if (!g_.contains(pe)) throw WaferError("fabric: launch on PE " + to_string(pe) + ", outside the grid");
         const size_t key = idx(pe);
-        if (pe_of_.count(key)) throw FabricError("fabric: PE " + to_string(pe) + " already runs a kernel");
+        if (pe_of_.count(key)) throw WaferError("fabric: PE " + to_string(pe) + " already runs a kernel");
         auto p = std::make_unique<Pe>();
         p->f_ = this;
         p->at_ = pe;
@@ -258,7 +258,7 @@ public:
         p->body_ = std::move(body);
         const uint32_t bytes = std::max(g_.memory(pe), min_mem);
         if (bytes > g_.profile().pe_mem_bytes)
-            throw FabricError("fabric: PE " + to_string(pe) + " needs " + std::to_string(bytes) + " bytes of memory; " + g_.profile().name + " has " +
+            throw WaferError("fabric: PE " + to_string(pe) + " needs " + std::to_string(bytes) + " bytes of memory; " + g_.profile().name + " has " +
                               std::to_string(g_.profile().pe_mem_bytes) + " per PE");
         p->mem_.reset(new uint8_t[bytes]);
         p->mem_size_ = bytes;
@@ -332,7 +332,7 @@ private:
         r.streams = streams_;
         r.blocked = blocked_;
         r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (!error_.empty()) throw FabricError(error_);
+        if (!error_.empty()) throw WaferError(error_);
         check_leftovers();
         return r;
     }
@@ -661,7 +661,7 @@ private:
         std::string parked;
         describe_parked(parked);
         s += parked;
-        if (!s.empty()) throw FabricError("fabric: the run ended with data left in the fabric:" + s);
+        if (!s.empty()) throw WaferError("fabric: the run ended with data left in the fabric:" + s);
     }
 
     Router& router(Coord c, uint32_t color) { return routers_[rkey(c, color)]; }
@@ -796,7 +796,7 @@ private:
             for (uint32_t o = 0; o < kccl::wafer::host::dir_count; ++o)
                 if (o != d && r.last[o].used && r.last[o].last >= t_first && r.last[o].first <= t_last) {
                     const vtime_t at = std::max(t_first, r.last[o].first);
-                    throw FabricError("fabric: two inputs overlap on color " + std::to_string(color) + " at PE " + to_string(c) + " at cycle " +
+                    throw WaferError("fabric: two inputs overlap on color " + std::to_string(color) + " at PE " + to_string(c) + " at cycle " +
                                       std::to_string(at) + ": a stream from " + dir_name(Dir(d)) + " (sent by PE " + to_string(it.src) +
                                       ") and one from " + dir_name(Dir(o)) + " (undefined behaviour on hardware; the pattern must keep them apart in time)");
                 }
@@ -893,7 +893,7 @@ private:
     // ---- device calls ----------------------------------------------------------------------
     void check_route(Pe& p, Route r, const char* what) {
         if (r.color >= g_.profile().colors)
-            throw FabricError(std::string(what) + ": route color " + std::to_string(r.color) + " is not routable (" + g_.profile().name + " has colors 0.." +
+            throw WaferError(std::string(what) + ": route color " + std::to_string(r.color) + " is not routable (" + g_.profile().name + " has colors 0.." +
                               std::to_string(g_.profile().colors - 1) + ")");
         (void)p;
     }
@@ -1126,12 +1126,12 @@ private:
 
 inline uint32_t Pe::arg(uint32_t i) const {
     if (i >= args_.size())
-        throw FabricError("kernel argument " + std::to_string(i) + " does not exist; this PE has " + std::to_string(args_.size()));
+        throw WaferError("kernel argument " + std::to_string(i) + " does not exist; this PE has " + std::to_string(args_.size()));
     return args_[i];
 }
 inline uint8_t* Pe::mem(uint32_t offset, uint32_t bytes) {
     if (uint64_t(offset) + bytes > mem_size_)
-        throw FabricError("memory [" + std::to_string(offset) + ", " + std::to_string(uint64_t(offset) + bytes) + ") is outside this PE's " +
+        throw WaferError("memory [" + std::to_string(offset) + ", " + std::to_string(uint64_t(offset) + bytes) + ") is outside this PE's " +
                           std::to_string(mem_size_) + " bytes");
     return mem_.get() + offset;
 }

@@ -1,6 +1,6 @@
-// kccl/fabric/ops/ttm_reduce.hpp — tt-metal's op structure for reduce_scatter and all_reduce
-// on the chip fabric, built from the pieces of ttm.hpp (plans, the sender -> mux hand-off, the mux,
-// the all_gather plan): DRAM tensors read page by page, partial sums moved chip to chip as 1D
+// kccl/fabric/ops/reduce_scatter.hpp — tt-metal's op structure for reduce_scatter (and the
+// reduce_scatter of all_reduce.hpp) on the chip fabric, built from the pieces of common.hpp (plans,
+// the sender -> mux hand-off, the mux) and all_gather.hpp: DRAM tensors read page by page, partial sums moved chip to chip as 1D
 // unicast packet streams written by the receiving routers straight into the neighbour's DRAM
 // intermediate tensor, the combine on the Tensix compute engine (hal::compute_reduce).
 //
@@ -25,7 +25,7 @@
 //     the pages a packet carries when that is below 4, so 8 pages of 2048 B with its 2-page
 //     packets), each chunk's pages sent as packets of `pages_per_packet` pages
 //     (ttm_rs_pages_per_packet: 2, tt-metal's num_tiles_to_write_per_packet);
-//   * the mux (the chip's fabric worker, ttm.hpp's run_mux_counts) serves a direction's worker
+//   * the mux (the chip's fabric worker, common.hpp's run_mux_counts) serves a direction's worker
 //     channels in turns;
 //   * a partial sum is announced to the receiving worker every `sync` chunks (tt-metal's
 //     chunks_per_sync: every 4 chunks on a ring, every 20 on a line, at most half the chunks of
@@ -51,13 +51,10 @@
 //     shorter way round, the half-way peer half each way: 2.3x the pipelined ring's bytes at
 //     n = 8), from one worker per direction; chip j's E worker waits for the n - 1 parts and sums
 //     them with its own;
-//   * every program starts with tt-metal's start barrier (ttm.hpp's run_mux_counts: the fabric
+//   * every program starts with tt-metal's start barrier (common.hpp's run_mux_counts: the fabric
 //     worker multicasts an increment to every other chip and waits for n - 1), so no chip writes
 //     op i + 1's partials into an intermediate tensor a neighbour still reads op i's out of;
-//   * all_reduce: the reduce_scatter with the final sums written into the output tensor at
-//     r * slice, then, as a second program with its own start barrier, ttm.hpp's all_gather of
-//     that slice (multicast streams) from worker 0 of each direction (tt-metal's all_gather_async
-//     here: one worker per direction, one mux buffer).
+//   * all_reduce (make_reduce with all_reduce): all_reduce.hpp.
 // DIFFERENCES FROM TT-METAL (docs/fabric.md, "tt-metal's op structure for reduce_scatter and
 // all_reduce"): a worker core runs reader, compute and writer in turn (tt-metal: three kernels on
 // one Tensix core's five RISC-Vs, overlapping); one mux, the chip's fabric worker, serves both
@@ -70,7 +67,8 @@
 // kernel would derive from its runtime args. C++17, freestanding, no heap.
 #pragma once
 
-#include <fabric/ops/ttm.hpp>
+#include <fabric/ops/all_gather.hpp>
+#include <fabric/ops/common.hpp>
 
 #include <stdint.h>
 
@@ -432,14 +430,14 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
             const RStep& st = rp.steps[d][c.step];
             if (st.accumulate) {  // the E worker's final sum of this chunk is in the output
                 const uint32_t want = p.sem_initial + acc_need + 1;
-                if (!block && int32_t(hal.sem_read(rp.words_l1 + 80) - want) < 0) return false;
+                if (!block && !reached(hal.sem_read(rp.words_l1 + 80), want)) return false;
                 detail::wait_at_least(hal, rp.words_l1 + 80, want);
             }
             if (rp.use_direct || c.k % sync) return true;
             for (uint32_t b = 0; b < 2; ++b)
                 if (st.partials & (1u << b)) {
                     const uint32_t want = p.sem_initial + need[b] + 1, at = rp.words_l1 + 16 * b;
-                    if (!block && int32_t(hal.sem_read(at) - want) < 0) return false;
+                    if (!block && !reached(hal.sem_read(at), want)) return false;
                     detail::wait_at_least(hal, at, want);
                 }
             return true;
@@ -537,7 +535,7 @@ uint32_t run_reduce_sender(H& hal, const ReducePlan& rp, const MuxWiring& w, uin
     return 0;
 }
 
-/// The mux of a reduce_scatter / all_reduce (the chip's fabric worker): ttm.hpp's run_mux_counts
+/// The mux of a reduce_scatter / all_reduce (the chip's fabric worker): common.hpp's run_mux_counts
 /// with the op's programs and the packets each worker hands over in each; all_reduce's op ends
 /// when the all_gather's streams reached this chip.
 template <class H, class Link>

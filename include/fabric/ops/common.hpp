@@ -1,11 +1,8 @@
-// kccl/fabric/ops/ttm.hpp — tt-metal's op structure for all_gather and all_to_all on the chip
-// fabric: DRAM tensors read page by page and sent as 1D fabric packets that the receiving routers
-// write straight into the destination tensor's pages (scatter write). all_gather relays as
-// tt-metal's minimal default program (make_all_gather_relay: 1-hop unicasts, each chip forwarding
-// what it received out of its output tensor, announced by a semaphore every chunks_per_sync
-// packets; make_all_gather: the older multicast streams); all_to_all sends a unicast stream per
-// destination whose last packet is a fused write + semaphore increment. No collective executor,
-// no message slots, no copies out of slots.
+// kccl/fabric/ops/common.hpp — what tt-metal's op structures on the chip fabric share
+// (all_gather.hpp, all_to_all.hpp, reduce_scatter.hpp, all_reduce.hpp): the plan, the sender ->
+// mux hand-off, the mux and the runners. DRAM tensors read page by page and sent as 1D fabric
+// packets that the receiving routers write straight into the destination tensor's pages (scatter
+// write). No collective executor, no message slots, no copies out of slots.
 //
 // WHAT IT MODELS (tt-metal's all_gather_async "minimal default" program, and its all_to_all)
 //   * sender cores (run_sender): all_gather with relay: per direction tt-metal's number of workers
@@ -21,32 +18,13 @@
 //     a direction's channels in turns (round robin, as tt-metal's mux loops over its channels);
 //     `run` (Structure one_core) does reader, writer and mux work on that one core instead;
 //     run_mux_counts is the same mux for an op of one or more programs with the packet counts
-//     given (the reducing ops of ttm_reduce.hpp: all_reduce is two programs);
+//     given (reduce_scatter.hpp and all_reduce.hpp: all_reduce is two programs);
 //   * packets of `pages_per_packet` pages (all_gather: tt-metal's min(4, packet payload / page) —
 //     its scatter write takes 4 NoC addresses — so 3 pages of 2048 B in a 6144 B packet; all_to_all
 //     likewise, all_to_all_async_generic's number_pages_per_packet), written by the delivering
 //     router as one NoC write per page (`NocCmd::scatter_write`);
-//   * all_gather, relay (make_all_gather_relay, the default of the per-direction structure): each
-//     sender sends its part of the own slice one hop (unicast_1d, 1 hop) into the neighbour's
-//     output, then the parts that arrived from upstream, read back out of its output tensor once
-//     the relay semaphore counts their syncs (a header-only fused write + increment after every
-//     chunks_per_sync packets and the last, executed by the delivering router after a write
-//     barrier); a line forwards while a neighbour is downstream, a ring n/2 hops forward and
-//     (n-1)/2 backward, an even ring splitting the opposite chip's slice per worker ("split
-//     forwarding": first half forward, second half backward);
-//   * all_gather, multicast (make_all_gather; one_core and relay off): chip r's slice goes forward
-//     (E) to `num_targets_forward` chips and backward (W) to `num_targets_backward` (tt-metal's
-//     get_forward_backward_line_mcast_distance), one multicast_1d packet per direction per packet
-//     of the slice (start 1, range = the targets), split in halves on an even ring likewise;
-//   * all_to_all (make_all_to_all_generic, all_to_all_async_generic's program factory): chunk j of
-//     chip r goes to chip j by a unicast_1d stream (a line: towards j; a ring: the shorter way),
-//     written at offset r * chunk of j's output, in a destination order common to every chip (a
-//     line alternating ends, a ring 0..n-1). Small ops (under 16 packets per worker on a line, 4 on
-//     a ring): the fabric worker sends the remote destinations one after another, connected to both
-//     routers without a mux (run_direct); larger: 3 workers per direction (a line: at most n - 1),
-//     each its share of the direction's destinations one after another, behind the mux. The own
-//     chunk is copied by a core of its own. (make_all_to_all: every stream in turns from one core,
-//     Structure one_core);
+//   * the ops' plans: all_gather.hpp (relay and multicast), all_to_all.hpp (one_core, direct and
+//     mux schedules), reduce_scatter.hpp and all_reduce.hpp;
 //   * completion: relay: every sender waits until its relay semaphore counted the syncs of every
 //     part that reaches it in its direction; streams: each receiving chip waits until its
 //     semaphore counted one increment per stream that reaches it (n - 1 per op) and its local copy
@@ -59,10 +37,11 @@
 // sender writer we read sends the last page as a fused packet of its own); pages of a tensor are contiguous
 // in the one emulated DRAM endpoint, whose channel model stands for the interleaving.
 //
-// Plans are computed on the device from a handful of numbers (make_all_gather / make_all_to_all),
+// Plans are computed on the device from a handful of numbers (the ops' make_* functions),
 // so a plan is what a kernel would derive from its runtime args. C++17, freestanding, no heap.
 #pragma once
 
+#include <common/window.hpp>
 #include <fabric/header.hpp>
 #include <fabric/worker.hpp>
 #include <hal/config.hpp>
@@ -173,21 +152,6 @@ struct Plan {
 constexpr uint32_t ttm_pages_per_packet(uint32_t payload, uint32_t page) {
     return payload / page < 4 ? payload / page : 4;
 }
-/// tt-metal's all_to_all (all_to_all_async_generic's program factory) pages per packet:
-/// number_pages_per_packet = min(4, max payload / page) for its scatter schedule (the bank-owned
-/// schedule needs more than 4 pages per payload): the all_gather rule, 3 pages of 2048 B in a 6144 B packet.
-constexpr uint32_t ttm_a2a_pages_per_packet(uint32_t payload, uint32_t page) { return ttm_pages_per_packet(payload, page); }
-
-/// tt-metal's all_to_all_async_generic workers per direction (its program factory, one link):
-/// preferred 3, at most n - 1 on a line; used when the output's packets per lane
-/// (pages / (workers x pages_per_packet)) reach 16 on a line, 4 on a ring; else 0, its original
-/// schedule (one core sending every remote destination, a core for the local copy).
-constexpr uint32_t ttm_a2a_workers_per_direction(uint64_t out_bytes, uint32_t page, uint32_t n, bool ring, uint32_t pages_per_packet) {
-    const uint32_t w = ring ? 3u : (n - 1 < 3 ? n - 1 : 3u);
-    const uint64_t lanes = out_bytes / page / (uint64_t(w) * pages_per_packet);
-    return lanes >= (ring ? 4u : 16u) ? w : 0u;
-}
-
 namespace detail {
 /// A plan's workers per direction beyond max_workers: a named error (the plan's arrays hold no more).
 inline void check_workers(const Plan& p, uint32_t workers, const char* what) {
@@ -229,198 +193,6 @@ inline void plan_common(Plan& p, uint32_t rank, uint32_t ranks, uint32_t dram_xy
     p.by_channel = p.in_order = p.direct = false;
     p.local_channel = 0;
     for (uint32_t c = 0; c < max_channels; ++c) p.nitems[c] = 0;
-}
-
-/// all_gather of `slice` bytes per chip (output: ranks * slice, chip q's slice at q * slice).
-/// On an even ring of more than 2 chips the slice goes as two streams, as tt-metal's "split
-/// forwarding" (minimal default reader / writer: the opposite chip gets the first half of the slice
-/// forward and the second half backward): the first half forward to n/2 chips and backward to
-/// n/2 - 1, the second half forward to n/2 - 1 and backward to n/2, so both directions of every
-/// link carry (n - 1) / 2 slices (4 and 3 without the split on 8 chips).
-inline void make_all_gather(Plan& p, bool ring, uint32_t slice) {
-    const uint32_t r = p.rank, n = p.ranks;
-    p.ring = ring;
-    auto add = [&](uint32_t off, uint32_t bytes, uint32_t fwd, uint32_t bwd) {
-        Stream& s = p.s[p.nstreams++];
-        s.src = off;
-        s.dst = r * slice + off;
-        s.bytes = bytes;
-        s.targets = tgt_local | (fwd ? tgt_fwd : 0u) | (bwd ? tgt_bwd : 0u);
-        s.routing[0] = s.routing[1] = uint32_t(Routing::multicast_1d);
-        s.route[0] = 1u | (fwd << 16);
-        s.route[1] = 1u | (bwd << 16);
-    };
-    const uint32_t pages = (slice + p.page - 1) / p.page;
-    if (ring && n % 2 == 0 && n > 2 && pages >= 2) {  // tt-metal: split forwarding needs >= 2 tiles
-        const uint32_t half = (pages / 2) * p.page;   // first_half_tiles = tiles / 2
-        add(0, half, n / 2, n / 2 - 1);
-        add(half, slice - half, n / 2 - 1, n / 2);
-        p.expect = 2 * (n - 1);  // both halves reach every other chip
-        return;
-    }
-    add(0, slice, ring ? n / 2 : n - 1 - r, ring ? (n - 1) / 2 : r);
-    p.expect = n - 1;
-}
-
-/// tt-metal's workers per direction for an all_gather of `out_bytes` gathered bytes (its
-/// default_workers: 4 above 256 KiB per link, 1 up to 4 KiB, else 2; a ring halves the bytes).
-constexpr uint32_t ttm_workers_per_direction(uint64_t out_bytes, uint32_t n, bool ring) {
-    const uint64_t per_link = out_bytes * (n - 1) / n / (ring ? 2 : 1);
-    return per_link > 256u * 1024u ? 4u : per_link <= 4096u ? 1u : 2u;
-}
-/// tt-metal's chunks_per_sync: a worker's packets, at least 1, at most 160 (its
-/// HEURISTIC_MAX_CHUNKS_PER_SYNC); a worker's pages are the slice's pages / workers.
-constexpr uint32_t ttm_chunks_per_sync(uint32_t slice_pages, uint32_t workers, uint32_t pages_per_packet) {
-    const uint32_t c = slice_pages / workers / pages_per_packet;
-    return c < 1 ? 1u : c > 160 ? 160u : c;
-}
-
-/// all_gather as tt-metal's minimal default program relays it: every hop is a 1-hop unicast
-/// into the neighbour's output tensor; a chip's sender of direction d first sends its own slice,
-/// then, as the relay semaphore says chunks have arrived (a sync every `sync` packets), reads the
-/// slices that came from upstream back out of its output tensor and sends them one hop on (its
-/// reader: "read the next slice out of memory, and put it in CB for writer to forward"). A line
-/// forwards while there is a neighbour downstream; a ring forwards a slice until it has travelled
-/// its targets (n/2 forward, (n-1)/2 backward), and an even ring of more than 2 chips splits the
-/// opposite chip's slice: its first half travels forward, its second half backward ("split
-/// forwarding"). Direction 0 is forward (E), 1 backward (W).
-inline void make_all_gather_relay(Plan& p, bool ring, uint32_t slice, uint32_t sync, uint32_t workers) {
-    const uint32_t r = p.rank, n = p.ranks;
-    p.ring = ring;
-    const uint32_t pages = (slice + p.page - 1) / p.page;
-    detail::check_workers(p, workers, "make_all_gather_relay");
-    p.relay = true;
-    p.workers = workers < 1 ? 1 : workers;  // 0: one worker
-    p.slice = slice;
-    p.relay_sync = sync ? sync : 1;
-    p.expect = 0;  // completion is counted by the senders on their relay semaphores
-    for (uint32_t c = 0; c < p.channels(); ++c) {
-        // worker k's pages of every slice (tt-metal: input_tile_id_start / end per worker)
-        const uint32_t d = c / p.workers, k = c % p.workers, W = p.workers;
-        const uint32_t base = pages / W, rem = pages % W;
-        const uint32_t a = k * base + (k < rem ? k : rem), b = (k + 1) * base + (k + 1 < rem ? k + 1 : rem);
-        const uint32_t lo = a * p.page, hi = b * p.page < slice ? b * p.page : slice;
-        const bool split = ring && n % 2 == 0 && n > 2 && b - a >= 2;  // tt-metal: >= 2 tiles of the worker
-        const uint32_t mid = (a + (b - a) / 2) * p.page;
-        uint32_t& m = p.nitems[c];
-        m = 0;
-        if (hi <= lo) continue;  // no pages for this worker
-        const uint32_t hops = ring ? (split ? n / 2 : d == 0 ? n / 2 : (n - 1) / 2) : 0;
-        const bool down = ring || (d == 0 ? r + 1 < n : r > 0);            // a neighbour downstream
-        const uint32_t arrive = ring ? hops : (d == 0 ? r : n - 1 - r);   // slices that arrive here
-        auto range = [&](uint32_t dist, uint32_t& off, uint32_t& bytes) {   // what travels distance dist
-            off = lo;
-            bytes = hi - lo;
-            if (split && dist == n / 2) {
-                off = d == 0 ? lo : mid;
-                bytes = d == 0 ? mid - lo : hi - mid;
-            }
-        };
-        if (down || d == 1) {  // the backward senders also copy the own slice locally (tt-metal's direction 1)
-            RelayItem& it = p.items[c][m++] = RelayItem{};
-            it.chip = r;
-            it.off = lo;
-            it.bytes = hi - lo;
-            it.own = true;
-            it.send = down;
-        }
-        for (uint32_t dist = 1; dist <= arrive; ++dist) {
-            const uint32_t from = d == 0 ? (r + n - dist) % n : (r + dist) % n;
-            const bool fwd = down && (!ring || dist < hops);
-            uint32_t off, bytes, foff, fbytes;
-            range(dist, off, bytes);
-            range(dist + 1, foff, fbytes);
-            if (fwd && (foff != off || fbytes != bytes)) {  // forwards only a half of what arrived
-                RelayItem& x = p.items[c][m++] = RelayItem{};
-                x.chip = from;
-                x.off = off;
-                x.bytes = bytes;
-                x.recv = true;
-                RelayItem& y = p.items[c][m++] = RelayItem{};
-                y.chip = from;
-                y.off = foff;
-                y.bytes = fbytes;
-                y.send = true;
-                continue;
-            }
-            RelayItem& it = p.items[c][m++] = RelayItem{};
-            it.chip = from;
-            it.off = off;
-            it.bytes = bytes;
-            it.recv = true;
-            it.send = fwd;
-        }
-    }
-}
-
-/// all_to_all of `chunk` bytes per pair (input and output: ranks * chunk; chunk j of chip r's
-/// input lands at r * chunk of chip j's output), for Structure one_core: streams in an older
-/// all_to_all_async_generic sender reader's order (a line chip 0, 1, .., n - 1; a ring from the
-/// farthest chip inwards, distance (d + 1) / 2 for d = n - 1 .. 0, backward when d is odd), taking
-/// turns packet by packet from the one core. tt-metal's schedule: make_all_to_all_generic.
-inline void make_all_to_all(Plan& p, bool ring, uint32_t chunk) {
-    const uint32_t r = p.rank, n = p.ranks;
-    p.ring = ring;
-    auto add = [&](uint32_t j, uint32_t dir, uint32_t hops) {
-        Stream& s = p.s[p.nstreams++];
-        s.src = j * chunk;
-        s.dst = r * chunk;
-        s.bytes = chunk;
-        s.targets = dir == 2 ? tgt_local : dir == 0 ? tgt_fwd : tgt_bwd;
-        s.routing[0] = s.routing[1] = uint32_t(Routing::unicast_1d);
-        s.route[0] = s.route[1] = hops;
-    };
-    if (ring) {
-        for (uint32_t d = n; d-- > 0;) {
-            const uint32_t k = (d + 1) / 2;
-            if (k == 0) add(r, 2, 0);
-            else if (d % 2) add((r + n - k) % n, 1, k);  // backward distance k
-            else add((r + k) % n, 0, k);                 // forward distance k
-        }
-    } else {
-        for (uint32_t j = 0; j < n; ++j) add(j, j == r ? 2u : j > r ? 0u : 1u, j > r ? j - r : r - j);
-    }
-    p.expect = n - 1;
-}
-
-/// all_to_all as all_to_all_async_generic's program factory schedules it (one link), `chunk` bytes
-/// per pair as make_all_to_all. Destination order, common to every chip: a line alternates ends
-/// (chips 0, n - 1, 1, n - 2, ..); a ring goes 0, 1, .., n - 1, each the shorter way (an even
-/// ring's opposite chip forward when its index is above this chip's, else backward). `workers`
-/// (ttm_a2a_workers_per_direction): 0 or 1 — the direct structure: the remote destinations one
-/// after another from the fabric worker, connected to both routers without a mux (its original
-/// schedule; with one worker per direction only a 2-chip line, where a chip sends one way);
-/// 2 or more — the direction-owned schedule: a forward destination goes to forward worker
-/// (its index among the forward destinations) mod workers, a backward one likewise, each worker
-/// sending its destinations one after another into the mux. The own chunk is copied by a core
-/// of its own. Each destination's last packet carries its completion increment.
-inline void make_all_to_all_generic(Plan& p, bool ring, uint32_t chunk, uint32_t workers) {
-    const uint32_t r = p.rank, n = p.ranks;
-    p.ring = ring;
-    p.by_channel = p.in_order = true;
-    detail::check_workers(p, workers, "make_all_to_all_generic");
-    p.direct = workers <= 1;
-    p.workers = p.direct ? 1u : workers;
-    p.local_channel = p.direct ? 0u : 2 * p.workers;
-    uint32_t fwd_i = 0, bwd_i = 0;
-    for (uint32_t step = 0; step < n; ++step) {
-        const uint32_t j = ring ? step : step % 2 == 0 ? step / 2 : n - 1 - step / 2;
-        int32_t off = int32_t(j) - int32_t(r);
-        if (ring && off < -int32_t(n / 2)) off += int32_t(n);
-        else if (ring && off > int32_t(n / 2)) off -= int32_t(n);
-        Stream& s = p.s[p.nstreams++];
-        s.src = j * chunk;
-        s.dst = r * chunk;
-        s.bytes = chunk;
-        s.targets = off == 0 ? tgt_local : off > 0 ? tgt_fwd : tgt_bwd;
-        s.routing[0] = s.routing[1] = uint32_t(Routing::unicast_1d);
-        s.route[0] = s.route[1] = uint32_t(off < 0 ? -off : off);
-        s.channel = off == 0 ? p.local_channel
-                    : p.direct ? fabric_worker_channel
-                    : off > 0  ? fwd_i++ % p.workers
-                               : p.workers + bwd_i++ % p.workers;
-    }
-    p.expect = n - 1;
 }
 
 /// Sender / mux wiring (Structure::per_direction): the sender cores (p.channels() of them) and the
@@ -626,7 +398,7 @@ inline uint32_t packets_to(const Plan& p, uint32_t c) {
 
 template <class H>
 void wait_at_least(H& hal, uint32_t l1, uint32_t want) {
-    while (int32_t(hal.sem_read(l1) - want) < 0) hal.idle();
+    while (!reached(hal.sem_read(l1), want)) hal.idle();
 }
 
 /// A sender's hand-off of one packet (header f, n payload bytes at l1; n may be 0) to channel c of
@@ -638,7 +410,7 @@ void to_mux(H& hal, const Plan& p, const MuxWiring& w, uint32_t c, const HeaderF
             uint32_t& idx, uint32_t limit = 0) {
     const uint32_t mx = w.mux_xy & 0xFFFFu, my = w.mux_xy >> 16, hl1 = p.header_l1;
     const uint32_t most = limit && limit < w.mux_slots ? limit : w.mux_slots;
-    while (sent - hal.sem_read(w.credit_l1) >= most) hal.idle();  // a free mux slot
+    while (CreditWindow{most}.full(sent, hal.sem_read(w.credit_l1))) hal.idle();  // a free mux slot
     volatile uint32_t* h = reinterpret_cast<volatile uint32_t*>(hal.l1_ptr(hl1, p.header_bytes));
     write_header(h, f, 0, [](uint32_t) { return uint8_t(0); });
     kccl::hal::l1_store_fence(hal, hl1, p.header_bytes);  // the header stores above (N7)
@@ -767,7 +539,7 @@ void relay_loop(H& hal, const Plan& p, uint32_t c, uint32_t it, uint32_t relay_l
         }
         return k;
     };
-    auto ready = [&](const Pk& k) { return items[k.i].own || int32_t(hal.sem_read(relay_l1) - k.need) >= 0; };
+    auto ready = [&](const Pk& k) { return items[k.i].own || reached(hal.sem_read(relay_l1), k.need); };
     auto read = [&](const Pk& k, uint32_t slot) {
         const RelayItem& x = items[k.i];
         const uint32_t src = x.own ? p.input + k.off : p.output + x.chip * p.slice + k.off, l1 = p.cb_l1 + slot * pk;
