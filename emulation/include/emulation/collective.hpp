@@ -1156,7 +1156,7 @@ CollectiveResult<typename Red::value_type> run_on_wafer(const GroupOptions& g, c
         res.outputs.resize(g.ranks);
         for (uint32_t r = 0; r < g.ranks; ++r)
             if (ew::Pe* pe = run.fabric->pe({r % cols, r / cols})) copy_elems_out(res.outputs[r], pe->mem(0, c.count * 4), c.count);
-    } catch (const ew::FabricError& e) {  // a failed run: in the report, as on the other transports
+    } catch (const ew::WaferError& e) {  // a failed run: in the report, as on the other transports
         emu::CoreResult failed;
         failed.status = emu::CoreStatus::failed;
         failed.message = e.what();

@@ -145,7 +145,7 @@ LayoutRun run_layout(const kccl::wafer::host::Built& b, const kccl::wafer::host:
     const auto& e = b.expect;
     for (size_t i = 0; i < e.pes.size(); ++i) {
         Pe* pe = out.fabric->pe(e.pes[i]);
-        if (!pe) throw FabricError("fabric pattern " + spec.name + ": PE " + fh::to_string(e.pes[i]) + " takes part but runs no kernel");
+        if (!pe) throw WaferError("fabric pattern " + spec.name + ": PE " + fh::to_string(e.pes[i]) + " takes part but runs no kernel");
         if (e.kind != kccl::coll::Op::broadcast || e.pes[i] == e.root) in(i, pe->ptr<uint32_t>(0, spec.B));
     }
     out.result = out.fabric->run();
