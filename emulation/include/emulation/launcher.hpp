@@ -146,7 +146,7 @@ inline bool race_detection_on(const RunOptions& o, size_t cores) {
 
 /// Default fiber stack size.
 inline size_t default_stack_size() {
-#if KCCL_EMU_ASAN || KCCL_EMU_SCHED_TSAN
+#if KCCL_EMU_ASAN || KCCL_EMU_TSAN
     return size_t(1) << 20;
 #else
     return size_t(256) << 10;
