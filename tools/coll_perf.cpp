@@ -13,7 +13,7 @@
 // of the hardware; the modelled columns (--timing) are. algbw = size / time; busbw = algbw x 2(n-1)/n (all_reduce), (n-1)/n (all_gather,
 // reduce_scatter, all_to_all), 1 otherwise. time: from the first rank starting the timed loop to
 // the last rank finishing it, divided by -n; with --repeat R the median of R such loops. Inputs are
-// seeded and exactly predictable (emulation/collective.hpp), so -c 1 counts every wrong element.
+// seeded and exactly predictable (testing/inputs.hpp), so -c 1 counts every wrong element.
 // --memcpy prints a memcpy baseline (median of 5 copies per repeat, GB/s) measured in the same run.
 //
 // Engine: --engine fibers (default: every emulated core a fiber on one host thread) or threads

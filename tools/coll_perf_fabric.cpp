@@ -349,7 +349,7 @@ Result run_row(const FOptions& o, const Row& row) {
             T* in = reinterpret_cast<T*>(hal.l1_ptr(b.input_l1, std::max(L.in_elems, 1u) * eb));
             const bool reduces = op_reduces(L.shape.op);
             if (fill)
-                for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, redop, reduces, b.rank, i);
+                for (uint32_t i = 0; i < L.count; ++i) in[i] = kccl::testing::input_value<T>(seed, redop, reduces, b.rank, i);
             ExecParams ep;
             ep.shape = L.shape;
             ep.rank = b.rank;
@@ -374,7 +374,7 @@ Result run_row(const FOptions& o, const Row& row) {
         out.host_us = (*std::max_element(end.begin(), end.end()) - *std::min_element(start.begin(), start.end())) * 1e6 /
                       std::max(1u, iters);
         if (check) {
-            const auto [nbad, text] = cb::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
+            const auto [nbad, text] = kccl::testing::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
             out.wrong = nbad;
             out.first_wrong = text;
         }
