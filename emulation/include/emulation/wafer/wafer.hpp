@@ -590,17 +590,17 @@ private:
             if (what.rfind("fabric: ", 0) == 0) what = what.substr(8);
             fail("fabric: PE " + to_string(p.at_) + ": " + what);
         }
-        [[maybe_unused]] detail::TsanIgnore ig;
+        [[maybe_unused]] detail::IgnoreScope ig;
         p.done = true;
         p.finish = clock_of(p);
     }
     void fail(const std::string& msg) {
-        [[maybe_unused]] detail::TsanIgnore ig;
+        [[maybe_unused]] detail::IgnoreScope ig;
         if (error_.empty()) error_ = msg;
         if (sched_) sched_->wake_all();
     }
     bool on_idle() {
-        [[maybe_unused]] detail::TsanIgnore ig;
+        [[maybe_unused]] detail::IgnoreScope ig;
         if (error_.empty()) {
             std::string s = "fabric: deadlock: no PE can run and no stream can move.";
             for (auto& p : pes_)
@@ -669,7 +669,7 @@ private:
 
     /// Walks `it` (arriving at router `c` on `color`) and everything it releases.
     void walk(Coord c0, uint32_t color, Item it0) {
-        [[maybe_unused]] detail::TsanIgnore ig;  // the fabric's state is shared by all PEs (one host thread)
+        [[maybe_unused]] detail::IgnoreScope ig;  // the fabric's state is shared by all PEs (one host thread)
         struct Work {
             Coord c;
             Item it;
@@ -898,7 +898,7 @@ private:
         (void)p;
     }
     bool failed() {
-        [[maybe_unused]] detail::TsanIgnore ig;
+        [[maybe_unused]] detail::IgnoreScope ig;
         return !error_.empty();
     }
     void enter(Pe&) {
@@ -910,12 +910,12 @@ private:
     Queue& wait_for(Pe& p, uint32_t color, uint32_t n, const char* what) {
         Queue* q;
         {
-            [[maybe_unused]] detail::TsanIgnore ig;
+            [[maybe_unused]] detail::IgnoreScope ig;
             q = &queues_[rkey(p.at_, color)];
         }
         for (;;) {
             {
-                [[maybe_unused]] detail::TsanIgnore ig;  // never across the park (a fiber switch)
+                [[maybe_unused]] detail::IgnoreScope ig;  // never across the park (a fiber switch)
                 if (q->avail() >= n) {
                     p.wait_color = -1;
                     return *q;
@@ -929,7 +929,7 @@ private:
         }
     }
     uint32_t launch_stream(Pe& p, uint32_t color, std::shared_ptr<const std::vector<uint32_t>> words, Times t) {
-        [[maybe_unused]] detail::TsanIgnore ig;
+        [[maybe_unused]] detail::IgnoreScope ig;
         ++streams_;
         Item it;
         it.sid = uint32_t(acct_.size());
@@ -962,13 +962,13 @@ private:
     /// a receive drains the stream enough (woken at its own clock: blocking costs no cycle).
     void back_pressure(Pe& p, uint32_t sid) {
         {
-            [[maybe_unused]] detail::TsanIgnore ig;
+            [[maybe_unused]] detail::IgnoreScope ig;
             if (!block_on(p, sid)) return;
         }
         for (;;) {
             sched_->park();
             if (failed()) throw Abort{};
-            [[maybe_unused]] detail::TsanIgnore ig;
+            [[maybe_unused]] detail::IgnoreScope ig;
             if (p.blocked_sid_ < 0) return;
         }
     }
@@ -1011,7 +1011,7 @@ private:
         Queue& q = wait_for(p, r.color, n, "recv");
         vtime_t x = c;
         {
-            [[maybe_unused]] detail::TsanIgnore ig;  // the queue was filled by the senders' fibers
+            [[maybe_unused]] detail::IgnoreScope ig;  // the queue was filled by the senders' fibers
             x = stored_until(x, take(q, n));
             combine_span(cb, dst, dst, q.w.data() + q.head, n);
             q.head += n;
@@ -1030,7 +1030,7 @@ private:
             // earlier than that runs first (streams are walked in the order they start, share()).
             vtime_t s0 = c;
             {
-                [[maybe_unused]] detail::TsanIgnore ig;
+                [[maybe_unused]] detail::IgnoreScope ig;
                 s0 = std::max(c, q.t[q.th].t0);
             }
             if (s0 > sched_->now()) {
@@ -1044,7 +1044,7 @@ private:
         Times t;
         vtime_t x = c;
         {
-            [[maybe_unused]] detail::TsanIgnore ig;
+            [[maybe_unused]] detail::IgnoreScope ig;
             // Element k is combined and sent in cycle s_k = max(c + k, arrival_k).
             t = take(q, n);
             t.not_before(c);
@@ -1072,7 +1072,7 @@ private:
         Queue& q = wait_for(p, in.color, n_in, "exchange");
         vtime_t x = c;
         {
-            [[maybe_unused]] detail::TsanIgnore ig;
+            [[maybe_unused]] detail::IgnoreScope ig;
             x = stored_until(x, take(q, n_in));
             combine_span(cb, dst, dst, q.w.data() + q.head, n_in);
             q.head += n_in;
@@ -1084,7 +1084,7 @@ private:
     void advance(Pe& p, Route r) {
         enter(p);
         check_route(p, r, "advance");
-        [[maybe_unused]] detail::TsanIgnore ig;
+        [[maybe_unused]] detail::IgnoreScope ig;
         ++streams_;
         Item it;
         it.t.push(sched_->now() + g_.profile().t_r, 1);  // behind the last wavelet this PE sent before now
