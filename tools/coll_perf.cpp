@@ -13,7 +13,7 @@
 // of the hardware; the modelled columns (--timing) are. algbw = size / time; busbw = algbw x 2(n-1)/n (all_reduce), (n-1)/n (all_gather,
 // reduce_scatter, all_to_all), 1 otherwise. time: from the first rank starting the timed loop to
 // the last rank finishing it, divided by -n; with --repeat R the median of R such loops. Inputs are
-// seeded and exactly predictable (emulation/collective.hpp), so -c 1 counts every wrong element.
+// seeded and exactly predictable (testing/inputs.hpp), so -c 1 counts every wrong element.
 // --memcpy prints a memcpy baseline (median of 5 copies per repeat, GB/s) measured in the same run.
 //
 // Engine: --engine fibers (default: every emulated core a fiber on one host thread) or threads
@@ -154,52 +154,29 @@ double memcpy_gbps(uint64_t bytes, bool cpu) {
     return double(bytes) / median(t) / 1e9;
 }
 
-void print_help() {
+}  // namespace
+
+void kccl::coll_perf::print_usage() {
     std::printf(
-        "coll_perf: collectives on the kccl emulation, nccl-tests style.\n"
-        "  -b MIN -e MAX   sizes in bytes: N, NK, NM or NG (K = 1024), at most 512M; default 1K..1M.\n"
-        "                  A rank's buffers are at most 1 GiB each and a method may use scratch of twice its\n"
-        "                  largest tensor buffer, so 512M runs for every op but broadcast and reduce (scratch\n"
-        "                  grows with the ranks; the error names the buffer). Every rank's emulated L1 must fit\n"
-        "                  in host memory (checked before the first run)\n"
-        "  -f FACTOR       size multiplication factor, 2..1024, default 2\n"
-        "  -o REDOP        sum mean prod min max square_add logical_and logical_or bit_and bit_or bit_xor\n"
-        "  -d TYPE         float bfloat16 half int32 uint32 int64 uint64 bool\n"
-        "  -n ITERS        timed iterations per size, 1..1000000 (default 5)   -w WARMUP 0..1000000 (default 1)\n"
-        "  -c 0|1          check results (#wrong), default 1\n"
-        "  --coll OPS      comma list: all_gather reduce_scatter all_reduce broadcast reduce gather scatter all_to_all send_recv\n"
-        "  --method M      auto (default: choose_method() per op, topology, ranks and size, like Graphcore's GCL\n"
-        "                  auto; the row's last column names the method chosen) or one of\n"
-        "                  ring_cw ring_ccw ring_bidir ring_meet_middle line broadcast_local_reduce\n"
-        "                  reduce_broadcast_chain (mesh_2d needs a mesh, which this tool does not build), or, needing\n"
-        "                  a routed link (--topology all_pairs): %s.\n"
-        "                  Each op takes some of them; a method an op does not take is an error listing the op's methods\n"
-        "  --transport T   edm (chips in a ring) or ipcq (PEs of one chip), default edm; or fabric: the chip\n"
-        "                  fabric on line/ring/mesh/t3000/galaxy, every method (options: --transport fabric --help)\n"
-        "  --lanes L       serial (default: a method's lanes one after the other) or interleaved\n"
-        "                  (piece by piece, execute_any_interleaved; ring_bidir has 2 lanes)\n"
-        "  --topology T    ring, line, all_pairs (every rank linked to every other: IPCQ queue pair / EDM\n"
-        "                  link per pair, at most 9 ranks; a routed link, runs the multi-hop methods) or t3000\n"
-        "                  (EDM, 8 ranks), default ring\n"
-        "  --ranks N       1..64 (ipcq: at most 16), default 8\n"
-        "  --message B     packet / slot bytes, a multiple of 16 in 16..1048576, default 16384\n"
-        "  --slots N       2..1024, default 4\n"
-        "  --repeat R      runs per size, median time reported, 1..100, default 1\n"
-        "  --memcpy SIZES  also print memcpy GB/s for these sizes (median over the repeats)\n"
-        "  --adversarial SEED  adversarial deliveries and dirty L1; SEED a decimal integer 0..18446744073709551615\n"
-        "  --engine E      fibers (default: every core a fiber on one host thread) or threads (a host thread per core)\n"
-        "  --clock C       wall (default) or cpu: host time and the memcpy baseline in CPU time of the host thread\n"
-        "                  (fiber engine only; on a shared host, time taken by other processes is not counted)\n"
-        "  --timing M      wormhole or wafer: the timed fiber engine with that model; adds modelled time per\n"
-        "                  iteration, modelled algbw / busbw and (wormhole) busbw as a share of 12.5 GB/s\n"
-        "  --trace FILE    fiber engine: write the Perfetto trace (https://ui.perfetto.dev) of the first row's\n"
-        "                  first run to FILE (modelled time with --timing, scheduling steps otherwise)\n"
+        "coll_perf: collectives on the kccl emulation, nccl-tests style, in three modes:\n"
+        "  edm/ipcq (default)  the collectives over EDM (chips in a ring) or IPCQ (PEs of one chip)\n"
+        "  fabric              --transport fabric: the collectives over the chip fabric (routers on the Ethernet\n"
+        "                      cores, every rank reachable) on line, ring, mesh, T3000 or Galaxy, every method\n"
+        "  grid                Wafer-scale fabric mode (--grid): the reduce, allreduce and broadcast patterns of the\n"
+        "                      Cerebras WSE reduce/allreduce thesis on the emulated PE fabric, cycle-exact on the\n"
+        "                      thesis's model (docs/wafer.md); host memory is checked before any run (about 14 KiB\n"
+        "                      per PE plus twice its bytes, at most three quarters of the host's)\n"
+        "Options (the modes that take each in brackets):\n");
+    print_options([](const std::string& key) { return key == "routed" ? routed_methods() : wafer_patterns(); });
+    std::printf(
         "Columns: host(us) is host time of the emulation per iteration (it measures the emulator, not the\n"
-        "hardware); model(us) and the m.* columns are the timing model's modelled device time.\n"
-        "Exit codes: 0 every row ran and verified; 1 a row failed or had wrong elements; 2 bad options.\n",
-        routed_methods().c_str());
-    print_wafer_help();
+        "hardware); model(us) and the m.* columns are the timing model's modelled device time. grid: cycles\n"
+        "(emulated, the thesis's model), model (cost model, include/wafer/cost.hpp), run(s) (host wall time of\n"
+        "the emulated run), total(s) (with layout, set-up and check), #wrong (against a host fold of the inputs).\n"
+        "Exit codes: 0 every row ran and verified; 1 a row failed or had wrong elements; 2 bad options.\n");
 }
+
+namespace {
 
 /// What a row will run, worked out before any run.
 struct Row {
@@ -232,60 +209,36 @@ RowRunner runner_for(DataType t) {
 
 Options parse(int argc, char** argv, bool& help) {
     Options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--help" || a == "-h") { help = true; return o; }
-        if (i + 1 >= argc)
-            usage_error(missing_value(a, {"-b", "-e", "-f", "-o", "-d", "-n", "-w", "-c", "--coll", "--method", "--transport",
-                                          "--lanes", "--topology", "--ranks", "--message", "--slots", "--repeat", "--memcpy",
-                                          "--adversarial", "--engine", "--timing", "--clock", "--trace"},
-                                      ""));
-        const std::string v = argv[++i];
-        if (a == "-b") o.min_bytes = parse_size(a, v);
-        else if (a == "-e") o.max_bytes = parse_size(a, v);
-        else if (a == "-f") o.factor = parse_u32(a, v, 2, 1024);
-        else if (a == "-o") o.redop = parse_enum(a, v, kRedOps, redop_name_f);
-        else if (a == "-d") o.dtype = parse_enum(a, v, kTypes, dtype_name_f);
-        else if (a == "-n") o.iters = parse_u32(a, v, 1, 1000000);
-        else if (a == "-w") o.warmup = parse_u32(a, v, 0, 1000000);
-        else if (a == "-c") o.check = parse_u32(a, v, 0, 1) == 1;
-        else if (a == "--coll") { o.colls.clear(); for (auto& s : split(v)) o.colls.push_back(parse_enum(a, s, kOps, op_name_f)); }
+    help = !parse_args(argc, argv, kColl, [&](std::string_view a, const std::string& v, uint64_t x) {
+        if (a == "-b") o.min_bytes = x;
+        else if (a == "-e") o.max_bytes = x;
+        else if (a == "-f") o.factor = x;
+        else if (a == "-o") o.redop = parse_enum("-o", v, kRedOps, redop_name_f);
+        else if (a == "-d") o.dtype = parse_enum("-d", v, kTypes, dtype_name_f);
+        else if (a == "-n") o.iters = uint32_t(x);
+        else if (a == "-w") o.warmup = uint32_t(x);
+        else if (a == "-c") o.check = x == 1;
+        else if (a == "--coll") { o.colls.clear(); for (auto& s : split(v)) o.colls.push_back(parse_enum("--coll", s, kOps, op_name_f)); }
         else if (a == "--method") {
-            if (v == "auto") o.method_given = false;
-            else { o.method = parse_enum(a, v, kMethods, method_name_f); o.method_given = true; }
-        } else if (a == "--transport") {
-            if (v == "edm") o.transport = Transport::edm;
-            else if (v == "ipcq") o.transport = Transport::ipcq;
-            else usage_error("--transport '" + v + "' is not known (allowed: edm, ipcq, fabric)");
-        } else if (a == "--lanes") {
-            if (v != "serial" && v != "interleaved") usage_error("--lanes '" + v + "' is not known (allowed: serial, interleaved)");
-            o.interleave = v == "interleaved";
-        } else if (a == "--topology") {
-            if (v != "ring" && v != "line" && v != "all_pairs" && v != "t3000")
-                usage_error("--topology '" + v + "' is not known (allowed: ring, line, all_pairs, t3000)");
-            o.topology = v;
-        } else if (a == "--ranks") o.ranks = parse_u32(a, v, 1, 64);
-        else if (a == "--message") o.message = parse_u32(a, v, 16, 1 << 20);
-        else if (a == "--slots") o.slots = parse_u32(a, v, 2, 1024);
-        else if (a == "--repeat") o.repeat = parse_u32(a, v, 1, 100);
-        else if (a == "--memcpy") { for (auto& s : split(v)) o.memcpy_sizes.push_back(parse_size(a, s)); }
-        else if (a == "--adversarial") { o.adversarial = true; o.adv_seed = parse_uint(a, v, 0, ~0ull); }
-        else if (a == "--engine") {
-            if (v == "fibers") o.engine = emu::Engine::fibers;
-            else if (v == "threads") o.engine = emu::Engine::threads;
-            else usage_error("--engine '" + v + "' is not known (allowed: fibers, threads)");
-        } else if (a == "--timing") {
-            if (v != "wormhole" && v != "wafer") usage_error("--timing '" + v + "' is not known (allowed: wormhole, wafer)");
-            o.timing = v;
-        } else if (a == "--clock") {
-            if (v != "wall" && v != "cpu") usage_error("--clock '" + v + "' is not known (allowed: wall, cpu)");
-            o.cpu_clock = v == "cpu";
-        } else if (a == "--trace") {
+            o.method_given = v != "auto";
+            if (o.method_given) o.method = parse_enum("--method", v, kMethods, method_name_f);
+        } else if (a == "--transport") o.transport = v == "edm" ? Transport::edm : Transport::ipcq;
+        else if (a == "--lanes") o.interleave = v == "interleaved";
+        else if (a == "--topology") o.topology = v;
+        else if (a == "--ranks") o.ranks = uint32_t(x);
+        else if (a == "--message") o.message = uint32_t(x);
+        else if (a == "--slots") o.slots = uint32_t(x);
+        else if (a == "--repeat") o.repeat = uint32_t(x);
+        else if (a == "--memcpy") { for (auto& s : split(v)) o.memcpy_sizes.push_back(parse_size("--memcpy", s)); }
+        else if (a == "--adversarial") { o.adversarial = true; o.adv_seed = x; }
+        else if (a == "--engine") o.engine = v == "fibers" ? emu::Engine::fibers : emu::Engine::threads;
+        else if (a == "--timing") o.timing = v;
+        else if (a == "--clock") o.cpu_clock = v == "cpu";
+        else if (a == "--trace") {
             if (v.empty()) usage_error("--trace needs a file name");
             o.trace_path = v;
         }
-        else usage_error("unknown option '" + a + "'");
-    }
+    });
     return o;
 }
 
@@ -496,7 +449,7 @@ int main(int argc, char** argv) {
     return guarded_main(kProg, "--help", [&] {
         bool help = false;
         const Options o = parse(argc, argv, help);
-        if (help) { print_help(); return 0; }
+        if (help) { print_usage(); return 0; }
         const std::vector<Row> rows = plan_rows(o);
         return run(o, rows);
     });

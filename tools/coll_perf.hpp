@@ -4,6 +4,7 @@
 #pragma once
 
 #include <emulation/collective.hpp>
+#include <testing/inputs.hpp>
 
 #include <chrono>
 #include <cstdint>

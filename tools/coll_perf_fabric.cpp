@@ -90,117 +90,43 @@ constexpr Method kMethods[] = {Method::ring_cw, Method::ring_ccw, Method::ring_b
 
 FOptions parse(int argc, char** argv, bool& help) {
     FOptions o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--help" || a == "-h") { help = true; return o; }
-        if (i + 1 >= argc)
-            bad(missing_value(a, {"--transport", "-b", "-e", "-f", "-d", "-o", "-n", "-w", "-c", "--coll", "--method", "--topology",
-                                  "--ranks", "--mesh", "--fabric", "--message", "--slots", "--router-slots", "--structure",
-                                  "--mux-slots", "--rs-workers", "--timing"},
-                              " with --transport fabric"));
-        const std::string v = argv[++i];
-        if (a == "--transport") {
-            if (v != "fabric") bad("--transport '" + v + "': this is the fabric tool, --transport fabric");
-        } else if (a == "-b") o.min_bytes = parse_size(a, v);
-        else if (a == "-e") o.max_bytes = parse_size(a, v);
-        else if (a == "-f") o.factor = parse_u32(a, v, 2, 1024);
-        else if (a == "-d") {
-            if (v == "bfloat16") o.dtype = DataType::bf16;
-            else if (v == "float") o.dtype = DataType::f32;
-            else bad("-d '" + v + "' is not offered with --transport fabric (allowed: bfloat16, float)");
-        } else if (a == "-o") {
-            if (v != "sum") bad("-o '" + v + "' is not offered with --transport fabric (allowed: sum)");
-        } else if (a == "-n") o.iters = parse_u32(a, v, 1, 1000000);
-        else if (a == "-w") o.warmup = parse_u32(a, v, 0, 1000000);
-        else if (a == "-c") o.check = parse_u32(a, v, 0, 1) == 1;
+    help = !parse_args(argc, argv, kFabric, [&](std::string_view a, const std::string& v, uint64_t x) {
+        if (a == "-b") o.min_bytes = x;
+        else if (a == "-e") o.max_bytes = x;
+        else if (a == "-f") o.factor = x;
+        else if (a == "-d") o.dtype = v == "bfloat16" ? DataType::bf16 : DataType::f32;
+        else if (a == "-n") o.iters = uint32_t(x);
+        else if (a == "-w") o.warmup = uint32_t(x);
+        else if (a == "-c") o.check = x == 1;
         else if (a == "--coll") {
             o.colls.clear();
-            for (auto& s : split(v)) o.colls.push_back(parse_enum(a, s, kOps, [](Op x) { return op_name(x); }));
+            for (auto& s : split(v)) o.colls.push_back(parse_enum("--coll", s, kOps, [](Op x) { return op_name(x); }));
         } else if (a == "--method") {
-            if (v == "auto") o.method_given = false;
-            else {
-                o.method = parse_enum(a, v, kMethods, [](Method x) { return method_name(x); });
-                o.method_given = true;
-            }
-        } else if (a == "--topology") {
-            if (v != "ring" && v != "line" && v != "mesh" && v != "t3000" && v != "galaxy")
-                bad("--topology '" + v + "' is not known with --transport fabric (allowed: ring, line, mesh, t3000, galaxy)");
-            o.topology = v;
-        } else if (a == "--ranks") {
-            o.ranks = parse_u32(a, v, 2, 64);
+            o.method_given = v != "auto";
+            if (o.method_given) o.method = parse_enum("--method", v, kMethods, [](Method x) { return method_name(x); });
+        } else if (a == "--topology") o.topology = v;
+        else if (a == "--ranks") {
+            o.ranks = uint32_t(x);
             o.ranks_given = true;
         } else if (a == "--mesh") {
-            const size_t x = v.find('x');
-            if (x == std::string::npos) bad("--mesh '" + v + "' is not ROWSxCOLS (allowed: e.g. 2x4; rows and cols 1..8)");
-            o.rows = parse_u32("--mesh rows", v.substr(0, x), 1, 8);
-            o.cols = parse_u32("--mesh cols", v.substr(x + 1), 1, 8);
-        } else if (a == "--fabric") {
-            if (v != "1d" && v != "2d") bad("--fabric '" + v + "' is not known (allowed: 1d, 2d)");
-            o.fabric = v;
-        } else if (a == "--message") o.message = parse_u32(a, v, 16, 1 << 20);
-        else if (a == "--slots") o.slots = parse_u32(a, v, 2, 64);
+            const size_t c = v.find('x');
+            if (c == std::string::npos) bad("--mesh '" + v + "' is not ROWSxCOLS (allowed: e.g. 2x4; rows and cols 1..8)");
+            o.rows = parse_u32("--mesh rows", v.substr(0, c), 1, 8);
+            o.cols = parse_u32("--mesh cols", v.substr(c + 1), 1, 8);
+        } else if (a == "--fabric") o.fabric = v;
+        else if (a == "--message") o.message = uint32_t(x);
+        else if (a == "--slots") o.slots = uint32_t(x);
         else if (a == "--router-slots") {
             const size_t c = v.find(',');
             if (c == std::string::npos) bad("--router-slots '" + v + "' is not TX,RX (allowed: e.g. 8,16; TX 1..64, RX 2..64)");
             o.tx_slots = parse_u32("--router-slots TX", v.substr(0, c), 1, 64);
             o.rx_slots = parse_u32("--router-slots RX", v.substr(c + 1), 2, 64);
-        }
-        else if (a == "--structure") {
-            if (v != "generic" && v != "ttm" && v != "ttm_one_core" && v != "ttm_executor")
-                bad("--structure '" + v + "' is not known (allowed: generic, ttm, ttm_one_core, ttm_executor)");
-            o.structure = v;
-        } else if (a == "--mux-slots") {
-            o.mux_slots = parse_u32(a, v, 1, 8);
-        } else if (a == "--rs-workers") {
-            o.rs_workers = parse_u32(a, v, 1, 8);
-        }
-        else if (a == "--timing") {
-            if (v != "wormhole") bad("--timing '" + v + "' is not offered with --transport fabric (allowed: wormhole)");
-            o.timing = v;
-        } else bad("unknown option '" + a + "' with --transport fabric (see --transport fabric --help)");
-    }
+        } else if (a == "--structure") o.structure = v;
+        else if (a == "--mux-slots") o.mux_slots = uint32_t(x);
+        else if (a == "--rs-workers") o.rs_workers = uint32_t(x);
+        else if (a == "--timing") o.timing = v;
+    });
     return o;
-}
-
-void print_help(const char* prog) {
-    std::printf(
-        "%s --transport fabric: collectives over the chip fabric (routers on the Ethernet cores,\n"
-        "every rank reachable), nccl-tests style, on the emulation.\n"
-        "  --topology T    ring, line (--ranks N chips, 1D fabric), mesh (--mesh RxC, 2D fabric), t3000 (8 chips),\n"
-        "                  galaxy (32 chips); default ring\n"
-        "  --ranks N       ring / line: 2..64 chips, default 8\n"
-        "  --mesh RxC      mesh: rows x columns, each 1..8, at least 2 chips\n"
-        "  --fabric K      1d or 2d: ring/line are 1d; mesh 2d; t3000/galaxy 2d (default) or 1d (a ring through every chip)\n"
-        "  -b -e -f        sizes (N, NK, NM or NG, at most 512M) and factor, as coll_perf\n"
-        "  -d TYPE         bfloat16 (default) or float     -o sum\n"
-        "  -n ITERS -w WARMUP -c 0|1   as coll_perf\n"
-        "  --coll OPS      all_gather reduce_scatter all_reduce broadcast reduce gather scatter all_to_all send_recv\n"
-        "  --method M      auto (choose_method for a routed link) or any method the op takes:\n"
-        "                  ring_cw ring_ccw ring_bidir ring_meet_middle line broadcast_local_reduce reduce_broadcast_chain\n"
-        "                  reduce_broadcast_tree binomial_tree tree recursive_doubling rabenseifner pairwise direct,\n"
-        "                  mesh_2d (all_gather, all_reduce; 2D fabrics: mesh, t3000, galaxy)\n"
-        "  --message B     payload bytes of one fabric packet, a multiple of 16 (default 6144, tt-metal's benchmark)\n"
-        "  --slots N       worker message slots per peer, 2..64, default 4\n"
-        "  --router-slots TX,RX  slots of each router sender channel and of its receiver channel; default 8,16 on a\n"
-        "                  1D fabric (tt-metal's 1D router), 4,8 on 2D (5 sender channels must fit the Ethernet core's L1)\n"
-        "  --timing wormhole  the timed fiber engine with the Wormhole model: modelled time per iteration\n"
-        "  --structure S   generic (default: the collectives executor over the fabric link) or ttm, tt-metal's op\n"
-        "                  structure on a line or ring: DRAM tensors, packets written into the destination tensor;\n"
-        "                  all_gather relayed hop by hop by tt-metal's worker cores per direction behind a mux,\n"
-        "                  all_to_all as all_to_all_async_generic schedules it (one core, or 3 workers per direction\n"
-        "                  behind the mux; include/fabric/ops/all_to_all.hpp); reduce_scatter / all_reduce (bfloat16)\n"
-        "                  by partial sums passed chip to chip by tt-metal's workers per direction (2..8 by the size,\n"
-        "                  each its share of every slice) behind the mux, summed on the Tensix compute engine\n"
-        "                  (ops/reduce_scatter.hpp).\n"
-        "                  ttm_one_core: all_gather (multicast streams) and all_to_all (destinations in turns) with the\n"
-        "                  fabric worker doing everything;\n"
-        "                  ttm_executor: reduce_scatter / all_reduce on the collectives executor, the combine on the\n"
-        "                  compute engine (unpack, FPU add, pack) instead of the RISC-V's loads and stores\n"
-        "  --mux-slots N   --structure ttm: packet slots per mux channel, 1..8; default 1 (tt-metal's fabric mux default)\n"
-        "  --rs-workers N  --structure ttm, reduce_scatter / all_reduce: workers per direction, 1..8; default tt-metal's\n"
-        "                  rule as it runs (default_workers: 8 at every size above a few bytes; the ring's one-shot sizes 1)\n"
-        "Exit codes: 0 every row ran and verified; 1 a row failed or had wrong elements; 2 bad options.\n",
-        prog);
 }
 
 fh::FabricKind kind_of(const FOptions& o) {
@@ -423,7 +349,7 @@ Result run_row(const FOptions& o, const Row& row) {
             T* in = reinterpret_cast<T*>(hal.l1_ptr(b.input_l1, std::max(L.in_elems, 1u) * eb));
             const bool reduces = op_reduces(L.shape.op);
             if (fill)
-                for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, redop, reduces, b.rank, i);
+                for (uint32_t i = 0; i < L.count; ++i) in[i] = kccl::testing::input_value<T>(seed, redop, reduces, b.rank, i);
             ExecParams ep;
             ep.shape = L.shape;
             ep.rank = b.rank;
@@ -448,7 +374,7 @@ Result run_row(const FOptions& o, const Row& row) {
         out.host_us = (*std::max_element(end.begin(), end.end()) - *std::min_element(start.begin(), start.end())) * 1e6 /
                       std::max(1u, iters);
         if (check) {
-            const auto [nbad, text] = cb::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
+            const auto [nbad, text] = kccl::testing::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
             out.wrong = nbad;
             out.first_wrong = text;
         }
@@ -614,7 +540,7 @@ int fabric_main(int argc, char** argv, const char* prog) {
         bool help = false;
         FOptions o = parse(argc, argv, help);
         if (help) {
-            print_help(prog);
+            print_usage();
             return 0;
         }
         const std::vector<Row> rows = plan_rows(o);

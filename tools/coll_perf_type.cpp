@@ -74,7 +74,7 @@ Result run_one(const Options& o, RedOp redop, Op op, Method method, uint64_t cou
         bed.add<Links>([&, L, seed, redop, iters, warmup, prep, cpu](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
             T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * eb));
             const bool reduces = op_reduces(L.shape.op);
-            for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, redop, reduces, g.rank, i);
+            for (uint32_t i = 0; i < L.count; ++i) in[i] = kccl::testing::input_value<T>(seed, redop, reduces, g.rank, i);
             ExecParams ep;
             ep.shape = L.shape;
             ep.rank = g.rank;
@@ -115,7 +115,7 @@ Result run_one(const Options& o, RedOp redop, Op op, Method method, uint64_t cou
         const auto t1 = *std::max_element(end.begin(), end.end());
         out.wall_us = (t1 - t0) * 1e6 / std::max(1u, iters);
         if (check) {
-            const auto [nbad, text] = cb::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
+            const auto [nbad, text] = kccl::testing::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
             out.wrong = nbad;
             out.first_wrong = text;
         }

@@ -63,21 +63,16 @@ struct WaferOptions {
     uint64_t min_bytes = 4, max_bytes = 4096, factor = 4;
     kccl::coll::DataType type = kccl::coll::DataType::f32;
     kccl::coll::RedOp op = kccl::coll::RedOp::sum;
-    const char* type_name = "float";
-    const char* op_name = "sum";
+    std::string type_name = "float", op_name = "sum";
     uint32_t iters = 1;
     fh::Profile profile = fh::wse2();
 };
 
 
-uint64_t parse_bytes(const std::string& opt, const std::string& v, uint32_t pe_mem) {
-    const char* forms = "N, NK or NM bytes per PE (K = 1024), a multiple of 4";
-    size_t k = 0;
-    while (k < v.size() && v[k] >= '0' && v[k] <= '9') ++k;
-    const std::string num = v.substr(0, k), suf = v.substr(k);
-    if (num.empty() || num.size() > 12 || (suf != "" && suf != "K" && suf != "M")) bad(opt + " '" + v + "' is not a size (allowed: " + forms + ")");
-    const uint64_t x = std::strtoull(num.c_str(), nullptr, 10) << (suf == "K" ? 10 : suf == "M" ? 20 : 0);
-    if (x == 0 || x % 4 != 0) bad(opt + " '" + v + "' is not a positive multiple of 4 bytes (a PE's vector is 32-bit elements; allowed: " + forms + ")");
+/// -b / -e of the wafer: a size (parse_size) that is a positive multiple of 4 and fits a PE.
+uint64_t pe_bytes(const std::string& opt, const std::string& v, uint32_t pe_mem) {
+    const uint64_t x = parse_size(opt, v);
+    if (x == 0 || x % 4 != 0) bad(opt + " '" + v + "' is not a positive multiple of 4 bytes (a PE's vector is 32-bit elements)");
     if (x > pe_mem)
         bad(opt + " '" + v + "' does not fit in a PE: a PE holds " + std::to_string(pe_mem) + " bytes (" + std::to_string(pe_mem / 4) +
             " elements), and the vector stays in place in its memory");
@@ -94,47 +89,38 @@ kf::Pattern parse_pattern(const std::string& opt, const std::string& v) {
     return p;
 }
 
+/// -d, -o and --coll (values the option table allows) as the wafer's element type, operator and collective.
+void set_wafer_value(WaferOptions& o, std::string_view a, const std::string& v) {
+    using namespace kccl::coll;
+    if (a == "-d") o.type = v == "float" ? DataType::f32 : v == "int32" ? DataType::i32 : DataType::u32;
+    else if (a == "-o") o.op = v == "sum" ? RedOp::sum : v == "max" ? RedOp::max : RedOp::min;
+    else o.coll = v == "reduce" ? Op::reduce : v == "all_reduce" ? Op::all_reduce : Op::broadcast;
+}
+
 WaferOptions parse(int argc, char** argv, bool& help) {
     WaferOptions o;
     std::string sizes[2];
     bool size_given[2] = {false, false};
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--help" || a == "-h") {
-            help = true;
-            return o;
-        }
-        if (i + 1 >= argc)
-            bad(missing_value(a, {"--grid", "--timing", "--method", "--coll", "--base", "--root", "--S", "--G", "-b", "-e", "-f", "-n",
-                                  "-d", "-o", "--profile"},
-                              " with --grid"));
-        const std::string v = argv[++i];
+    help = !parse_args(argc, argv, kWafer, [&](std::string_view a, const std::string& v, uint64_t x) {
         if (a == "--grid") {
-            const size_t x = v.find('x');
-            if (x == std::string::npos) bad("--grid '" + v + "' is not RxC (R rows by C columns of PEs, each 1.." + std::to_string(kMaxSide) + "; 1xC is a row)");
-            o.rows = uint32_t(parse_uint("--grid rows", v.substr(0, x), 1, kMaxSide));
-            o.cols = uint32_t(parse_uint("--grid columns", v.substr(x + 1), 1, kMaxSide));
+            const size_t c = v.find('x');
+            if (c == std::string::npos) bad("--grid '" + v + "' is not RxC (R rows by C columns of PEs, each 1.." + std::to_string(kMaxSide) + "; 1xC is a row)");
+            o.rows = uint32_t(parse_uint("--grid rows", v.substr(0, c), 1, kMaxSide));
+            o.cols = uint32_t(parse_uint("--grid columns", v.substr(c + 1), 1, kMaxSide));
             if (uint64_t(o.rows) * o.cols < 2) bad("--grid '" + v + "' has one PE; a collective needs at least 2");
-        } else if (a == "--timing") {
-            if (v != "wafer") bad("--timing '" + v + "' with --grid: the fabric patterns run on the wafer model only (allowed: wafer)");
         } else if (a == "--method") {
-            if (v == "auto") o.automatic = true;
-            else {
-                o.automatic = false;
-                o.args.pattern = parse_pattern(a, v);
-            }
-        } else if (a == "--coll") {
-            o.coll_given = true;
-            if (v == "reduce") o.coll = kccl::coll::Op::reduce;
-            else if (v == "all_reduce") o.coll = kccl::coll::Op::all_reduce;
-            else if (v == "broadcast") o.coll = kccl::coll::Op::broadcast;
-            else bad("--coll '" + v + "' with --grid is not a fabric collective (allowed: reduce, all_reduce, broadcast)");
+            o.automatic = v == "auto";
+            if (!o.automatic) o.args.pattern = parse_pattern("--method", v);
+        } else if (a == "--coll" || a == "-d" || a == "-o") {
+            set_wafer_value(o, a, v);
+            if (a == "--coll") o.coll_given = true;
+            else (a == "-d" ? o.type_name : o.op_name) = v;
         } else if (a == "--base") {
             const auto names = split(v);
             if (names.size() > kf::kMaxBaseDepth)
                 bad("--base '" + v + "' lists " + std::to_string(names.size()) + " patterns; a chain of bases is at most " +
                     std::to_string(kf::kMaxBaseDepth) + " deep (allreduce_2d over allreduce_naive over jump over two_phase)");
-            for (size_t k = 0; k < names.size(); ++k) o.args.base[k] = parse_pattern(a, names[k]);
+            for (size_t k = 0; k < names.size(); ++k) o.args.base[k] = parse_pattern("--base", names[k]);
             o.base_given = true;
         } else if (a == "--root") {
             const auto xy = split(v);
@@ -142,36 +128,19 @@ WaferOptions parse(int argc, char** argv, bool& help) {
             o.args.root = uint32_t(parse_uint("--root", xy[0], 0, kMaxSide - 1));
             if (xy.size() == 2) o.args.root_y = uint32_t(parse_uint("--root", xy[1], 0, kMaxSide - 1));
             o.root_given = true;
-        } else if (a == "--S") o.args.s = uint32_t(parse_uint(a, v, 1, kMaxSide));
-        else if (a == "--G") o.args.g = uint32_t(parse_uint(a, v, 2, kMaxSide));
+        } else if (a == "--S") o.args.s = uint32_t(x);
+        else if (a == "--G") o.args.g = uint32_t(x);
         else if (a == "-b" || a == "-e") {
             sizes[a == "-e"] = v;
             size_given[a == "-e"] = true;
-        } else if (a == "-f") o.factor = parse_uint(a, v, 2, 1024);
-        else if (a == "-n") o.iters = uint32_t(parse_uint(a, v, 1, 100));
-        else if (a == "-d") {
-            if (v == "float") o.type = kccl::coll::DataType::f32;
-            else if (v == "int32") o.type = kccl::coll::DataType::i32;
-            else if (v == "uint32") o.type = kccl::coll::DataType::u32;
-            else bad("-d '" + v + "' with --grid is not a fabric element type (allowed: float, int32, uint32: one 32-bit wavelet each)");
-            o.type_name = argv[i];
-        } else if (a == "-o") {
-            if (v == "sum") o.op = kccl::coll::RedOp::sum;
-            else if (v == "max") o.op = kccl::coll::RedOp::max;
-            else if (v == "min") o.op = kccl::coll::RedOp::min;
-            else bad("-o '" + v + "' with --grid is not a fabric reduction (allowed: sum, max, min)");
-            o.op_name = argv[i];
-        } else if (a == "--profile") {
-            if (v == "wse2") o.profile = fh::wse2();
-            else if (v == "wse3") o.profile = fh::wse3();
-            else bad("--profile '" + v + "' is not known (allowed: wse2, wse3)");
-        } else
-            bad("option '" + a + "' is not used with --grid (the wafer fabric patterns take: --grid --timing --method --coll --base --root --S --G "
-                "-b -e -f -d -o -n --profile)");
-    }
+        } else if (a == "-f") o.factor = x;
+        else if (a == "-n") o.iters = uint32_t(x);
+        else if (a == "--profile") o.profile = v == "wse2" ? fh::wse2() : fh::wse3();
+    });
+    if (help) return o;
     if (o.rows == 0) bad("--grid RxC is required in the fabric mode");
     for (int k = 0; k < 2; ++k)
-        if (size_given[k]) (k ? o.max_bytes : o.min_bytes) = parse_bytes(k ? "-e" : "-b", sizes[k], o.profile.pe_mem_bytes);
+        if (size_given[k]) (k ? o.max_bytes : o.min_bytes) = pe_bytes(k ? "-e" : "-b", sizes[k], o.profile.pe_mem_bytes);
     if (size_given[0] && !size_given[1]) o.max_bytes = std::max(o.max_bytes, o.min_bytes);
     if (size_given[1] && !size_given[0]) o.min_bytes = std::min(o.min_bytes, o.max_bytes);
     if (o.min_bytes > o.max_bytes) bad("-b " + std::to_string(o.min_bytes) + " is larger than -e " + std::to_string(o.max_bytes));
@@ -280,11 +249,11 @@ int run(const WaferOptions& o, const std::vector<uint32_t>& sizes) {
             std::sort(walls.begin(), walls.end());
             char model_s[24] = "-";
             if (model != kf::cost::kCostInvalid) std::snprintf(model_s, sizeof model_s, "%llu", (unsigned long long)model);
-            std::printf("%12llu %9u %7s %5s %10llu %10s %9.3f %9.3f %7llu  %s\n", (unsigned long long)B * 4, B, o.type_name, o.op_name,
+            std::printf("%12llu %9u %7s %5s %10llu %10s %9.3f %9.3f %7llu  %s\n", (unsigned long long)B * 4, B, o.type_name.c_str(), o.op_name.c_str(),
                         (unsigned long long)r.cycles, model_s, walls[walls.size() / 2], total, (unsigned long long)r.wrong, name.c_str());
             if (r.wrong) status = 1;
         } catch (const std::exception& e) {
-            std::printf("%12llu %9u %7s %5s %10s %10s %9s %9s %7s  %s\n# error: %s\n", (unsigned long long)B * 4, B, o.type_name, o.op_name, "-", "-", "-",
+            std::printf("%12llu %9u %7s %5s %10s %10s %9s %9s %7s  %s\n# error: %s\n", (unsigned long long)B * 4, B, o.type_name.c_str(), o.op_name.c_str(), "-", "-", "-",
                         "-", "-", name.c_str(), e.what());
             status = 1;
         }
@@ -301,30 +270,10 @@ bool wafer_requested(int argc, char** argv) {
     return false;
 }
 
-void print_wafer_help() {
+std::string wafer_patterns() {
     char list[512];
     kccl::wafer::pattern_list(list, sizeof list, ' ');
-    std::printf(
-        "Wafer-scale fabric mode (--grid): the reduce, allreduce and broadcast patterns of the Cerebras WSE\n"
-        "reduce/allreduce thesis on the emulated PE fabric, cycle-exact on the thesis's model (docs/wafer.md):\n"
-        "  --grid RxC      R rows by C columns of PEs, each 1..%u (1xC: a row, the 1D patterns). Selects this mode;\n"
-        "                  --timing wafer may be given and is implied\n"
-        "  --method P      auto (default: the cost model's cheapest pattern and parameters for each size, named in\n"
-        "                  the last column) or a pattern: %s\n"
-        "  --coll C        reduce, all_reduce (default) or broadcast: what auto chooses for (a named pattern implies it)\n"
-        "  --base LIST     the pattern's chain of bases, outermost first, e.g. allreduce_naive,jump,two_phase for\n"
-        "                  allreduce_2d (default: chain; allreduce_2d: allreduce_naive,chain)\n"
-        "  --root X[,Y]    root column X (the PE in a row) and row Y; --S N two_phase's group size; --G N butterfly's\n"
-        "                  (the pattern column shows S and G as chosen; no S: ceil(sqrt(n)) on each line of n PEs)\n"
-        "  -b MIN -e MAX   bytes per PE (N, NK, NM; a multiple of 4, at most a PE's memory), default 4..4K; -f FACTOR (default 4)\n"
-        "  -d TYPE         float (default), int32, uint32     -o OP  sum (default), max, min\n"
-        "  -n ITERS        emulated runs per size (run(s) is their median), 1..100, default 1\n"
-        "  --profile P     wse2 (default) or wse3\n"
-        "  Host memory is checked before any run: about 14 KiB per PE plus twice its bytes (at most three\n"
-        "  quarters of the host's)\n"
-        "  Columns: cycles (emulated, the thesis's model), model (cost model, include/wafer/cost.hpp), run(s) (host wall\n"
-        "  time of the emulated run), total(s) (with layout, set-up and check), #wrong (against a host fold of the inputs)\n",
-        kMaxSide, list);
+    return list;
 }
 
 int wafer_main(int argc, char** argv) {
@@ -332,7 +281,7 @@ int wafer_main(int argc, char** argv) {
         bool help = false;
         WaferOptions o = parse(argc, argv, help);
         if (help) {
-            print_wafer_help();
+            print_usage();
             return 0;
         }
         const std::vector<uint32_t> sizes = plan(o);

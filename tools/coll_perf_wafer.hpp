@@ -4,6 +4,8 @@
 // collectives. The main tool only asks whether the command line wants this mode and hands over.
 #pragma once
 
+#include <string>
+
 namespace kccl::coll_perf {
 
 /// True if argv asks for the wafer fabric patterns (it contains --grid).
@@ -11,7 +13,7 @@ bool wafer_requested(int argc, char** argv);
 /// Parses, checks and runs the fabric mode. Exit codes as coll_perf: 0 every row verified,
 /// 1 a row failed or had wrong elements, 2 bad options (message on stderr). Never throws.
 int wafer_main(int argc, char** argv);
-/// The --grid section of coll_perf --help (every pattern listed).
-void print_wafer_help();
+/// Every fabric pattern's name, space-separated (coll_perf --help).
+std::string wafer_patterns();
 
 }  // namespace kccl::coll_perf

@@ -3,7 +3,7 @@
 // output (and, for reduce_scatter / all_reduce, intermediate) tensors, the op's plan per chip, one
 // run of warmup + iterations, and a bit-exact check of every output byte against values computed
 // here from the seed (never by the code under test; the reductions against the host reference of
-// emulation/collective.hpp, bfloat16 sums).
+// testing/inputs.hpp, bfloat16 sums).
 // Used by `coll_perf --transport fabric --structure ttm` and tests/fabric/chip_ttm_test.cpp.
 // Host code (std, exceptions).
 #pragma once
@@ -16,6 +16,7 @@
 #include <fabric/ops/all_reduce.hpp>
 #include <fabric/ops/all_to_all.hpp>
 #include <fabric/ops/reduce_scatter.hpp>
+#include <testing/inputs.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -81,11 +82,7 @@ struct Result {
 
 /// The input byte i of chip r (a hash of seed, r, i).
 inline uint8_t input_byte(uint64_t seed, uint32_t r, uint64_t i) {
-    uint64_t x = seed * 0x9E3779B97F4A7C15ull ^ (uint64_t(r) << 48) ^ (i >> 3);
-    x ^= x >> 31;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 29;
-    return uint8_t(x >> (8 * (i & 7)));
+    return uint8_t(kccl::testing::hash(seed ^ (i >> 35), r, uint32_t(i >> 3)) >> (8 * (i & 7)));
 }
 
 /// Pages per packet: the option, else tt-metal's rule for the op.
@@ -265,7 +262,7 @@ inline Result run(const Options& o, emu::RunOptions ro) {
 }
 
 /// reduce_scatter / all_reduce (reduce_scatter.hpp, all_reduce.hpp): bfloat16 inputs from the seed (every summation
-/// order gives the same exact sum: emulation/collective.hpp's input_value), the sum on the compute
+/// order gives the same exact sum: testing/inputs.hpp's input_value), the sum on the compute
 /// engine; chip r's reduce_scatter output is slice r of the sum, all_reduce's the whole sum.
 inline Result run_reduce(const Options& o, emu::RunOptions ro) {
     using Bf = kccl::coll::bfloat16;
@@ -317,7 +314,7 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
             for (uint32_t off : {0u, 16u, 32u, 48u, 80u, 112u}) bed.launch->init_word(sc, words + off, p->ag.sem_initial);
         }
         plans[r] = std::move(p);
-        for (uint32_t i = 0; i < in_bytes / 2; ++i) buf[i] = cb::input_value<Bf>(o.seed, kccl::coll::RedOp::sum, true, r, i);
+        for (uint32_t i = 0; i < in_bytes / 2; ++i) buf[i] = kccl::testing::input_value<Bf>(o.seed, kccl::coll::RedOp::sum, true, r, i);
         const emu::CoreCoord d = bed.cluster->chip(bed.plan.spec.workers[r].chip).dram();
         bed.cluster->write(d, in_at, buf.data(), in_bytes);
         std::vector<uint8_t> stale(std::max(out_bytes, (n + 1) * slice));
@@ -357,8 +354,8 @@ inline Result run_reduce(const Options& o, emu::RunOptions ro) {
         const uint8_t* out = dram.data() + out_at;
         const uint32_t first = ar ? 0 : r * (slice / 2);
         for (uint32_t e = 0; e < out_bytes / 2; ++e) {
-            for (uint32_t q = 0; q < n; ++q) xs[q] = cb::input_value<Bf>(o.seed, kccl::coll::RedOp::sum, true, q, first + e);
-            const Bf want = cb::reference_reduce<Bf>(kccl::coll::RedOp::sum, xs);
+            for (uint32_t q = 0; q < n; ++q) xs[q] = kccl::testing::input_value<Bf>(o.seed, kccl::coll::RedOp::sum, true, q, first + e);
+            const Bf want = kccl::testing::reference_reduce<Bf>(kccl::coll::RedOp::sum, xs);
             uint16_t got, w;
             std::memcpy(&got, out + 2 * e, 2);
             std::memcpy(&w, &want, 2);

@@ -420,9 +420,7 @@ public:
         bool have = false, done = false;
         Step s{};
         uint32_t from = no_dir, to = no_dir, n = 0, piece = 0, pieces = 0, off = 0;
-        bool pending = false, holding = false;
-        View v{};
-        uint32_t send_l1 = 0, send_bytes = 0;
+        detail::PieceState ps{};  ///< a received piece whose send is pending
     };
 
     /// The directions a lane sends on (tx) and receives on (rx), as bit masks.
@@ -470,64 +468,9 @@ public:
         }
         const uint32_t pe = puts(c.s) ? c.n : piece_elems<T>(link_);
         const uint32_t e = c.n - c.off < pe ? c.n - c.off : pe;
-        const uint32_t b = e * eb, o = c.off * eb;
-        if (c.pending) return try_finish_send(c, e);
-        if (c.s.verb == Verb::send) {
-            if constexpr (link_puts<Link>) {
-                if (puts(c.s)) {
-                    uint32_t peer;
-                    if (!remote(c.to, addr(c.s.dst) + o, peer, false) || !link_.try_put(c.to, addr(c.s.src) + o, b, peer))
-                        return false;
-                    next_piece(c, e);
-                    return true;
-                }
-            }
-            if (!link_.try_send(c.to, addr(c.s.src) + o, b)) return false;
-            next_piece(c, e);
-            return true;
-        }
-        View v;
-        if (!link_.try_recv(c.from, v)) return false;
-        if (KCCL_UNLIKELY(v.bytes != b)) {
-            detail::Msg m;
-            m.s("collectives: ").s(verb_name(c.s.verb)).s(": a piece from direction ").u(c.from).s(" has ").u(v.bytes)
-                .s(" bytes but this rank expects ").u(b)
-                .s(" (sender and receiver must agree on the chunk size and use links with one message size)");
-            detail::die(m);
-        }
-        if (KCCL_UNLIKELY(v.landed)) {  // a put: only where this step said, at its dst
-            if (!c.s.put || (c.s.verb != Verb::recv && c.s.verb != Verb::recv_copy_send))
-                detail::unexpected_put(c.from, v, verb_name(c.s.verb));
-            if (v.l1 != addr(c.s.dst) + o) detail::misplaced_put(c.from, v, addr(c.s.dst) + o, verb_name(c.s.verb));
-        }
-        switch (c.s.verb) {
-            case Verb::recv:
-                detail::copy_l1(link_.hal(), addr(c.s.dst) + o, v.l1, b);
-                link_.release(v);
-                next_piece(c, e);
-                return true;
-            case Verb::recv_reduce_copy:
-                detail::combine_l1<Red>(link_.hal(), addr(c.s.dst) + o, addr(c.s.src) + o, v.l1, e);
-                link_.release(v);
-                next_piece(c, e);
-                return true;
-            case Verb::recv_reduce_send:  // the sum is formed in the view and sent from there
-                detail::combine_l1<Red>(link_.hal(), v.l1, addr(c.s.src) + o, v.l1, e);
-                c.v = v, c.holding = true, c.send_l1 = v.l1;
-                break;
-            case Verb::recv_copy_send:
-                detail::copy_l1(link_.hal(), addr(c.s.dst) + o, v.l1, b);
-                c.v = v, c.holding = true, c.send_l1 = v.l1;
-                break;
-            default:  // recv_reduce_copy_send: sent from dst
-                detail::combine_l1<Red>(link_.hal(), addr(c.s.dst) + o, addr(c.s.src) + o, v.l1, e);
-                link_.release(v);
-                c.holding = false, c.send_l1 = addr(c.s.dst) + o;
-                break;
-        }
-        c.pending = true;
-        c.send_bytes = b;
-        try_finish_send(c, e);
+        const bool was_pending = c.ps.pending;
+        if (!poll_piece(c, c.off * eb, e)) return c.ps.pending != was_pending;  // received, its send waits
+        next_piece(c, e);
         return true;
     }
 
@@ -561,21 +504,31 @@ private:
         lower_casts(p_.shape, p_.rank, s, [this](const Step& u) { (*this)(u); });
     }
 
-    bool try_finish_send(Cursor& c, uint32_t e) {
-        bool sent = false;
-        if constexpr (link_puts<Link>) {
-            if (puts(c.s) && c.s.verb == Verb::recv_copy_send) {  // forwarded from dst into the same chunk there
-                const uint32_t at = addr(c.s.dst) + c.off * eb;
-                uint32_t peer;
-                if (!remote(c.to, at, peer, false) || !link_.try_put(c.to, at, c.send_bytes, peer)) return false;
-                sent = true;
+    /// The current piece of c's step, polled (primitives.hpp detail::piece, the verbs' one
+    /// definition); sends go out with try_send, or as puts where the step puts its chunk.
+    bool poll_piece(Cursor& c, uint32_t o, uint32_t e) {
+        const uint32_t src = addr(c.s.src) + o, dst = addr(c.s.dst) + o, b = e * eb;
+        auto out = [&](uint32_t l1, uint32_t bytes) {
+            if constexpr (link_puts<Link>) {
+                if (puts(c.s) && (c.s.verb == Verb::send || c.s.verb == Verb::recv_copy_send)) {  // into the same chunk there
+                    uint32_t peer;
+                    return remote(c.to, dst, peer, false) && link_.try_put(c.to, l1, bytes, peer);
+                }
             }
+            return link_.try_send(c.to, l1, bytes);
+        };
+        switch (c.s.verb) {
+            case Verb::send: return detail::piece<Verb::send, Red, true>(link_, c.from, src, dst, c.s.put, b, e, c.ps, out);
+            case Verb::recv: return detail::piece<Verb::recv, Red, true>(link_, c.from, src, dst, c.s.put, b, e, c.ps, out);
+            case Verb::recv_reduce_send:
+                return detail::piece<Verb::recv_reduce_send, Red, true>(link_, c.from, src, dst, c.s.put, b, e, c.ps, out);
+            case Verb::recv_reduce_copy:
+                return detail::piece<Verb::recv_reduce_copy, Red, true>(link_, c.from, src, dst, c.s.put, b, e, c.ps, out);
+            case Verb::recv_copy_send:
+                return detail::piece<Verb::recv_copy_send, Red, true>(link_, c.from, src, dst, c.s.put, b, e, c.ps, out);
+            default:
+                return detail::piece<Verb::recv_reduce_copy_send, Red, true>(link_, c.from, src, dst, c.s.put, b, e, c.ps, out);
         }
-        if (!sent && !link_.try_send(c.to, c.send_l1, c.send_bytes)) return false;
-        if (c.holding) link_.release(c.v);
-        c.pending = c.holding = false;
-        next_piece(c, e);
-        return true;
     }
     void next_piece(Cursor& c, uint32_t e) {
         c.off += e;

@@ -39,6 +39,7 @@
 
 #include "link.hpp"
 #include "ops.hpp"
+#include "schedule.hpp"
 
 #include <stdint.h>
 #include <string.h>
@@ -163,6 +164,117 @@ void copy_l1(H& hal, uint32_t dst, uint32_t src, uint32_t bytes) {
     hal.noc_write_barrier();
 }
 
+// ---- every verb once: the work on one piece ---------------------------------------------------
+// piece<V, Red, Poll> is the one definition of verb V on one piece. Poll = false (the blocking
+// verbs below, which loop it over the chunk's pieces): it waits with the link's own blocking
+// send / recv / recv_into (their wait and sleep discipline, and on EDM the one-transfer
+// recv_into). Poll = true (the executor's interleaved lanes, StepRunner::advance): it uses
+// try_recv / the caller's non-blocking send and returns false where it would block; PieceState
+// keeps a received piece whose send must wait, and the caller polls again later. Both are
+// resolved at compile time: the blocking instantiation has no branch the old loop did not.
+//
+// What a verb that receives and sends forwards: recv_reduce_send the sum formed in the received
+// view (sent from there, then released); recv_copy_send and recv_reduce_copy_send the piece
+// stored in dst, sent FROM dst (what is sent stays in dst, as multicast lowering and puts need:
+// schedule.hpp Cast, docs/collectives.md), the view released before the send.
+
+/// A received piece that waits for its send (kept between polls; fresh for every piece).
+struct PieceState {
+    bool pending = false;  ///< received (and reduced); its send has not gone yet
+    bool holding = false;  ///< sent from the held view `v`, released after the send
+    View v{};
+    uint32_t send_l1 = 0;
+};
+
+/// Receives the next piece as a view (see recv_piece); polling: false if none has arrived.
+template <bool Poll, class L>
+KCCL_FORCEINLINE bool take_view(L& link, uint32_t from, uint32_t b, View& v, const char* verb) {
+    if constexpr (!Poll) {
+        v = recv_piece(link, from, b, verb);
+    } else {
+        if (!link.try_recv(from, v)) return false;
+        check_piece(from, v.bytes, b, verb);
+        if (KCCL_UNLIKELY(v.landed)) unexpected_put(from, v, verb);
+    }
+    return true;
+}
+
+/// Receives the next piece into dst (see recv_piece_into); polling: false if none has arrived,
+/// and a put is accepted where the step receives one (`put_ok`: Step::put), landed at dst.
+template <bool Poll, class L>
+KCCL_FORCEINLINE bool take_into(L& link, uint32_t from, uint32_t dst, uint32_t b, bool put_ok, const char* verb) {
+    if constexpr (!Poll) {
+        recv_piece_into(link, from, dst, b, verb);
+    } else {
+        View v;
+        if (!link.try_recv(from, v)) return false;
+        check_piece(from, v.bytes, b, verb);
+        if (KCCL_UNLIKELY(v.landed)) {
+            if (!put_ok) unexpected_put(from, v, verb);
+            if (v.l1 != dst) misplaced_put(from, v, dst, verb);
+        }
+        copy_l1(link.hal(), dst, v.l1, b);  // nothing to copy for a put
+        link.release(v);
+    }
+    return true;
+}
+
+/// Verb V on one piece of b bytes (e elements) at local src / dst (the piece's own addresses);
+/// `tx(l1, bytes)` sends (true once handed over). True when the piece is done.
+template <Verb V, class Red, bool Poll, class L, class Tx>
+KCCL_FORCEINLINE bool piece(L& link, uint32_t from, uint32_t src, uint32_t dst, bool put_ok, uint32_t b, uint32_t e,
+                            PieceState& st, Tx&& tx) {
+    constexpr const char* name = verb_name(V);
+    if constexpr (V == Verb::send) {
+        return tx(src, b);
+    } else {
+        if (!st.pending) {
+            if constexpr (V == Verb::recv || V == Verb::recv_copy_send) {
+                if (!take_into<Poll>(link, from, dst, b, put_ok, name)) return false;
+                if constexpr (V == Verb::recv) return true;
+                st.send_l1 = dst;
+            } else {
+                View v;
+                if (!take_view<Poll>(link, from, b, v, name)) return false;
+                if constexpr (V == Verb::recv_reduce_send) {  // the sum is formed in the view
+                    combine_l1<Red>(link.hal(), v.l1, src, v.l1, e);
+                    st.v = v, st.holding = true, st.send_l1 = v.l1;
+                } else {
+                    combine_l1<Red>(link.hal(), dst, src, v.l1, e);
+                    link.release(v);
+                    if constexpr (V == Verb::recv_reduce_copy) return true;
+                    st.send_l1 = dst;
+                }
+            }
+            st.pending = true;
+        }
+        if (!tx(st.send_l1, b)) return false;
+        if (st.holding) link.release(st.v);
+        st.pending = st.holding = false;
+        return true;
+    }
+}
+
+/// The blocking verb V over a chunk of n elements: piece<V> on each piece, in order, sending
+/// with tx (SendTo: the link's blocking send; or a multicast).
+template <Verb V, class Red, class L, class Tx>
+void blocking(L& link, uint32_t from, uint32_t src_l1, uint32_t dst_l1, uint32_t n, Tx&& tx) {
+    static_assert(check_link<L>(), "");
+    for_each_piece<elem_t<Red>>(link, n, [&](uint32_t o, uint32_t b, uint32_t e) {
+        PieceState st;
+        piece<V, Red, false>(link, from, src_l1 + o, dst_l1 + o, false, b, e, st, tx);
+    });
+}
+template <class L>
+struct SendTo {
+    L& link;
+    uint32_t to;
+    KCCL_FORCEINLINE bool operator()(uint32_t l1, uint32_t b) const {
+        link.send(to, l1, b);
+        return true;
+    }
+};
+
 }  // namespace detail
 
 // ---- multicast (optional link capability) -----------------------------------------------------
@@ -182,23 +294,31 @@ struct has_send_multicast<L, void_t<decltype(std::declval<L&>().send_multicast(
 template <class L>
 inline constexpr bool link_multicasts = detail::has_send_multicast<L>::value;
 
+namespace detail {
+template <class L>
+struct MulticastTo {
+    L& link;
+    const uint32_t* to;
+    uint32_t n_to;
+    KCCL_FORCEINLINE bool operator()(uint32_t l1, uint32_t b) const {
+        link.send_multicast(to, n_to, l1, b);
+        return true;
+    }
+};
+}  // namespace detail
+
 /// src -> every direction of to[0 .. n_to), one multicast per piece.
 template <class X, class L>
 void send_multicast(L& link, const uint32_t* to, uint32_t n_to, uint32_t src_l1, uint32_t n) {
     static_assert(link_multicasts<L>, "send_multicast needs a link with send_multicast(dirs, n_dirs, l1, bytes).");
-    detail::for_each_piece<elem_t<X>>(link, n, [&](uint32_t o, uint32_t b, uint32_t) {
-        link.send_multicast(to, n_to, src_l1 + o, b);
-    });
+    detail::blocking<Verb::send, X>(link, no_dir, src_l1, 0, n, detail::MulticastTo<L>{link, to, n_to});
 }
 
 /// from -> dst, and from -> every direction of to[0 .. n_to) (a multicast of each piece from dst).
 template <class X, class L>
 void recv_copy_send_multicast(L& link, uint32_t from, const uint32_t* to, uint32_t n_to, uint32_t dst_l1, uint32_t n) {
     static_assert(link_multicasts<L>, "recv_copy_send_multicast needs a link with send_multicast(dirs, n_dirs, l1, bytes).");
-    detail::for_each_piece<elem_t<X>>(link, n, [&](uint32_t o, uint32_t b, uint32_t) {
-        detail::recv_piece_into(link, from, dst_l1 + o, b, "recv_copy_send");
-        link.send_multicast(to, n_to, dst_l1 + o, b);
-    });
+    detail::blocking<Verb::recv_copy_send, X>(link, from, 0, dst_l1, n, detail::MulticastTo<L>{link, to, n_to});
 }
 
 // Puts (link.hpp PUTS): a chunk moves as ONE put of all its bytes — a put is not limited by the
@@ -229,66 +349,43 @@ void recv_copy_put(L& link, uint32_t from, uint32_t to, uint32_t dst_l1, uint32_
     link.put(to, dst_l1, b, peer_dst);
 }
 
+// The blocking verbs (one chunk each; detail::piece is their one definition).
+
 /// src -> to.
 template <class X, class L>
 void send(L& link, uint32_t to, uint32_t src_l1, uint32_t n) {
-    static_assert(check_link<L>(), "");
-    detail::for_each_piece<elem_t<X>>(link, n, [&](uint32_t o, uint32_t b, uint32_t) { link.send(to, src_l1 + o, b); });
+    detail::blocking<Verb::send, X>(link, no_dir, src_l1, 0, n, detail::SendTo<L>{link, to});
 }
 
 /// from -> dst.
 template <class X, class L>
 void recv(L& link, uint32_t from, uint32_t dst_l1, uint32_t n) {
-    static_assert(check_link<L>(), "");
-    detail::for_each_piece<elem_t<X>>(link, n, [&](uint32_t o, uint32_t b, uint32_t) {
-        detail::recv_piece_into(link, from, dst_l1 + o, b, "recv");
-    });
+    detail::blocking<Verb::recv, X>(link, from, 0, dst_l1, n, detail::SendTo<L>{link, no_dir});
 }
 
 /// (from (+) src) -> to. The sum is formed in the received piece's view and sent from there.
 template <class Red, class L>
 void recv_reduce_send(L& link, uint32_t from, uint32_t to, uint32_t src_l1, uint32_t n) {
-    static_assert(check_link<L>(), "");
-    detail::for_each_piece<typename Red::value_type>(link, n, [&](uint32_t o, uint32_t b, uint32_t e) {
-        const View v = detail::recv_piece(link, from, b, "recv_reduce_send");
-        detail::combine_l1<Red>(link.hal(), v.l1, src_l1 + o, v.l1, e);
-        link.send(to, v.l1, b);
-        link.release(v);
-    });
+    detail::blocking<Verb::recv_reduce_send, Red>(link, from, src_l1, 0, n, detail::SendTo<L>{link, to});
 }
 
 /// (from (+) src) -> dst.
 template <class Red, class L>
 void recv_reduce_copy(L& link, uint32_t from, uint32_t src_l1, uint32_t dst_l1, uint32_t n) {
-    static_assert(check_link<L>(), "");
-    detail::for_each_piece<typename Red::value_type>(link, n, [&](uint32_t o, uint32_t b, uint32_t e) {
-        const View v = detail::recv_piece(link, from, b, "recv_reduce_copy");
-        detail::combine_l1<Red>(link.hal(), dst_l1 + o, src_l1 + o, v.l1, e);
-        link.release(v);
-    });
+    detail::blocking<Verb::recv_reduce_copy, Red>(link, from, src_l1, dst_l1, n, detail::SendTo<L>{link, no_dir});
 }
 
 /// from -> dst, and from -> to (received into dst, forwarded from there: on EDM one NoC transfer of
 /// the piece fewer than landing it and copying it).
 template <class X, class L>
 void recv_copy_send(L& link, uint32_t from, uint32_t to, uint32_t dst_l1, uint32_t n) {
-    static_assert(check_link<L>(), "");
-    detail::for_each_piece<elem_t<X>>(link, n, [&](uint32_t o, uint32_t b, uint32_t) {
-        detail::recv_piece_into(link, from, dst_l1 + o, b, "recv_copy_send");
-        link.send(to, dst_l1 + o, b);
-    });
+    detail::blocking<Verb::recv_copy_send, X>(link, from, 0, dst_l1, n, detail::SendTo<L>{link, to});
 }
 
 /// (from (+) src) -> dst, and the same -> to (sent from dst).
 template <class Red, class L>
 void recv_reduce_copy_send(L& link, uint32_t from, uint32_t to, uint32_t src_l1, uint32_t dst_l1, uint32_t n) {
-    static_assert(check_link<L>(), "");
-    detail::for_each_piece<typename Red::value_type>(link, n, [&](uint32_t o, uint32_t b, uint32_t e) {
-        const View v = detail::recv_piece(link, from, b, "recv_reduce_copy_send");
-        detail::combine_l1<Red>(link.hal(), dst_l1 + o, src_l1 + o, v.l1, e);
-        link.release(v);
-        link.send(to, dst_l1 + o, b);
-    });
+    detail::blocking<Verb::recv_reduce_copy_send, Red>(link, from, src_l1, dst_l1, n, detail::SendTo<L>{link, to});
 }
 
 }  // namespace kccl::coll

@@ -660,41 +660,50 @@ constexpr bool tree_star(uint32_t* parent, uint32_t n, uint32_t root = 0) {
     return true;
 }
 /// The thesis's optimal pre-order reduce (Lemma 5.9) for vectors of B elements and router latency
-/// t_r: T(1) = 0; the root of n nodes takes as its last child node i minimising
-/// max(T(i) + B, T(n-i) + i + 2 t_r + 1) (i < n-1), or max(T(n-1) + B, B + n + 2 t_r) (i = n-1), the
-/// smallest such i; nodes [0, i) form the root's earlier subtree, [i, n) the last child's.
-/// `work` holds 2 (n + 1) entries (the caller owns it). Children ascend = closest first.
-constexpr bool tree_optimal(uint32_t* parent, uint32_t n, uint64_t B, uint64_t t_r, uint64_t* work) {
-    if (n == 0) return false;
-    uint64_t* T = work;              // T[m], m <= n
-    uint64_t* split = work + n + 1;  // split[m]: the root's last child in a group of m
+/// t_r, its dynamic programme: T(1) = 0; the root of m nodes takes as its last child node i
+/// minimising max(T(i) + B, T(m-i) + i + 2 t_r + 1) (i < m-1), or max(T(m-1) + B, B + m + 2 t_r)
+/// (i = m-1), the smallest such i = split[m]. Fills T[0..n] and split[0..n] (T(m): the cycles of
+/// the best tree of m nodes; the wafer cost model reads them as T_OPT).
+template <class TT, class ST>
+constexpr void optimal_splits(TT* T, ST* split, uint32_t n, uint64_t B, uint64_t t_r) {
     T[0] = T[1] = 0;
     split[0] = split[1] = 0;
     for (uint32_t m = 2; m <= n; ++m) {
         uint64_t best = ~uint64_t(0);
         for (uint32_t i = 1; i < m; ++i) {
-            uint64_t a = 0, b = 0;
-            if (i == m - 1) a = T[m - 1] + B, b = B + m + 2 * t_r;
-            else a = T[i] + B, b = T[m - i] + i + 2 * t_r + 1;
+            const uint64_t a = i == m - 1 ? T[m - 1] + B : T[i] + B;
+            const uint64_t b = i == m - 1 ? B + m + 2 * t_r : T[m - i] + i + 2 * t_r + 1;
             const uint64_t c = a > b ? a : b;
-            if (c < best) best = c, split[m] = i;
+            if (c < best) best = c, split[m] = ST(i);
         }
-        T[m] = best;
+        T[m] = TT(best);
     }
-    // Group [off, off+m) reduces to off: [off, off+i) to off, [off+i, off+m) to off+i, which is
-    // off's last child. T is no longer needed: it becomes the stack of groups (off << 32 | m).
+}
+/// The optimal tree of n nodes from its splits: nodes [0, i) form the root's earlier subtree,
+/// [i, n) the last child's (i = split[n]), recursively. `stack` holds n + 1 entries. Children
+/// ascend = closest first.
+template <class ST>
+constexpr void tree_from_splits(uint32_t* parent, uint32_t n, const ST* split, uint64_t* stack) {
+    // group [off, off+m) reduces to off: [off, off+i) to off, [off+i, off+m) to off+i (off's last child)
     parent[0] = 0;
     uint32_t top = 0;
-    T[top++] = uint64_t(n);
+    stack[top++] = uint64_t(n);
     while (top > 0) {
-        const uint64_t g = T[--top];
+        const uint64_t g = stack[--top];
         const uint32_t off = uint32_t(g >> 32), m = uint32_t(g);
         if (m < 2) continue;
         const uint32_t i = uint32_t(split[m]);
         parent[off + i] = off;
-        T[top++] = uint64_t(off) << 32 | i;
-        T[top++] = uint64_t(off + i) << 32 | (m - i);
+        stack[top++] = uint64_t(off) << 32 | i;
+        stack[top++] = uint64_t(off + i) << 32 | (m - i);
     }
+}
+/// The optimal pre-order tree (optimal_splits, tree_from_splits). `work` holds 2 (n + 1) entries
+/// (the caller owns it).
+constexpr bool tree_optimal(uint32_t* parent, uint32_t n, uint64_t B, uint64_t t_r, uint64_t* work) {
+    if (n == 0) return false;
+    optimal_splits(work, work + n + 1, n, B, t_r);
+    tree_from_splits(parent, n, work + n + 1, work);  // T is no longer needed: it becomes the stack
     return true;
 }
 /// Two trees joined (the thesis's left-right and jump reduces, sections 6.1 and 6.3): `first` over

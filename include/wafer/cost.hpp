@@ -26,6 +26,7 @@
 //     functions are meant for the host and for constant evaluation (keep P small there).
 #pragma once
 
+#include <collectives/schedule.hpp>
 #include <wafer/patterns.hpp>
 #include <stdint.h>
 
@@ -144,77 +145,19 @@ struct OptimalTable {
             P = 0;
             return;
         }
-        t[1] = 0;
-        for (uint32_t n = 2; n <= P_; ++n) {
-            uint64_t best = kCostInvalid;
-            uint32_t arg = n - 1;
-            for (uint32_t i = 1; i < n; ++i) {
-                const uint64_t v = i == n - 1 ? max2(t[n - 1] + B_, uint64_t(B_) + n + 2ull * tr_)
-                                              : max2(t[i] + B_, t[n - i] + i + 2ull * tr_ + 1);
-                if (v < best) {
-                    best = v;
-                    arg = i;
-                }
-            }
-            t[n] = best;
-            split[n] = arg;
-        }
+        coll::optimal_splits(t, split, P_, B_, tr_);
     }
     constexpr bool valid() const { return P != 0; }
     constexpr uint64_t at(uint32_t n) const { return n >= 1 && n <= P ? t[n] : kCostInvalid; }
 };
 
-namespace detail {
-// Children of logical node v (subtree [v, end)) in the order it takes them (closest first).
-// Calls f(child, child_subtree_end) for each.
-template <class Opt, class F>
-constexpr void tree_children(TreeShape shape, uint32_t n, uint32_t S, const Opt* opt, uint32_t v, uint32_t end,
-                             F&& f) {
-    switch (shape) {
-        case TreeShape::scalar:
-            if (v == 0)
-                for (uint32_t c = 1; c < n; ++c) f(c, c + 1);
-            return;
-        case TreeShape::chain:
-            if (v + 1 < n) f(v + 1, n);
-            return;
-        case TreeShape::binomial:
-            for (uint32_t d = 1; v + d < end; d <<= 1) {
-                const uint32_t ce = v + 2 * d < end ? v + 2 * d : end;
-                f(v + d, ce);
-            }
-            return;
-        case TreeShape::two_phase: {
-            // Groups assigned from the east end: [n - S, n), [n - 2S, n - S), ..., first group smaller.
-            const uint32_t first = n % S == 0 ? S : n % S;
-            const bool leader = v == 0 || (v >= first && (v - first) % S == 0);
-            const uint32_t gend = v < first ? first : first + ((v - first) / S + 1) * S;
-            if (v + 1 < gend && v + 1 < n) f(v + 1, gend);
-            if (leader && gend < n) f(gend, n);
-            return;
-        }
-        case TreeShape::optimal: {
-            // Segment [v, end): p_v's last child is v + split(end - v); the rest of its children are
-            // those of [v, v + split), recursively. This yields them farthest first; the caller
-            // reverses (`reversed_children`).
-            uint32_t m = end - v;
-            while (m >= 2) {
-                const uint32_t i = opt->split[m];
-                f(v + i, v + m);
-                m = i;
-            }
-            return;
-        }
-    }
-}
-constexpr bool reversed_children(TreeShape shape) { return shape == TreeShape::optimal; }
-}  // namespace detail
-
 /// The pre-order evaluation of a chapter 5 tree of n logical PEs placed at physical positions
 /// pos(0..n-1) (pos(0) is the root). Returns the cycle the root stores its last element, which is
 /// also the cycle it emits its last element when it relays the result on instead of storing it
 /// (0 for n == 1: nothing to do). `opt` is read for TreeShape::optimal only (built for at least n
-/// PEs and the same B and T_R).
+/// PEs and the same B and T_R). The trees are the collectives' parent arrays (schedule.hpp
+/// tree_*: the one definition, which the wafer's schedules run); host/model_patterns.hpp builds
+/// them again from the thesis's text as the independent check of this evaluation.
 template <uint32_t MaxP = kMaxCostPes, class Pos>
 constexpr uint64_t preorder_cycles(TreeShape shape, uint32_t n, uint32_t B, uint32_t S, Pos pos,
                                    uint32_t tr = kDefaultTr, const OptimalTable<MaxP>* opt = nullptr) {
@@ -223,26 +166,21 @@ constexpr uint64_t preorder_cycles(TreeShape shape, uint32_t n, uint32_t B, uint
     if (shape == TreeShape::optimal &&
         (opt == nullptr || !opt->valid() || opt->P < n || opt->B != B || opt->tr != tr))
         return kCostInvalid;
-    uint64_t L[MaxP] = {};         // cycle node v emits its last wavelet towards its parent
-    uint32_t End[MaxP] = {};       // end of node v's subtree (pre-order: a parent precedes its children)
-    uint32_t first[MaxP] = {};     // v's first child in the order v takes them (0: none)
-    uint32_t next[MaxP] = {};      // the child v takes after this one (0: none)
-    uint32_t last[MaxP] = {};
-    End[0] = n;
-    const bool rev = detail::reversed_children(shape);
-    for (uint32_t v = 0; v < n; ++v)
-        detail::tree_children(shape, n, S, opt, v, End[v], [&](uint32_t c, uint32_t ce) {
-            End[c] = ce;
-            if (first[v] == 0) {
-                first[v] = last[v] = c;
-            } else if (rev) {
-                next[c] = first[v];
-                first[v] = c;
-            } else {
-                next[last[v]] = c;
-                last[v] = c;
-            }
-        });
+    uint32_t parent[MaxP] = {};
+    uint64_t L[MaxP + 1] = {};  // cycle node v emits its last wavelet towards its parent; first tree_from_splits' stack
+    switch (shape) {
+        case TreeShape::scalar: coll::tree_star(parent, n, 0); break;
+        case TreeShape::chain: coll::tree_chain(parent, n); break;
+        case TreeShape::binomial: coll::tree_binomial(parent, n); break;
+        case TreeShape::two_phase: coll::tree_two_phase(parent, n, S); break;
+        case TreeShape::optimal: coll::tree_from_splits(parent, n, opt->split, L); break;
+    }
+    uint32_t first[MaxP] = {};  // v's first child, closest first (0: none); pre-order: a parent precedes its children
+    uint32_t next[MaxP] = {};   // the child v takes after this one (0: none)
+    for (uint32_t c = n; c-- > 1;) {
+        next[c] = first[parent[c]];
+        first[parent[c]] = c;
+    }
     uint64_t root = 0;
     for (uint32_t v = n; v-- > 0;) {
         uint64_t t = 0;

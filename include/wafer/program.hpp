@@ -49,37 +49,42 @@ constexpr Step decode_step(uint32_t w0, uint32_t w1, uint32_t w2) noexcept {
 }
 
 template <class T, class F>
-inline void run_steps_as(F& f) {
-    const uint32_t count = f.arg(1);
-    for (uint32_t i = 0; i < count; ++i) {
-        const Step s = decode_step(f.arg(2 + i * step_words), f.arg(3 + i * step_words), f.arg(4 + i * step_words));
-        if (s.kind == StepKind::exchange) {
-            const uint32_t n_out = s.n & 0xFFFFu, n_in = s.n >> 16;
-            const T* src = reinterpret_cast<const T*>(f.mem(s.offset & 0xFFFFu, n_out * 4u));
-            T* dst = reinterpret_cast<T*>(f.mem(s.offset >> 16, n_in * 4u));
-            exchange(f, Route{s.color_a}, src, n_out, Route{s.color_b}, dst, n_in, s.op);
-            continue;
-        }
-        T* data = reinterpret_cast<T*>(f.mem(s.offset, s.n * 4u));
-        switch (s.kind) {
-            case StepKind::send: send(f, Route{s.color_a}, data, s.n); break;
-            case StepKind::recv: recv(f, Route{s.color_a}, data, s.n, s.op); break;
-            case StepKind::relay: relay(f, Route{s.color_a}, Route{s.color_b}, data, s.n, s.op); break;
-            case StepKind::advance: advance(f, Route{s.color_a}); break;
-            case StepKind::exchange: break;
-        }
+inline void run_step_as(F& f, const Step& s) {
+    if (s.kind == StepKind::exchange) {
+        const uint32_t n_out = s.n & 0xFFFFu, n_in = s.n >> 16;
+        const T* src = reinterpret_cast<const T*>(f.mem(s.offset & 0xFFFFu, n_out * 4u));
+        T* dst = reinterpret_cast<T*>(f.mem(s.offset >> 16, n_in * 4u));
+        return exchange(f, Route{s.color_a}, src, n_out, Route{s.color_b}, dst, n_in, s.op);
+    }
+    T* data = reinterpret_cast<T*>(f.mem(s.offset, s.n * 4u));
+    switch (s.kind) {
+        case StepKind::send: send(f, Route{s.color_a}, data, s.n); break;
+        case StepKind::recv: recv(f, Route{s.color_a}, data, s.n, s.op); break;
+        case StepKind::relay: relay(f, Route{s.color_a}, Route{s.color_b}, data, s.n, s.op); break;
+        case StepKind::advance: advance(f, Route{s.color_a}); break;
+        case StepKind::exchange: break;
     }
 }
 
-/// The kernel: runs the steps in its arguments on the element type arg 0 names.
+/// Step i of the program in f's arguments, run with the device verbs (wafer.hpp) on the element
+/// type arg 0 names. The one step interpreter: run_steps below, and the emulation's program mode
+/// (which runs a step again from its start when a verb must wait).
 template <class F>
-inline void run_steps(F& f) {
+inline void run_step(F& f, uint32_t i) {
+    const Step s = decode_step(f.arg(2 + i * step_words), f.arg(3 + i * step_words), f.arg(4 + i * step_words));
     switch (coll::DataType(f.arg(0))) {
-        case coll::DataType::f32: run_steps_as<float>(f); break;
-        case coll::DataType::i32: run_steps_as<int32_t>(f); break;
-        case coll::DataType::u32: run_steps_as<uint32_t>(f); break;
+        case coll::DataType::f32: run_step_as<float>(f, s); break;
+        case coll::DataType::i32: run_step_as<int32_t>(f, s); break;
+        case coll::DataType::u32: run_step_as<uint32_t>(f, s); break;
         default: break;  // the wafer combines 4-byte types only (supports(DataType))
     }
+}
+
+/// The kernel: runs the steps in its arguments.
+template <class F>
+inline void run_steps(F& f) {
+    const uint32_t count = f.arg(1);
+    for (uint32_t i = 0; i < count; ++i) run_step(f, i);
 }
 
 }  // namespace kccl::wafer

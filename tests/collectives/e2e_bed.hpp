@@ -1,12 +1,13 @@
 // The end-to-end test bed shared by e2e_test.cpp (ring / line / mesh groups) and
 // e2e_multihop_test.cpp (all_pairs groups): one run of a collective on an emulated group, every
-// rank's output compared bit for bit with the plain host reference of emulation/collective.hpp
+// rank's output compared bit for bit with the plain host reference of testing/inputs.hpp
 // (written from the operations' definitions, not from the schedules), and the dtype / operator
 // lists the sweeps iterate. Each test file keeps its own Case (what it varies) and builds the
 // Shape and GroupOptions from it. fidelity_coll_test.cpp uses exec_params for its own kernels.
 #pragma once
 
 #include <emulation/collective.hpp>
+#include <testing/inputs.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -53,7 +54,7 @@ std::string run_bed(const Shape& sh, cb::GroupOptions bo, const Run& run, Exec e
     // padding stays dirty L1). Fragmented inputs (p fragments of L.frag) hold count elements.
     bed.add([L, seed, redop, reduces, exec](auto& hal, auto& link, const GroupArgs& g) -> uint64_t {
         T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * eb));
-        for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, redop, reduces, g.rank, i);
+        for (uint32_t i = 0; i < L.count; ++i) in[i] = kccl::testing::input_value<T>(seed, redop, reduces, g.rank, i);
         exec(link, exec_params(L, g), g);
         link.quiesce();
         return 0;
@@ -66,7 +67,7 @@ std::string run_bed(const Shape& sh, cb::GroupOptions bo, const Run& run, Exec e
     }
     const emu::RunReport rep = bed.run(ro);
     if (!rep.ok()) return "run failed: " + rep.summary();
-    const auto [nbad, bad] = cb::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
+    const auto [nbad, bad] = kccl::testing::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
     if (nbad) return std::to_string(nbad) + " wrong elements:" + bad;
     return "";
 }

@@ -5,7 +5,7 @@
 // rank one hop from every other — over both transports: IPCQ (a queue pair per PE pair on one
 // chip) and EDM (an emulated cluster with one Ethernet link per chip pair). Rank counts include
 // non-powers of two; sizes 0, 1, odd and large; adversarial mode with dirty L1. Each rank's output
-// is compared bit for bit with the plain host reference of emulation/collective.hpp (written from the
+// is compared bit for bit with the plain host reference of testing/inputs.hpp (written from the
 // operations' definitions, not from the schedules); the run itself is e2e_bed.hpp's.
 //
 // CI runs a bounded cross-section ("[collectives][e2e]"); "[long]" runs the whole matrix.

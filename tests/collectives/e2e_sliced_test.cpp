@@ -146,7 +146,7 @@ std::string run_sliced(const SlicedCase& c) {
                 using H = std::remove_reference_t<decltype(hal)>;
                 const GroupArgs g = load_group_args(hal, 0);
                 T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(sl.in_elems(), 1u) * eb));
-                for (uint32_t i = 0; i < sl.in_elems(); ++i) in[i] = cb::input_value<T>(seed, RedOp::sum, reduces, g.rank, i);
+                for (uint32_t i = 0; i < sl.in_elems(); ++i) in[i] = kccl::testing::input_value<T>(seed, RedOp::sum, reduces, g.rank, i);
                 // a sentinel in the whole output: what the worker must not write stays so
                 std::memset(hal.l1_ptr(g.output_l1, std::max(sl.out_elems(), 1u) * eb), kSentinel, size_t(sl.out_elems()) * eb);
                 SliceParams sp;
@@ -223,7 +223,7 @@ std::string run_sliced(const SlicedCase& c) {
     // the reference's count: scatter / all_to_all count the whole input (p fragments of n)
     L.count = c.op == Op::scatter || c.op == Op::all_to_all ? p * c.count : c.count;
     L.frag = m;
-    const auto [nbad, bad] = cb::check_outputs<T>(L, RedOp::sum, seed, [&](uint32_t r) { return out[r].data(); });
+    const auto [nbad, bad] = kccl::testing::check_outputs<T>(L, RedOp::sum, seed, [&](uint32_t r) { return out[r].data(); });
     if (nbad) return std::to_string(nbad) + " wrong elements:" + bad;
     return "";
 }

@@ -6,7 +6,7 @@
 // output is compared bit for bit with a plain host reference computed here from the same seeded
 // inputs, written from the operations' definitions (Graphcore's GCL documentation), not from the schedules.
 //
-// Inputs and the reference are in emulation/collective.hpp (shared with the benchmark tool), the run
+// Inputs and the reference are in testing/inputs.hpp (shared with the benchmark tool), the run
 // itself in e2e_bed.hpp (shared with e2e_multihop_test.cpp): inputs are
 // chosen so every reduction order gives the same exact value, so the reference does not need to
 // know the method's order; results must then be bitwise identical on every rank.
@@ -25,7 +25,7 @@ using namespace kccl::coll;
 namespace cb = kccl::emu::collective;
 namespace emu = kccl::emu;
 
-using cb::reference_reduce;
+using kccl::testing::reference_reduce;
 
 namespace {
 

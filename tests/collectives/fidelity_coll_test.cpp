@@ -192,7 +192,7 @@ emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per
             t.log_dir_bytes = log_dir;
             if (fill) {
                 T* in = reinterpret_cast<T*>(hal.l1_ptr(g.input_l1, std::max(L.in_elems, 1u) * sizeof(T)));
-                for (uint32_t i = 0; i < L.count; ++i) in[i] = cb::input_value<T>(seed, RedOp::sum, false, g.rank, first + i);
+                for (uint32_t i = 0; i < L.count; ++i) in[i] = kccl::testing::input_value<T>(seed, RedOp::sum, false, g.rank, first + i);
                 if (dram && t.input_bytes) {  // the input tensor lives in DRAM (L1 keeps a copy across programs)
                     hal.noc_write(g.input_l1, t.input, t.input_bytes);
                     hal.noc_write_barrier();
@@ -241,10 +241,10 @@ emu::RunReport run_gather(const Scenario& sc, uint32_t chips, uint32_t bytes_per
                 const uint8_t* out = bed.output(r, w);
                 for (uint32_t f = 0; f < chips; ++f)
                     for (uint32_t j = 0; j < L.count; ++j) {
-                        const T want = cb::input_value<T>(seed, RedOp::sum, false, f, first + j);
+                        const T want = kccl::testing::input_value<T>(seed, RedOp::sum, false, f, first + j);
                         T got;
                         std::memcpy(&got, out + (size_t(f) * L.frag + j) * sizeof(T), sizeof(T));
-                        bad += cb::raw(got) != cb::raw(want);
+                        bad += kccl::testing::raw(got) != kccl::testing::raw(want);
                     }
             }
         }

@@ -10,6 +10,7 @@
 #include <collectives/host/tensor_plan.hpp>
 #include <collectives/tensor.hpp>
 #include <collectives/tensor_sliced.hpp>
+#include <testing/inputs.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -87,12 +88,8 @@ struct TensorCase {
 
 /// The value of element [n, c, h, w] of rank `rank`'s input (a seeded hash of its coordinates).
 inline uint32_t value_of(uint64_t seed, uint32_t rank, uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
-    uint64_t x = seed * 0x9E3779B97F4A7C15ull ^ (uint64_t(rank) << 48) ^ (uint64_t(n) << 36) ^ (uint64_t(c) << 24) ^
-                 (uint64_t(h) << 12) ^ w;
-    x ^= x >> 29;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 32;
-    return uint32_t(x);
+    using kccl::testing::mix;
+    return uint32_t(kccl::testing::hash(seed ^ mix((uint64_t(n) << 42) ^ (uint64_t(c) << 21) ^ h), rank, w));
 }
 
 /// Writes rank `rank`'s input of a uint32 tensor collective (all_gather: the small tensor;

@@ -59,8 +59,8 @@
 // untimed engines the reader's own sem_inc orders it; on the timed engine the sem_inc lands in a
 // delivery event that another fiber runs, and a fiber switch is no synchronisation under TSan, so
 // the hand-over of a CB slot is told to TSan directly (what the one L1 gives on the hardware).
-// The emulation's TSan detection and annotations (KCCL_EMU_SCHED_TSAN, <sanitizer/tsan_interface.h>).
-#include <emulation/engine/tsan.hpp>
+// The emulation's TSan detection and annotations (KCCL_EMU_TSAN, <sanitizer/tsan_interface.h>).
+#include <emulation/platform.hpp>
 
 namespace kccl::ttm {
 
@@ -128,14 +128,14 @@ struct SharedCb {
 /// TSan only (no-ops otherwise): the reader hands stage slot k over (release) or takes it back
 /// (acquire) — the sync object is the slot's first byte in the reader's memory.
 inline void cb_release(const SharedCb& s, uint32_t at) {
-#if KCCL_EMU_SCHED_TSAN
+#if KCCL_EMU_TSAN
     if (s.reader_l1) __tsan_release(const_cast<uint8_t*>(s.reader_l1 + at));
 #else
     (void)s, (void)at;
 #endif
 }
 inline void cb_acquire(const SharedCb& s, uint32_t at) {
-#if KCCL_EMU_SCHED_TSAN
+#if KCCL_EMU_TSAN
     if (s.reader_l1) __tsan_acquire(const_cast<uint8_t*>(s.reader_l1 + at));
 #else
     (void)s, (void)at;

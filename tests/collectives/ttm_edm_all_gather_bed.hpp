@@ -10,6 +10,7 @@
 
 #include <edm/host/builder.hpp>
 #include <emulation/emulation.hpp>
+#include <testing/inputs.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -96,12 +97,7 @@ struct Options {
 };
 
 /// Input element i of chip r (any bits: the op moves data, never combines it).
-inline uint32_t input_word(uint64_t seed, uint32_t r, uint32_t i) {
-    uint64_t x = seed ^ (uint64_t(r) << 40) ^ (uint64_t(i) * 0x9E3779B97F4A7C15ull);
-    x = (x ^ (x >> 31)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 29)) * 0x94D049BB133111EBull;
-    return uint32_t(x ^ (x >> 32));
-}
+inline uint32_t input_word(uint64_t seed, uint32_t r, uint32_t i) { return uint32_t(kccl::testing::hash(seed, r, i)); }
 
 struct Result {
     emu::RunReport report;

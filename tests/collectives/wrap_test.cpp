@@ -2,7 +2,7 @@
 // few messages below 2^32 (GroupSpec::initial_counter, passed to IPCQ's QueueConfig and to every
 // EDM channel) and the collective moves enough messages per link to cross it, with 3, 4 and 5
 // slots, over both transports, under the adversary. Every rank's output is compared bit for bit
-// with the host reference (emulation/collective.hpp).
+// with the host reference (testing/inputs.hpp).
 #include <catch2/catch.hpp>
 
 #include "e2e_bed.hpp"

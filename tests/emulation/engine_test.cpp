@@ -515,7 +515,7 @@ TEST_CASE("planted race between two emulated cores", "[.][planted_race][mutation
     (void)L.run(normal());
 }
 
-#if KCCL_EMU_SCHED_TSAN
+#if KCCL_EMU_TSAN
 TEST_CASE("TSan reports a planted race between two emulated cores on the fiber engine", "[emulation][engine][tsan]") {
     std::string out;
     char self[4096] = {};

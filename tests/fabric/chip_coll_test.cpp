@@ -3,7 +3,7 @@
 // FabricLink, where every rank is one direction away and the routers forward through the chips
 // in between: rings and lines of chips (1D routing) and the T3000 and Galaxy meshes (2D routing).
 // Dirty L1, adversarial schedules; every rank's output compared bit for bit with the plain host
-// reference of emulation/collective.hpp (written from the operations' definitions).
+// reference of testing/inputs.hpp (written from the operations' definitions).
 //
 // ctest runs a bounded cross-section ("[fabric][coll]"); "[long]" runs the whole matrix.
 #include <catch2/catch.hpp>
@@ -84,7 +84,7 @@ std::string run_case(const Case& c, Shape sh) {
     }
     const emu::RunReport rep = bed.run(ro);
     if (!rep.ok()) return "run failed: " + rep.summary();
-    const auto [nbad, bad] = cb::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
+    const auto [nbad, bad] = kccl::testing::check_outputs<T>(L, redop, seed, [&](uint32_t r) { return bed.output(r); });
     if (nbad) return std::to_string(nbad) + " wrong elements:" + bad;
     return "";
 }

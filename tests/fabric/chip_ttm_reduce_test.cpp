@@ -4,7 +4,7 @@
 // mux, partial sums as unicast packet streams into the neighbour's DRAM
 // intermediate tensor, announced every `sync` chunks; the ring's one-shot algorithm up to 512 KiB;
 // all_reduce as reduce_scatter + all_gather. Every output element of every chip is checked against
-// the host reference (emulation/collective.hpp: bfloat16 sums of the seeded inputs) on dirty L1,
+// the host reference (testing/inputs.hpp: bfloat16 sums of the seeded inputs) on dirty L1,
 // stale DRAM tensors, adversarial schedules and the race detector. [long]: the fidelity grid's
 // shapes at 1 MiB on the timed engine, bit-exact.
 #include <catch2/catch.hpp>

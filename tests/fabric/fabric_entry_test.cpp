@@ -1,9 +1,10 @@
 // The chip fabric through run_collective: a Galaxy's 32 chips run multi-hop collectives with the
 // same GroupOptions / Collective / CollectiveResult as IPCQ and EDM, outputs checked against the
-// plain host reference of emulation/collective.hpp (written from the operations' definitions).
+// plain host reference of testing/inputs.hpp (written from the operations' definitions).
 #include <catch2/catch.hpp>
 
 #include <emulation/collective.hpp>
+#include <testing/inputs.hpp>
 
 #include <vector>
 
@@ -24,11 +25,11 @@ void check_galaxy(Op op, std::optional<Method> method, uint32_t count, uint64_t 
     c.count = count;
     std::vector<std::vector<T>> in(g.ranks, std::vector<T>(count));
     for (uint32_t r = 0; r < g.ranks; ++r)
-        for (uint32_t i = 0; i < count; ++i) in[r][i] = kc::input_value<T>(seed, RedOp::sum, op_reduces(op), r, i);
+        for (uint32_t i = 0; i < count; ++i) in[r][i] = kccl::testing::input_value<T>(seed, RedOp::sum, op_reduces(op), r, i);
     const auto res = kc::run_collective<Reducer<T, RedOp::sum>>(g, c, in);
     INFO(op_name(op) << " / " << res.method_name() << "\n" << res.summary());
     REQUIRE(res.ok());
-    const auto [nbad, bad] = kc::check_outputs<T>(res.layout, RedOp::sum, seed, [&](uint32_t r) {
+    const auto [nbad, bad] = kccl::testing::check_outputs<T>(res.layout, RedOp::sum, seed, [&](uint32_t r) {
         return reinterpret_cast<const uint8_t*>(res.outputs[r].data());
     });
     INFO(bad);

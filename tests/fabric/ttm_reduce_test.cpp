@@ -5,7 +5,7 @@
 //     that and not the RISC-V's loads and stores;
 //   * reduce_scatter's zero padding is charged for the padding only;
 //   * bit-exact bfloat16 reduce_scatter and all_reduce against the plain host reference
-//     (emulation/collective.hpp, written from the definitions; the combine order is the method's
+//     (testing/inputs.hpp, written from the definitions; the combine order is the method's
 //     fixed order, schedule.hpp) on 2- and 4-chip lines and an 8-chip ring, dirty L1, adversarial
 //     schedules; and the same ops produce the same bits with and without the compute engine.
 // "[long]": more sizes and seeds.
@@ -13,6 +13,7 @@
 
 #include <collectives/collectives.hpp>
 #include <emulation/fabric/fabric.hpp>
+#include <testing/inputs.hpp>
 
 #include "fabric/chip_exec.hpp"
 #include <emulation/collective.hpp>
@@ -101,7 +102,7 @@ Outcome run_case(const Case& c, bool timed) {
         return res;
     }
     res.makespan = rep.makespan;
-    const auto [nbad, bad] = cb::check_outputs<bfloat16>(L, RedOp::sum, seed, [&](uint32_t r) { return bed.output(r); });
+    const auto [nbad, bad] = kccl::testing::check_outputs<bfloat16>(L, RedOp::sum, seed, [&](uint32_t r) { return bed.output(r); });
     if (nbad) res.error = std::to_string(nbad) + " wrong elements:" + bad;
     for (uint32_t r = 0; r < bed.ranks(); ++r) res.out.emplace_back(bed.output(r), bed.output(r) + L.out_elems * eb);
     return res;
@@ -147,8 +148,8 @@ TEST_CASE("compute engine: a kernel's compute_reduce is timed at the engine's ra
     const emu::CoreCoord engine{0, 0, 0}, riscv{0, 1, 0};
     std::vector<bfloat16> va(n), vb(n);
     for (uint32_t i = 0; i < n; ++i) {
-        va[i] = cb::input_value<bfloat16>(5, RedOp::sum, true, 0, i);
-        vb[i] = cb::input_value<bfloat16>(5, RedOp::sum, true, 1, i);
+        va[i] = kccl::testing::input_value<bfloat16>(5, RedOp::sum, true, 0, i);
+        vb[i] = kccl::testing::input_value<bfloat16>(5, RedOp::sum, true, 1, i);
     }
     for (const auto c : {engine, riscv}) {
         cluster.write(c, a, va.data(), 2 * n);

@@ -152,7 +152,7 @@ TEST_CASE("ipcq binary tree of 7: reduce to the root and broadcast back", "[ipcq
 
 // Sanitizers slow the emulation ~5-20x: there the default stream is 10^5 (the [long] test
 // still runs 10^6 when asked for).
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if KCCL_EMU_TSAN || KCCL_EMU_ASAN
 constexpr uint32_t kDefaultStream = 100000;
 #else
 constexpr uint32_t kDefaultStream = 1000000;

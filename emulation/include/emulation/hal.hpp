@@ -20,6 +20,7 @@
 #pragma once
 
 #include "cluster.hpp"
+#include "platform.hpp"
 #include "engine/scheduler.hpp"
 #include "timing.hpp"
 #include "trace.hpp"
@@ -29,19 +30,6 @@
 
 #include <hal/contract.hpp>
 
-#if defined(__SANITIZE_THREAD__)
-#define KCCL_EMU_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define KCCL_EMU_TSAN 1
-#endif
-#endif
-#ifndef KCCL_EMU_TSAN
-#define KCCL_EMU_TSAN 0
-#endif
-#if KCCL_EMU_TSAN
-#include <sanitizer/tsan_interface.h>
-#endif
 
 #include <algorithm>
 #if defined(__x86_64__) || defined(__i386__)

@@ -46,7 +46,7 @@
 #pragma once
 
 #include "cluster.hpp"
-#include "engine/tsan.hpp"
+#include "platform.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -27,7 +27,8 @@
 //   * Under ThreadSanitizer every fiber is its own TSan context and a fiber switch is not a
 //     synchronisation (so that races between emulated cores are reported); the models' and the
 //     trace's state, shared by all fibers of the one host thread, is therefore accessed inside
-//     TSan ignore regions (detail::TsanIgnore), as the scheduler's own bookkeeping is.
+//     TSan ignore regions (detail::IgnoreScope, platform.hpp), as the scheduler's own
+//     bookkeeping is (model and trace calls never block, so a region never spans a switch).
 //   * Occupancy is virtual cut-through with unbounded buffers: a message waits for a busy link or
 //     port, never for space downstream (no backpressure). Calls must come in non-decreasing `t`
 //     per resource for the queueing to be exact; the fiber engine's earliest-event-first order
@@ -35,6 +36,7 @@
 #pragma once
 
 #include "cluster.hpp"
+#include "platform.hpp"
 #include "topology.hpp"
 
 #include <algorithm>
@@ -44,40 +46,8 @@
 #include <string>
 #include <vector>
 
-#if defined(__SANITIZE_THREAD__)
-#define KCCL_EMU_TIMING_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define KCCL_EMU_TIMING_TSAN 1
-#endif
-#endif
-#ifndef KCCL_EMU_TIMING_TSAN
-#define KCCL_EMU_TIMING_TSAN 0
-#endif
-#include "engine/tsan.hpp"  // the TSan annotations (declared once, for the whole engine)
 
 namespace kccl::emu {
-
-namespace detail {
-/// Scope in which TSan ignores this context's memory accesses (no-op without TSan). Never spans
-/// a fiber switch: model and trace calls do not block.
-struct TsanIgnore {
-#if KCCL_EMU_TIMING_TSAN
-    TsanIgnore() {
-        AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
-        AnnotateIgnoreWritesBegin(__FILE__, __LINE__);
-    }
-    ~TsanIgnore() {
-        AnnotateIgnoreWritesEnd(__FILE__, __LINE__);
-        AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
-    }
-#else
-    TsanIgnore() = default;
-#endif
-    TsanIgnore(const TsanIgnore&) = delete;
-    TsanIgnore& operator=(const TsanIgnore&) = delete;
-};
-}  // namespace detail
 
 using vtime_t = uint64_t;  ///< model ticks; the model says what a tick is (unit())
 
@@ -296,7 +266,7 @@ public:
 
     using TimingModel::reset;
     void reset(const ClusterSpec& spec) override {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         chip_ = spec.chip;
         chips_ = spec.num_chips;
         // NoC endpoints: workers, Ethernet row, DRAM row, on a grid of width max(grid_w, eth_cores).
@@ -361,7 +331,7 @@ public:
     }
 
     vtime_t noc_arrival(CoreCoord src, CoreCoord dst, uint32_t bytes, vtime_t t) override {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         return transfer(src, dst, bytes, t, "noc_arrival");
     }
 
@@ -371,7 +341,7 @@ public:
     /// packet through its own ejection port. Ejection ports are shared with unicast traffic.
     void noc_mcast_arrivals(CoreCoord src, const CoreCoord* dsts, size_t n, uint32_t bytes, vtime_t t,
                             vtime_t* out) override {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         check_noc(src, "noc_mcast_arrivals");
         const vtime_t ser = noc_serialise(bytes);
         vtime_t& in = inject_free_[index(src)];
@@ -392,7 +362,7 @@ public:
     }
 
     vtime_t noc_read_done(CoreCoord reader, CoreCoord src, uint32_t bytes, vtime_t t) override {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         // A one-flit request travels to src, the data comes back as a write from src to reader;
         // a DRAM source answers after its access latency.
         const vtime_t req = transfer(reader, src, 16, t, "noc_read_done", /*request=*/true);
@@ -411,7 +381,7 @@ public:
     }
 
     vtime_t eth_arrival(CoreCoord eth, uint32_t q, uint32_t bytes, vtime_t t) override {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         detail::EthTx& e = eth_state(eth, q, "eth_arrival");
         const vtime_t ser = eth_serialise(bytes);
         // In order within a queue; queues share the link direction.
@@ -428,7 +398,7 @@ public:
     /// The queue accepts a command once fewer than `eth_txq_depth` of its packets are unfinished:
     /// when the packet depth-1 places before the newest has left (the newest one, for depth 1).
     vtime_t eth_txq_free(CoreCoord eth, uint32_t q) const override {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         const detail::EthTx& e = const_cast<WormholeModel*>(this)->eth_state(eth, q, "eth_txq_free");
         const uint32_t d = o_.eth_txq_depth;
         if (e.queue_seq[q] < d) return 0;  // never held `depth` packets yet
@@ -436,12 +406,12 @@ public:
     }
     /// When the newest packet of queue `q` has left (the queue is empty).
     vtime_t eth_txq_empty(CoreCoord eth, uint32_t q) const {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         return const_cast<WormholeModel*>(this)->eth_state(eth, q, "eth_txq_empty").queue_free[q];
     }
 
     void link_usage(std::vector<LinkBusy>& out) const override {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         for (uint32_t c = 0; c < chips_; ++c)
             for (uint32_t i = 0; i < chip_.eth_cores; ++i) {
                 const detail::EthTx& e = eth_[size_t(c) * chip_.eth_cores + i];
@@ -556,7 +526,7 @@ public:
 
     using TimingModel::reset;
     void reset(const ClusterSpec& spec) override {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         w_ = spec.chip.grid_w;
         h_ = spec.chip.grid_h;
         chips_ = spec.num_chips;
@@ -597,7 +567,7 @@ public:
     /// issuing cycles) from src to dst; returns when the last wavelet has reached dst's processor.
     /// Route: on-ramp, X then Y through routers, off-ramp. Each port carries one wavelet per cycle.
     vtime_t send_train(CoreCoord src, CoreCoord dst, uint32_t n, vtime_t t) {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         check(src, "source");
         check(dst, "destination");
         if (src.chip != dst.chip)
@@ -622,11 +592,11 @@ public:
     }
 
     vtime_t noc_arrival(CoreCoord src, CoreCoord dst, uint32_t bytes, vtime_t t) override {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         return send_train(src, dst, wavelets(bytes), t);
     }
     vtime_t noc_read_done(CoreCoord reader, CoreCoord src, uint32_t bytes, vtime_t t) override {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         // One request wavelet to src; src answers with the data, one wavelet per cycle from the
         // request's arrival (no issue cost on src: the reader's request drives the answer).
         const vtime_t req = send_train(reader, src, 1, t);
@@ -642,7 +612,7 @@ public:
 
     /// Cycles a router port carried wavelets since reset (for reports and tests).
     vtime_t port_busy(CoreCoord c, WaferPort p) const {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         return busy_[port(c, p)];
     }
 

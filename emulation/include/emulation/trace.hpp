@@ -62,7 +62,7 @@ public:
 
     /// The track of `core` (created on first use with `name`); idempotent per core.
     uint32_t track(CoreCoord core, std::string_view name) {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         auto it = by_core_.find(core);
         if (it != by_core_.end()) return it->second;
         const uint32_t id = uint32_t(tracks_.size());
@@ -74,7 +74,7 @@ public:
     /// A slice [begin, end] on a track; args_json, if given, is a JSON object ("{...}") shown with
     /// the slice.
     void slice(uint32_t track, std::string_view name, vtime_t begin, vtime_t end, std::string_view args_json = {}) {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         check_track(track, "slice");
         if (end < begin)
             throw EmulationError("Trace::slice '" + std::string(name) + "': end " + std::to_string(end) +
@@ -86,13 +86,13 @@ public:
                            args_json.empty() ? no_args : intern(args_json)});
     }
     void instant(uint32_t track, std::string_view name, vtime_t at) {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         check_track(track, "instant");
         events_.push_back({Kind::instant, track, at, at, 0, 0.0, intern(name), no_args});
     }
     /// Start of a flow arrow (a send); returns its id for flow_end.
     uint64_t flow_begin(uint32_t track, vtime_t at) {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         check_track(track, "flow_begin");
         const uint64_t id = ++last_flow_;
         events_.push_back({Kind::flow_begin, track, at, at, id, 0.0, intern("send"), no_args});
@@ -100,7 +100,7 @@ public:
     }
     /// End of flow `id` (the delivery of that send) on the receiving core's track.
     void flow_end(uint64_t id, uint32_t track, vtime_t at) {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         check_track(track, "flow_end");
         if (id == 0 || id > last_flow_)
             throw EmulationError("Trace::flow_end: flow id " + std::to_string(id) +
@@ -108,7 +108,7 @@ public:
         events_.push_back({Kind::flow_end, track, at, at, id, 0.0, intern("send"), no_args});
     }
     void counter(std::string_view name, vtime_t at, double value) {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         if (!std::isfinite(value))
             throw EmulationError("Trace::counter '" + std::string(name) + "': value must be finite (JSON has no NaN/inf)");
         events_.push_back({Kind::counter, 0, at, at, 0, value, intern(name), no_args});
@@ -119,7 +119,7 @@ public:
     const std::vector<TrackInfo>& tracks() const { return tracks_; }
     std::string_view name_of(const Event& e) const { return names_[e.name]; }
     void clear() {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         events_.clear();
         tracks_.clear();
         by_core_.clear();
@@ -130,7 +130,7 @@ public:
 
     /// Stable FNV-1a hash of the event sequence (and the tracks' cores and names).
     uint64_t hash() const {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         uint64_t h = 1469598103934665603ull;
         auto mix = [&h](const void* p, size_t n) {
             const auto* b = static_cast<const unsigned char*>(p);
@@ -173,7 +173,7 @@ public:
 
     /// The whole trace as a JSON object {"traceEvents": [...], "displayTimeUnit": "ns", ...}.
     std::string json() const {
-        [[maybe_unused]] detail::TsanIgnore tsan_ignore_;
+        [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         std::string out;
         out.reserve(128 + events_.size() * 96 + tracks_.size() * 96);
         out += "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"ticks_per_second\":";

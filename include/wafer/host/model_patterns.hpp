@@ -4,9 +4,12 @@
 // WHAT IT IS
 //   The communication structure of each pattern, as the thesis describes it, built on a
 //   `ModelSim` and run: `simulate(args, rows, cols, B, t_r)` returns the model's cycles for any
-//   `PatternArgs` (patterns.hpp). This file does not use the cost model (cost.hpp): its trees,
-//   ring order and optimal-tree search are written again here from the thesis's text, so the
-//   cost model is checked against an independent construction.
+//   `PatternArgs` (patterns.hpp). THE INDEPENDENT CHECK: every other user of the thesis's trees
+//   (the schedules, the cost model, the emulated fabric) takes them from one definition, the
+//   collectives' parent arrays (collectives/schedule.hpp tree_*); this file alone writes the
+//   trees, ring order and optimal-tree search again from the thesis's text and uses neither
+//   schedule.hpp nor cost.hpp, so the tests comparing the cost model and the emulation with it
+//   compare two independently written things.
 //
 // THE STRUCTURES
 //   * Reduce trees (chapter 5, and the trees chapter 6 builds from them): every non-root PE sends

@@ -26,7 +26,7 @@
 #include "../cluster.hpp"
 #include "../fiber/context.hpp"
 #include "../timing.hpp"
-#include "tsan.hpp"
+#include "../platform.hpp"
 
 #include <cstdint>
 #include <algorithm>
@@ -34,10 +34,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#if KCCL_EMU_ASAN
-#include <sanitizer/common_interface_defs.h>
-#endif
 
 namespace kccl::emu {
 
@@ -110,7 +106,7 @@ public:
     ~Scheduler() {
         for (auto& t : tasks_) {
             if (t->stack.base) fiber::StackPool::instance().put(t->stack);
-#if KCCL_EMU_SCHED_TSAN
+#if KCCL_EMU_TSAN
             if (t->tsan) __tsan_destroy_fiber(t->tsan);
 #endif
         }
@@ -133,7 +129,7 @@ public:
         t->guard.name = t->name.c_str();
         t->guard.size = t->stack.usable();
         fiber::make_context(t->ctx, t->stack, &Scheduler::entry, t.get());
-#if KCCL_EMU_SCHED_TSAN
+#if KCCL_EMU_TSAN
         t->tsan = __tsan_create_fiber(0);
 #endif
         st->sched_task = t->index;
@@ -161,7 +157,7 @@ public:
             init_priorities();
             for (auto& t : tasks_) make_ready_locked(t.get());
         }
-#if KCCL_EMU_SCHED_TSAN
+#if KCCL_EMU_TSAN
         main_tsan_ = __tsan_get_current_fiber();
         for (auto& t : tasks_) __tsan_release(t.get());
 #endif
@@ -179,7 +175,7 @@ public:
             }
             resume_from_main(next);
         }
-#if KCCL_EMU_SCHED_TSAN
+#if KCCL_EMU_TSAN
         for (auto& t : tasks_) __tsan_acquire(t.get());
 #endif
         for (auto& t : tasks_) {
@@ -351,7 +347,7 @@ private:
         int64_t prio = 0;
         vtime_t clock = 0;  ///< timed: this core's modelled time
         fiber::GuardInfo guard;  ///< what the overflow handler reports (lo = nullptr: unguarded)
-#if KCCL_EMU_SCHED_TSAN
+#if KCCL_EMU_TSAN
         void* tsan = nullptr;
 #endif
 #if KCCL_EMU_ASAN
@@ -603,7 +599,7 @@ private:
     /// Switches from `me` (nullptr = main) to `next` (nullptr = main), whose context is `to`.
     void transfer(Task* me, Task* next, fiber::Context& to, bool dying) {
         fiber::Context* from;
-#if KCCL_EMU_SCHED_TSAN
+#if KCCL_EMU_TSAN
         void* tsan_to;
 #endif
 #if KCCL_EMU_ASAN
@@ -614,7 +610,7 @@ private:
         {
             IgnoreScope ig;
             from = me ? &me->ctx : &main_ctx_;
-#if KCCL_EMU_SCHED_TSAN
+#if KCCL_EMU_TSAN
             tsan_to = next ? next->tsan : main_tsan_;
 #endif
 #if KCCL_EMU_ASAN
@@ -625,7 +621,7 @@ private:
         }
         (void)next;
         (void)dying;
-#if KCCL_EMU_SCHED_TSAN
+#if KCCL_EMU_TSAN
         __tsan_switch_to_fiber(tsan_to, __tsan_switch_to_fiber_no_sync);
 #endif
 #if KCCL_EMU_ASAN
@@ -666,7 +662,7 @@ private:
             s->from_main_ = false;
         }
 #endif
-#if KCCL_EMU_SCHED_TSAN
+#if KCCL_EMU_TSAN
         __tsan_acquire(t);
 #endif
         {
@@ -683,7 +679,7 @@ private:
         s->finish(t);
     }
     [[noreturn]] void finish(Task* me) {
-#if KCCL_EMU_SCHED_TSAN
+#if KCCL_EMU_TSAN
         __tsan_release(me);
 #endif
         Task* next;
@@ -734,7 +730,7 @@ private:
     std::vector<uint64_t> change_points_;
     size_t next_change_ = 0;
     int64_t low_prio_ = 0;
-#if KCCL_EMU_SCHED_TSAN
+#if KCCL_EMU_TSAN
     void* main_tsan_ = nullptr;
 #endif
 #if KCCL_EMU_ASAN

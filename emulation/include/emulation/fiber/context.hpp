@@ -37,21 +37,10 @@
 #if !defined(KCCL_EMU_FIBER_UCONTEXT) && !(defined(__x86_64__) || defined(__aarch64__))
 #define KCCL_EMU_FIBER_UCONTEXT 1
 #endif
+#include "../platform.hpp"
+
 #include <ucontext.h>  // the interrupted stack pointer in the SIGSEGV handler (and the ucontext switch)
 
-#if defined(__SANITIZE_ADDRESS__)
-#define KCCL_EMU_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KCCL_EMU_ASAN 1
-#endif
-#endif
-#ifndef KCCL_EMU_ASAN
-#define KCCL_EMU_ASAN 0
-#endif
-#if KCCL_EMU_ASAN
-#include <sanitizer/asan_interface.h>
-#endif
 
 #if !defined(KCCL_EMU_FIBER_UCONTEXT)
 extern "C" {

@@ -226,11 +226,11 @@ private:
     bool done = false;
     vtime_t finish = 0;
     // Program mode (launch_program, run without fibers): the step to run, the PE's clock, and
-    // the state of a step that waits (its start cycle; an exchange's send already issued).
+    // the state of a step that waits (stalled_; its start cycle; an exchange's send already issued).
     bool program_ = false;
-    bool retry_ = false, exch_sent_ = false;
-    int64_t blocked_sid_ = -1;
-    int64_t exch_sid_ = -1;  ///< program mode: blocked (back-pressure) until this stream drains
+    bool retry_ = false, exch_sent_ = false, stalled_ = false;
+    int64_t blocked_sid_ = -1;  ///< blocked (back-pressure) until this stream drains
+    int64_t exch_sid_ = -1;     ///< the running exchange's send stream (-1: none)
     uint32_t pc_ = 0;
     vtime_t clock_ = 0, step_c_ = 0;
 };
@@ -401,115 +401,14 @@ private:
             cur_ = nullptr;
         }
     }
-    /// Runs p's current step; false if it must wait for wavelets (it is then readied by the
-    /// delivery that brings them and runs the step again from the cycle it started).
+    /// Runs p's current step with the device verbs (wafer/program.hpp run_step, the kernel's
+    /// own interpreter); false if it must wait: for wavelets (readied by the delivery that brings
+    /// them, it runs the step again from the cycle it started) or for back-pressure (readied by
+    /// the receive that drains the stream; the step is done).
     bool program_step(Pe& p) {
-        using kccl::wafer::StepKind;
-        const uint32_t i = p.pc_;
-        const kccl::wafer::Step st = kccl::wafer::decode_step(p.arg(2 + i * kccl::wafer::step_words), p.arg(3 + i * kccl::wafer::step_words),
-                                                                p.arg(4 + i * kccl::wafer::step_words));
-        const Combine cb{st.op, kccl::coll::DataType(p.arg(0))};
-        const uint32_t t_r = g_.profile().t_r;
-        const vtime_t c = p.retry_ ? p.step_c_ : p.clock_;
-        auto wait = [&](uint32_t color, uint32_t n, const char* what) {
-            Queue& q = queues_[rkey(p.at_, color)];
-            if (q.avail() >= n) {
-                p.wait_color = -1;
-                return &q;
-            }
-            p.wait_color = int32_t(color);
-            p.wait_need = n;
-            p.wait_what = what;
-            p.retry_ = true;
-            p.step_c_ = c;
-            return static_cast<Queue*>(nullptr);
-        };
-        auto done = [&](vtime_t x) {
-            p.clock_ = std::max(p.clock_, x);
-            p.retry_ = p.exch_sent_ = false;
-            ++p.pc_;
-            return true;
-        };
-        if (st.kind == StepKind::exchange) {
-            const uint32_t n_out = st.n & 0xFFFFu, n_in = st.n >> 16;
-            const uint32_t* src = p.ptr<uint32_t>(st.offset & 0xFFFFu, n_out);
-            uint32_t* dst = p.ptr<uint32_t>(st.offset >> 16, n_in);
-            check_route(p, Route{st.color_a}, "exchange");
-            check_route(p, Route{st.color_b}, "exchange");
-            if (!p.exch_sent_) {
-                Times t;
-                t.push(c + 1 + t_r, n_out);
-                p.exch_sid_ = n_out ? int64_t(launch_stream(p, st.color_a, std::make_shared<const std::vector<uint32_t>>(src, src + n_out), std::move(t))) : -1;
-                p.exch_sent_ = true;
-            }
-            Queue* q = wait(st.color_b, n_in, "exchange");
-            if (!q) return false;
-            const vtime_t x = stored_until(c, take(*q, n_in));
-            combine_span(cb, dst, dst, q->w.data() + q->head, n_in);
-            q->head += n_in;
-            compact(*q);
-            const int64_t sid = p.exch_sid_;
-            done(std::max<vtime_t>(x, c + n_out));
-            return !(sid >= 0 && block_on(p, uint32_t(sid)));
-        }
-        uint32_t* data = p.ptr<uint32_t>(st.offset, st.n);
-        switch (st.kind) {
-            case StepKind::send: {
-                check_route(p, Route{st.color_a}, "send");
-                Times t;
-                t.push(c + 1 + t_r, st.n);
-                const uint32_t sid = launch_stream(p, st.color_a, std::make_shared<const std::vector<uint32_t>>(data, data + st.n), std::move(t));
-                done(c + st.n);
-                return !block_on(p, sid);
-            }
-            case StepKind::recv: {
-                check_route(p, Route{st.color_a}, "recv");
-                Queue* q = wait(st.color_a, st.n, "recv");
-                if (!q) return false;
-                const vtime_t x = stored_until(c, take(*q, st.n));
-                combine_span(cb, data, data, q->w.data() + q->head, st.n);
-                q->head += st.n;
-                compact(*q);
-                return done(x);
-            }
-            case StepKind::relay: {
-                check_route(p, Route{st.color_a}, "relay");
-                check_route(p, Route{st.color_b}, "relay");
-                Queue* q = wait(st.color_a, st.n, "relay");
-                if (!q) return false;
-                // The relay's stream starts when its first element is combined and sent, in cycle
-                // max(c, its arrival), which may be later than the PE's clock: streams are walked
-                // in the order they start (share()), so every PE earlier than that runs first.
-                if (st.n && later_start(p, std::max(c, q->t[q->th].t0))) {
-                    p.retry_ = true;
-                    p.step_c_ = c;
-                    return false;  // readied at its start cycle by later_start
-                }
-                Times t = take(*q, st.n);
-                t.not_before(c);
-                const vtime_t x = st.n ? t.last() + 1 : c;
-                t.shift(1 + t_r);
-                auto words = std::make_shared<std::vector<uint32_t>>(st.n);
-                combine_span(cb, words->data(), data, q->w.data() + q->head, st.n);
-                q->head += st.n;
-                compact(*q);
-                const uint32_t sid = launch_stream(p, st.color_b, std::move(words), std::move(t));
-                done(x);
-                return !block_on(p, sid);
-            }
-            case StepKind::advance: {
-                check_route(p, Route{st.color_a}, "advance");
-                ++streams_;
-                Item it;
-                it.t.push(c + t_r, 1);
-                it.from = Dir::ramp;
-                it.src = p.at_;
-                walk(p.at_, st.color_a, std::move(it));
-                return done(c);
-            }
-            case StepKind::exchange: break;
-        }
-        return done(c);
+        p.stalled_ = false;
+        kccl::wafer::run_step(p, p.pc_);
+        return !p.stalled_;
     }
     /// Program mode: p is about to walk a stream that starts in cycle s0 (its first element
     /// issued; a send starts at the PE's clock, a relay when its first element has arrived). If
@@ -590,17 +489,17 @@ private:
             if (what.rfind("fabric: ", 0) == 0) what = what.substr(8);
             fail("fabric: PE " + to_string(p.at_) + ": " + what);
         }
-        [[maybe_unused]] detail::TsanIgnore ig;
+        [[maybe_unused]] detail::IgnoreScope ig;
         p.done = true;
         p.finish = clock_of(p);
     }
     void fail(const std::string& msg) {
-        [[maybe_unused]] detail::TsanIgnore ig;
+        [[maybe_unused]] detail::IgnoreScope ig;
         if (error_.empty()) error_ = msg;
         if (sched_) sched_->wake_all();
     }
     bool on_idle() {
-        [[maybe_unused]] detail::TsanIgnore ig;
+        [[maybe_unused]] detail::IgnoreScope ig;
         if (error_.empty()) {
             std::string s = "fabric: deadlock: no PE can run and no stream can move.";
             for (auto& p : pes_)
@@ -669,7 +568,7 @@ private:
 
     /// Walks `it` (arriving at router `c` on `color`) and everything it releases.
     void walk(Coord c0, uint32_t color, Item it0) {
-        [[maybe_unused]] detail::TsanIgnore ig;  // the fabric's state is shared by all PEs (one host thread)
+        [[maybe_unused]] detail::IgnoreScope ig;  // the fabric's state is shared by all PEs (one host thread)
         struct Work {
             Coord c;
             Item it;
@@ -898,7 +797,7 @@ private:
         (void)p;
     }
     bool failed() {
-        [[maybe_unused]] detail::TsanIgnore ig;
+        [[maybe_unused]] detail::IgnoreScope ig;
         return !error_.empty();
     }
     void enter(Pe&) {
@@ -906,30 +805,55 @@ private:
         sched_->sync();
         if (failed()) throw Abort{};
     }
-    /// Blocks until `n` wavelets are in p's queue for `color`; returns the queue.
-    Queue& wait_for(Pe& p, uint32_t color, uint32_t n, const char* what) {
+    // Each verb is written once for both modes. Fibers: it blocks (parks) where it waits.
+    // Program mode: where it must wait it stalls p and returns; p runs the step again from its
+    // start cycle once readied (the start is kept in step_c_, an exchange's issued send in exch_*).
+    /// The cycle a verb starts in.
+    vtime_t start(Pe& p) {
+        if (!sched_) return p.retry_ ? p.step_c_ : p.clock_;
+        enter(p);
+        return sched_->now();
+    }
+    /// The verb is done in cycle x.
+    void finish(Pe& p, vtime_t x) {
+        p.retry_ = p.exch_sent_ = false;
+        if (sched_) return sched_->advance_to(x);
+        p.clock_ = std::max(p.clock_, x);
+        ++p.pc_;
+    }
+    /// Program mode: p waits in the step it started in cycle c.
+    static void stall(Pe& p, vtime_t c) {
+        p.stalled_ = p.retry_ = true;
+        p.step_c_ = c;
+    }
+    /// p's queue for `color` once it holds `n` wavelets (program mode: null, p stalled, before).
+    Queue* wait(Pe& p, vtime_t c, uint32_t color, uint32_t n, const char* what) {
         Queue* q;
         {
-            [[maybe_unused]] detail::TsanIgnore ig;
+            [[maybe_unused]] detail::IgnoreScope ig;
             q = &queues_[rkey(p.at_, color)];
         }
         for (;;) {
             {
-                [[maybe_unused]] detail::TsanIgnore ig;  // never across the park (a fiber switch)
+                [[maybe_unused]] detail::IgnoreScope ig;  // never across the park (a fiber switch)
                 if (q->avail() >= n) {
                     p.wait_color = -1;
-                    return *q;
+                    return q;
                 }
                 p.wait_color = int32_t(color);
                 p.wait_need = n;
                 p.wait_what = what;
+            }
+            if (!sched_) {
+                stall(p, c);
+                return nullptr;
             }
             sched_->park();
             if (failed()) throw Abort{};
         }
     }
     uint32_t launch_stream(Pe& p, uint32_t color, std::shared_ptr<const std::vector<uint32_t>> words, Times t) {
-        [[maybe_unused]] detail::TsanIgnore ig;
+        [[maybe_unused]] detail::IgnoreScope ig;
         ++streams_;
         Item it;
         it.sid = uint32_t(acct_.size());
@@ -958,17 +882,22 @@ private:
         ++blocked_;
         return true;
     }
-    /// Fibers, after p issued stream sid: the same rule as program mode (block_on); p parks until
-    /// a receive drains the stream enough (woken at its own clock: blocking costs no cycle).
+    /// After p issued stream sid, the rule of block_on: fibers park until a receive drains the
+    /// stream enough (woken at their own clock: blocking costs no cycle); program mode stalls p
+    /// after its step (readied by that receive).
     void back_pressure(Pe& p, uint32_t sid) {
         {
-            [[maybe_unused]] detail::TsanIgnore ig;
+            [[maybe_unused]] detail::IgnoreScope ig;
             if (!block_on(p, sid)) return;
+        }
+        if (!sched_) {
+            p.stalled_ = true;
+            return;
         }
         for (;;) {
             sched_->park();
             if (failed()) throw Abort{};
-            [[maybe_unused]] detail::TsanIgnore ig;
+            [[maybe_unused]] detail::IgnoreScope ig;
             if (p.blocked_sid_ < 0) return;
         }
     }
@@ -994,103 +923,101 @@ private:
         return q.take(n);
     }
     void send(Pe& p, Route r, const uint32_t* src, uint32_t n) {
-        enter(p);
+        const vtime_t c = start(p);
         check_route(p, r, "send");
-        const vtime_t c = sched_->now();
-        const uint32_t t_r = g_.profile().t_r;
         Times t;
-        t.push(c + 1 + t_r, n);  // element k issued in cycle c+k, at the router T_R later
+        t.push(c + 1 + g_.profile().t_r, n);  // element k issued in cycle c+k, at the router T_R later
         const uint32_t sid = launch_stream(p, r.color, std::make_shared<const std::vector<uint32_t>>(src, src + n), std::move(t));
-        sched_->advance_to(c + n);
+        finish(p, c + n);
         back_pressure(p, sid);
     }
     void recv(Pe& p, Route r, uint32_t* dst, uint32_t n, Combine cb) {
-        enter(p);
+        const vtime_t c = start(p);
         check_route(p, r, "recv");
-        const vtime_t c = sched_->now();
-        Queue& q = wait_for(p, r.color, n, "recv");
-        vtime_t x = c;
-        {
-            [[maybe_unused]] detail::TsanIgnore ig;  // the queue was filled by the senders' fibers
-            x = stored_until(x, take(q, n));
-            combine_span(cb, dst, dst, q.w.data() + q.head, n);
-            q.head += n;
-            compact(q);
-        }
-        sched_->advance_to(x);
+        Queue* q = wait(p, c, r.color, n, "recv");
+        if (!q) return;
+        finish(p, take_into(*q, c, dst, n, cb));
     }
     void relay(Pe& p, Route in, Route out, const uint32_t* local, uint32_t n, Combine cb) {
-        enter(p);
+        const vtime_t c = start(p);
         check_route(p, in, "relay");
         check_route(p, out, "relay");
-        const vtime_t c = sched_->now();
-        Queue& q = wait_for(p, in.color, n, "relay");
+        Queue* q = wait(p, c, in.color, n, "relay");
+        if (!q) return;
         if (n) {
             // The relay's stream starts in cycle max(c, its first element's arrival): every PE
             // earlier than that runs first (streams are walked in the order they start, share()).
             vtime_t s0 = c;
             {
-                [[maybe_unused]] detail::TsanIgnore ig;
-                s0 = std::max(c, q.t[q.th].t0);
+                [[maybe_unused]] detail::IgnoreScope ig;
+                s0 = std::max(c, q->t[q->th].t0);
             }
-            if (s0 > sched_->now()) {
+            if (!sched_ && later_start(p, s0)) return stall(p, c);  // readied at s0 by later_start
+            if (sched_ && s0 > sched_->now()) {
                 sched_->advance_to(s0);
                 sched_->sync();
                 if (failed()) throw Abort{};
             }
         }
-        const uint32_t t_r = g_.profile().t_r;
         auto words = std::make_shared<std::vector<uint32_t>>(n);
         Times t;
         vtime_t x = c;
         {
-            [[maybe_unused]] detail::TsanIgnore ig;
+            [[maybe_unused]] detail::IgnoreScope ig;
             // Element k is combined and sent in cycle s_k = max(c + k, arrival_k).
-            t = take(q, n);
+            t = take(*q, n);
             t.not_before(c);
             if (n) x = t.last() + 1;
-            t.shift(1 + t_r);
-            combine_span(cb, words->data(), local, q.w.data() + q.head, n);
-            q.head += n;
-            compact(q);
+            t.shift(1 + g_.profile().t_r);
+            combine_span(cb, words->data(), local, q->w.data() + q->head, n);
+            q->head += n;
+            compact(*q);
         }
         const uint32_t sid = launch_stream(p, out.color, std::move(words), std::move(t));
-        sched_->advance_to(x);
+        finish(p, x);
         back_pressure(p, sid);
     }
     /// Send and receive at once: the sends issue one per cycle from now, the receives are stored
     /// one per cycle as they arrive (the processor sends one and receives one wavelet per cycle).
     void exchange(Pe& p, Route out, const uint32_t* src, uint32_t n_out, Route in, uint32_t* dst, uint32_t n_in, Combine cb) {
-        enter(p);
+        const vtime_t c = start(p);
         check_route(p, out, "exchange");
         check_route(p, in, "exchange");
-        const vtime_t c = sched_->now();
-        const uint32_t t_r = g_.profile().t_r;
-        Times t;
-        t.push(c + 1 + t_r, n_out);
-        const int64_t sid = n_out ? int64_t(launch_stream(p, out.color, std::make_shared<const std::vector<uint32_t>>(src, src + n_out), std::move(t))) : -1;
-        Queue& q = wait_for(p, in.color, n_in, "exchange");
-        vtime_t x = c;
-        {
-            [[maybe_unused]] detail::TsanIgnore ig;
-            x = stored_until(x, take(q, n_in));
-            combine_span(cb, dst, dst, q.w.data() + q.head, n_in);
-            q.head += n_in;
-            compact(q);
+        if (!p.exch_sent_) {  // program mode: issued once, before the receive may stall
+            Times t;
+            t.push(c + 1 + g_.profile().t_r, n_out);
+            p.exch_sid_ = n_out ? int64_t(launch_stream(p, out.color, std::make_shared<const std::vector<uint32_t>>(src, src + n_out), std::move(t))) : -1;
+            p.exch_sent_ = true;
         }
-        sched_->advance_to(std::max<vtime_t>(x, c + n_out));
+        Queue* q = wait(p, c, in.color, n_in, "exchange");
+        if (!q) return;
+        const int64_t sid = p.exch_sid_;
+        finish(p, std::max<vtime_t>(take_into(*q, c, dst, n_in, cb), c + n_out));
         if (sid >= 0) back_pressure(p, uint32_t(sid));
     }
     void advance(Pe& p, Route r) {
-        enter(p);
+        const vtime_t c = start(p);
         check_route(p, r, "advance");
-        [[maybe_unused]] detail::TsanIgnore ig;
-        ++streams_;
-        Item it;
-        it.t.push(sched_->now() + g_.profile().t_r, 1);  // behind the last wavelet this PE sent before now
-        it.from = Dir::ramp;
-        it.src = p.at_;
-        walk(p.at_, r.color, std::move(it));
+        {
+            [[maybe_unused]] detail::IgnoreScope ig;
+            ++streams_;
+            Item it;
+            it.t.push(c + g_.profile().t_r, 1);  // behind the last wavelet this PE sent before now
+            it.from = Dir::ramp;
+            it.src = p.at_;
+            walk(p.at_, r.color, std::move(it));
+        }
+        finish(p, c);
+    }
+    /// Receives n wavelets of q into dst (combined), stored one per cycle from cycle c on: the
+    /// cycle after the last is stored.
+    vtime_t take_into(Queue& q, vtime_t c, uint32_t* dst, uint32_t n, Combine cb) {
+        [[maybe_unused]] detail::IgnoreScope ig;  // the queue was filled by the senders' fibers
+        const vtime_t x = stored_until(c, take(q, n));
+        combine_span(cb, dst, dst, q.w.data() + q.head, n);
+        q.head += n;
+        compact(q);
+        return x;
     }
     static void compact(Queue& q) {
         if (q.head == q.w.size()) {  // release the memory (a PE's queue is often used once)
