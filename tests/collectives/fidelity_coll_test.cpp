@@ -16,7 +16,7 @@
 //                workers and EDMs relaunched, EDM handshake and teardown per op), with a program
 //                launch cost in the model (WormholeOptions::program_launch_ps).
 //   op, DRAM tensors  the op, with the tensors in DRAM as tt-metal's interleaved all_gather keeps
-//                them (collectives/link_dram.hpp): the input read from DRAM page by page before it is
+//                them (tests/collectives/link_dram.hpp): the input read from DRAM page by page before it is
 //                sent, every received page written to the DRAM output, and a page forwarded to the
 //                next chip read back from DRAM after its writes committed; DRAM costs from the
 //                model's DRAM endpoint (WormholeOptions::dram_*: tt-npe's port rates, 12 channels,
@@ -45,7 +45,7 @@
 
 #include "e2e_bed.hpp"  // exec_params
 #include <emulation/collective.hpp>
-#include <collectives/link_dram.hpp>
+#include "link_dram.hpp"
 #include "ttm_edm_all_gather_bed.hpp"
 
 #include <collectives/slicer.hpp>
@@ -76,7 +76,7 @@ struct Scenario {
     bool program_per_op;
     double launch_us;
     const char* name;
-    bool dram = false;            ///< tensors in DRAM (collectives/link_dram.hpp)
+    bool dram = false;            ///< tensors in DRAM (tests/collectives/link_dram.hpp)
     uint32_t max_packet = 16384;  ///< EDM packet = min(this, bytes per chip)
     uint32_t dram_read_cycles = 0, dram_write_cycles = 0;
     uint32_t slots = 4;

@@ -1,4 +1,4 @@
-// kccl/collectives/link_dram.hpp — a link adapter for scenarios whose tensors live in DRAM, page by page, as
+// tests/collectives/link_dram.hpp — the fidelity scenario's link adapter for scenarios whose tensors live in DRAM, page by page, as
 // tt-metal's interleaved all_gather keeps them (its input and output tensors are DRAM buffers; a
 // reader kernel fetches input pages with noc_async_read, a writer kernel stores received pages
 // with noc_async_write, and a page that is forwarded to the next chip is read back from the output
@@ -26,7 +26,7 @@
 // C++17, freestanding, no heap (device code: it runs inside the emulated worker).
 #pragma once
 
-#include "link.hpp"
+#include <collectives/link.hpp>
 
 #include <stdint.h>
 
