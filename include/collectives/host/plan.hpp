@@ -56,6 +56,7 @@
 #include "../link_edm.hpp"
 #include "../link_ipcq.hpp"
 
+#include <common/coord.hpp>
 #include <common/direction.hpp>
 #include <edm/host/builder.hpp>
 #include <ipcq/host/plan.hpp>
@@ -72,11 +73,7 @@ struct PlanError : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
 };
 
-/// A core: chip index and NoC coordinates on that chip (worker or Ethernet core).
-struct Core {
-    uint32_t chip = 0, x = 0, y = 0;
-    friend bool operator==(const Core& a, const Core& b) { return a.chip == b.chip && a.x == b.x && a.y == b.y; }
-};
+using Core = CoreCoord;  ///< a worker or Ethernet core
 
 /// The Ethernet link of one hop: `a` on rank r's chip, `b` on rank r+1's chip.
 struct Hop {

@@ -27,6 +27,8 @@
 
 #include "topology.hpp"
 
+#include <common/coord.hpp>
+
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -38,10 +40,7 @@ struct PlanError : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
 };
 
-struct CoreXY {
-    uint32_t x = 0, y = 0;
-    friend bool operator==(const CoreXY& a, const CoreXY& b) { return a.x == b.x && a.y == b.y; }
-};
+using CoreXY = Coord;  ///< a core on the chip
 
 struct QueueConfig {
     Placement placement = Placement::l1;

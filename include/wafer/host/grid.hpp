@@ -20,6 +20,7 @@
 //   * Host-only (allocates, throws); C++17.
 #pragma once
 
+#include <common/coord.hpp>
 #include <common/direction.hpp>
 #include <wafer/wafer.hpp>
 
@@ -99,11 +100,7 @@ inline Profile wse3() {
 }
 inline bool can_switch(const Profile& p, uint32_t color) { return color < 32 && ((p.switch_colors >> color) & 1u); }
 
-struct Coord {
-    uint32_t x = 0, y = 0;
-    bool operator==(const Coord& o) const { return x == o.x && y == o.y; }
-    bool operator!=(const Coord& o) const { return !(*this == o); }
-};
+using kccl::Coord;  // a PE: (x, y) on the wafer
 inline std::string to_string(Coord c) { return "(" + std::to_string(c.x) + "," + std::to_string(c.y) + ")"; }
 
 /// The PE one link away in direction d (north of row 0 wraps to a huge y: outside); RAMP: c itself.

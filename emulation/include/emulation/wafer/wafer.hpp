@@ -88,7 +88,7 @@ namespace kccl::emu::wafer {
 
 using kccl::wafer::Combine;
 using kccl::wafer::Route;
-using kccl::wafer::host::Coord;
+using kccl::wafer::host::to_string;
 using kccl::wafer::host::dir_word;
 using kccl::wafer::host::DirSet;
 using kccl::wafer::host::Grid;
