@@ -1,11 +1,6 @@
-// kccl/common/coord.hpp — where a core is: the one coordinate of every machine.
-//
-//   Coord      (x, y) on one chip: a core's NoC coordinates, or a PE of the wafer (x to the east,
-//              y to the south, (0, 0) the north-west corner).
-//   CoreCoord  a core of a cluster: its chip and its (x, y) on that chip (worker, Ethernet or DRAM
-//              core). Ordered by chip, then x, then y.
-//
-// C++17, freestanding.
+// kccl/common/coord.hpp — where a core is, on every machine. C++17, freestanding.
+//   Coord      (x, y) on one chip: a core's NoC coordinates, or a wafer PE (x east, y south).
+//   CoreCoord  a core of a cluster: its chip and its (x, y) there; ordered by chip, x, y.
 #pragma once
 
 #include <stdint.h>

@@ -33,11 +33,9 @@ struct Nsew {
 };
 
 /// 3D mesh ports: Nsew plus up and down.
-struct Nsewud {
-    static constexpr uint32_t N = Dir::N, S = Dir::S, E = Dir::E, W = Dir::W, U = Dir::U, D = Dir::D;
+struct Nsewud : Nsew {
+    static constexpr uint32_t U = Dir::U, D = Dir::D;
     static constexpr uint32_t count = 6;
-    static constexpr bool has_reverse = true;
-    static constexpr uint32_t reverse(uint32_t d) { return opposite(d); }
     static constexpr const char* name(uint32_t d) { return d == U ? "U" : d == D ? "D" : dir_name(d); }
 };
 

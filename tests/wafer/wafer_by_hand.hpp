@@ -179,17 +179,16 @@ inline uint32_t bcast_line(Layout& L, const std::vector<Coord>& line, uint32_t r
     const uint32_t s = L.stream();
     const size_t n = line.size();
     const Coord r = line[root];
-    auto dir_to = [](Coord a, Coord b) { return a.x < b.x ? Dir::E : a.x > b.x ? Dir::W : a.y < b.y ? Dir::S : Dir::N; };
     DirSet out;
-    if (root + 1 < n) out = out | DirSet(dir_to(r, line[root + 1]));
-    if (root > 0) out = out | DirSet(dir_to(r, line[root - 1]));
+    if (root + 1 < n) out = out | DirSet(toward(r, line[root + 1]));
+    if (root > 0) out = out | DirSet(toward(r, line[root - 1]));
     L.add_hop(s, r, Dir::ramp, out);
     for (int side : {1, -1}) {
         for (long i = long(root) + side; i >= 0 && i < long(n); i += side) {
             const Coord c = line[size_t(i)];
-            const Dir from = opposite(dir_to(line[size_t(i - side)], c));
+            const Dir from = opposite(toward(line[size_t(i - side)], c));
             const bool last = (side == 1 && size_t(i) + 1 == n) || (side == -1 && i == 0);
-            L.add_hop(s, c, from, last ? DirSet(Dir::ramp) : DirSet{dir_to(c, line[size_t(i + side)]), Dir::ramp});
+            L.add_hop(s, c, from, last ? DirSet(Dir::ramp) : DirSet{toward(c, line[size_t(i + side)]), Dir::ramp});
             if (receive) L.recv(c, s, 0, B, Op::copy);
         }
     }

@@ -38,7 +38,6 @@
 #include "topology.hpp"
 
 #include <common/direction.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -12,7 +12,6 @@
 #pragma once
 
 #include <common/coord.hpp>
-
 #include <cstdint>
 #include <stdexcept>
 #include <string>

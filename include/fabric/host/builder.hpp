@@ -28,7 +28,6 @@
 #include "../worker.hpp"
 
 #include <common/coord.hpp>
-
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>

@@ -28,7 +28,6 @@
 #include "topology.hpp"
 
 #include <common/coord.hpp>
-
 #include <cstring>
 #include <string>
 #include <unordered_map>

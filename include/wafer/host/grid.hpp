@@ -113,6 +113,8 @@ inline Coord neighbour(Coord c, Dir d) {
         default: return c;
     }
 }
+/// The first hop of an X-then-Y route from `from` to `to` (from != to).
+inline Dir toward(Coord from, Coord to) { return from.x < to.x ? Dir::E : from.x > to.x ? Dir::W : from.y < to.y ? Dir::S : Dir::N; }
 
 struct Position {
     DirSet rx, tx;
@@ -246,7 +248,7 @@ private:
         if (from == to || (from.x != to.x && from.y != to.y))
             throw std::invalid_argument("fabric grid: a path or line multicast goes along one row or column between two different PEs (got " + to_string(from) +
                                         " -> " + to_string(to) + ")");
-        const Dir d = from.x < to.x ? Dir::E : from.x > to.x ? Dir::W : from.y < to.y ? Dir::S : Dir::N;
+        const Dir d = toward(from, to);
         add_position(from, color, Dir::ramp, d);
         for (Coord c = neighbour(from, d); c != to; c = neighbour(c, d)) add_position(c, color, opposite(d), multicast ? DirSet{d, Dir::ramp} : DirSet(d));
         add_position(to, color, opposite(d), Dir::ramp);

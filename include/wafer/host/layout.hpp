@@ -62,7 +62,7 @@ public:
         Coord c = from;
         Dir rx = Dir::ramp;
         while (c != to) {
-            const Dir d = c.x < to.x ? Dir::E : c.x > to.x ? Dir::W : c.y < to.y ? Dir::S : Dir::N;
+            const Dir d = toward(c, to);
             add_hop(s, c, rx, d);
             c = neighbour(c, d);
             rx = opposite(d);
@@ -84,7 +84,7 @@ public:
             return;
         }
         if (from.x != to.x && from.y != to.y) throw std::invalid_argument("fabric layout: a line multicast goes along one row or column");
-        const Dir d = from.x < to.x ? Dir::E : from.x > to.x ? Dir::W : from.y < to.y ? Dir::S : Dir::N;
+        const Dir d = toward(from, to);
         add_hop(s, from, rx, extra | DirSet(d) | (rx == Dir::ramp ? DirSet{} : DirSet(Dir::ramp)));
         for (Coord c = neighbour(from, d); c != to; c = neighbour(c, d)) add_hop(s, c, opposite(d), DirSet{d, Dir::ramp});
         add_hop(s, to, opposite(d), Dir::ramp);

@@ -202,9 +202,9 @@ inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord
             const Coord to = place[kid];
             Dir rx = Dir::ramp;
             while (c != to) {
-                const Dir d = c.x < to.x ? Dir::E : c.x > to.x ? Dir::W : c.y < to.y ? Dir::S : Dir::N;
+                const Dir d = toward(c, to);
                 visit(c, rx, d);
-                c = d == Dir::E ? Coord{c.x + 1, c.y} : d == Dir::W ? Coord{c.x - 1, c.y} : d == Dir::S ? Coord{c.x, c.y + 1} : Coord{c.x, c.y - 1};
+                c = neighbour(c, d);
                 rx = opposite(d);
             }
             visit(to, rx, Dir::ramp);

@@ -40,7 +40,6 @@
 #pragma once
 
 #include <common/direction.hpp>
-
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
