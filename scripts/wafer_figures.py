@@ -70,7 +70,7 @@ def req(pattern, P=None, B=1, rows=1, cols=None, **kw):
 def build_default_runner(source):
     exe = os.path.join(ROOT, "build", "wafer", "wafer_model")
     srcs = [os.path.join(ROOT, "tools", "wafer_model.cpp")] + [
-        os.path.join(d, f) for d, _, fs in os.walk(os.path.join(ROOT, "include", "wafer")) for f in fs]
+        os.path.join(d, f) for top in ("wafer", "common") for d, _, fs in os.walk(os.path.join(ROOT, "include", top)) for f in fs]
     if not os.path.exists(exe) or os.path.getmtime(exe) < max(os.path.getmtime(s) for s in srcs):
         os.makedirs(os.path.dirname(exe), exist_ok=True)
         cxx = os.environ.get("CXX", "c++")

@@ -203,7 +203,7 @@ constexpr bool check_link() {
 //   [20] max_message_bytes   [21] link_args (offset from the block of the link's own arguments)
 //   [22] pipeline_messages (messages one direction holds before the sender blocks)
 //   [23] mesh_cols (mesh: columns, rank = row * cols + col; 0 otherwise)
-// Directions are Nsew numbers (N 0, S 1, E 2, W 3) on both transports; next = E, prev = W; in an
+// Directions are kccl::Dir numbers (N 0, S 1, E 2, W 3) on both transports; next = E, prev = W; in an
 // all_pairs group direction d of rank r reaches rank (d < r ? d : d + 1) (all_pairs_dir).
 namespace group_args {
 inline constexpr uint32_t magic = 0, transport = 1, rank = 2, ranks = 3, shape = 4, next_dir = 5, prev_dir = 6,
@@ -218,7 +218,7 @@ inline constexpr uint32_t max_group_dirs = 8;
 /// routed chip fabric (include/fabric/) or the wafer's PE fabric (include/wafer/). Group
 /// arguments name ipcq / edm; run_collective (emulation/collective.hpp) takes all four.
 enum class Transport : uint32_t { ipcq = 0, edm = 1, fabric = 2, wafer = 3 };
-/// ring / line / mesh: directions are Nsew (N 0, S 1, E 2, W 3; next = E, prev = W).
+/// ring / line / mesh: directions are kccl::Dir (N 0, S 1, E 2, W 3; next = E, prev = W).
 /// all_pairs: every rank has a direction to every other rank (p - 1 directions, p <= max_group_dirs
 /// + 1): rank r reaches peer q on direction (q < r ? q : q - 1); next / prev are the directions to
 /// r+1 / r-1 (mod p), so ring methods run on it too.

@@ -49,19 +49,13 @@
 // C++17, freestanding, no heap.
 #pragma once
 
+#include <common/direction.hpp>
 #include <hal/config.hpp>
 #include <hal/contract.hpp>
 
 #include <stdint.h>
 
 namespace kccl::fabric {
-
-/// Directions of a chip's routers; the collectives' Nsew numbering (E: the next chip of a line or
-/// ring, or the next column of a mesh; S: the next row).
-enum class Dir : uint8_t { N = 0, S = 1, E = 2, W = 3 };
-inline constexpr uint32_t num_dirs = 4;
-constexpr uint32_t opposite(uint32_t d) { return d ^ 1u; }
-constexpr const char* dir_name(uint32_t d) { return d == 0 ? "N" : d == 1 ? "S" : d == 2 ? "E" : d == 3 ? "W" : "?"; }
 
 /// What the destination router does with the payload (tt-metal's NOC_UNICAST_WRITE,
 /// NOC_UNICAST_INLINE_WRITE, NOC_UNICAST_ATOMIC_INC, NOC_FUSED_UNICAST_ATOMIC_INC,

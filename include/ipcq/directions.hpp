@@ -13,6 +13,7 @@
 // Who uses it: device code (C++17, freestanding) and host builders.
 #pragma once
 
+#include <common/direction.hpp>
 #include <hal/config.hpp>
 
 #include <stdint.h>
@@ -22,26 +23,20 @@ namespace kccl::ipcq {
 /// Largest direction count a set may have (bounds the per-core queue block).
 inline constexpr uint32_t kMaxDirs = 8;
 
-/// 2D mesh / ring ports: north, south, east, west. ring_1d uses E and W only.
+/// 2D mesh / ring ports: north, south, east, west (kccl::Dir's numbers). ring_1d uses E and W only.
 struct Nsew {
-    enum : uint32_t { N = 0, S = 1, E = 2, W = 3 };
+    static constexpr uint32_t N = Dir::N, S = Dir::S, E = Dir::E, W = Dir::W;
     static constexpr uint32_t count = 4;
     static constexpr bool has_reverse = true;
-    static constexpr uint32_t reverse(uint32_t d) { return d ^ 1u; }
-    static constexpr const char* name(uint32_t d) {
-        return d == N ? "N" : d == S ? "S" : d == E ? "E" : d == W ? "W" : "?";
-    }
+    static constexpr uint32_t reverse(uint32_t d) { return opposite(d); }
+    static constexpr const char* name(uint32_t d) { return dir_name(d); }
 };
 
 /// 3D mesh ports: Nsew plus up and down.
-struct Nsewud {
-    enum : uint32_t { N = 0, S = 1, E = 2, W = 3, U = 4, D = 5 };
+struct Nsewud : Nsew {
+    static constexpr uint32_t U = Dir::U, D = Dir::D;
     static constexpr uint32_t count = 6;
-    static constexpr bool has_reverse = true;
-    static constexpr uint32_t reverse(uint32_t d) { return d ^ 1u; }
-    static constexpr const char* name(uint32_t d) {
-        return d == N ? "N" : d == S ? "S" : d == E ? "E" : d == W ? "W" : d == U ? "U" : d == D ? "D" : "?";
-    }
+    static constexpr const char* name(uint32_t d) { return d == U ? "U" : d == D ? "D" : dir_name(d); }
 };
 
 /// Binary-tree ports. The reverse of `parent` is `left` or `right` depending on the child, so

@@ -98,12 +98,12 @@ TEST_CASE("wafer model: a message in a 2D mesh takes 2 T_R + Manhattan distance 
     CHECK(t == 10);
     CHECK(m.noc_arrival({0, 1, 6}, {0, 5, 2}, 40, t) == 10 + 2 * 2 + 8);
     // X first, then Y: the train crossed (1..4,6) eastwards and (5,6..3) northwards.
-    CHECK(m.port_busy({0, 1, 6}, WaferPort::east) == 10);
-    CHECK(m.port_busy({0, 4, 6}, WaferPort::east) == 10);
-    CHECK(m.port_busy({0, 5, 6}, WaferPort::north) == 10);
-    CHECK(m.port_busy({0, 5, 3}, WaferPort::north) == 10);
-    CHECK(m.port_busy({0, 5, 6}, WaferPort::east) == 0);
-    CHECK(m.port_busy({0, 5, 2}, WaferPort::off_ramp) == 10);
+    CHECK(m.port_busy({0, 1, 6}, kccl::Dir::E) == 10);
+    CHECK(m.port_busy({0, 4, 6}, kccl::Dir::E) == 10);
+    CHECK(m.port_busy({0, 5, 6}, kccl::Dir::N) == 10);
+    CHECK(m.port_busy({0, 5, 3}, kccl::Dir::N) == 10);
+    CHECK(m.port_busy({0, 5, 6}, kccl::Dir::E) == 0);
+    CHECK(m.port_busy({0, 5, 2}, kccl::Dir::off_ramp) == 10);
 }
 
 TEST_CASE("wafer model: messages sharing a port queue one wavelet per cycle", "[timing][wafer]") {

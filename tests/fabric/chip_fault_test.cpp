@@ -70,7 +70,7 @@ TEST_CASE("chip fabric builder: named errors", "[fabric][builder]") {
     }
     SECTION("a route beyond the mesh: a hop without a link") {
         fh::FabricSpec s = spec_of(emu::topology::line(4), fh::FabricKind::line_1d);
-        std::erase_if(s.links, [](const fh::LinkSite& l) { return l.pos == 1 && l.dir == uint32_t(fc::Dir::E); });
+        std::erase_if(s.links, [](const fh::LinkSite& l) { return l.pos == 1 && l.dir == uint32_t(kccl::Dir::E); });
         CHECK_THAT(build_error(s), Contains("at position 1 (chip 1) going E: no link there (route beyond the mesh)"));
     }
     SECTION("a header too small for the hops (2D: one command per hop)") {
@@ -110,13 +110,13 @@ TEST_CASE("chip fabric builder: named errors", "[fabric][builder]") {
         for (const auto& r : ring.routers) CHECK(r.args[fc::rargs::bubble] == 1);
         for (const auto& r : line.routers) CHECK(r.args[fc::rargs::bubble] == 0);
         // line of 6: the link 2 -> 3 carries the routes from {0,1,2} to {3,4,5}: 9 last packets
-        const fh::RouterPlan* r = line.router_at(2, uint32_t(fc::Dir::E));
+        const fh::RouterPlan* r = line.router_at(2, uint32_t(kccl::Dir::E));
         REQUIRE(r);
         CHECK(r->args[fc::rargs::out_last] == 9);
         CHECK(r->args[fc::rargs::in_last] == 9);
         // ring of 6, shortest way (ties E): every E link carries routes of 1, 2 and 3 hops (1 + 2 + 3 = 6)
-        CHECK(ring.router_at(0, uint32_t(fc::Dir::E))->args[fc::rargs::out_last] == 6);
-        CHECK(ring.router_at(0, uint32_t(fc::Dir::W))->args[fc::rargs::out_last] == 3);
+        CHECK(ring.router_at(0, uint32_t(kccl::Dir::E))->args[fc::rargs::out_last] == 6);
+        CHECK(ring.router_at(0, uint32_t(kccl::Dir::W))->args[fc::rargs::out_last] == 3);
     }
 }
 
@@ -136,7 +136,7 @@ TEST_CASE("chip fabric raw API: inline write, atomic increment, scatter write, N
         // Rank 0 sends to the others; each receiver's scratch: [0] counter (host-initialised), [16] inline word,
         // [32..] the multicast payload (64 B), [128..] scatter chunks, [176..] the NoC multicast payload (64 B).
         for (uint32_t r = 0; r < 4; ++r) bed.launch->init_word(bed.worker(r), bed.buffers(r).scratch_l1, 0);
-        fh::Route mc = kind == fh::FabricKind::line_1d ? fh::multicast_route_1d(bed.plan.spec, 0, uint32_t(fc::Dir::E), 1, 3)
+        fh::Route mc = kind == fh::FabricKind::line_1d ? fh::multicast_route_1d(bed.plan.spec, 0, uint32_t(kccl::Dir::E), 1, 3)
                                                        : fh::path_route_2d(bed.plan.spec, 0, {2, 2, 2}, 1);
         const uint32_t hb = bed.plan.spec.header_bytes;
         const std::vector<uint32_t> chips = bed.plan.spec.chips;
@@ -339,7 +339,7 @@ TEST_CASE("chip fabric faults: each ends in a named report, never a hang", "[fab
     }
     SECTION("a router that never starts: its worker and its link peer name it") {
         cf::Bed bed(o);
-        const fh::RouterPlan* dead = bed.plan.router_at(0, uint32_t(fc::Dir::E));
+        const fh::RouterPlan* dead = bed.plan.router_at(0, uint32_t(kccl::Dir::E));
         REQUIRE(dead);
         bed.skip_routers.push_back(dead->core);
         const emu::RunReport r = ring_traffic(bed, 12, 64);
@@ -390,8 +390,8 @@ emu::RunReport mesh_raw(uint32_t chip_of_rank, uint32_t mesh, bool fill_unfed, b
         if (link.rank() == 2 && wait_delivery)
             while (hal.sem_read(b.scratch_l1) != kMeshRawWord) hal.idle();
         if (link.rank() == 1 && fill_unfed) {
-            const uint32_t e = hal.arg(cf::bed_args + fc::wargs::router_xy + uint32_t(fc::Dir::E));
-            hal.sem_inc(hal.noc_addr(e & 0xFFFFu, e >> 16, rl.fill_sem(1 + uint32_t(fc::Dir::N))), 1);
+            const uint32_t e = hal.arg(cf::bed_args + fc::wargs::router_xy + uint32_t(kccl::Dir::E));
+            hal.sem_inc(hal.noc_addr(e & 0xFFFFu, e >> 16, rl.fill_sem(1 + uint32_t(kccl::Dir::N))), 1);
         }
         link.quiesce();
         return 0;

@@ -179,17 +179,16 @@ inline uint32_t bcast_line(Layout& L, const std::vector<Coord>& line, uint32_t r
     const uint32_t s = L.stream();
     const size_t n = line.size();
     const Coord r = line[root];
-    auto dir_to = [](Coord a, Coord b) { return a.x < b.x ? Dir::east : a.x > b.x ? Dir::west : a.y < b.y ? Dir::south : Dir::north; };
     DirSet out;
-    if (root + 1 < n) out = out | DirSet(dir_to(r, line[root + 1]));
-    if (root > 0) out = out | DirSet(dir_to(r, line[root - 1]));
+    if (root + 1 < n) out = out | DirSet(toward(r, line[root + 1]));
+    if (root > 0) out = out | DirSet(toward(r, line[root - 1]));
     L.add_hop(s, r, Dir::ramp, out);
     for (int side : {1, -1}) {
         for (long i = long(root) + side; i >= 0 && i < long(n); i += side) {
             const Coord c = line[size_t(i)];
-            const Dir from = opposite(dir_to(line[size_t(i - side)], c));
+            const Dir from = opposite(toward(line[size_t(i - side)], c));
             const bool last = (side == 1 && size_t(i) + 1 == n) || (side == -1 && i == 0);
-            L.add_hop(s, c, from, last ? DirSet(Dir::ramp) : DirSet{dir_to(c, line[size_t(i + side)]), Dir::ramp});
+            L.add_hop(s, c, from, last ? DirSet(Dir::ramp) : DirSet{toward(c, line[size_t(i + side)]), Dir::ramp});
             if (receive) L.recv(c, s, 0, B, kCopy);
         }
     }
@@ -211,24 +210,24 @@ inline uint32_t grid_multicast(Layout& L, Coord root, uint32_t rows, uint32_t co
     const uint32_t s = L.stream();
     const uint32_t rx = root.x, ry = root.y;
     DirSet col;
-    if (ry + 1 < rows) col = col | DirSet(Dir::south);
-    if (ry > 0) col = col | DirSet(Dir::north);
+    if (ry + 1 < rows) col = col | DirSet(Dir::S);
+    if (ry > 0) col = col | DirSet(Dir::N);
     for (uint32_t x = 0; x < cols; ++x) {
         DirSet tx = col;
         Dir rxd = Dir::ramp;
         if (x == rx) {
-            if (rx + 1 < cols) tx = tx | DirSet(Dir::east);
-            if (rx > 0) tx = tx | DirSet(Dir::west);
+            if (rx + 1 < cols) tx = tx | DirSet(Dir::E);
+            if (rx > 0) tx = tx | DirSet(Dir::W);
         } else {
             const bool east = x > rx;
-            rxd = east ? Dir::west : Dir::east;
-            if (east && x + 1 < cols) tx = tx | DirSet(Dir::east);
-            if (!east && x > 0) tx = tx | DirSet(Dir::west);
+            rxd = east ? Dir::W : Dir::E;
+            if (east && x + 1 < cols) tx = tx | DirSet(Dir::E);
+            if (!east && x > 0) tx = tx | DirSet(Dir::W);
             tx = tx | DirSet(Dir::ramp);
         }
         L.add_hop(s, Coord{x, ry}, rxd, tx);
-        for (uint32_t y = ry + 1; y < rows; ++y) L.add_hop(s, Coord{x, y}, Dir::north, y + 1 < rows ? DirSet{Dir::south, Dir::ramp} : DirSet(Dir::ramp));
-        for (uint32_t y = ry; y-- > 0;) L.add_hop(s, Coord{x, y}, Dir::south, y > 0 ? DirSet{Dir::north, Dir::ramp} : DirSet(Dir::ramp));
+        for (uint32_t y = ry + 1; y < rows; ++y) L.add_hop(s, Coord{x, y}, Dir::N, y + 1 < rows ? DirSet{Dir::S, Dir::ramp} : DirSet(Dir::ramp));
+        for (uint32_t y = ry; y-- > 0;) L.add_hop(s, Coord{x, y}, Dir::S, y > 0 ? DirSet{Dir::N, Dir::ramp} : DirSet(Dir::ramp));
     }
     return s;
 }

@@ -10,7 +10,7 @@
 
 using namespace kccl;
 using kccl::wafer::host::Coord;
-using kccl::wafer::host::Dir;
+using kccl::Dir;
 using kccl::wafer::host::DirSet;
 using kccl::wafer::host::Grid;
 using kccl::emu::wafer::Fabric;
@@ -115,12 +115,12 @@ TEST_CASE("fabric: the thesis's 4-PE tree on one color: a stream parks at a swit
     // B = 1: router 1 at 10, stored at 14 = T_tree(4, 1) of the thesis (Corollary 5.5: 5*2 + 3 + 1).
     for (auto [B, expect] : {std::pair<uint32_t, uint64_t>{20, 48}, {1, 14}}) {
         Grid g = row(4);
-        g.add_position({3, 0}, 0, Dir::ramp, Dir::west);
-        g.add_position({2, 0}, 0, Dir::east, Dir::ramp);
-        g.add_position({2, 0}, 0, Dir::ramp, Dir::west);
-        g.add_position({1, 0}, 0, Dir::ramp, Dir::west);
-        g.add_position({1, 0}, 0, Dir::east, Dir::west);
-        g.add_position({0, 0}, 0, Dir::east, Dir::ramp);
+        g.add_position({3, 0}, 0, Dir::ramp, Dir::W);
+        g.add_position({2, 0}, 0, Dir::E, Dir::ramp);
+        g.add_position({2, 0}, 0, Dir::ramp, Dir::W);
+        g.add_position({1, 0}, 0, Dir::ramp, Dir::W);
+        g.add_position({1, 0}, 0, Dir::E, Dir::W);
+        g.add_position({0, 0}, 0, Dir::E, Dir::ramp);
         Fabric f(g);
         const wafer::Route c{0};
         auto fill = [B](Pe& pe, uint32_t base) {
@@ -152,10 +152,10 @@ TEST_CASE("fabric: a deadlock names the PEs, the colors and the parked streams",
     // PE 1's router never leaves RAMP -> WEST (nobody advances it): PE 2's stream parks there and
     // PE 0 waits for it forever.
     Grid g = row(3);
-    g.add_position({2, 0}, 5, Dir::ramp, Dir::west);
-    g.add_position({1, 0}, 5, Dir::ramp, Dir::west);
-    g.add_position({1, 0}, 5, Dir::east, Dir::west);
-    g.add_position({0, 0}, 5, Dir::east, Dir::ramp);
+    g.add_position({2, 0}, 5, Dir::ramp, Dir::W);
+    g.add_position({1, 0}, 5, Dir::ramp, Dir::W);
+    g.add_position({1, 0}, 5, Dir::E, Dir::W);
+    g.add_position({0, 0}, 5, Dir::E, Dir::ramp);
     Fabric f(g);
     f.launch({2, 0}, {}, [](Pe& pe) { wafer::send(pe, wafer::Route{5}, words(pe, 4), 4); }, 16);
     f.launch({0, 0}, {}, [](Pe& pe) { wafer::recv(pe, wafer::Route{5}, words(pe, 4), 4); }, 16);
@@ -170,9 +170,9 @@ TEST_CASE("fabric: two inputs overlapping on one color at one router is reported
     // PE 2's at 4..7: they overlap from cycle 4.
     Grid g = row(3);
     g.allow_merge(2);
-    g.add_position({2, 0}, 2, Dir::ramp, Dir::west);
-    g.add_position({1, 0}, 2, DirSet{Dir::ramp, Dir::east}, Dir::west);
-    g.add_position({0, 0}, 2, Dir::east, Dir::ramp);
+    g.add_position({2, 0}, 2, Dir::ramp, Dir::W);
+    g.add_position({1, 0}, 2, DirSet{Dir::ramp, Dir::E}, Dir::W);
+    g.add_position({0, 0}, 2, Dir::E, Dir::ramp);
     Fabric f(g);
     f.launch({2, 0}, {}, [](Pe& pe) { wafer::send(pe, wafer::Route{2}, words(pe, 4), 4); }, 16);
     f.launch({1, 0}, {}, [](Pe& pe) { wafer::send(pe, wafer::Route{2}, words(pe, 4), 4); }, 16);
@@ -221,18 +221,18 @@ TEST_CASE("fabric: kernel mistakes are named with their PE", "[wafer]") {
 TEST_CASE("fabric grid: validation errors name what is wrong and what is allowed", "[wafer][grid]") {
     using kccl::wafer::host::wse2;
     Grid g(wse2(), 4, 3);
-    CHECK_THROWS_WITH(g.add_position({0, 0}, 24, Dir::ramp, Dir::east), Catch::Contains("color 24 is not routable; WSE-2 has 24 routable colors (0..23): too many colors"));
-    CHECK_THROWS_WITH(g.add_position({4, 0}, 0, Dir::ramp, Dir::east), Catch::Contains("PE (4,0) is outside the 4 x 3 grid (x < 4, y < 3)"));
-    CHECK_THROWS_WITH(g.add_position({3, 0}, 0, Dir::ramp, Dir::east), Catch::Contains("PE (3,0) color 0: tx EAST leaves the 4 x 3 grid"));
-    CHECK_THROWS_WITH(g.add_position({1, 1}, 0, DirSet{Dir::east, Dir::west}, Dir::ramp), Catch::Contains("PE (1,1) color 0: two inputs {EAST, WEST} on one color in one position"));
-    for (int i = 0; i < 4; ++i) g.add_position({1, 1}, 1, Dir::east, Dir::ramp);
-    CHECK_THROWS_WITH(g.add_position({1, 1}, 1, Dir::east, Dir::ramp), Catch::Contains("a 5th switch position; WSE-2 allows 4 per color"));
+    CHECK_THROWS_WITH(g.add_position({0, 0}, 24, Dir::ramp, Dir::E), Catch::Contains("color 24 is not routable; WSE-2 has 24 routable colors (0..23): too many colors"));
+    CHECK_THROWS_WITH(g.add_position({4, 0}, 0, Dir::ramp, Dir::E), Catch::Contains("PE (4,0) is outside the 4 x 3 grid (x < 4, y < 3)"));
+    CHECK_THROWS_WITH(g.add_position({3, 0}, 0, Dir::ramp, Dir::E), Catch::Contains("PE (3,0) color 0: tx EAST leaves the 4 x 3 grid"));
+    CHECK_THROWS_WITH(g.add_position({1, 1}, 0, DirSet{Dir::E, Dir::W}, Dir::ramp), Catch::Contains("PE (1,1) color 0: two inputs {EAST, WEST} on one color in one position"));
+    for (int i = 0; i < 4; ++i) g.add_position({1, 1}, 1, Dir::E, Dir::ramp);
+    CHECK_THROWS_WITH(g.add_position({1, 1}, 1, Dir::E, Dir::ramp), Catch::Contains("a 5th switch position; WSE-2 allows 4 per color"));
     // A loop: (0,0) -> (1,0) -> (1,1) -> (0,1) -> (0,0) on color 3.
     Grid l(wse2(), 2, 2);
-    l.add_position({0, 0}, 3, Dir::south, Dir::east);
-    l.add_position({1, 0}, 3, Dir::west, Dir::south);
-    l.add_position({1, 1}, 3, Dir::north, Dir::west);
-    l.add_position({0, 1}, 3, Dir::east, Dir::north);
+    l.add_position({0, 0}, 3, Dir::S, Dir::E);
+    l.add_position({1, 0}, 3, Dir::W, Dir::S);
+    l.add_position({1, 1}, 3, Dir::N, Dir::W);
+    l.add_position({0, 1}, 3, Dir::E, Dir::N);
     CHECK_THROWS_WITH(l.validate(), Catch::Contains("the route on color 3 loops") && Catch::Contains("a route must be a path or a tree"));
     CHECK_THROWS_WITH(Fabric{l}, Catch::Contains("loops"));
     Grid m(wse2(), 2, 1);
@@ -247,11 +247,11 @@ TEST_CASE("fabric grid: validation errors name what is wrong and what is allowed
     CHECK_THROWS_WITH(nr.set_ring({0, 0}, 0), Catch::Contains("has no ring mode"));
     // WSE-3: switch positions only on colors 0-9, 12, 13, 16, 17, 20, 21 (Cerebras SDK docs).
     Grid w3(kccl::wafer::host::wse3(), 3, 1);
-    w3.add_position({1, 0}, 10, Dir::ramp, Dir::west);
-    CHECK_THROWS_WITH(w3.add_position({1, 0}, 10, Dir::east, Dir::west),
+    w3.add_position({1, 0}, 10, Dir::ramp, Dir::W);
+    CHECK_THROWS_WITH(w3.add_position({1, 0}, 10, Dir::E, Dir::W),
                       Catch::Contains("color 10: a second switch position, but WSE-3 supports switch positions only on some colors (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 20, 21)"));
-    w3.add_position({1, 0}, 12, Dir::ramp, Dir::west);
-    CHECK(w3.add_position({1, 0}, 12, Dir::east, Dir::west) == 1);
+    w3.add_position({1, 0}, 12, Dir::ramp, Dir::W);
+    CHECK(w3.add_position({1, 0}, 12, Dir::E, Dir::W) == 1);
     // Too many colors from a layout: 25 streams all crossing PE (1,0).
     kccl::wafer::host::Layout lay(30, 1);
     for (uint32_t i = 2; i < 27; ++i) lay.path({i, 0}, {0, 0});

@@ -170,10 +170,10 @@ TEST_CASE("fabric program mode: same cycles, streams and results as the timed fi
 TEST_CASE("fabric program mode: a deadlock names the PEs, the colors and the parked streams", "[wafer][programs]") {
     // As the fiber engine's deadlock test: PE 1's router never leaves RAMP -> WEST.
     fh::Grid g(fh::wse2(), 3, 1);
-    g.add_position({2, 0}, 5, fh::Dir::ramp, fh::Dir::west);
-    g.add_position({1, 0}, 5, fh::Dir::ramp, fh::Dir::west);
-    g.add_position({1, 0}, 5, fh::Dir::east, fh::Dir::west);
-    g.add_position({0, 0}, 5, fh::Dir::east, fh::Dir::ramp);
+    g.add_position({2, 0}, 5, kccl::Dir::ramp, kccl::Dir::W);
+    g.add_position({1, 0}, 5, kccl::Dir::ramp, kccl::Dir::W);
+    g.add_position({1, 0}, 5, kccl::Dir::E, kccl::Dir::W);
+    g.add_position({0, 0}, 5, kccl::Dir::E, kccl::Dir::ramp);
     Fabric f(g);
     f.launch_program({2, 0}, program({step(kf::StepKind::send, 5, 4)}), 16);
     f.launch_program({0, 0}, program({step(kf::StepKind::recv, 5, 4)}), 16);

@@ -39,6 +39,7 @@
 #include "platform.hpp"
 #include "topology.hpp"
 
+#include <common/direction.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -507,8 +508,7 @@ struct WaferOptions {
     bool operator==(const WaferOptions&) const = default;
 };
 
-/// Router directions of a link leaving a PE's router, plus the two ramps.
-enum class WaferPort : uint8_t { east, west, north, south, on_ramp, off_ramp };
+/// A PE router's ports: the links leaving it (N, S, E, W) and its two ramps (kccl::Dir's numbers).
 inline constexpr uint32_t wafer_ports = 6;
 
 class WaferModel final : public TimingModel {
@@ -575,19 +575,19 @@ public:
                                  ": the PE mesh is one wafer; messages stay on one chip");
         // The first wavelet left the processor n-1 cycles before the last one.
         vtime_t head = t - std::min<vtime_t>(t, n - 1);
-        head = pass(port(src, WaferPort::on_ramp), head, n, o_.t_r);
+        head = pass(port(src, Dir::on_ramp), head, n, o_.t_r);
         uint32_t x = src.x, y = src.y;
         while (x != dst.x) {
-            const WaferPort p = dst.x > x ? WaferPort::east : WaferPort::west;
+            const Dir p = dst.x > x ? Dir::E : Dir::W;
             head = pass(port({src.chip, x, y}, p), head, n, o_.hop_cycles);
             x = dst.x > x ? x + 1 : x - 1;
         }
         while (y != dst.y) {
-            const WaferPort p = dst.y > y ? WaferPort::south : WaferPort::north;
+            const Dir p = dst.y > y ? Dir::S : Dir::N;
             head = pass(port({src.chip, x, y}, p), head, n, o_.hop_cycles);
             y = dst.y > y ? y + 1 : y - 1;
         }
-        head = pass(port(dst, WaferPort::off_ramp), head, n, o_.t_r);
+        head = pass(port(dst, Dir::off_ramp), head, n, o_.t_r);
         return head + n - 1;  // the tail follows the head by n-1 cycles
     }
 
@@ -611,13 +611,13 @@ public:
     void link_usage(std::vector<LinkBusy>&) const override {}  // no Ethernet links
 
     /// Cycles a router port carried wavelets since reset (for reports and tests).
-    vtime_t port_busy(CoreCoord c, WaferPort p) const {
+    vtime_t port_busy(CoreCoord c, Dir p) const {
         [[maybe_unused]] detail::IgnoreScope tsan_ignore_;
         return busy_[port(c, p)];
     }
 
 private:
-    size_t port(CoreCoord c, WaferPort p) const {
+    size_t port(CoreCoord c, Dir p) const {
         return ((size_t(c.chip) * h_ + c.y) * w_ + c.x) * wafer_ports + uint32_t(p);
     }
     void check(CoreCoord c, const char* what) const {

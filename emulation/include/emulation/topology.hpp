@@ -11,6 +11,7 @@
 //   DRAM endpoint  (0, grid_h + 1)        present when dram_bytes > 0; NoC target only
 #pragma once
 
+#include <common/coord.hpp>
 #include <common/host/error.hpp>
 #include <cstdint>
 #include <string>
@@ -35,14 +36,7 @@ inline const char* to_string(CoreKind k) {
     return "?";
 }
 
-/// A core of the cluster: chip index plus NoC coordinates on that chip.
-struct CoreCoord {
-    uint32_t chip = 0;
-    uint32_t x = 0;
-    uint32_t y = 0;
-    friend bool operator==(const CoreCoord&, const CoreCoord&) = default;
-    friend auto operator<=>(const CoreCoord&, const CoreCoord&) = default;
-};
+using kccl::CoreCoord;  // a core of the cluster: chip index plus NoC coordinates on that chip
 
 inline std::string to_string(const CoreCoord& c) {
     return "chip " + std::to_string(c.chip) + " (" + std::to_string(c.x) + "," +

@@ -19,8 +19,8 @@
 //   Shapes: ring and line (ranks in ring order: rank r's "next" neighbour is r+1, mod ranks on a
 //   ring, none after the last rank of a line; "prev" is r-1) and mesh (rows x mesh_cols, rank =
 //   row * cols + col, torus links with mesh_wrap along dimensions of 3 or more). The group's
-//   links are group_edges(spec). Directions are Nsew numbers on BOTH transports: N 0, S 1, E 2,
-//   W 3; next = E, prev = W (along the row in a mesh).
+//   links are group_edges(spec). Directions are kccl::Dir numbers on BOTH transports: N 0, S 1,
+//   E 2, W 3; next = E, prev = W (along the row in a mesh).
 //     IPCQ: all ranks on one chip; one queue pair per edge; the IPCQ block starts at worker_l1.base.
 //     EDM:  edge i joins its two ranks' chips over the Ethernet link hops[i] = {eth core on the
 //           first rank's chip, eth core on the second's}; its two EDMs carry 2 channels per worker
@@ -56,6 +56,8 @@
 #include "../link_edm.hpp"
 #include "../link_ipcq.hpp"
 
+#include <common/coord.hpp>
+#include <common/direction.hpp>
 #include <common/host/error.hpp>
 #include <edm/host/builder.hpp>
 #include <ipcq/host/plan.hpp>
@@ -72,11 +74,7 @@ struct PlanError : ErrorOf<Errc::plan> {
     using ErrorOf::ErrorOf;
 };
 
-/// A core: chip index and NoC coordinates on that chip (worker or Ethernet core).
-struct Core {
-    uint32_t chip = 0, x = 0, y = 0;
-    friend bool operator==(const Core& a, const Core& b) { return a.chip == b.chip && a.x == b.x && a.y == b.y; }
-};
+using Core = CoreCoord;  ///< a worker or Ethernet core
 
 /// The Ethernet link of one hop: `a` on rank r's chip, `b` on rank r+1's chip.
 struct Hop {
@@ -219,7 +217,6 @@ struct Edge {
 ///                (a dimension of 2 would join the same pair twice).
 ///   all_pairs:   for a = 0, 1, ...: for b = a+1, ...: (a, all_pairs_dir(a, b)) <-> (b, all_pairs_dir(b, a)).
 inline std::vector<Edge> group_edges(const GroupSpec& g) {
-    using D = ipcq::Nsew;
     const uint32_t n = uint32_t(g.workers.size());
     std::vector<Edge> e;
     if (n < 2) return e;
@@ -232,19 +229,18 @@ inline std::vector<Edge> group_edges(const GroupSpec& g) {
         const uint32_t cols = g.mesh_cols, rows = cols ? n / cols : 0;
         for (uint32_t r = 0; r < n; ++r) {
             const uint32_t row = r / cols, col = r % cols;
-            if (col + 1 < cols || (g.mesh_wrap && cols >= 3)) e.push_back({r, D::E, row * cols + (col + 1) % cols, D::W});
-            if (row + 1 < rows || (g.mesh_wrap && rows >= 3)) e.push_back({r, D::S, ((row + 1) % rows) * cols + col, D::N});
+            if (col + 1 < cols || (g.mesh_wrap && cols >= 3)) e.push_back({r, Dir::E, row * cols + (col + 1) % cols, Dir::W});
+            if (row + 1 < rows || (g.mesh_wrap && rows >= 3)) e.push_back({r, Dir::S, ((row + 1) % rows) * cols + col, Dir::N});
         }
         return e;
     }
     for (uint32_t r = 0; r < n; ++r)
-        if (g.shape == GroupShape::ring || r + 1 < n) e.push_back({r, D::E, (r + 1) % n, D::W});
+        if (g.shape == GroupShape::ring || r + 1 < n) e.push_back({r, Dir::E, (r + 1) % n, Dir::W});
     return e;
 }
 
 /// Validates the spec and lays out both transports' resources.
 inline GroupPlan build_group(const GroupSpec& g) {
-    using D = ipcq::Nsew;
     const std::string pfx = "collective plan: ";
     const uint32_t n = uint32_t(g.workers.size());
     if (n == 0) throw PlanError(pfx + "the group has no ranks; give one worker core per rank (at least 1)");
@@ -316,7 +312,7 @@ inline GroupPlan build_group(const GroupSpec& g) {
     for (uint32_t r = 0; r < n; ++r) {
         plan.ranks[r].worker = g.workers[r];
         plan.ranks[r].peer_of_dir.assign(max_group_dirs, no_dir);
-        plan.ranks[r].directions = all_pairs ? (n > 1 ? n - 1 : 0) : D::count;
+        plan.ranks[r].directions = all_pairs ? (n > 1 ? n - 1 : 0) : num_dirs;
     }
     for (const Edge& e : edges) {
         plan.ranks[e.a].peer_of_dir[e.da] = e.b;
@@ -332,8 +328,8 @@ inline GroupPlan build_group(const GroupSpec& g) {
             }
             continue;
         }
-        if (l.peer_of_dir[D::E] != no_dir) l.next_dir = D::E;
-        if (l.peer_of_dir[D::W] != no_dir) l.prev_dir = D::W;
+        if (l.peer_of_dir[Dir::E] != no_dir) l.next_dir = Dir::E;
+        if (l.peer_of_dir[Dir::W] != no_dir) l.prev_dir = Dir::W;
     }
     // A 2-rank ring has two links between the same pair: peer_of_dir names the peer in both, and
     // dir_to(peer) returns the first (N, S, E, W order); schedules address next / prev explicitly.
@@ -413,12 +409,12 @@ inline GroupPlan build_group(const GroupSpec& g) {
         // Worker L1: 2 semaphores per direction (tx, rx; 16 B apart), then one landing buffer per
         // receiving direction the shape uses (ring / line: E and W; mesh: all four).
         // all_pairs: p - 1 directions, each with its semaphores and landing buffer.
-        const uint32_t ndirs = all_pairs ? (n > 1 ? n - 1 : 0) : D::count;
+        const uint32_t ndirs = all_pairs ? (n > 1 ? n - 1 : 0) : num_dirs;
         const uint32_t sem0 = g.worker_l1.base;
         auto sem = [&](uint32_t dir, bool rx) { return sem0 + 32 * dir + (rx ? 16 : 0); };
         const uint32_t land0 = sem0 + 32 * (ndirs ? ndirs : 1);
         const bool every_dir = g.shape == GroupShape::mesh || all_pairs;
-        auto landing = [&](uint32_t dir) { return land0 + (every_dir ? dir : dir - D::E) * g.message_bytes; };
+        auto landing = [&](uint32_t dir) { return land0 + (every_dir ? dir : dir - Dir::E) * g.message_bytes; };
         at_end = uint64_t(land0) + uint64_t(all_pairs ? ndirs : g.shape == GroupShape::mesh ? 4 : 2) * g.message_bytes;
         for (uint32_t w = 0; w < W; ++w)
             for (uint32_t r = 0; r < n; ++r) {

@@ -27,6 +27,7 @@
 #include "../router.hpp"
 #include "../worker.hpp"
 
+#include <common/coord.hpp>
 #include <common/host/error.hpp>
 
 #include <algorithm>
@@ -45,10 +46,7 @@ inline const char* kind_name(FabricKind k) {
     return k == FabricKind::line_1d ? "line_1d" : k == FabricKind::ring_1d ? "ring_1d" : "mesh_2d";
 }
 
-struct Core {
-    uint32_t chip = 0, x = 0, y = 0;
-    friend bool operator==(const Core& a, const Core& b) { return a.chip == b.chip && a.x == b.x && a.y == b.y; }
-};
+using Core = CoreCoord;
 
 /// The Ethernet core of position `pos` facing `dir`, and the core at the other end of its link.
 struct LinkSite {

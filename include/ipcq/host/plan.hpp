@@ -27,6 +27,7 @@
 
 #include "topology.hpp"
 
+#include <common/coord.hpp>
 #include <common/host/error.hpp>
 #include <common/window.hpp>
 
@@ -41,10 +42,7 @@ struct PlanError : ErrorOf<Errc::plan> {
     using ErrorOf::ErrorOf;
 };
 
-struct CoreXY {
-    uint32_t x = 0, y = 0;
-    friend bool operator==(const CoreXY& a, const CoreXY& b) { return a.x == b.x && a.y == b.y; }
-};
+using CoreXY = Coord;  ///< a core on the chip
 
 struct QueueConfig {
     Placement placement = Placement::l1;

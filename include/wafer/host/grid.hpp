@@ -20,6 +20,8 @@
 //   * Host-only (allocates, throws); C++17.
 #pragma once
 
+#include <common/coord.hpp>
+#include <common/direction.hpp>
 #include <common/host/error.hpp>
 #include <wafer/wafer.hpp>
 
@@ -31,29 +33,15 @@
 
 namespace kccl::wafer::host {
 
-enum class Dir : uint8_t { north = 0, east = 1, south = 2, west = 3, ramp = 4 };
+/// A router's five directions, in the order the router visits them (clockwise from north, then its
+/// own PE): multicast copies leave in this order, and the emulation's cycles depend on it.
 inline constexpr uint32_t dir_count = 5;
+inline constexpr Dir router_dirs[dir_count] = {Dir::N, Dir::E, Dir::S, Dir::W, Dir::ramp};
 
-inline const char* dir_name(Dir d) {
-    switch (d) {
-        case Dir::north: return "NORTH";
-        case Dir::east: return "EAST";
-        case Dir::south: return "SOUTH";
-        case Dir::west: return "WEST";
-        case Dir::ramp: return "RAMP";
-    }
-    return "?";
-}
-/// The direction a wavelet leaving by `d` arrives from at the neighbour (EAST -> WEST, ...).
-inline Dir opposite(Dir d) {
-    switch (d) {
-        case Dir::north: return Dir::south;
-        case Dir::south: return Dir::north;
-        case Dir::east: return Dir::west;
-        case Dir::west: return Dir::east;
-        case Dir::ramp: return Dir::ramp;
-    }
-    return d;
+/// NORTH, SOUTH, EAST, WEST, RAMP (the names of the Cerebras SDK's routes).
+inline const char* dir_word(Dir d) {
+    constexpr const char* words[dir_count] = {"NORTH", "SOUTH", "EAST", "WEST", "RAMP"};
+    return d < dir_count ? words[d] : "?";
 }
 
 /// A set of router directions.
@@ -75,8 +63,8 @@ struct DirSet {
     bool operator==(DirSet o) const { return bits == o.bits; }
     std::string str() const {
         std::string s = "{";
-        for (uint32_t d = 0; d < dir_count; ++d)
-            if (has(Dir(d))) s += std::string(s.size() > 1 ? ", " : "") + dir_name(Dir(d));
+        for (Dir d : router_dirs)
+            if (has(d)) s += std::string(s.size() > 1 ? ", " : "") + dir_word(d);
         return s + "}";
     }
 };
@@ -112,12 +100,21 @@ inline Profile wse3() {
 }
 inline bool can_switch(const Profile& p, uint32_t color) { return color < 32 && ((p.switch_colors >> color) & 1u); }
 
-struct Coord {
-    uint32_t x = 0, y = 0;
-    bool operator==(const Coord& o) const { return x == o.x && y == o.y; }
-    bool operator!=(const Coord& o) const { return !(*this == o); }
-};
+using kccl::Coord;  // a PE: (x, y) on the wafer
 inline std::string to_string(Coord c) { return "(" + std::to_string(c.x) + "," + std::to_string(c.y) + ")"; }
+
+/// The PE one link away in direction d (north of row 0 wraps to a huge y: outside); RAMP: c itself.
+inline Coord neighbour(Coord c, Dir d) {
+    switch (d) {
+        case Dir::N: return Coord{c.x, c.y - 1};
+        case Dir::S: return Coord{c.x, c.y + 1};
+        case Dir::E: return Coord{c.x + 1, c.y};
+        case Dir::W: return Coord{c.x - 1, c.y};
+        default: return c;
+    }
+}
+/// The first hop of an X-then-Y route from `from` to `to` (from != to).
+inline Dir toward(Coord from, Coord to) { return from.x < to.x ? Dir::E : from.x > to.x ? Dir::W : from.y < to.y ? Dir::S : Dir::N; }
 
 struct Position {
     DirSet rx, tx;
@@ -151,9 +148,9 @@ public:
             throw kccl::Error(kccl::Errc::config, "fabric grid: PE " + to_string(pe) + " color " + std::to_string(color) + ": two inputs " + rx.str() +
                                         " on one color in one position; allowed is one input per position, or several on a color declared with allow_merge "
                                         "(whose streams the pattern guarantees never to overlap in time)");
-        for (uint32_t d = 0; d < 4; ++d)
-            if (tx.has(Dir(d)) && !contains(neighbour(pe, Dir(d))))
-                throw kccl::Error(kccl::Errc::config, "fabric grid: PE " + to_string(pe) + " color " + std::to_string(color) + ": tx " + dir_name(Dir(d)) +
+        for (uint32_t k = 0; k < 4; ++k)
+            if (const Dir d = router_dirs[k]; tx.has(d) && !contains(neighbour(pe, d)))
+                throw kccl::Error(kccl::Errc::config, "fabric grid: PE " + to_string(pe) + " color " + std::to_string(color) + ": tx " + dir_word(d) +
                                             " leaves the " + std::to_string(w_) + " x " + std::to_string(h_) + " grid");
         ColorConfig& cc = cfg_[key(pe, color)];
         if (cc.count >= p_.positions)
@@ -205,16 +202,7 @@ public:
         auto it = cfg_.find(key(pe, color));
         return it == cfg_.end() ? nullptr : &it->second;
     }
-    Coord neighbour(Coord c, Dir d) const {
-        switch (d) {
-            case Dir::north: return Coord{c.x, c.y - 1};  // wraps to a huge y: outside
-            case Dir::south: return Coord{c.x, c.y + 1};
-            case Dir::east: return Coord{c.x + 1, c.y};
-            case Dir::west: return Coord{c.x - 1, c.y};
-            case Dir::ramp: return c;
-        }
-        return c;
-    }
+    Coord neighbour(Coord c, Dir d) const { return host::neighbour(c, d); }
     template <class Fn>
     void for_each_config(Fn&& fn) const {
         for (const auto& kv : cfg_) fn(Coord{uint32_t(kv.first / p_.colors % w_), uint32_t(kv.first / p_.colors / w_)}, uint32_t(kv.first % p_.colors), kv.second);
@@ -260,7 +248,7 @@ private:
         if (from == to || (from.x != to.x && from.y != to.y))
             throw kccl::Error(kccl::Errc::config, "fabric grid: a path or line multicast goes along one row or column between two different PEs (got " + to_string(from) +
                                         " -> " + to_string(to) + ")");
-        const Dir d = from.x < to.x ? Dir::east : from.x > to.x ? Dir::west : from.y < to.y ? Dir::south : Dir::north;
+        const Dir d = toward(from, to);
         add_position(from, color, Dir::ramp, d);
         for (Coord c = neighbour(from, d); c != to; c = neighbour(c, d)) add_position(c, color, opposite(d), multicast ? DirSet{d, Dir::ramp} : DirSet(d));
         add_position(to, color, opposite(d), Dir::ramp);
@@ -282,7 +270,7 @@ private:
                 const Position pos = cc.pos[k < cc.count ? k : cc.count - 1];
                 bool pushed = false;
                 while (!pushed && dir < 4) {
-                    const Dir d = Dir(dir++);
+                    const Dir d = router_dirs[dir++];
                     if (!pos.tx.has(d)) continue;
                     const Coord n = neighbour(c, d);
                     const uint64_t nk = key(n, color);
@@ -293,7 +281,7 @@ private:
                     uint8_t& s = state[nk];
                     if (s == 1)
                         throw kccl::Error(kccl::Errc::config, "fabric grid: the route on color " + std::to_string(color) + " loops: " + to_string(c) + " forwards " +
-                                                    dir_name(d) + " back into " + to_string(n) + ", which forwards to it again (switch position " +
+                                                    dir_word(d) + " back into " + to_string(n) + ", which forwards to it again (switch position " +
                                                     std::to_string(k) + "); a route must be a path or a tree");
                     if (s == 0) {
                         s = 1;

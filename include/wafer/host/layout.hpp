@@ -62,9 +62,9 @@ public:
         Coord c = from;
         Dir rx = Dir::ramp;
         while (c != to) {
-            const Dir d = c.x < to.x ? Dir::east : c.x > to.x ? Dir::west : c.y < to.y ? Dir::south : Dir::north;
+            const Dir d = toward(c, to);
             add_hop(s, c, rx, d);
-            c = step(c, d);
+            c = neighbour(c, d);
             rx = opposite(d);
         }
         add_hop(s, to, rx, Dir::ramp);
@@ -84,9 +84,9 @@ public:
             return;
         }
         if (from.x != to.x && from.y != to.y) throw kccl::Error(kccl::Errc::plan, "fabric layout: a line multicast goes along one row or column");
-        const Dir d = from.x < to.x ? Dir::east : from.x > to.x ? Dir::west : from.y < to.y ? Dir::south : Dir::north;
+        const Dir d = toward(from, to);
         add_hop(s, from, rx, extra | DirSet(d) | (rx == Dir::ramp ? DirSet{} : DirSet(Dir::ramp)));
-        for (Coord c = step(from, d); c != to; c = step(c, d)) add_hop(s, c, opposite(d), DirSet{d, Dir::ramp});
+        for (Coord c = neighbour(from, d); c != to; c = neighbour(c, d)) add_hop(s, c, opposite(d), DirSet{d, Dir::ramp});
         add_hop(s, to, opposite(d), Dir::ramp);
     }
 
@@ -204,16 +204,6 @@ public:
 
 private:
     size_t idx(Coord c) const { return size_t(c.y) * w_ + c.x; }
-    Coord step(Coord c, Dir d) const {
-        switch (d) {
-            case Dir::north: return Coord{c.x, c.y - 1};
-            case Dir::south: return Coord{c.x, c.y + 1};
-            case Dir::east: return Coord{c.x + 1, c.y};
-            case Dir::west: return Coord{c.x - 1, c.y};
-            case Dir::ramp: return c;
-        }
-        return c;
-    }
     void push(Coord pe, StepKind k, coll::RedOp op, uint32_t a, uint32_t b, uint32_t offset, uint32_t n) {
         if (pe.x >= w_ || pe.y >= h_) throw kccl::Error(kccl::Errc::plan, "fabric layout: a step on PE " + to_string(pe) + ", outside the grid");
         if (a >= streams_.size() || ((k == StepKind::relay || k == StepKind::exchange) && b >= streams_.size())) throw kccl::Error(kccl::Errc::plan, "fabric layout: a step names a stream that does not exist");

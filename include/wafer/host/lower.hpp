@@ -93,8 +93,8 @@ inline std::vector<coll::Step> coalesce(const std::vector<coll::Step>& st) {
 }
 
 inline Dir arrival(Coord from, Coord to) {  // the direction an X-then-Y route enters `to` from
-    if (from.y != to.y) return from.y < to.y ? Dir::north : Dir::south;
-    return from.x < to.x ? Dir::west : Dir::east;
+    if (from.y != to.y) return from.y < to.y ? Dir::N : Dir::S;
+    return from.x < to.x ? Dir::W : Dir::E;
 }
 
 }  // namespace detail_lower
@@ -202,9 +202,9 @@ inline void lower_into(Layout& L, const coll::Shape& sh, const std::vector<Coord
             const Coord to = place[kid];
             Dir rx = Dir::ramp;
             while (c != to) {
-                const Dir d = c.x < to.x ? Dir::east : c.x > to.x ? Dir::west : c.y < to.y ? Dir::south : Dir::north;
+                const Dir d = toward(c, to);
                 visit(c, rx, d);
-                c = d == Dir::east ? Coord{c.x + 1, c.y} : d == Dir::west ? Coord{c.x - 1, c.y} : d == Dir::south ? Coord{c.x, c.y + 1} : Coord{c.x, c.y - 1};
+                c = neighbour(c, d);
                 rx = opposite(d);
             }
             visit(to, rx, Dir::ramp);

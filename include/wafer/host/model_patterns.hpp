@@ -193,8 +193,8 @@ public:
         const uint32_t s = sim_.add_stream(root, B_, key_++);
         std::vector<uint32_t> row_node(C, 0);
         row_node[rx] = 0;
-        for (uint32_t x = rx; x-- > 0;) row_node[x] = sim_.hop(s, row_node[x + 1], LinkDir::west);
-        for (uint32_t x = rx + 1; x < C; ++x) row_node[x] = sim_.hop(s, row_node[x - 1], LinkDir::east);
+        for (uint32_t x = rx; x-- > 0;) row_node[x] = sim_.hop(s, row_node[x + 1], Dir::W);
+        for (uint32_t x = rx + 1; x < C; ++x) row_node[x] = sim_.hop(s, row_node[x - 1], Dir::E);
         for (uint32_t x = 0; x < C; ++x) {
             if (x != rx) sim_.deliver(s, row_node[x]);
             if (ry > 0) sim_.deliver(s, sim_.path(s, row_node[x], sim_.pe(x, 0), true));

@@ -39,6 +39,7 @@
 //     what (a pattern with inconsistent keys deadlocks instead of hanging).
 #pragma once
 
+#include <common/direction.hpp>
 #include <common/host/error.hpp>
 #include <algorithm>
 #include <cstdint>
@@ -50,8 +51,6 @@ namespace kccl::wafer::host {
 struct ModelSimError : ErrorOf<Errc::emulation> {
     using ErrorOf::ErrorOf;
 };
-
-enum class LinkDir : uint8_t { east, west, north, south };
 
 class ModelSim {
 public:
@@ -83,16 +82,17 @@ public:
         return uint32_t(streams_.size() - 1);
     }
     /// Extend stream `s` from its node `from` one hop in `dir`; returns the new node's index.
-    uint32_t hop(uint32_t s, uint32_t from, LinkDir dir) {
+    uint32_t hop(uint32_t s, uint32_t from, Dir dir) {
         Stream& st = stream(s);
         if (from >= st.nodes.size()) throw ModelSimError("model_sim: hop from a node the stream does not have");
         const uint32_t at = st.nodes[from].pe;
         uint32_t x = at % cols_, y = at / cols_;
         switch (dir) {
-            case LinkDir::east: ++x; break;
-            case LinkDir::west: x = x == 0 ? cols_ : x - 1; break;
-            case LinkDir::north: y = y == 0 ? rows_ : y - 1; break;
-            case LinkDir::south: ++y; break;
+            case Dir::E: ++x; break;
+            case Dir::W: x = x == 0 ? cols_ : x - 1; break;
+            case Dir::N: y = y == 0 ? rows_ : y - 1; break;
+            case Dir::S: ++y; break;
+            default: throw ModelSimError("model_sim: a hop goes N, S, E or W");
         }
         if (x >= cols_ || y >= rows_)
             throw ModelSimError("model_sim: stream " + std::to_string(s) + " leaves the grid at PE " +
@@ -111,11 +111,11 @@ public:
         uint32_t node = from;
         auto here = [&] { return stream(s).nodes[node].pe; };
         while (here() % cols_ != dst % cols_) {
-            node = hop(s, node, here() % cols_ < dst % cols_ ? LinkDir::east : LinkDir::west);
+            node = hop(s, node, here() % cols_ < dst % cols_ ? Dir::E : Dir::W);
             if (deliver_along && here() != dst) deliver(s, node);
         }
         while (here() / cols_ != dst / cols_) {
-            node = hop(s, node, here() / cols_ < dst / cols_ ? LinkDir::south : LinkDir::north);
+            node = hop(s, node, here() / cols_ < dst / cols_ ? Dir::S : Dir::N);
             if (deliver_along && here() != dst) deliver(s, node);
         }
         return node;
@@ -186,7 +186,7 @@ public:
 
 private:
     struct Child {
-        LinkDir dir;
+        Dir dir;
         uint32_t node;
     };
     struct Node {
@@ -235,14 +235,14 @@ private:
             throw ModelSimError(std::string("model_sim: ") + what + " PE " + std::to_string(p) +
                                 " is outside the " + std::to_string(cols_) + " x " + std::to_string(rows_) + " grid");
     }
-    size_t out_id(uint32_t pe, uint32_t port) const { return size_t(pe) * 5 + port; }  // port 4: off-ramp
+    size_t out_id(uint32_t pe, uint32_t port) const { return size_t(pe) * 5 + port; }  // a router's links (kccl::Dir) and its off-ramp (Dir::ramp)
 
     void prepare() {
         for (uint32_t s = 0; s < streams_.size(); ++s) {
             Stream& st = streams_[s];
             for (auto& nd : st.nodes) {
                 for (auto& c : nd.children) outputs_[out_id(nd.pe, uint32_t(c.dir))].uses.push_back(Use{st.key, s, 0});
-                if (nd.deliver) outputs_[out_id(nd.pe, 4)].uses.push_back(Use{st.key, s, 0});
+                if (nd.deliver) outputs_[out_id(nd.pe, Dir::ramp)].uses.push_back(Use{st.key, s, 0});
             }
         }
         for (auto& o : outputs_)
@@ -315,7 +315,7 @@ private:
         for (const Req& q : reqs) {
             const Node& nd = streams_[q.s].nodes[q.node];
             for (const auto& c : nd.children) consider(out_id(nd.pe, uint32_t(c.dir)), q.s);
-            if (nd.deliver) consider(out_id(nd.pe, 4), q.s);
+            if (nd.deliver) consider(out_id(nd.pe, Dir::ramp), q.s);
         }
         bool moved = false;
         for (const Req& q : reqs) {
@@ -323,7 +323,7 @@ private:
             Node& nd = st.nodes[q.node];
             bool all = true;
             for (const auto& c : nd.children) all &= winner[out_id(nd.pe, uint32_t(c.dir))] == int64_t(q.s);
-            if (nd.deliver) all &= winner[out_id(nd.pe, 4)] == int64_t(q.s);
+            if (nd.deliver) all &= winner[out_id(nd.pe, Dir::ramp)] == int64_t(q.s);
             if (!all) continue;
             for (const auto& c : nd.children) {
                 Output& o = outputs_[out_id(nd.pe, uint32_t(c.dir))];
@@ -333,7 +333,7 @@ private:
                 ++r.wavelet_hops;
             }
             if (nd.deliver) {
-                Output& o = outputs_[out_id(nd.pe, 4)];
+                Output& o = outputs_[out_id(nd.pe, Dir::ramp)];
                 o.busy_at = t;
                 passed(o, q.s);
                 nd.delivered.push_back(t + t_r_);

@@ -49,11 +49,11 @@ inline fh::FabricSpec spec_for(const Cluster& cluster, FabricKind kind, const st
             used.insert({ea.chip, ea.x});
             used.insert({eb.chip, eb.x});
             s.links.push_back({a, da, {ea.chip, ea.x, ea.y}, {eb.chip, eb.x, eb.y}});
-            s.links.push_back({b, fc::opposite(da), {eb.chip, eb.x, eb.y}, {ea.chip, ea.x, ea.y}});
+            s.links.push_back({b, kccl::opposite(da), {eb.chip, eb.x, eb.y}, {ea.chip, ea.x, ea.y}});
             return;
         }
     };
-    const uint32_t E = uint32_t(fc::Dir::E), S = uint32_t(fc::Dir::S);
+    const uint32_t E = uint32_t(kccl::Dir::E), S = uint32_t(kccl::Dir::S);
     if (kind == FabricKind::mesh_2d) {
         for (uint32_t p = 0; p < n; ++p) {
             if ((p % cols) + 1 < cols) connect(p, E, p + 1);

@@ -88,10 +88,11 @@ namespace kccl::emu::wafer {
 
 using kccl::wafer::Combine;
 using kccl::wafer::Route;
-using kccl::wafer::host::Coord;
-using kccl::wafer::host::Dir;
+using kccl::wafer::host::to_string;
+using kccl::wafer::host::dir_word;
 using kccl::wafer::host::DirSet;
 using kccl::wafer::host::Grid;
+using kccl::wafer::host::router_dirs;
 
 struct WaferError : EmulationError {
     using EmulationError::EmulationError;
@@ -543,7 +544,7 @@ private:
             for (auto& it : r.parked) {
                 const auto* cc = g_.config(c, color);
                 s += "\n  stream from PE " + to_string(it.src) + (it.words ? " (" + std::to_string(it.t.count()) + " wavelets)" : " (an advance)") +
-                     " parked at router " + to_string(c) + " color " + std::to_string(color) + ": it arrives from " + dir_name(it.from) + ", position " +
+                     " parked at router " + to_string(c) + " color " + std::to_string(color) + ": it arrives from " + dir_word(it.from) + ", position " +
                      std::to_string(r.pos) + " accepts " + (cc ? cc->pos[r.pos].rx.str() : std::string("nothing (no configuration)"));
             }
         }
@@ -650,7 +651,7 @@ private:
             const uint32_t d = uint32_t(from);
             t.not_before(r.passed[d] ? std::max(r.min_pass, r.last_pass[d] + 1) : r.min_pass);
             t.shift(hop);
-            from = kccl::wafer::host::opposite(out);
+            from = kccl::opposite(out);
             at = g_.neighbour(at, out);
             ++hops;
         }
@@ -676,12 +677,12 @@ private:
                 r.min_pass = m + 1;
             }
             for (uint32_t k = 0; k < 4; ++k)
-                if (tx.has(Dir(k))) {
+                if (const Dir o = router_dirs[k]; tx.has(o)) {
                     Item f;
                     f.t.push(m + hop, 1);
-                    f.from = kccl::wafer::host::opposite(Dir(k));
+                    f.from = kccl::opposite(o);
                     f.src = it.src;
-                    work.push_back({g_.neighbour(c, Dir(k)), std::move(f)});
+                    work.push_back({g_.neighbour(c, o), std::move(f)});
                 }
             return;
         }
@@ -692,33 +693,33 @@ private:
             r.passed[d] = true;
             r.last_pass[d] = t_last;
             // Two inputs on one color overlapping in time: undefined on hardware.
-            for (uint32_t o = 0; o < kccl::wafer::host::dir_count; ++o)
+            for (const uint32_t o : router_dirs)
                 if (o != d && r.last[o].used && r.last[o].last >= t_first && r.last[o].first <= t_last) {
                     const vtime_t at = std::max(t_first, r.last[o].first);
                     throw WaferError("fabric: two inputs overlap on color " + std::to_string(color) + " at PE " + to_string(c) + " at cycle " +
-                                      std::to_string(at) + ": a stream from " + dir_name(Dir(d)) + " (sent by PE " + to_string(it.src) +
-                                      ") and one from " + dir_name(Dir(o)) + " (undefined behaviour on hardware; the pattern must keep them apart in time)");
+                                      std::to_string(at) + ": a stream from " + dir_word(Dir(d)) + " (sent by PE " + to_string(it.src) +
+                                      ") and one from " + dir_word(Dir(o)) + " (undefined behaviour on hardware; the pattern must keep them apart in time)");
                 }
             r.last[d] = Interval{t_first, t_last, true};
         }
         uint32_t copies = 0;
-        for (uint32_t k = 0; k < kccl::wafer::host::dir_count; ++k) copies += tx.has(Dir(k));
+        for (const Dir k : router_dirs) copies += tx.has(k);
         if (copies > 1) acct_[it.sid].pending += uint64_t(it.words->size()) * (copies - 1);
-        for (uint32_t k = 0; k < kccl::wafer::host::dir_count; ++k) {
-            if (!tx.has(Dir(k))) continue;
+        for (const Dir k : router_dirs) {
+            if (!tx.has(k)) continue;
             Item f;
             f.words = it.words;
             f.src = it.src;
             f.sid = it.sid;
             f.t = --copies ? it.t : std::move(it.t);
-            if (Dir(k) != Dir::ramp) share(c, Dir(k), f.t);  // one wavelet per cycle on the link direction, all colors
-            if (Dir(k) == Dir::ramp) {
+            if (k != Dir::ramp) share(c, k, f.t);  // one wavelet per cycle on the link direction, all colors
+            if (k == Dir::ramp) {
                 f.t.shift(t_r);
                 deliver(c, color, *f.words, f.t, f.sid);
             } else {
                 f.t.shift(hop);
-                f.from = kccl::wafer::host::opposite(Dir(k));
-                work.push_back({g_.neighbour(c, Dir(k)), std::move(f)});
+                f.from = kccl::opposite(k);
+                work.push_back({g_.neighbour(c, k), std::move(f)});
             }
         }
     }
