@@ -74,15 +74,6 @@ const char* const kProg = "coll_demo";
 const char* const kProg = "coll_perf";
 #endif
 
-
-
-constexpr Op kOps[] = {Op::all_gather, Op::reduce_scatter, Op::all_reduce, Op::broadcast, Op::reduce,
-                       Op::gather, Op::scatter, Op::all_to_all, Op::send_recv};
-constexpr Method kMethods[] = {Method::ring_cw, Method::ring_ccw, Method::ring_bidir, Method::ring_meet_middle,
-                               Method::line, Method::broadcast_local_reduce, Method::reduce_broadcast_chain,
-                               Method::reduce_broadcast_tree, Method::binomial_tree, Method::tree,
-                               Method::recursive_doubling, Method::rabenseifner, Method::pairwise, Method::direct,
-                               Method::mesh_2d};
 constexpr DataType kTypes[] = {DataType::f32, DataType::bf16, DataType::f16, DataType::i32,
                                DataType::u32, DataType::i64, DataType::u64, DataType::boolean};
 constexpr RedOp kRedOps[] = {RedOp::sum, RedOp::mean, RedOp::prod, RedOp::min, RedOp::max, RedOp::square_add,

@@ -6,6 +6,7 @@
 // escapes as an abort.
 #pragma once
 
+#include <collectives/schedule.hpp>
 #include <common/host/error.hpp>
 
 #include <cctype>
@@ -102,6 +103,16 @@ inline std::vector<std::string> split(const std::string& s) {
     }
     return v;
 }
+
+/// The collectives and methods the IPCQ / EDM and chip fabric modes take (--coll, --method).
+constexpr coll::Op kOps[] = {coll::Op::all_gather, coll::Op::reduce_scatter, coll::Op::all_reduce, coll::Op::broadcast,
+                             coll::Op::reduce,     coll::Op::gather,         coll::Op::scatter,    coll::Op::all_to_all,
+                             coll::Op::send_recv};
+constexpr coll::Method kMethods[] = {coll::Method::ring_cw, coll::Method::ring_ccw, coll::Method::ring_bidir, coll::Method::ring_meet_middle,
+                                     coll::Method::line, coll::Method::broadcast_local_reduce, coll::Method::reduce_broadcast_chain,
+                                     coll::Method::reduce_broadcast_tree, coll::Method::binomial_tree, coll::Method::tree,
+                                     coll::Method::recursive_doubling, coll::Method::rabenseifner, coll::Method::pairwise,
+                                     coll::Method::direct, coll::Method::mesh_2d};
 
 /// The value of `all` whose name(e) is v, else a UsageError listing every name.
 template <class E, size_t N, class Name>

@@ -77,17 +77,6 @@ struct FOptions {
     uint32_t rs_workers = 0;  ///< --structure ttm: reduce_scatter workers per direction (0: tt-metal's rule)
 };
 
-
-
-constexpr Op kOps[] = {Op::all_gather, Op::reduce_scatter, Op::all_reduce, Op::broadcast, Op::reduce,
-                       Op::gather,     Op::scatter,        Op::all_to_all, Op::send_recv};
-constexpr Method kMethods[] = {Method::ring_cw, Method::ring_ccw, Method::ring_bidir, Method::ring_meet_middle,
-                               Method::line, Method::broadcast_local_reduce, Method::reduce_broadcast_chain,
-                               Method::reduce_broadcast_tree, Method::binomial_tree, Method::tree,
-                               Method::recursive_doubling, Method::rabenseifner, Method::pairwise, Method::direct,
-                               Method::mesh_2d};
-
-
 FOptions parse(int argc, char** argv, bool& help) {
     FOptions o;
     help = !parse_args(argc, argv, kFabric, [&](std::string_view a, const std::string& v, uint64_t x) {
@@ -320,7 +309,6 @@ struct Result {
     std::string first_wrong, error;
 };
 
-
 template <class T, bool kComputeEngine = false>
 Result run_row(const FOptions& o, const Row& row) {
     using Red = std::conditional_t<kComputeEngine, OnComputeEngine<Reducer<T, RedOp::sum>>, Reducer<T, RedOp::sum>>;
@@ -407,7 +395,6 @@ Result run_row(const FOptions& o, const Row& row) {
     }
     return res;
 }
-
 
 /// --structure ttm: tt-metal's op structure (tools/ttm_fabric_ops.hpp), every output byte checked.
 Result run_row_ttm(const FOptions& o, const Row& row) {
