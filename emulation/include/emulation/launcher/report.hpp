@@ -1,38 +1,22 @@
 // kccl/emulation/launcher/report.hpp — what a run reports: RunReport (per kernel, the hang, the
 // races, the modelled times), the replay string (replay_string) and the dump of what every core
-// waits for (detail::RunDump, for the watchdog and for a run that cannot be stopped).
-//
-// Host-only (C++20). Part of launcher.hpp.
+// waits for (detail::RunDump, for the watchdog and for a run that cannot be stopped). Host-only
+// (C++20); part of launcher.hpp.
 #pragma once
 
 #include "plan.hpp"
 
-#include <algorithm>
-#include <atomic>
-#include <cstdio>
-#include <cstdlib>
-#include <string>
-#include <typeinfo>
-#include <unordered_map>
-#include <vector>
-
 namespace kccl::emu {
 
 /// The setting that replays a fiber run: every option that changes what the run does, as
-/// comma-separated key=value pairs, e.g. "policy=pct,seed=123,depth=3,steps=20000,adversary=0,dirty=0".
-/// Always: policy, seed (the schedule's; also the adversary's and the start skew's unless they
-/// differ), adversary (0/1), dirty (0/1: dirty L1 resolved). When they apply: depth and steps
-/// (pct), preempt (random, when not 10), handoff=0 (fifo), engine=threads, the adversary's own
-/// seed and knobs that differ from their defaults (adversary_seed, deliver, words, delay, hold,
-/// max_hold_us), dirty_seed, the start skew (skew=us:us:... per chip, skew_max, skew_seed), the
-/// wait policy's poll counts (spin, yield) when not the defaults, and the timing model (timing=
-/// wormhole|wafer; policy is then "timed"), always the race detector (race=0|1, resolved: a run
-/// the detector failed replays with it, whatever the adversary or KCCL_EMU_RACE say; a RaceCheck
-/// left to `with_adversary` resolves as for a run of at most kRaceCoresMax cores unless the
-/// launcher resolved it), and always last the ordering profile (ordering=observed|
-/// strict, resolved). apply_replay on default RunOptions reproduces the
-/// run (same RunReport::run_hash) from this string alone. Not carried: a timing model with
-/// non-default options ("timing=<name>:custom"; apply_replay rejects it: pass the same model).
+/// apply_replay's comma-separated key=value pairs, e.g. "policy=pct,seed=123,depth=3,steps=20000,
+/// adversary=0,dirty=0". Always policy, seed, adversary, dirty, race and (last) ordering, resolved
+/// (a run the race detector failed replays with it, whatever the adversary or KCCL_EMU_RACE say;
+/// a RaceCheck left to `with_adversary` resolves as for a run of at most kRaceCoresMax cores
+/// unless the launcher resolved it); the other keys when they apply and differ from their
+/// defaults. apply_replay on default RunOptions reproduces the run (same RunReport::run_hash) from
+/// this string alone. Not carried: a timing model with non-default options ("timing=<name>:custom";
+/// apply_replay rejects it: pass the same model).
 inline std::string replay_string(const RunOptions& o) {
     const Policy p = o.timing ? Policy::timed : resolved_policy(o);
     const uint64_t seed = o.schedule.policy == Policy::automatic && o.adversary.enabled ? o.adversary.seed : o.schedule.seed;
@@ -171,8 +155,7 @@ struct RunReport {
 
 private:
     static uint64_t result_key(CoreCoord c, uint32_t program) {
-        uint64_t h = (uint64_t(c.chip) << 40) ^ (uint64_t(c.x) << 20) ^ c.y;
-        return h ^ (uint64_t(program) * 0x9E3779B97F4A7C15ull);
+        return detail::core_key(c) ^ (uint64_t(program) * 0x9E3779B97F4A7C15ull);
     }
     mutable std::unordered_multimap<uint64_t, size_t> index_;  ///< at()'s index of `cores`
     mutable size_t index_size_ = ~size_t(0);
@@ -220,59 +203,50 @@ struct RunDump {
             const CoreState& s = *states[i];
             auto cur = [&](uint32_t addr) -> std::string {
                 if (uint64_t(addr) + 4 > s.mem_size) return "?";
-                uint32_t v = std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(s.mem + addr))
-                                 .load(std::memory_order_relaxed);
-                return std::to_string(v);
+                return std::to_string(std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(s.mem + addr)).load(std::memory_order_relaxed));
             };
             const uint32_t addr = s.wait_addr.load(std::memory_order_relaxed);
             const uint32_t val = s.wait_value.load(std::memory_order_relaxed);
             const uint32_t prog = running[i].load(std::memory_order_relaxed);
+            const uint32_t poll = s.last_poll_addr.load(std::memory_order_relaxed);
+            const WaitKind k = s.wait_kind.load(std::memory_order_relaxed);
             out += "  " + s.name() + (programs.size() > 1 ? " [program " + std::to_string(prog) + "]" : std::string()) + ": ";
-            switch (s.wait_kind.load(std::memory_order_relaxed)) {
+            switch (k) {
                 case WaitKind::sem_eq:
-                    out += "sem_wait L1 " + hex(addr) + " expected == " + std::to_string(val) +
-                           ", current " + cur(addr);
-                    break;
                 case WaitKind::sem_min:
-                    out += "sem_wait_min L1 " + hex(addr) + " expected >= " + std::to_string(val) +
+                    out += (k == WaitKind::sem_eq ? "sem_wait L1 " : "sem_wait_min L1 ") + hex(addr) +
+                           (k == WaitKind::sem_eq ? " expected == " : " expected >= ") + std::to_string(val) +
                            ", current " + cur(addr);
                     break;
-                case WaitKind::idle: {
-                    const uint32_t p = s.last_poll_addr.load(std::memory_order_relaxed);
-                    out += "idle in a poll loop";
-                    if (p != UINT32_MAX) out += "; last sem_read L1 " + hex(p) + ", current " + cur(p);
-                    break;
-                }
                 case WaitKind::next_program:
                     out += "waiting for its chip to finish program " + std::to_string(val - 1) + " before starting program " +
                            std::to_string(val);
                     break;
-                case WaitKind::finished: out += "finished"; break;
-                case WaitKind::not_started: out += "not started"; break;
-                default: {
-                    const uint32_t p = s.last_poll_addr.load(std::memory_order_relaxed);
-                    out += "running (not blocked in the backend)";
-                    if (p != UINT32_MAX) out += "; last sem_read L1 " + hex(p) + ", current " + cur(p);
-                }
+                case WaitKind::finished:
+                case WaitKind::not_started: out += state_word(s); break;
+                default:
+                    out += k == WaitKind::idle ? "idle in a poll loop" : "running (not blocked in the backend)";
+                    if (poll != UINT32_MAX) out += "; last sem_read L1 " + hex(poll) + ", current " + cur(poll);
             }
             out += "\n";
-            if (prog < programs.size())
-                if (auto it = programs[prog].index.find(core_key(s.coord)); it != programs[prog].index.end())
-                    if (const Entry& e = programs[prog].entries[it->second]; e.dump) out += "    " + e.dump() + "\n";
-            const WaitKind k = s.wait_kind.load(std::memory_order_relaxed);
+            if (const Entry* e = entry(i); e && e->dump) out += "    " + e->dump() + "\n";
             if (k == WaitKind::sem_eq || k == WaitKind::sem_min) out += who_signals(i, addr);
-            else if (k == WaitKind::idle && s.last_poll_addr.load(std::memory_order_relaxed) != UINT32_MAX)
-                out += who_signals(i, s.last_poll_addr.load(std::memory_order_relaxed));
+            else if (k == WaitKind::idle && poll != UINT32_MAX) out += who_signals(i, poll);
         }
         return out;
     }
 
-    /// The kernel core `i` runs in its current program (its callable's type), or null.
-    const std::type_info* kernel_type(size_t i) const {
+    /// The entry core `i` runs in its current program, or null.
+    const Entry* entry(size_t i) const {
         const uint32_t prog = running[i].load(std::memory_order_relaxed);
         if (prog >= programs.size()) return nullptr;
         const auto it = programs[prog].index.find(core_key(states[i]->coord));
-        return it == programs[prog].index.end() ? nullptr : &programs[prog].entries[it->second].kernel.target_type();
+        return it == programs[prog].index.end() ? nullptr : &programs[prog].entries[it->second];
+    }
+    /// The kernel core `i` runs in its current program (its callable's type), or null.
+    const std::type_info* kernel_type(size_t i) const {
+        const Entry* e = entry(i);
+        return e ? &e->kernel.target_type() : nullptr;
     }
     static const char* state_word(const CoreState& s) {
         switch (s.wait_kind.load(std::memory_order_relaxed)) {
@@ -329,7 +303,6 @@ struct RunDump {
                        : "    nobody has signalled it: no core issued a sem_inc, inline write or Ethernet send to it in this run\n";
         return out;
     }
-
 };
 
 }  // namespace detail
