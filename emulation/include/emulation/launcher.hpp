@@ -160,16 +160,13 @@ ExploreResult explore(uint32_t n_seeds, RunOptions base, Scenario&& scenario, ui
         return false;
     };
     if (!env.empty()) {
-        RunOptions o = base;
-        apply_replay(o, env);
-        one(o);
+        apply_replay(base, env);
+        one(base);
         return res;
     }
     for (uint64_t seed = first_seed; seed < first_seed + n_seeds; ++seed) {
         RunOptions o = base;
-        o.schedule.seed = seed;
-        o.adversary.seed = seed;
-        o.skew_seed = seed;
+        o.schedule.seed = o.adversary.seed = o.skew_seed = seed;
         if (!one(o)) break;
     }
     return res;

@@ -18,58 +18,19 @@ inline void emulation_assert_handler(const char* expr, const char* msg, const ch
 /// Installs emulation_assert_handler while at least one run is in progress.
 class AssertHandlerScope {
 public:
-    AssertHandlerScope() {
-        std::lock_guard<std::mutex> g(shared().mu);
-        if (shared().active++ == 0) shared().previous = kccl::set_assert_handler(&emulation_assert_handler);
-    }
-    ~AssertHandlerScope() {
-        std::lock_guard<std::mutex> g(shared().mu);
-        if (--shared().active == 0) kccl::set_assert_handler(shared().previous);
-    }
+    AssertHandlerScope() { count(+1); }
+    ~AssertHandlerScope() { count(-1); }
     AssertHandlerScope(const AssertHandlerScope&) = delete;
     AssertHandlerScope& operator=(const AssertHandlerScope&) = delete;
 
 private:
-    struct Shared {
-        std::mutex mu;
-        int active = 0;
-        assert_handler_t previous = nullptr;
-    };
-    static Shared& shared() {
-        static Shared s;
-        return s;
-    }
-};
-
-/// The watchdog's clock: `RunOptions::watchdog` without progress is a hang; an abort that kernels
-/// ignore for `RunOptions::stop_grace` ends the process (RunDump::unstoppable).
-struct WatchdogClock {
-    enum Verdict { fine, hung, unstoppable };
-    explicit WatchdogClock(const RunOptions& o) : opt(o) {}
-    const RunOptions& opt;
-    uint64_t last_sum = ~0ull;
-    std::chrono::steady_clock::time_point last_change = std::chrono::steady_clock::now(), aborted_at{};
-    bool aborted_seen = false;
-
-    std::chrono::milliseconds tick() const {
-        return std::clamp<std::chrono::milliseconds>(opt.watchdog / 8, std::chrono::milliseconds(1),
-                                                     std::chrono::milliseconds(50));
-    }
-    /// One sample: whether the run was aborted, the cores' progress so far, and whether to count
-    /// this sample as progress anyway (cores still starting).
-    Verdict sample(bool aborted, uint64_t sum, bool starting = false) {
-        const auto now = std::chrono::steady_clock::now();
-        if (aborted) {
-            if (!aborted_seen) aborted_at = now;
-            aborted_seen = true;
-            return now - aborted_at >= opt.stop_grace ? unstoppable : fine;
-        }
-        if (sum != last_sum || starting) {
-            last_sum = sum;
-            last_change = now;
-            return fine;
-        }
-        return now - last_change >= opt.watchdog ? hung : fine;
+    static void count(int delta) {
+        static std::mutex mu;
+        static int active = 0;
+        static assert_handler_t previous = nullptr;
+        std::lock_guard<std::mutex> g(mu);
+        if (delta > 0 && active++ == 0) previous = kccl::set_assert_handler(&emulation_assert_handler);
+        if (delta < 0 && --active == 0) kccl::set_assert_handler(previous);
     }
 };
 
@@ -236,9 +197,35 @@ private:
 
     /// Records a hang (the watchdog's, or the fiber engine's deadlock) and what every core waits for.
     void record_hang(bool deadlock = false) {
+        std::lock_guard<std::mutex> g(report_mu_);
         report.watchdog_fired = true;
         if (deadlock) report.deadlock = true;
         report.watchdog_dump = dump_.dump();
+    }
+
+    std::chrono::milliseconds watchdog_tick() const {
+        return std::clamp<std::chrono::milliseconds>(opt_.watchdog / 8, std::chrono::milliseconds(1),
+                                                     std::chrono::milliseconds(50));
+    }
+    /// One watchdog sample of the cores' progress `sum` (progress anyway while cores are
+    /// `starting`): `RunOptions::watchdog` without progress is a hang, recorded (returns true); an
+    /// abort that kernels ignore for `RunOptions::stop_grace` ends the process (RunDump::unstoppable).
+    bool watchdog_sample(uint64_t sum, bool starting = false) {
+        const auto now = std::chrono::steady_clock::now();
+        if (ctx_.aborted.load(std::memory_order_relaxed)) {
+            if (aborted_at_ == std::chrono::steady_clock::time_point{}) aborted_at_ = now;
+            if (now - aborted_at_ < opt_.stop_grace) return false;
+            std::lock_guard<std::mutex> g(report_mu_);
+            dump_.unstoppable(report, opt_);
+        }
+        if (sum != last_sum_ || starting) {
+            last_sum_ = sum;
+            last_change_ = now;
+            return false;
+        }
+        if (now - last_change_ < opt_.watchdog) return false;
+        record_hang();
+        return true;
     }
 
     void abort_all() {
@@ -337,23 +324,16 @@ private:
     void run_fibers() {
         Scheduler& sched = *sched_;
         for (uint32_t i = 0; i < n_; ++i) sched.add(states_[i], [this, i] { core_main(i); });
-        std::mutex report_mu;  // the watchdog thread and the scheduler both may record a hang
         std::atomic<uint32_t> stop{0};
         uint64_t swept_writes = ~0ull, swept_progress = ~0ull;
         uint32_t fruitless = 0;
         std::thread watchdog([&] {
-            WatchdogClock clock(opt_);
             while (stop.load(std::memory_order_acquire) == 0) {
-                futex_wait(stop, 0, clock.tick());
+                futex_wait(stop, 0, watchdog_tick());
                 if (stop.load(std::memory_order_acquire)) break;
-                const auto v = clock.sample(ctx_.aborted.load(std::memory_order_relaxed),
-                                            progress_total_.load(std::memory_order_relaxed));
-                if (v == WatchdogClock::fine) continue;
-                std::lock_guard<std::mutex> g(report_mu);
-                if (v == WatchdogClock::unstoppable) dump_.unstoppable(report, opt_);
-                record_hang();
                 // Only the flag: the scheduler (on its own thread) wakes the parked cores.
-                ctx_.aborted.store(true, std::memory_order_relaxed);
+                if (watchdog_sample(progress_total_.load(std::memory_order_relaxed)))
+                    ctx_.aborted.store(true, std::memory_order_relaxed);
             }
         });
         {
@@ -385,10 +365,7 @@ private:
                     ++fruitless;
                     return true;
                 }
-                {
-                    std::lock_guard<std::mutex> g(report_mu);
-                    record_hang(true);
-                }
+                record_hang(true);
                 abort_all();
                 return true;
             });
@@ -425,19 +402,12 @@ private:
         }
         go_.store(1, std::memory_order_release);
         futex_wake_all(go_);
-        WatchdogClock clock(opt_);
         for (uint32_t done; (done = finished_.load(std::memory_order_acquire)) < n_;) {
             // Sleep one tick, or until the last kernel returns (it wakes this futex).
-            futex_wait(finished_, done, clock.tick());
+            futex_wait(finished_, done, watchdog_tick());
             uint64_t sum = 0;
             for (auto* s : states_) sum += s->progress.load(std::memory_order_relaxed);
-            const auto v = clock.sample(ctx_.aborted.load(std::memory_order_relaxed), sum,
-                                        started_.load(std::memory_order_relaxed) < n_);
-            if (v == WatchdogClock::unstoppable) dump_.unstoppable(report, opt_);
-            if (v == WatchdogClock::hung) {
-                record_hang();
-                abort_all();
-            }
+            if (watchdog_sample(sum, started_.load(std::memory_order_relaxed) < n_)) abort_all();
         }
         for (auto& t : threads) t.join();
     }
@@ -471,6 +441,9 @@ private:
     std::atomic<uint32_t> go_, finished_{0}, started_{0};
     std::vector<std::atomic<uint32_t>> running_;  ///< per core: the program it is in (for the dump)
     RunDump dump_{programs_, states_, running_};
+    std::mutex report_mu_;  ///< the fiber engine's watchdog thread and scheduler both may record a hang
+    uint64_t last_sum_ = ~0ull;  ///< the watchdog's last sample
+    std::chrono::steady_clock::time_point last_change_{}, aborted_at_{};
 };
 
 }  // namespace kccl::emu::detail

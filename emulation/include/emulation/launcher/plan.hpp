@@ -132,10 +132,10 @@ inline bool resolved_dirty_l1(const RunOptions& o) {
 /// Applies a replay setting (replay_string's keys) to `o`: seed sets the schedule's seed and the
 /// adversary's and the random start skew's (adversary_seed / skew_seed then override theirs);
 /// adversary=0|1 turns the adversary off / on, dirty=0|1 dirty L1, race=0|1 the race detector
-/// (RaceCheck::off / on); timing=wormhole|wafer makes
-/// the run timed with that model at its default options (kept in o.replay_timing). Keys not in
-/// the string keep their values in `o`: applied to default RunOptions, the string alone
-/// reproduces the run. Throws EmulationError naming a bad key or value.
+/// (RaceCheck::off / on); timing=wormhole|wafer makes the run timed with that model at its
+/// default options (kept in o.replay_timing). Keys not in the string keep their values in `o`:
+/// applied to default RunOptions, the string alone reproduces the run. Throws EmulationError
+/// naming a bad key or value.
 inline void apply_replay(RunOptions& o, const std::string& spec) {
     size_t at = 0;
     while (at < spec.size()) {
@@ -195,10 +195,7 @@ inline void apply_replay(RunOptions& o, const std::string& spec) {
             choose(o.schedule.policy, "policy",
                    {{"fifo", Policy::fifo}, {"random", Policy::random}, {"pct", Policy::pct}, {"timed", Policy::timed}});  // a timed run is deterministic already
         } else if (k == "seed") {
-            const uint64_t x = num();
-            o.schedule.seed = x;
-            o.adversary.seed = x;
-            o.skew_seed = x;
+            o.schedule.seed = o.adversary.seed = o.skew_seed = num();
         } else if (k == "handoff") {
             o.schedule.handoff = flag();
         } else if (k == "engine") {
@@ -291,10 +288,7 @@ struct Plan {
 inline Plan make_plan(const Cluster& cluster, const std::vector<Program>& programs, const RunOptions& options) {
     Plan plan;
     RunOptions& opt = plan.opt = options;
-    if (opt.honour_replay_env) {
-        const std::string env = replay_env();
-        if (!env.empty()) apply_replay(opt, env);
-    }
+    if (opt.honour_replay_env) apply_replay(opt, replay_env());  // nothing when unset
     if (opt.watchdog.count() < 1)
         throw EmulationError("Launcher::run: watchdog of " + std::to_string(opt.watchdog.count()) +
                              " ms; it must be at least 1 ms (it is how long no core may make progress)");
@@ -335,9 +329,8 @@ inline Plan make_plan(const Cluster& cluster, const std::vector<Program>& progra
             }
             plan.work[t].push_back({p, e, uint32_t(plan.kernels++)});
         }
-    const size_t n = plan.cores.size();
-    if (!fib && n > opt.max_threads)
-        throw EmulationError("Launcher::run: " + std::to_string(n) + " cores run kernels but RunOptions::max_threads is " +
+    if (!fib && plan.cores.size() > opt.max_threads)
+        throw EmulationError("Launcher::run: " + std::to_string(plan.cores.size()) + " cores run kernels but RunOptions::max_threads is " +
                              std::to_string(opt.max_threads) + " (one thread per core; raise it or use fewer cores)");
     return plan;
 }

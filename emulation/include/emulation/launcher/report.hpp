@@ -41,14 +41,13 @@ inline std::string replay_string(const RunOptions& o) {
     const bool dirty = resolved_dirty_l1(o);
     s += std::string(",dirty=") + (dirty ? "1" : "0");
     if (dirty && o.dirty_seed) s += ",dirty_seed=" + n(o.dirty_seed);
-    bool skewed = o.random_skew_max.count() > 0;
-    for (const auto& k : o.start_skew) skewed = skewed || k.count() > 0;
-    if (skewed) {
+    const bool random_skew = o.random_skew_max.count() > 0;
+    if (random_skew || std::any_of(o.start_skew.begin(), o.start_skew.end(), [](auto k) { return k.count() > 0; })) {
         std::string list;
         for (const auto& k : o.start_skew) list += (list.empty() ? "" : ":") + n(uint64_t(k.count()));
         if (!list.empty()) s += ",skew=" + list;
-        if (o.random_skew_max.count() > 0) s += ",skew_max=" + n(uint64_t(o.random_skew_max.count()));
-        if (o.random_skew_max.count() > 0 && o.skew_seed != seed) s += ",skew_seed=" + n(o.skew_seed);
+        if (random_skew) s += ",skew_max=" + n(uint64_t(o.random_skew_max.count()));
+        if (random_skew && o.skew_seed != seed) s += ",skew_seed=" + n(o.skew_seed);
     }
     const WaitPolicy dw{};
     if (o.wait.spin_polls != dw.spin_polls) s += ",spin=" + n(o.wait.spin_polls);
@@ -99,20 +98,16 @@ struct RunReport {
     /// fails the run); `races_dropped` more beyond the first RaceDetector::kMaxReports.
     std::vector<std::string> races;
     size_t races_dropped = 0;
-    /// The makespan in seconds.
     double makespan_seconds() const { return ticks_per_second > 0 ? double(makespan) / ticks_per_second : 0; }
 
     bool ok() const {
-        if (watchdog_fired || !races.empty()) return false;
-        for (const auto& c : cores)
-            if (c.status != CoreStatus::ok) return false;
-        return true;
+        return !watchdog_fired && races.empty() &&
+               std::all_of(cores.begin(), cores.end(), [](const CoreResult& c) { return c.status == CoreStatus::ok; });
     }
     /// The result of the kernel on `c` in `program`. Constant time on average: an index of
     /// `cores` is built at the first call (and again whenever `cores` changed size since), so
     /// one report must not be queried from several threads at once.
     const CoreResult& at(CoreCoord c, uint32_t program = 0) const {
-        const uint64_t k = result_key(c, program);
         if (index_size_ != cores.size()) {
             index_.clear();
             index_.reserve(cores.size());
@@ -120,19 +115,16 @@ struct RunReport {
             index_size_ = cores.size();
             detail::count_host_visits(cores.size());
         }
-        auto [lo, hi] = index_.equal_range(k);
-        for (auto it = lo; it != hi; ++it) {
+        auto is = [&](const CoreResult& r) {
             detail::count_host_visits();
-            if (it->second < cores.size() && cores[it->second].core == c && cores[it->second].program == program)
-                return cores[it->second];
-        }
-        for (const auto& r : cores) {  // `cores` was edited in place since the index was built
-            detail::count_host_visits();
-            if (r.core == c && r.program == program) return r;
-        }
+            return r.core == c && r.program == program;
+        };
+        for (auto [it, end] = index_.equal_range(result_key(c, program)); it != end; ++it)
+            if (is(cores[it->second])) return cores[it->second];  // the index has only indices < cores.size()
+        for (const auto& r : cores)  // `cores` was edited in place since the index was built
+            if (is(r)) return r;
         throw EmulationError("RunReport::at: no kernel ran on " + to_string(c) + " in program " + std::to_string(program));
     }
-    /// The first error message, or empty.
     std::string first_error() const {
         for (const auto& c : cores)
             if (c.status == CoreStatus::failed) return c.message;
@@ -243,11 +235,6 @@ struct RunDump {
         const auto it = programs[prog].index.find(core_key(states[i]->coord));
         return it == programs[prog].index.end() ? nullptr : &programs[prog].entries[it->second];
     }
-    /// The kernel core `i` runs in its current program (its callable's type), or null.
-    const std::type_info* kernel_type(size_t i) const {
-        const Entry* e = entry(i);
-        return e ? &e->kernel.target_type() : nullptr;
-    }
     static const char* state_word(const CoreState& s) {
         switch (s.wait_kind.load(std::memory_order_relaxed)) {
             case WaitKind::finished: return "finished";
@@ -265,7 +252,7 @@ struct RunDump {
     std::string who_signals(size_t w, uint32_t addr) const {
         const CoreState* waiter = states[w];
         std::string by, never;
-        bool anyone_left = false, any = false, partial = false;
+        bool anyone_left = false, partial = false;
         std::vector<const std::type_info*> kinds;
         std::vector<bool> signalled(states.size(), false);
         for (size_t j = 0; j < states.size(); ++j) {
@@ -277,29 +264,28 @@ struct RunDump {
                 if (e.dst.load(std::memory_order_relaxed) != waiter) continue;
                 if (addr < e.begin.load(std::memory_order_relaxed) || addr >= e.end.load(std::memory_order_relaxed)) continue;
                 const uint32_t cnt = e.count.load(std::memory_order_relaxed);
-                by += std::string(any ? ", " : "") + states[j]->name() + " " + to_string(e.op.load(std::memory_order_relaxed)) +
+                by += std::string(by.empty() ? "" : ", ") + states[j]->name() + " " + to_string(e.op.load(std::memory_order_relaxed)) +
                       " x" + std::to_string(cnt) + " (" + state_word(*states[j]) + ")";
-                any = true;
                 if (!signalled[j]) {
                     signalled[j] = true;
-                    if (const auto* t = kernel_type(j)) kinds.push_back(t);
+                    if (const Entry* e = entry(j)) kinds.push_back(&e->kernel.target_type());  // its kernel's type
                 }
                 if (states[j]->wait_kind.load(std::memory_order_relaxed) != WaitKind::finished) anyone_left = true;
             }
         }
         for (size_t j = 0; j < states.size(); ++j) {
             if (signalled[j] || j == w) continue;
-            const auto* t = kernel_type(j);
-            if (!t || std::find_if(kinds.begin(), kinds.end(), [&](const std::type_info* x) { return *x == *t; }) == kinds.end())
+            const Entry* e = entry(j);
+            if (!e || std::none_of(kinds.begin(), kinds.end(), [&](auto* x) { return *x == e->kernel.target_type(); }))
                 continue;
             never += std::string(never.empty() ? "" : ", ") + states[j]->name() + " (" + state_word(*states[j]) + ")";
             if (states[j]->wait_kind.load(std::memory_order_relaxed) != WaitKind::finished) anyone_left = true;
         }
-        std::string out = "    L1 " + hex(addr) + " signalled by: " + (any ? by : std::string("no core in this run")) + "\n";
+        std::string out = "    L1 " + hex(addr) + " signalled by: " + (by.empty() ? std::string("no core in this run") : by) + "\n";
         if (!never.empty())
             out += "    never signalled it, though running the same kernel as a core that did: " + never + "\n";
         if (!anyone_left && !partial)
-            out += any ? "    nobody will signal it: every core that signalled it (or runs their kernel) has finished\n"
+            out += !by.empty() ? "    nobody will signal it: every core that signalled it (or runs their kernel) has finished\n"
                        : "    nobody has signalled it: no core issued a sem_inc, inline write or Ethernet send to it in this run\n";
         return out;
     }
