@@ -394,12 +394,14 @@ public:
                 for (uint32_t r = 0; r < 8; ++r) cores.push_back(rank_core(o, r));
             } else {
                 if (n == 1) cluster = std::make_unique<emu::Cluster>(emu::topology::single_chip(chip));
-                else if (subgroups) {
+                else if (subgroups || o.shape == coll::GroupShape::all_pairs) {
                     // Several groups: chip r is rank r; each group's chips are wired as the group's
                     // shape (a ring, a line or all pairs in group order), as a mesh's rows and
-                    // columns are lines and rings of chips of their own.
+                    // columns are lines and rings of chips of their own. One all-pairs group (the
+                    // identity): a cluster wired all-to-all, one Ethernet link per chip pair (no real
+                    // Tenstorrent system is; see docs/collectives-links.md, "All-pairs groups").
                     emu::ClusterSpec cs = emu::topology::custom(n, chip);
-                    cs.name = ch::group_name(o.groups) + " groups";
+                    cs.name = subgroups ? ch::group_name(o.groups) + " groups" : std::string("all-pairs");
                     for (const auto& m : members) {
                         const uint32_t size = uint32_t(m.size());
                         if (o.shape == coll::GroupShape::all_pairs) {
@@ -410,15 +412,6 @@ public:
                             for (uint32_t i = 0; i < edges; ++i) cs.connect(m[i], m[(i + 1) % size]);
                         }
                     }
-                    cluster = std::make_unique<emu::Cluster>(cs);
-                }
-                else if (o.shape == coll::GroupShape::all_pairs) {
-                    // An emulated cluster wired all-to-all: one Ethernet link per chip pair (no real
-                    // Tenstorrent system is; see docs/collectives-links.md, "All-pairs groups").
-                    emu::ClusterSpec cs = emu::topology::custom(n, chip);
-                    cs.name = "all-pairs";
-                    for (uint32_t a = 0; a < n; ++a)
-                        for (uint32_t b = a + 1; b < n; ++b) cs.connect(a, b);
                     cluster = std::make_unique<emu::Cluster>(cs);
                 }
                 else if (o.shape == coll::GroupShape::mesh)
@@ -996,10 +989,13 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
     const bool prep = Red::has_prepare && coll::op_reduces(c.op);
     std::vector<std::chrono::steady_clock::time_point> start(g.ranks), end(g.ranks);
     const bool in_place = c.in_place;
+    // rank r's input into its L1
+    auto load_input = [&inputs, L](auto& hal, const coll::GroupArgs& ga, uint32_t r) {
+        copy_elems_in(reinterpret_cast<T*>(hal.l1_ptr(ga.input_l1, std::max(L.in_elems, 1u) * eb)), inputs[r], L.count);
+    };
     // rank r's part of the run (r: its rank among all groups' ranks; ga.rank: inside its group)
     auto body = [&, L, in_place](auto& hal, auto& link, const coll::GroupArgs& ga, uint32_t r, const auto& dirs, uint32_t prepared) {
-        T* in = reinterpret_cast<T*>(hal.l1_ptr(ga.input_l1, std::max(L.in_elems, 1u) * eb));
-        copy_elems_in(in, inputs[r], L.count);
+        load_input(hal, ga, r);
         coll::ExecParams ep = exec_params(L, ga, prepared);
         if (in_place) ep.buf.output = ep.buf.input;
         start[r] = std::chrono::steady_clock::now();
@@ -1078,8 +1074,7 @@ CollectiveResult<typename Red::value_type> run_collective(GroupOptions g, const 
     for (uint32_t r = 0; r < g.ranks; ++r) extra[r] = group.extra(r);
     group.template add_ranked<Links>([&, L, prep](auto& hal, auto& link, const coll::GroupArgs& ga, uint32_t r) -> uint64_t {
         if (mplans.empty()) return body(hal, link, ga, r, group_dirs_of(ga), prep ? extra[r] : 0);
-        T* in = reinterpret_cast<T*>(hal.l1_ptr(ga.input_l1, std::max(L.in_elems, 1u) * eb));
-        copy_elems_in(in, inputs[r], L.count);
+        load_input(hal, ga, r);
         const coll::McastBcastArgs& a = mplans[group.group_of(r)].device;
         if (L.count) {  // the input above is this core's stores: say so (race detector), and
                         // have them reach L1 before the NoC reads them (contract N7)

@@ -16,9 +16,8 @@
 // exception: the others are aborted), or when the watchdog sees no core make progress for
 // `watchdog` — then it records what every core waits for (address, expected value, current
 // value, plus any dump hook's text) and aborts the run. A hung protocol fails; it never hangs.
-// A kernel that spins without ever calling the backend cannot be stopped: if some kernel has not
-// returned `RunOptions::stop_grace` after the abort, the launcher prints the dump to stderr and
-// ends the process with exit code 3 (never a silent hang).
+// A kernel still running `RunOptions::stop_grace` after the abort (one that never calls the
+// backend cannot be stopped) ends the process with the dump and exit code 3.
 //
 // Programs back to back: `next_program()` starts another program of the same launch. Each chip
 // runs the programs in order, as tt-metal's dispatcher does: program p+1 starts on a chip once
@@ -27,25 +26,19 @@
 // queued Ethernet send) keep going into the next program. `init_word()` sets a word before the
 // program starts on that core's chip (tt-metal: a semaphore's initial value, CreateSemaphore).
 //
-// Dirty L1: with `RunOptions::dirty_l1` (on by default in adversarial mode) every core a run
-// launches a kernel on starts, if it never ran before, with seeded garbage in its memory except
-// what the host wrote (Cluster::write); a cluster that already ran keeps the last program's bytes.
+// Dirty L1 (`RunOptions::dirty_l1`, on by default in adversarial mode): a core that never ran
+// starts with seeded garbage except what the host wrote (Cluster::write); a core that ran keeps
+// the last program's bytes.
 //
 // Progress means: a write into any memory, a semaphore operation, an Ethernet send or delivery,
 // a completed wait, a kernel starting or returning. A kernel that computes for longer than the
 // watchdog period without touching the backend is taken for hung; raise the period for it.
 //
-// The pieces: launcher/plan.hpp (RunOptions, KCCL_EMU_REPLAY, the run checked and grouped by
-// core), launcher/engine.hpp (the fiber and thread engines), launcher/report.hpp (RunReport,
-// replay_string, the watchdog dump).
+// The pieces: launcher/plan.hpp (options, KCCL_EMU_REPLAY, the run's plan), launcher/engine.hpp
+// (the engines), launcher/report.hpp (RunReport, replay_string, the watchdog dump).
 #pragma once
 
 #include "launcher/engine.hpp"
-
-#include <cstdio>
-#include <string>
-#include <type_traits>
-#include <vector>
 
 namespace kccl::emu {
 
@@ -69,13 +62,8 @@ public:
         if (!prog.index.emplace(detail::core_key(c), uint32_t(prog.entries.size())).second)
             throw EmulationError("Launcher::add: " + s.name() + " already has a kernel in this program (one per core)");
         Kernel k = [kernel = std::move(kernel)](Hal& h) mutable -> uint64_t {
-            using R = std::invoke_result_t<K&, Hal&>;
-            if constexpr (std::is_void_v<R>) {
-                kernel(h);
-                return 0;
-            } else {
-                return static_cast<uint64_t>(kernel(h));
-            }
+            if constexpr (std::is_void_v<std::invoke_result_t<K&, Hal&>>) return kernel(h), 0;
+            else return static_cast<uint64_t>(kernel(h));
         };
         prog.entries.push_back({c, std::move(k), std::move(args), {}});
         return *this;
@@ -150,44 +138,35 @@ template <class Scenario>
 ExploreResult explore(uint32_t n_seeds, RunOptions base, Scenario&& scenario, uint64_t first_seed = 1) {
     base.engine = Engine::fibers;
     base.honour_replay_env = false;
+    base.schedule.policy = resolved_policy(base);
     ExploreResult res;
     const std::string env = replay_env();
     auto one = [&](RunOptions o) -> bool {
         ++res.runs;
         auto r = scenario(static_cast<const RunOptions&>(o));
-        bool passed;
-        std::string msg;
         if constexpr (std::is_same_v<std::decay_t<decltype(r)>, RunReport>) {
-            passed = r.ok();
-            if (!passed) msg = r.summary();
+            if (r.ok()) return true;
+            res.message = r.summary();
+            res.replay = r.replay;  // as the launcher resolved it (race detector)
         } else {
-            passed = static_cast<bool>(r);
-            if (!passed) msg = "the scenario returned false\n";
+            if (static_cast<bool>(r)) return true;
+            res.message = "the scenario returned false\n";
         }
-        if (passed) return true;
         res.ok = false;
         res.failing_seed = o.schedule.seed;
-        res.replay = replay_string(o);
-        if constexpr (std::is_same_v<std::decay_t<decltype(r)>, RunReport>)
-            if (!r.replay.empty()) res.replay = r.replay;  // as the launcher resolved it (race detector)
-        res.message = msg;
+        if (res.replay.empty()) res.replay = replay_string(o);
         std::fprintf(stderr, "kccl emulation: explore: seed %llu failed (run %u). Replay it with:\n  KCCL_EMU_REPLAY=\"%s\"\n%s",
-                     static_cast<unsigned long long>(o.schedule.seed), res.runs, res.replay.c_str(), msg.c_str());
+                     static_cast<unsigned long long>(o.schedule.seed), res.runs, res.replay.c_str(), res.message.c_str());
         return false;
     };
     if (!env.empty()) {
-        RunOptions o = base;
-        if (o.schedule.policy == Policy::automatic) o.schedule.policy = resolved_policy(o);
-        apply_replay(o, env);
-        one(o);
+        apply_replay(base, env);
+        one(base);
         return res;
     }
     for (uint64_t seed = first_seed; seed < first_seed + n_seeds; ++seed) {
         RunOptions o = base;
-        if (o.schedule.policy == Policy::automatic) o.schedule.policy = resolved_policy(o);
-        o.schedule.seed = seed;
-        o.adversary.seed = seed;
-        o.skew_seed = seed;
+        o.schedule.seed = o.adversary.seed = o.skew_seed = seed;
         if (!one(o)) break;
     }
     return res;

@@ -1,24 +1,9 @@
-// kccl/emulation/launcher/engine.hpp — a Plan run on the fiber engine (every core a fiber on the
-// calling thread; a watchdog thread only for kernels that compute without calling the backend,
-// everything else is a deadlock found at once) or on the thread engine (a thread per core, the
-// calling thread the watchdog). Programs enter chip by chip (see launcher.hpp).
-//
-// Host-only (C++20). Part of launcher.hpp.
+// kccl/emulation/launcher/engine.hpp — a Plan run (detail::Run) on the fiber or the thread engine;
+// programs enter chip by chip (see launcher.hpp). Host-only (C++20); part of launcher.hpp.
 #pragma once
 
 #include "report.hpp"
 #include "../race.hpp"
-
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <memory>
-#include <mutex>
-#include <random>
-#include <string>
-#include <system_error>
-#include <thread>
-#include <vector>
 
 namespace kccl::emu::detail {
 
@@ -33,62 +18,19 @@ inline void emulation_assert_handler(const char* expr, const char* msg, const ch
 /// Installs emulation_assert_handler while at least one run is in progress.
 class AssertHandlerScope {
 public:
-    AssertHandlerScope() {
-        std::lock_guard<std::mutex> g(mu());
-        if (active()++ == 0) previous() = kccl::set_assert_handler(&emulation_assert_handler);
-    }
-    ~AssertHandlerScope() {
-        std::lock_guard<std::mutex> g(mu());
-        if (--active() == 0) kccl::set_assert_handler(previous());
-    }
+    AssertHandlerScope() { count(+1); }
+    ~AssertHandlerScope() { count(-1); }
     AssertHandlerScope(const AssertHandlerScope&) = delete;
     AssertHandlerScope& operator=(const AssertHandlerScope&) = delete;
 
 private:
-    static std::mutex& mu() {
-        static std::mutex m;
-        return m;
-    }
-    static int& active() {
-        static int n = 0;
-        return n;
-    }
-    static assert_handler_t& previous() {
-        static assert_handler_t h = nullptr;
-        return h;
-    }
-};
-
-/// The watchdog's clock: `RunOptions::watchdog` without progress is a hang; an abort that kernels
-/// ignore for `RunOptions::stop_grace` ends the process (RunDump::unstoppable).
-struct WatchdogClock {
-    enum Verdict { fine, hung, unstoppable };
-    explicit WatchdogClock(const RunOptions& o) : opt(o) {}
-    const RunOptions& opt;
-    uint64_t last_sum = ~0ull;
-    std::chrono::steady_clock::time_point last_change = std::chrono::steady_clock::now(), aborted_at{};
-    bool aborted_seen = false;
-
-    /// How often to sample.
-    std::chrono::milliseconds tick() const {
-        return std::clamp<std::chrono::milliseconds>(opt.watchdog / 8, std::chrono::milliseconds(1),
-                                                     std::chrono::milliseconds(50));
-    }
-    /// One sample: whether the run was aborted, the cores' progress so far, and whether to count
-    /// this sample as progress anyway (cores still starting).
-    Verdict sample(bool aborted, uint64_t sum, bool starting = false) {
-        const auto now = std::chrono::steady_clock::now();
-        if (aborted) {
-            if (!aborted_seen) aborted_at = now;
-            aborted_seen = true;
-            return now - aborted_at >= opt.stop_grace ? unstoppable : fine;
-        }
-        if (sum != last_sum || starting) {
-            last_sum = sum;
-            last_change = now;
-            return fine;
-        }
-        return now - last_change >= opt.watchdog ? hung : fine;
+    static void count(int delta) {
+        static std::mutex mu;
+        static int active = 0;
+        static assert_handler_t previous = nullptr;
+        std::lock_guard<std::mutex> g(mu);
+        if (delta > 0 && active++ == 0) previous = kccl::set_assert_handler(&emulation_assert_handler);
+        if (delta < 0 && --active == 0) kccl::set_assert_handler(previous);
     }
 };
 
@@ -106,11 +48,6 @@ public:
         report.engine = opt_.engine;
         if (fib_) report.replay = replay_string(opt_);
         report.cores.resize(plan.kernels);
-        for (uint32_t i = 0; i < n_; ++i)
-            for (const Slot& s : plan.work[i]) {
-                report.cores[s.result].core = plan.cores[i];
-                report.cores[s.result].program = s.program;
-            }
         // Adversarial runs keep the full spin phase: the adversary times its deliveries by it.
         if (!fib_ && ctx_.wait.adapt_to_oversubscription && !opt_.adversary.enabled &&
             n_ > std::max(1u, std::thread::hardware_concurrency())) {
@@ -118,12 +55,16 @@ public:
             ctx_.wait.yield_polls = ctx_.wait.oversubscribed_yield_polls;
         }
         for (uint32_t i = 0; i < n_; ++i) {
-            states_[i] = &cluster_.state(plan.cores[i], "Launcher::run");
-            states_[i]->wait_kind.store(WaitKind::not_started, std::memory_order_relaxed);
+            for (const Slot& s : plan.work[i]) {
+                report.cores[s.result].core = plan.cores[i];
+                report.cores[s.result].program = s.program;
+            }
+            CoreState* s = states_[i] = &cluster_.state(plan.cores[i], "Launcher::run");
+            s->wait_kind.store(WaitKind::not_started, std::memory_order_relaxed);
+            if (fib_) s->progress_word = &progress_total_;
+            s->signals.clear();
+            chip_cores_[plan.cores[i].chip].push_back(i);
         }
-        if (fib_)
-            for (auto* s : states_) s->progress_word = &progress_total_;
-        for (auto* s : states_) s->signals.clear();
         if (opt_.race == RunOptions::RaceCheck::on) {
             std::vector<CoreState*> all;
             for (const auto& c : cluster_.cores()) all.push_back(c.get());
@@ -146,7 +87,6 @@ public:
                 report.model = opt_.timing->name();
                 report.time_unit = opt_.timing->unit();
                 report.ticks_per_second = opt_.timing->ticks_per_second();
-                report.replay = replay_string(opt_);
             }
         }
         // Per chip: how many of its kernels each program still has, its cores (entering a program
@@ -156,7 +96,6 @@ public:
                 remaining_[size_t(e.core.chip) * P_ + p].fetch_add(1, std::memory_order_relaxed);
             for (const InitWord& w : programs_[p].init) chip_init_[size_t(w.core.chip) * P_ + p].push_back(&w);
         }
-        for (uint32_t i = 0; i < n_; ++i) chip_cores_[plan.cores[i].chip].push_back(i);
         for (uint32_t c = 0; c < chips_; ++c) enter(c, 0);
         std::mt19937_64 rng(opt_.skew_seed);
         for (uint32_t c = 0; c < chips_; ++c) {
@@ -256,6 +195,39 @@ private:
         st.bump_progress();
     }
 
+    /// Records a hang (the watchdog's, or the fiber engine's deadlock) and what every core waits for.
+    void record_hang(bool deadlock = false) {
+        std::lock_guard<std::mutex> g(report_mu_);
+        report.watchdog_fired = true;
+        if (deadlock) report.deadlock = true;
+        report.watchdog_dump = dump_.dump();
+    }
+
+    std::chrono::milliseconds watchdog_tick() const {
+        return std::clamp<std::chrono::milliseconds>(opt_.watchdog / 8, std::chrono::milliseconds(1),
+                                                     std::chrono::milliseconds(50));
+    }
+    /// One watchdog sample of the cores' progress `sum` (progress anyway while cores are
+    /// `starting`): `RunOptions::watchdog` without progress is a hang, recorded (returns true); an
+    /// abort that kernels ignore for `RunOptions::stop_grace` ends the process (RunDump::unstoppable).
+    bool watchdog_sample(uint64_t sum, bool starting = false) {
+        const auto now = std::chrono::steady_clock::now();
+        if (ctx_.aborted.load(std::memory_order_relaxed)) {
+            if (aborted_at_ == std::chrono::steady_clock::time_point{}) aborted_at_ = now;
+            if (now - aborted_at_ < opt_.stop_grace) return false;
+            std::lock_guard<std::mutex> g(report_mu_);
+            dump_.unstoppable(report, opt_);
+        }
+        if (sum != last_sum_ || starting) {
+            last_sum_ = sum;
+            last_change_ = now;
+            return false;
+        }
+        if (now - last_change_ < opt_.watchdog) return false;
+        record_hang();
+        return true;
+    }
+
     void abort_all() {
         ctx_.aborted.store(true, std::memory_order_relaxed);
         if (ctx_.sched) ctx_.sched->wake_all();  // called on the engine's thread only
@@ -304,17 +276,16 @@ private:
                 res.message = "aborted";
                 break;
             } catch (const std::exception& ex) {
-                res.status = CoreStatus::failed;
                 res.message = ex.what();
                 failed = true;
             } catch (...) {
-                res.status = CoreStatus::failed;
                 res.message = "kernel threw a non-std exception";
                 failed = true;
             }
             // Outside the catch block: on the fiber engine, waking others may switch later,
             // and no fiber may switch inside a catch block (the exception state is per thread).
             if (failed) {
+                res.status = CoreStatus::failed;
                 abort_all();
                 break;
             }
@@ -353,32 +324,28 @@ private:
     void run_fibers() {
         Scheduler& sched = *sched_;
         for (uint32_t i = 0; i < n_; ++i) sched.add(states_[i], [this, i] { core_main(i); });
-        std::mutex report_mu;  // the watchdog thread and the scheduler both may record a hang
         std::atomic<uint32_t> stop{0};
-        std::thread watchdog([&] {
-            WatchdogClock clock(opt_);
-            while (stop.load(std::memory_order_acquire) == 0) {
-                futex_wait(stop, 0, clock.tick());
-                if (stop.load(std::memory_order_acquire)) break;
-                const auto v = clock.sample(ctx_.aborted.load(std::memory_order_relaxed),
-                                            progress_total_.load(std::memory_order_relaxed));
-                if (v == WatchdogClock::fine) continue;
-                std::lock_guard<std::mutex> g(report_mu);
-                if (v == WatchdogClock::unstoppable) dump_.unstoppable(report, opt_);
-                report.watchdog_fired = true;
-                report.watchdog_dump = dump_.dump();
-                // Only the flag: the scheduler (on its own thread) wakes the parked cores.
-                ctx_.aborted.store(true, std::memory_order_relaxed);
-            }
-        });
-        auto stop_watchdog = [&] {
-            stop.store(1, std::memory_order_release);
-            futex_wake_all(stop);
-            watchdog.join();
-        };
         uint64_t swept_writes = ~0ull, swept_progress = ~0ull;
         uint32_t fruitless = 0;
-        try {
+        std::thread watchdog([&] {
+            while (stop.load(std::memory_order_acquire) == 0) {
+                futex_wait(stop, 0, watchdog_tick());
+                if (stop.load(std::memory_order_acquire)) break;
+                // Only the flag: the scheduler (on its own thread) wakes the parked cores.
+                if (watchdog_sample(progress_total_.load(std::memory_order_relaxed)))
+                    ctx_.aborted.store(true, std::memory_order_relaxed);
+            }
+        });
+        {
+            struct StopWatchdog {  // however sched.run ends
+                std::atomic<uint32_t>& stop;
+                std::thread& watchdog;
+                ~StopWatchdog() {
+                    stop.store(1, std::memory_order_release);
+                    futex_wake_all(stop);
+                    watchdog.join();
+                }
+            } stop_watchdog{stop, watchdog};
             sched.run([&]() -> bool {
                 if (ctx_.aborted.load(std::memory_order_relaxed)) {
                     sched.wake_all();
@@ -398,20 +365,11 @@ private:
                     ++fruitless;
                     return true;
                 }
-                {
-                    std::lock_guard<std::mutex> g(report_mu);
-                    report.watchdog_fired = true;
-                    report.deadlock = true;
-                    report.watchdog_dump = dump_.dump();
-                }
+                record_hang(true);
                 abort_all();
                 return true;
             });
-        } catch (...) {
-            stop_watchdog();
-            throw;
         }
-        stop_watchdog();
         report.run_hash = sched.hash();
         if (opt_.timing) {
             report.makespan = sched.last_event_time();
@@ -444,20 +402,12 @@ private:
         }
         go_.store(1, std::memory_order_release);
         futex_wake_all(go_);
-        WatchdogClock clock(opt_);
         for (uint32_t done; (done = finished_.load(std::memory_order_acquire)) < n_;) {
             // Sleep one tick, or until the last kernel returns (it wakes this futex).
-            futex_wait(finished_, done, clock.tick());
+            futex_wait(finished_, done, watchdog_tick());
             uint64_t sum = 0;
             for (auto* s : states_) sum += s->progress.load(std::memory_order_relaxed);
-            const auto v = clock.sample(ctx_.aborted.load(std::memory_order_relaxed), sum,
-                                        started_.load(std::memory_order_relaxed) < n_);
-            if (v == WatchdogClock::unstoppable) dump_.unstoppable(report, opt_);
-            if (v == WatchdogClock::hung) {
-                report.watchdog_fired = true;
-                report.watchdog_dump = dump_.dump();
-                abort_all();
-            }
+            if (watchdog_sample(sum, started_.load(std::memory_order_relaxed) < n_)) abort_all();
         }
         for (auto& t : threads) t.join();
     }
@@ -491,6 +441,9 @@ private:
     std::atomic<uint32_t> go_, finished_{0}, started_{0};
     std::vector<std::atomic<uint32_t>> running_;  ///< per core: the program it is in (for the dump)
     RunDump dump_{programs_, states_, running_};
+    std::mutex report_mu_;  ///< the fiber engine's watchdog thread and scheduler both may record a hang
+    uint64_t last_sum_ = ~0ull;  ///< the watchdog's last sample
+    std::chrono::steady_clock::time_point last_change_{}, aborted_at_{};
 };
 
 }  // namespace kccl::emu::detail

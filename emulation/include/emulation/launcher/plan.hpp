@@ -1,8 +1,7 @@
 // kccl/emulation/launcher/plan.hpp — what a run does, settled before it starts: the options
 // (RunOptions; what the run resolves once: policy, ordering profile, race detector, dirty L1),
-// KCCL_EMU_REPLAY (apply_replay), and the kernels grouped by core (detail::Plan).
-//
-// Host-only (C++20). Part of launcher.hpp.
+// KCCL_EMU_REPLAY (apply_replay), and the kernels grouped by core (detail::Plan). Host-only
+// (C++20); part of launcher.hpp, and the standard headers of all its parts.
 #pragma once
 
 #include "../cluster.hpp"
@@ -11,12 +10,20 @@
 #include "../timing.hpp"
 #include "../trace.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <random>
 #include <string>
+#include <system_error>
 #include <thread>
+#include <type_traits>
+#include <typeinfo>
 #include <unordered_map>
 #include <vector>
 
@@ -75,11 +82,9 @@ struct RunOptions {
     RaceCheck race = RaceCheck::with_adversary;
     static constexpr uint32_t kRaceCoresMax = 1024;
     /// Which NoC ordering rules the adversary exploits and the race detector checks
-    /// (docs/contract.md, "Ordering profiles"): `observed` (N1 as tt-metal's kernels rely on it),
-    /// `strict` (only what tt-metal's NoC documentation promises: a write is ordered before a
-    /// later increment or inline write to the same core only across noc_writes_flushed(); a store
-    /// must be fenced before a NoC write reads it, N7). `from_env`: the environment variable
-    /// KCCL_EMU_ORDERING=observed|strict, else observed.
+    /// (docs/contract.md, "Ordering profiles"): `observed` (as tt-metal's kernels rely on them) or
+    /// `strict` (only what tt-metal's NoC documentation promises). `from_env`: the environment
+    /// variable KCCL_EMU_ORDERING=observed|strict, else observed.
     OrderingProfile ordering = OrderingProfile::from_env;
 };
 
@@ -104,7 +109,6 @@ inline bool race_detection_on(const RunOptions& o, size_t cores) {
     return o.adversary.enabled;
 }
 
-/// Default fiber stack size.
 inline size_t default_stack_size() {
 #if KCCL_EMU_ASAN || KCCL_EMU_TSAN
     return size_t(1) << 20;
@@ -128,10 +132,10 @@ inline bool resolved_dirty_l1(const RunOptions& o) {
 /// Applies a replay setting (replay_string's keys) to `o`: seed sets the schedule's seed and the
 /// adversary's and the random start skew's (adversary_seed / skew_seed then override theirs);
 /// adversary=0|1 turns the adversary off / on, dirty=0|1 dirty L1, race=0|1 the race detector
-/// (RaceCheck::off / on); timing=wormhole|wafer makes
-/// the run timed with that model at its default options (kept in o.replay_timing). Keys not in
-/// the string keep their values in `o`: applied to default RunOptions, the string alone
-/// reproduces the run. Throws EmulationError naming a bad key or value.
+/// (RaceCheck::off / on); timing=wormhole|wafer makes the run timed with that model at its
+/// default options (kept in o.replay_timing). Keys not in the string keep their values in `o`:
+/// applied to default RunOptions, the string alone reproduces the run. Throws EmulationError
+/// naming a bad key or value.
 inline void apply_replay(RunOptions& o, const std::string& spec) {
     size_t at = 0;
     while (at < spec.size()) {
@@ -159,47 +163,49 @@ inline void apply_replay(RunOptions& o, const std::string& spec) {
             if (v != "0" && v != "1") throw EmulationError("KCCL_EMU_REPLAY: '" + kv + "': " + k + " must be 0 or 1");
             return v == "1";
         };
+        // A key naming one of `names`: that value, else "<what> '<v>' is unknown (allowed: <names>)".
+        auto choose = [&](auto& field, const char* what,
+                          std::initializer_list<std::pair<const char*, std::decay_t<decltype(field)>>> names) {
+            std::string allowed;
+            for (const auto& [name, value] : names) {
+                if (v == name) return void(field = value);
+                allowed += (allowed.empty() ? "" : ", ") + std::string(name);
+            }
+            throw EmulationError("KCCL_EMU_REPLAY: " + std::string(what) + " '" + v + "' is unknown (allowed: " + allowed + ")");
+        };
+        // The keys that set one number.
+        const std::pair<const char*, uint32_t*> n32[] = {
+            {"depth", &o.schedule.pct_depth}, {"preempt", &o.schedule.preempt_percent},
+            {"deliver", &o.adversary.deliver_percent}, {"words", &o.adversary.max_words_per_step},
+            {"delay", &o.adversary.delay_percent}, {"hold", &o.adversary.hold_percent},
+            {"spin", &o.wait.spin_polls}, {"yield", &o.wait.yield_polls}};
+        const std::pair<const char*, uint64_t*> n64[] = {
+            {"steps", &o.schedule.pct_steps}, {"adversary_seed", &o.adversary.seed},
+            {"dirty_seed", &o.dirty_seed}, {"skew_seed", &o.skew_seed}};
+        auto set = [&k](const auto& table, auto read) {
+            for (const auto& [name, field] : table)
+                if (k == name) {
+                    *field = read();
+                    return true;
+                }
+            return false;
+        };
+        if (set(n32, num32) || set(n64, num)) continue;
         if (k == "policy") {
-            if (v == "fifo") o.schedule.policy = Policy::fifo;
-            else if (v == "random") o.schedule.policy = Policy::random;
-            else if (v == "pct") o.schedule.policy = Policy::pct;
-            else if (v == "timed") o.schedule.policy = Policy::timed;  // a timed run is deterministic already
-            else throw EmulationError("KCCL_EMU_REPLAY: policy '" + v + "' is unknown (allowed: fifo, random, pct, timed)");
+            choose(o.schedule.policy, "policy",
+                   {{"fifo", Policy::fifo}, {"random", Policy::random}, {"pct", Policy::pct}, {"timed", Policy::timed}});  // a timed run is deterministic already
         } else if (k == "seed") {
-            const uint64_t x = num();
-            o.schedule.seed = x;
-            o.adversary.seed = x;
-            o.skew_seed = x;
-        } else if (k == "depth") {
-            o.schedule.pct_depth = num32();
-        } else if (k == "steps") {
-            o.schedule.pct_steps = num();
-        } else if (k == "preempt") {
-            o.schedule.preempt_percent = num32();
+            o.schedule.seed = o.adversary.seed = o.skew_seed = num();
         } else if (k == "handoff") {
             o.schedule.handoff = flag();
         } else if (k == "engine") {
-            if (v == "fibers") o.engine = Engine::fibers;
-            else if (v == "threads") o.engine = Engine::threads;
-            else throw EmulationError("KCCL_EMU_REPLAY: engine '" + v + "' is unknown (allowed: fibers, threads)");
+            choose(o.engine, "engine", {{"fibers", Engine::fibers}, {"threads", Engine::threads}});
         } else if (k == "adversary") {
             o.adversary.enabled = flag();
-        } else if (k == "adversary_seed") {
-            o.adversary.seed = num();
-        } else if (k == "deliver") {
-            o.adversary.deliver_percent = num32();
-        } else if (k == "words") {
-            o.adversary.max_words_per_step = num32();
-        } else if (k == "delay") {
-            o.adversary.delay_percent = num32();
-        } else if (k == "hold") {
-            o.adversary.hold_percent = num32();
         } else if (k == "max_hold_us") {
             o.adversary.max_hold = std::chrono::microseconds(num());
         } else if (k == "dirty") {
             o.dirty_l1 = flag() ? RunOptions::DirtyL1::on : RunOptions::DirtyL1::off;
-        } else if (k == "dirty_seed") {
-            o.dirty_seed = num();
         } else if (k == "skew") {
             o.start_skew.clear();
             size_t b = 0;
@@ -211,12 +217,6 @@ inline void apply_replay(RunOptions& o, const std::string& spec) {
             }
         } else if (k == "skew_max") {
             o.random_skew_max = std::chrono::microseconds(num());
-        } else if (k == "skew_seed") {
-            o.skew_seed = num();
-        } else if (k == "spin") {
-            o.wait.spin_polls = num32();
-        } else if (k == "yield") {
-            o.wait.yield_polls = num32();
         } else if (k == "timing") {
             if (v == "wormhole") o.replay_timing = std::make_shared<WormholeModel>();
             else if (v == "wafer") o.replay_timing = std::make_shared<WaferModel>();
@@ -230,9 +230,7 @@ inline void apply_replay(RunOptions& o, const std::string& spec) {
         } else if (k == "race") {
             o.race = flag() ? RunOptions::RaceCheck::on : RunOptions::RaceCheck::off;
         } else if (k == "ordering") {
-            if (v == "observed") o.ordering = OrderingProfile::observed;
-            else if (v == "strict") o.ordering = OrderingProfile::strict;
-            else throw EmulationError("KCCL_EMU_REPLAY: ordering profile '" + v + "' is unknown (allowed: observed, strict)");
+            choose(o.ordering, "ordering profile", {{"observed", OrderingProfile::observed}, {"strict", OrderingProfile::strict}});
         } else {
             throw EmulationError("KCCL_EMU_REPLAY: key '" + k +
                                  "' is unknown (allowed: policy, seed, depth, steps, preempt, handoff, engine, adversary, "
@@ -290,10 +288,7 @@ struct Plan {
 inline Plan make_plan(const Cluster& cluster, const std::vector<Program>& programs, const RunOptions& options) {
     Plan plan;
     RunOptions& opt = plan.opt = options;
-    if (opt.honour_replay_env) {
-        const std::string env = replay_env();
-        if (!env.empty()) apply_replay(opt, env);
-    }
+    if (opt.honour_replay_env) apply_replay(opt, replay_env());  // nothing when unset
     if (opt.watchdog.count() < 1)
         throw EmulationError("Launcher::run: watchdog of " + std::to_string(opt.watchdog.count()) +
                              " ms; it must be at least 1 ms (it is how long no core may make progress)");
@@ -311,12 +306,8 @@ inline Plan make_plan(const Cluster& cluster, const std::vector<Program>& progra
                              "decides when every delivery lands (turn RunOptions::adversary.enabled off)");
     if (opt.schedule.policy == Policy::automatic) {
         // Adversarial mode explores interleavings too: random, from the adversary's seed.
-        if (opt.adversary.enabled) {
-            opt.schedule.policy = Policy::random;
-            opt.schedule.seed = opt.adversary.seed;
-        } else {
-            opt.schedule.policy = Policy::fifo;
-        }
+        if (opt.adversary.enabled) opt.schedule.seed = opt.adversary.seed;
+        opt.schedule.policy = resolved_policy(opt);
     }
     opt.ordering = resolved_ordering(opt);
     // Resolved once (RaceCheck, KCCL_EMU_RACE, the cluster's size): the replay string says it.
@@ -338,9 +329,8 @@ inline Plan make_plan(const Cluster& cluster, const std::vector<Program>& progra
             }
             plan.work[t].push_back({p, e, uint32_t(plan.kernels++)});
         }
-    const size_t n = plan.cores.size();
-    if (!fib && n > opt.max_threads)
-        throw EmulationError("Launcher::run: " + std::to_string(n) + " cores run kernels but RunOptions::max_threads is " +
+    if (!fib && plan.cores.size() > opt.max_threads)
+        throw EmulationError("Launcher::run: " + std::to_string(plan.cores.size()) + " cores run kernels but RunOptions::max_threads is " +
                              std::to_string(opt.max_threads) + " (one thread per core; raise it or use fewer cores)");
     return plan;
 }

@@ -1,38 +1,22 @@
 // kccl/emulation/launcher/report.hpp — what a run reports: RunReport (per kernel, the hang, the
 // races, the modelled times), the replay string (replay_string) and the dump of what every core
-// waits for (detail::RunDump, for the watchdog and for a run that cannot be stopped).
-//
-// Host-only (C++20). Part of launcher.hpp.
+// waits for (detail::RunDump, for the watchdog and for a run that cannot be stopped). Host-only
+// (C++20); part of launcher.hpp.
 #pragma once
 
 #include "plan.hpp"
 
-#include <algorithm>
-#include <atomic>
-#include <cstdio>
-#include <cstdlib>
-#include <string>
-#include <typeinfo>
-#include <unordered_map>
-#include <vector>
-
 namespace kccl::emu {
 
 /// The setting that replays a fiber run: every option that changes what the run does, as
-/// comma-separated key=value pairs, e.g. "policy=pct,seed=123,depth=3,steps=20000,adversary=0,dirty=0".
-/// Always: policy, seed (the schedule's; also the adversary's and the start skew's unless they
-/// differ), adversary (0/1), dirty (0/1: dirty L1 resolved). When they apply: depth and steps
-/// (pct), preempt (random, when not 10), handoff=0 (fifo), engine=threads, the adversary's own
-/// seed and knobs that differ from their defaults (adversary_seed, deliver, words, delay, hold,
-/// max_hold_us), dirty_seed, the start skew (skew=us:us:... per chip, skew_max, skew_seed), the
-/// wait policy's poll counts (spin, yield) when not the defaults, and the timing model (timing=
-/// wormhole|wafer; policy is then "timed"), always the race detector (race=0|1, resolved: a run
-/// the detector failed replays with it, whatever the adversary or KCCL_EMU_RACE say; a RaceCheck
-/// left to `with_adversary` resolves as for a run of at most kRaceCoresMax cores unless the
-/// launcher resolved it), and always last the ordering profile (ordering=observed|
-/// strict, resolved). apply_replay on default RunOptions reproduces the
-/// run (same RunReport::run_hash) from this string alone. Not carried: a timing model with
-/// non-default options ("timing=<name>:custom"; apply_replay rejects it: pass the same model).
+/// apply_replay's comma-separated key=value pairs, e.g. "policy=pct,seed=123,depth=3,steps=20000,
+/// adversary=0,dirty=0". Always policy, seed, adversary, dirty, race and (last) ordering, resolved
+/// (a run the race detector failed replays with it, whatever the adversary or KCCL_EMU_RACE say;
+/// a RaceCheck left to `with_adversary` resolves as for a run of at most kRaceCoresMax cores
+/// unless the launcher resolved it); the other keys when they apply and differ from their
+/// defaults. apply_replay on default RunOptions reproduces the run (same RunReport::run_hash) from
+/// this string alone. Not carried: a timing model with non-default options ("timing=<name>:custom";
+/// apply_replay rejects it: pass the same model).
 inline std::string replay_string(const RunOptions& o) {
     const Policy p = o.timing ? Policy::timed : resolved_policy(o);
     const uint64_t seed = o.schedule.policy == Policy::automatic && o.adversary.enabled ? o.adversary.seed : o.schedule.seed;
@@ -57,14 +41,13 @@ inline std::string replay_string(const RunOptions& o) {
     const bool dirty = resolved_dirty_l1(o);
     s += std::string(",dirty=") + (dirty ? "1" : "0");
     if (dirty && o.dirty_seed) s += ",dirty_seed=" + n(o.dirty_seed);
-    bool skewed = o.random_skew_max.count() > 0;
-    for (const auto& k : o.start_skew) skewed = skewed || k.count() > 0;
-    if (skewed) {
+    const bool random_skew = o.random_skew_max.count() > 0;
+    if (random_skew || std::any_of(o.start_skew.begin(), o.start_skew.end(), [](auto k) { return k.count() > 0; })) {
         std::string list;
         for (const auto& k : o.start_skew) list += (list.empty() ? "" : ":") + n(uint64_t(k.count()));
         if (!list.empty()) s += ",skew=" + list;
-        if (o.random_skew_max.count() > 0) s += ",skew_max=" + n(uint64_t(o.random_skew_max.count()));
-        if (o.random_skew_max.count() > 0 && o.skew_seed != seed) s += ",skew_seed=" + n(o.skew_seed);
+        if (random_skew) s += ",skew_max=" + n(uint64_t(o.random_skew_max.count()));
+        if (random_skew && o.skew_seed != seed) s += ",skew_seed=" + n(o.skew_seed);
     }
     const WaitPolicy dw{};
     if (o.wait.spin_polls != dw.spin_polls) s += ",spin=" + n(o.wait.spin_polls);
@@ -115,20 +98,16 @@ struct RunReport {
     /// fails the run); `races_dropped` more beyond the first RaceDetector::kMaxReports.
     std::vector<std::string> races;
     size_t races_dropped = 0;
-    /// The makespan in seconds.
     double makespan_seconds() const { return ticks_per_second > 0 ? double(makespan) / ticks_per_second : 0; }
 
     bool ok() const {
-        if (watchdog_fired || !races.empty()) return false;
-        for (const auto& c : cores)
-            if (c.status != CoreStatus::ok) return false;
-        return true;
+        return !watchdog_fired && races.empty() &&
+               std::all_of(cores.begin(), cores.end(), [](const CoreResult& c) { return c.status == CoreStatus::ok; });
     }
     /// The result of the kernel on `c` in `program`. Constant time on average: an index of
     /// `cores` is built at the first call (and again whenever `cores` changed size since), so
     /// one report must not be queried from several threads at once.
     const CoreResult& at(CoreCoord c, uint32_t program = 0) const {
-        const uint64_t k = result_key(c, program);
         if (index_size_ != cores.size()) {
             index_.clear();
             index_.reserve(cores.size());
@@ -136,19 +115,16 @@ struct RunReport {
             index_size_ = cores.size();
             detail::count_host_visits(cores.size());
         }
-        auto [lo, hi] = index_.equal_range(k);
-        for (auto it = lo; it != hi; ++it) {
+        auto is = [&](const CoreResult& r) {
             detail::count_host_visits();
-            if (it->second < cores.size() && cores[it->second].core == c && cores[it->second].program == program)
-                return cores[it->second];
-        }
-        for (const auto& r : cores) {  // `cores` was edited in place since the index was built
-            detail::count_host_visits();
-            if (r.core == c && r.program == program) return r;
-        }
+            return r.core == c && r.program == program;
+        };
+        for (auto [it, end] = index_.equal_range(result_key(c, program)); it != end; ++it)
+            if (is(cores[it->second])) return cores[it->second];  // the index has only indices < cores.size()
+        for (const auto& r : cores)  // `cores` was edited in place since the index was built
+            if (is(r)) return r;
         throw EmulationError("RunReport::at: no kernel ran on " + to_string(c) + " in program " + std::to_string(program));
     }
-    /// The first error message, or empty.
     std::string first_error() const {
         for (const auto& c : cores)
             if (c.status == CoreStatus::failed) return c.message;
@@ -171,8 +147,7 @@ struct RunReport {
 
 private:
     static uint64_t result_key(CoreCoord c, uint32_t program) {
-        uint64_t h = (uint64_t(c.chip) << 40) ^ (uint64_t(c.x) << 20) ^ c.y;
-        return h ^ (uint64_t(program) * 0x9E3779B97F4A7C15ull);
+        return detail::core_key(c) ^ (uint64_t(program) * 0x9E3779B97F4A7C15ull);
     }
     mutable std::unordered_multimap<uint64_t, size_t> index_;  ///< at()'s index of `cores`
     mutable size_t index_size_ = ~size_t(0);
@@ -220,59 +195,45 @@ struct RunDump {
             const CoreState& s = *states[i];
             auto cur = [&](uint32_t addr) -> std::string {
                 if (uint64_t(addr) + 4 > s.mem_size) return "?";
-                uint32_t v = std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(s.mem + addr))
-                                 .load(std::memory_order_relaxed);
-                return std::to_string(v);
+                return std::to_string(std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(s.mem + addr)).load(std::memory_order_relaxed));
             };
             const uint32_t addr = s.wait_addr.load(std::memory_order_relaxed);
             const uint32_t val = s.wait_value.load(std::memory_order_relaxed);
             const uint32_t prog = running[i].load(std::memory_order_relaxed);
+            const uint32_t poll = s.last_poll_addr.load(std::memory_order_relaxed);
+            const WaitKind k = s.wait_kind.load(std::memory_order_relaxed);
             out += "  " + s.name() + (programs.size() > 1 ? " [program " + std::to_string(prog) + "]" : std::string()) + ": ";
-            switch (s.wait_kind.load(std::memory_order_relaxed)) {
+            switch (k) {
                 case WaitKind::sem_eq:
-                    out += "sem_wait L1 " + hex(addr) + " expected == " + std::to_string(val) +
-                           ", current " + cur(addr);
-                    break;
                 case WaitKind::sem_min:
-                    out += "sem_wait_min L1 " + hex(addr) + " expected >= " + std::to_string(val) +
+                    out += (k == WaitKind::sem_eq ? "sem_wait L1 " : "sem_wait_min L1 ") + hex(addr) +
+                           (k == WaitKind::sem_eq ? " expected == " : " expected >= ") + std::to_string(val) +
                            ", current " + cur(addr);
                     break;
-                case WaitKind::idle: {
-                    const uint32_t p = s.last_poll_addr.load(std::memory_order_relaxed);
-                    out += "idle in a poll loop";
-                    if (p != UINT32_MAX) out += "; last sem_read L1 " + hex(p) + ", current " + cur(p);
-                    break;
-                }
                 case WaitKind::next_program:
                     out += "waiting for its chip to finish program " + std::to_string(val - 1) + " before starting program " +
                            std::to_string(val);
                     break;
-                case WaitKind::finished: out += "finished"; break;
-                case WaitKind::not_started: out += "not started"; break;
-                default: {
-                    const uint32_t p = s.last_poll_addr.load(std::memory_order_relaxed);
-                    out += "running (not blocked in the backend)";
-                    if (p != UINT32_MAX) out += "; last sem_read L1 " + hex(p) + ", current " + cur(p);
-                }
+                case WaitKind::finished:
+                case WaitKind::not_started: out += state_word(s); break;
+                default:
+                    out += k == WaitKind::idle ? "idle in a poll loop" : "running (not blocked in the backend)";
+                    if (poll != UINT32_MAX) out += "; last sem_read L1 " + hex(poll) + ", current " + cur(poll);
             }
             out += "\n";
-            if (prog < programs.size())
-                if (auto it = programs[prog].index.find(core_key(s.coord)); it != programs[prog].index.end())
-                    if (const Entry& e = programs[prog].entries[it->second]; e.dump) out += "    " + e.dump() + "\n";
-            const WaitKind k = s.wait_kind.load(std::memory_order_relaxed);
+            if (const Entry* e = entry(i); e && e->dump) out += "    " + e->dump() + "\n";
             if (k == WaitKind::sem_eq || k == WaitKind::sem_min) out += who_signals(i, addr);
-            else if (k == WaitKind::idle && s.last_poll_addr.load(std::memory_order_relaxed) != UINT32_MAX)
-                out += who_signals(i, s.last_poll_addr.load(std::memory_order_relaxed));
+            else if (k == WaitKind::idle && poll != UINT32_MAX) out += who_signals(i, poll);
         }
         return out;
     }
 
-    /// The kernel core `i` runs in its current program (its callable's type), or null.
-    const std::type_info* kernel_type(size_t i) const {
+    /// The entry core `i` runs in its current program, or null.
+    const Entry* entry(size_t i) const {
         const uint32_t prog = running[i].load(std::memory_order_relaxed);
         if (prog >= programs.size()) return nullptr;
         const auto it = programs[prog].index.find(core_key(states[i]->coord));
-        return it == programs[prog].index.end() ? nullptr : &programs[prog].entries[it->second].kernel.target_type();
+        return it == programs[prog].index.end() ? nullptr : &programs[prog].entries[it->second];
     }
     static const char* state_word(const CoreState& s) {
         switch (s.wait_kind.load(std::memory_order_relaxed)) {
@@ -291,7 +252,7 @@ struct RunDump {
     std::string who_signals(size_t w, uint32_t addr) const {
         const CoreState* waiter = states[w];
         std::string by, never;
-        bool anyone_left = false, any = false, partial = false;
+        bool anyone_left = false, partial = false;
         std::vector<const std::type_info*> kinds;
         std::vector<bool> signalled(states.size(), false);
         for (size_t j = 0; j < states.size(); ++j) {
@@ -303,33 +264,31 @@ struct RunDump {
                 if (e.dst.load(std::memory_order_relaxed) != waiter) continue;
                 if (addr < e.begin.load(std::memory_order_relaxed) || addr >= e.end.load(std::memory_order_relaxed)) continue;
                 const uint32_t cnt = e.count.load(std::memory_order_relaxed);
-                by += std::string(any ? ", " : "") + states[j]->name() + " " + to_string(e.op.load(std::memory_order_relaxed)) +
+                by += std::string(by.empty() ? "" : ", ") + states[j]->name() + " " + to_string(e.op.load(std::memory_order_relaxed)) +
                       " x" + std::to_string(cnt) + " (" + state_word(*states[j]) + ")";
-                any = true;
                 if (!signalled[j]) {
                     signalled[j] = true;
-                    if (const auto* t = kernel_type(j)) kinds.push_back(t);
+                    if (const Entry* e = entry(j)) kinds.push_back(&e->kernel.target_type());  // its kernel's type
                 }
                 if (states[j]->wait_kind.load(std::memory_order_relaxed) != WaitKind::finished) anyone_left = true;
             }
         }
         for (size_t j = 0; j < states.size(); ++j) {
             if (signalled[j] || j == w) continue;
-            const auto* t = kernel_type(j);
-            if (!t || std::find_if(kinds.begin(), kinds.end(), [&](const std::type_info* x) { return *x == *t; }) == kinds.end())
+            const Entry* e = entry(j);
+            if (!e || std::none_of(kinds.begin(), kinds.end(), [&](auto* x) { return *x == e->kernel.target_type(); }))
                 continue;
             never += std::string(never.empty() ? "" : ", ") + states[j]->name() + " (" + state_word(*states[j]) + ")";
             if (states[j]->wait_kind.load(std::memory_order_relaxed) != WaitKind::finished) anyone_left = true;
         }
-        std::string out = "    L1 " + hex(addr) + " signalled by: " + (any ? by : std::string("no core in this run")) + "\n";
+        std::string out = "    L1 " + hex(addr) + " signalled by: " + (by.empty() ? std::string("no core in this run") : by) + "\n";
         if (!never.empty())
             out += "    never signalled it, though running the same kernel as a core that did: " + never + "\n";
         if (!anyone_left && !partial)
-            out += any ? "    nobody will signal it: every core that signalled it (or runs their kernel) has finished\n"
+            out += !by.empty() ? "    nobody will signal it: every core that signalled it (or runs their kernel) has finished\n"
                        : "    nobody has signalled it: no core issued a sem_inc, inline write or Ethernet send to it in this run\n";
         return out;
     }
-
 };
 
 }  // namespace detail
