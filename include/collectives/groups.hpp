@@ -35,17 +35,6 @@ struct CommGroup {
 
 enum class GroupError : uint8_t { ok, no_replicas, zero_size, larger_than_replicas, not_a_divisor };
 
-constexpr const char* group_error_name(GroupError e) {
-    switch (e) {
-        case GroupError::ok: return "ok";
-        case GroupError::no_replicas: return "no_replicas";
-        case GroupError::zero_size: return "zero_size";
-        case GroupError::larger_than_replicas: return "larger_than_replicas";
-        case GroupError::not_a_divisor: return "not_a_divisor";
-    }
-    return "?";
-}
-
 constexpr const char* group_error_message(GroupError e) {
     switch (e) {
         case GroupError::ok: return "The group is valid.";

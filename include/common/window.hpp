@@ -27,7 +27,6 @@ struct CreditWindow {
     constexpr bool has_space(uint32_t sent, uint32_t freed) const { return sent - freed < slots; }
     /// Every slot is in flight: the next one must wait for a credit.
     constexpr bool full(uint32_t sent, uint32_t freed) const { return sent - freed >= slots; }
-    constexpr uint32_t free_slots(uint32_t sent, uint32_t freed) const { return slots - (sent - freed); }
     /// The `freed` count at which slot number `sent` is free (for a wait-min on the credit counter).
     constexpr uint32_t wait_target(uint32_t sent) const { return sent - slots + 1; }
 };

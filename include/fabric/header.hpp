@@ -74,10 +74,6 @@ enum class NocCmd : uint8_t {
     multicast_write = 6,
 };
 constexpr bool valid_cmd(uint32_t c) { return c >= 1 && c <= 6; }
-constexpr const char* cmd_name(uint32_t c) {
-    return c == 1 ? "unicast_write" : c == 2 ? "inline_write" : c == 3 ? "atomic_inc" : c == 4 ? "fused_write_inc"
-         : c == 5 ? "scatter_write" : c == 6 ? "multicast_write" : "invalid";
-}
 
 enum class Routing : uint8_t { unicast_1d = 1, multicast_1d = 2, path_2d = 3 };
 constexpr bool valid_routing(uint32_t r) { return r >= 1 && r <= 3; }

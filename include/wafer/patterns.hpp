@@ -147,7 +147,6 @@ constexpr bool pattern_from_name(const char* name, Pattern& out) noexcept {
         }
     return false;
 }
-constexpr const char* dim_name(Dim d) noexcept { return d == Dim::one_d ? "1d" : "2d"; }
 
 /// Can `base` serve as the base of `p`? (False if `p` takes no base.)
 constexpr bool valid_base(Pattern p, Pattern base) noexcept {

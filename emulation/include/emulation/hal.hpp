@@ -525,8 +525,6 @@ public:
         if (race_) race_->store_fence(me_, l1, bytes);
         if (adv_ && strict_) fence_stores(l1, bytes);
     }
-    /// True if this run checks for data races (RunOptions::race).
-    bool race_detection() const { return race_ != nullptr; }
 
     // ---- the compute engine (include/hal/contract.hpp: hal::compute_reduce) ------------------
     /// The compute engine's view of [l1, l1 + bytes): what its unpackers read and its packer

@@ -103,7 +103,6 @@ public:
         programs_.emplace_back();
         return *this;
     }
-    uint32_t num_programs() const { return uint32_t(programs_.size()); }
 
     /// Forgets every added kernel, initial word and program.
     void clear() { programs_.assign(1, detail::Program{}); }

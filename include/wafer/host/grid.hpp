@@ -203,10 +203,6 @@ public:
         return it == cfg_.end() ? nullptr : &it->second;
     }
     Coord neighbour(Coord c, Dir d) const { return host::neighbour(c, d); }
-    template <class Fn>
-    void for_each_config(Fn&& fn) const {
-        for (const auto& kv : cfg_) fn(Coord{uint32_t(kv.first / p_.colors % w_), uint32_t(kv.first / p_.colors / w_)}, uint32_t(kv.first % p_.colors), kv.second);
-    }
 
     /// Whole-grid checks: PE memory within the profile, and no route that loops (with every
     /// router at position k, or its last if it has fewer, for each k).

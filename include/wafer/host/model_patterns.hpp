@@ -241,7 +241,6 @@ public:
         }
     }
 
-    uint64_t next_key() const { return key_; }
     uint64_t take_key() { return key_++; }
 
 private:

@@ -326,11 +326,6 @@ public:
         IgnoreScope ig;
         return switches_;
     }
-    uint32_t parked_count() const {
-        uint32_t n = 0;
-        for (auto& t : tasks_) n += t->state == State::parked;
-        return n;
-    }
 
 private:
     enum class State : uint8_t { ready, running, parked, done };
