@@ -45,6 +45,7 @@ set(KCCL_INSTALL_EXAMPLESDIR "${CMAKE_INSTALL_DOCDIR}/examples"
 install(DIRECTORY "${_kccl_root}/examples/ring_ping" "${_kccl_root}/examples/pipeline"
                   "${_kccl_root}/examples/ipcq_ring" "${_kccl_root}/examples/mcast_broadcast"
                   "${_kccl_root}/examples/collectives" "${_kccl_root}/examples/tutorial"
+                  "${_kccl_root}/examples/machines"
         DESTINATION "${KCCL_INSTALL_EXAMPLESDIR}")
 install(FILES "${_kccl_root}/examples/package/CMakeLists.txt" "${_kccl_root}/examples/package/kernels_compile.cpp"
               "${_kccl_root}/examples/README.md"
