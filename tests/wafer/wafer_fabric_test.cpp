@@ -216,6 +216,16 @@ TEST_CASE("fabric: kernel mistakes are named with their PE", "[wafer]") {
     Fabric f3(g);
     f3.launch({0, 0}, {}, [](Pe& pe) { wafer::send(pe, wafer::Route{30}, words(pe, 1), 1); }, 4);
     CHECK_THROWS_WITH(f3.run(), Catch::Contains("route color 30 is not routable (WSE-2 has colors 0..23)"));
+    // A reduction the PEs cannot do (coll::RedOp has more than the wafer's three) is named, never
+    // run as a plain copy.
+    Grid g4 = row(2);
+    g4.path(0, {1, 0}, {0, 0});
+    Fabric f4(g4);
+    f4.launch({1, 0}, {}, [](Pe& pe) { wafer::send(pe, wafer::Route{0}, reinterpret_cast<float*>(words(pe, 2)), 2); }, 8);
+    f4.launch({0, 0}, {}, [](Pe& pe) {
+        wafer::recv(pe, wafer::Route{0}, reinterpret_cast<float*>(words(pe, 2)), 2, coll::RedOp::prod);
+    }, 8);
+    CHECK_THROWS_WITH(f4.run(), Catch::Contains("recv: combine prod on float is not one the wafer's PEs do (allowed: copy, sum, max, min"));
 }
 
 TEST_CASE("fabric grid: validation errors name what is wrong and what is allowed", "[wafer][grid]") {

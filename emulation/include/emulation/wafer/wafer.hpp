@@ -791,6 +791,13 @@ private:
     }
 
     // ---- device calls ----------------------------------------------------------------------
+    /// The wafer's PEs copy, or combine with sum, max or min, 32-bit elements: any other operator a
+    /// kernel passes (coll::RedOp has more) fails the run by name instead of falling back to a copy.
+    static void check_combine(Combine cb, const char* what) {
+        if ((cb.op == kccl::wafer::kCopy || kccl::wafer::supports(cb.op)) && kccl::wafer::supports(cb.type)) return;
+        throw WaferError(std::string(what) + ": combine " + kccl::wafer::op_name(cb.op) + " on " + kccl::coll::dtype_name(cb.type) +
+                         " is not one the wafer's PEs do (allowed: copy, sum, max, min on float, int32, uint32)");
+    }
     void check_route(Pe& p, Route r, const char* what) {
         if (r.color >= g_.profile().colors)
             throw WaferError(std::string(what) + ": route color " + std::to_string(r.color) + " is not routable (" + g_.profile().name + " has colors 0.." +
@@ -935,6 +942,7 @@ private:
     void recv(Pe& p, Route r, uint32_t* dst, uint32_t n, Combine cb) {
         const vtime_t c = start(p);
         check_route(p, r, "recv");
+        check_combine(cb, "recv");
         Queue* q = wait(p, c, r.color, n, "recv");
         if (!q) return;
         finish(p, take_into(*q, c, dst, n, cb));
@@ -942,6 +950,7 @@ private:
     void relay(Pe& p, Route in, Route out, const uint32_t* local, uint32_t n, Combine cb) {
         const vtime_t c = start(p);
         check_route(p, in, "relay");
+        check_combine(cb, "relay");
         check_route(p, out, "relay");
         Queue* q = wait(p, c, in.color, n, "relay");
         if (!q) return;
@@ -983,6 +992,7 @@ private:
     void exchange(Pe& p, Route out, const uint32_t* src, uint32_t n_out, Route in, uint32_t* dst, uint32_t n_in, Combine cb) {
         const vtime_t c = start(p);
         check_route(p, out, "exchange");
+        check_combine(cb, "exchange");
         check_route(p, in, "exchange");
         if (!p.exch_sent_) {  // program mode: issued once, before the receive may stall
             Times t;
